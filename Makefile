@@ -1,0 +1,28 @@
+# Two entry points, both idempotent: `make demo` and `make test`.
+# TORCH_SPEC / TORCH_PIP_ARGS choose the torch build (default: the pinned CPU build).
+PYTHON ?= python3
+VENV ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+TORCH_PIP_ARGS ?=
+DEMO_OUT ?= demo-out
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.privgraph-installed
+
+.PHONY: demo test install clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install "$(TORCH_SPEC)" $(TORCH_PIP_ARGS)
+	$(BIN)/pip install -e ".[test]"
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/privgraph demo --out $(DEMO_OUT)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache

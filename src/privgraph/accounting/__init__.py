@@ -1,0 +1,12 @@
+"""Privacy guarantees and their composition."""
+
+from privgraph.accounting.guarantee import (
+    NON_PRIVATE,
+    PrivacyGuarantee,
+    PrivacyReport,
+    TrustModel,
+    Unit,
+    compose,
+)
+
+__all__ = ["NON_PRIVATE", "PrivacyGuarantee", "PrivacyReport", "TrustModel", "Unit", "compose"]

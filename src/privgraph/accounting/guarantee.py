@@ -1,0 +1,171 @@
+"""`PrivacyGuarantee`: what a mechanism protects, against whom, and how much.
+
+Every mechanism and method returns one.  A :class:`PrivacyReport` collects the
+guarantees of one run and composes those that protect the same unit by basic
+sequential composition (ε and δ add up; Dwork & Roth, Thm. 3.16).  Guarantees
+of *different* units (e.g. a node's features and its label) are reported side
+by side, and additionally combined into a per-node total when both are local
+guarantees held by the same node.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable
+
+
+class Unit:
+    """Names of privacy units (the neighbouring relation of the design notes)."""
+
+    NODE_FEATURES = "node feature vector"
+    NODE_LABEL = "node label"
+    ADJACENCY_LIST = "adjacency list"
+    PRIVATE_EDGE = "private edge"
+    SENSITIVE_ATTRIBUTE = "sensitive attribute"
+    NODE = "node (features and label)"
+
+
+class TrustModel:
+    LOCAL = "local (untrusted server)"
+    CENTRAL = "central (trusted curator)"
+    NONE = "none (non-private)"
+
+
+@dataclass(frozen=True)
+class PrivacyGuarantee:
+    """An (ε, δ) guarantee for one privacy unit under one trust model.
+
+    ``epsilon == inf`` means no protection (non-private); ``epsilon == 0``
+    means the output carries no information about the unit at all.
+    """
+
+    unit: str
+    trust_model: str
+    epsilon: float
+    delta: float = 0.0
+    mechanism: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if not (self.epsilon >= 0):  # also rejects NaN
+            raise ValueError(f"epsilon must be >= 0 (or inf), got {self.epsilon}")
+        if not (0.0 <= self.delta <= 1.0):
+            raise ValueError(f"delta must lie in [0, 1], got {self.delta}")
+        object.__setattr__(self, "notes", tuple(self.notes))
+
+    @property
+    def is_private(self) -> bool:
+        return math.isfinite(self.epsilon)
+
+    def with_note(self, note: str) -> "PrivacyGuarantee":
+        return PrivacyGuarantee(
+            self.unit, self.trust_model, self.epsilon, self.delta, self.mechanism, self.notes + (note,)
+        )
+
+    def describe(self) -> str:
+        if not self.is_private:
+            return f"no protection of the {self.unit} ({self.mechanism or 'non-private'})"
+        budget = f"{self.epsilon:g}" if self.delta == 0 else f"({self.epsilon:g}, {self.delta:g})"
+        kind = "LDP" if self.trust_model == TrustModel.LOCAL else "DP"
+        return f"{budget}-{kind} per {self.unit} [{self.mechanism}; {self.trust_model}]"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["epsilon"] = _json_float(self.epsilon)
+        d["notes"] = list(self.notes)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "PrivacyGuarantee":
+        eps = d["epsilon"]
+        return cls(
+            unit=d["unit"],
+            trust_model=d["trust_model"],
+            epsilon=math.inf if eps is None or eps == "inf" else float(eps),
+            delta=float(d.get("delta", 0.0)),
+            mechanism=d.get("mechanism", ""),
+            notes=tuple(d.get("notes", ())),
+        )
+
+
+def _json_float(x: float) -> float | str:
+    return "inf" if math.isinf(x) else x
+
+
+NON_PRIVATE = PrivacyGuarantee(Unit.NODE_FEATURES, TrustModel.NONE, math.inf, 0.0, "raw features")
+
+
+def compose(guarantees: Iterable[PrivacyGuarantee], unit: str | None = None) -> PrivacyGuarantee:
+    """Basic sequential composition: ε and δ add up.
+
+    All guarantees must share a trust model; ``unit`` names the composed unit
+    (default: the common unit, which must then be unique).
+    """
+    gs = list(guarantees)
+    if not gs:
+        raise ValueError("nothing to compose")
+    trust = {g.trust_model for g in gs}
+    if len(trust) > 1:
+        raise ValueError(f"cannot compose guarantees of different trust models: {sorted(trust)}")
+    units = {g.unit for g in gs}
+    if unit is None:
+        if len(units) > 1:
+            raise ValueError(f"guarantees protect different units {sorted(units)}; name the composed unit")
+        unit = gs[0].unit
+    eps = sum(g.epsilon for g in gs)
+    delta = min(1.0, sum(g.delta for g in gs))
+    mechanisms = " + ".join(g.mechanism for g in gs)
+    notes = tuple(n for g in gs for n in g.notes) + ("basic sequential composition",)
+    return PrivacyGuarantee(unit, trust.pop(), eps, delta, mechanisms, notes)
+
+
+@dataclass
+class PrivacyReport:
+    """The guarantees of one run, and their composition per unit.
+
+    ``per_node`` is the total a single node pays when several local
+    guarantees (features, label) are all spent on data held by that node.
+    """
+
+    guarantees: list[PrivacyGuarantee] = field(default_factory=list)
+
+    def add(self, g: PrivacyGuarantee) -> "PrivacyReport":
+        self.guarantees.append(g)
+        return self
+
+    def by_unit(self) -> dict[str, PrivacyGuarantee]:
+        units: dict[str, list[PrivacyGuarantee]] = {}
+        for g in self.guarantees:
+            units.setdefault(g.unit, []).append(g)
+        return {u: (gs[0] if len(gs) == 1 else compose(gs)) for u, gs in units.items()}
+
+    @property
+    def per_node(self) -> PrivacyGuarantee | None:
+        local = [g for g in self.by_unit().values() if g.trust_model == TrustModel.LOCAL]
+        node_units = {Unit.NODE_FEATURES, Unit.NODE_LABEL}
+        local = [g for g in local if g.unit in node_units]
+        if len(local) < 2:
+            return None
+        return compose(local, unit=Unit.NODE)
+
+    def lines(self) -> list[str]:
+        out = [g.describe() for g in self.by_unit().values()]
+        if self.per_node is not None:
+            out.append("total per node: " + self.per_node.describe())
+        notes = [n for g in self.guarantees for n in g.notes]
+        out += [f"note: {n}" for n in dict.fromkeys(notes)]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "guarantees": [g.to_dict() for g in self.guarantees],
+            "by_unit": {u: g.to_dict() for u, g in self.by_unit().items()},
+        }
+        if self.per_node is not None:
+            d["per_node"] = self.per_node.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "PrivacyReport":
+        return cls([PrivacyGuarantee.from_dict(g) for g in d.get("guarantees", [])])

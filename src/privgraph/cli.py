@@ -1,0 +1,253 @@
+"""The ``privgraph`` command (typer + rich)."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from enum import Enum
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="privgraph: privacy-preserving learning on graphs.")
+err_console = Console(stderr=True)
+out_console = Console()
+
+# options that accept several space-separated values (`--epsilon 0.1 0.5 1`)
+MULTI_VALUE_OPTIONS = ("--epsilon",)
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+class Mechanism(str, Enum):
+    multibit = "multibit"
+    onebit = "onebit"
+    laplace = "laplace"
+    gaussian = "gaussian"
+
+
+class RichProgress:
+    """Adapter from the runner's progress hook to a rich progress display."""
+
+    def __init__(self, enabled: bool = True):
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=err_console, transient=True, disable=not enabled)
+        self.tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> "RichProgress":
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.__exit__(*exc)
+
+    def __call__(self, name: str, done: int, total: int) -> None:
+        if name not in self.tasks:
+            self.tasks[name] = self.progress.add_task(name, total=total)
+        self.progress.update(self.tasks[name], completed=done, total=total)
+
+
+def _fmt_eps(eps: Optional[float]) -> str:
+    return "—" if eps is None else f"{eps:g}"
+
+
+def _pct(mean: float, half: float) -> str:
+    ci = "" if math.isnan(half) else f" ± {100 * half:.1f}"
+    return f"{100 * mean:.1f}{ci}"
+
+
+def print_summary(result, console: Console = out_console) -> None:
+    rows = result.summary()
+    title = f"{result.spec.method} on {rows[0]['dataset'] if rows else result.spec.dataset} " \
+            f"({result.records[0].model if result.records else ''})"
+    table = Table(title=title + " — test accuracy (%), mean ± 95% CI")
+    for col in ("ε", "ε_y", "accuracy", "std", "trials", "hyperparameters"):
+        table.add_column(col)
+    for r in sorted(rows, key=lambda r: (r["epsilon"] is not None, r["epsilon"] or 0)):
+        hp = r["hyperparameters"] or {}
+        shown = {k: hp[k] for k in ("lr", "weight_decay", "dropout") if k in hp}
+        if result.spec.method == "lpgnn":
+            shown["K"] = hp.get("kprop_steps")
+        if r["epsilon_y"] is not None:
+            shown["K_y"] = hp.get("label_steps")
+        table.add_row(_fmt_eps(r["epsilon"]), _fmt_eps(r["epsilon_y"]), _pct(r["mean"], r["ci95"]),
+                      f"{100 * r['std']:.1f}", str(r["trials"]),
+                      ", ".join(f"{k}={v:g}" for k, v in shown.items()) + (" (tuned)" if r["tuned"] else ""))
+    console.print(table)
+    console.print("[bold]Privacy report[/bold]")
+    for eps, report in result.reports.items():
+        console.print(f"  ε = {_fmt_eps(eps)}:")
+        for line in report.lines():
+            console.print(f"    {escape(line)}")
+
+
+def _parse_hparams(items: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise typer.BadParameter(f"expected NAME=VALUE, got {item!r}")
+        key, value = item.split("=", 1)
+        num = float(value)
+        out[key.strip().replace("-", "_")] = int(num) if num.is_integer() and key.strip() in (
+            "hidden", "epochs", "patience", "kprop_steps", "label_steps") else num
+    return out
+
+
+@app.command()
+def run(
+    method: str = typer.Argument(..., help="lpgnn, gcn-raw, gcn-rnd, gcn-ohd or mlp"),
+    dataset: str = typer.Option("sbm", help="cora, citeseer, pubmed, facebook, github, lastfm, or sbm (synthetic)"),
+    epsilon: list[float] = typer.Option([1.0], help="feature privacy budget(s) ε, e.g. --epsilon 0.1 0.5 1 2"),
+    model: Optional[str] = typer.Option(None, help="gcn, sage, gat or mlp (default: the method's own)"),
+    trials: int = typer.Option(10, min=1),
+    seed: int = typer.Option(0),
+    mechanism: Mechanism = typer.Option(Mechanism.multibit, help="feature mechanism of LPGNN"),
+    delta: float = typer.Option(1e-5, help="δ of the Gaussian mechanism (per node)"),
+    epsilon_y: Optional[float] = typer.Option(None, "--epsilon-y", help="label privacy budget (off by default)"),
+    tune: bool = typer.Option(False, help="choose hyperparameters on validation per dataset and ε"),
+    tune_budget: int = typer.Option(20, help="configurations tried by --tune"),
+    split: str = typer.Option("random", help="random (seeded stratified 50/25/25) or public (Planetoid)"),
+    hparam: list[str] = typer.Option([], "--set", help="override a hyperparameter, e.g. --set kprop_steps=8"),
+    secure: bool = typer.Option(False, help="draw noise from the OS cryptographic source (not reproducible)"),
+    clip: bool = typer.Option(False, help="clip features into the declared domain instead of failing"),
+    data_root: Optional[Path] = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)"),
+    db: Path = typer.Option(Path("results/privgraph.db"), help="SQLite results database"),
+    format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
+) -> None:
+    """Run a method over one or more ε, several seeded trials; store and print results."""
+    from privgraph.experiments import ExperimentSpec, ResultsStore, run_experiment
+
+    try:
+        spec = ExperimentSpec(
+            method=method, dataset=dataset, epsilons=list(epsilon), model=model, trials=trials, seed=seed,
+            mechanism=mechanism.value, delta=delta, epsilon_y=epsilon_y, tune=tune, tune_budget=tune_budget,
+            split=split, hyperparameters=_parse_hparams(hparam), secure=secure, clip=clip,
+            data_root=str(data_root) if data_root else None,
+        )
+        spec.validate()
+    except ValueError as err:
+        err_console.print(f"[red]error:[/red] {err}")
+        raise typer.Exit(2) from None
+    start = time.perf_counter()
+    try:
+        with RichProgress(enabled=sys.stderr.isatty()) as progress:
+            result = run_experiment(spec, ResultsStore(db), progress)
+    except (ValueError, RuntimeError) as err:
+        err_console.print(f"[red]error:[/red] {err}")
+        raise typer.Exit(1) from None
+    if format == OutputFormat.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print_summary(result)
+        out_console.print(f"[dim]{len(result.records)} trials stored in {db} (run {result.run_id}), "
+                          f"{time.perf_counter() - start:.1f}s[/dim]")
+
+
+@app.command()
+def plot(
+    db: Path = typer.Option(Path("results/privgraph.db"), help="SQLite results database"),
+    output: Path = typer.Option(Path("privacy_utility.png"), "-o", "--output", help="PNG file to write"),
+    dataset: Optional[str] = typer.Option(None, help="only this dataset"),
+) -> None:
+    """Draw privacy–utility curves from stored results."""
+    from privgraph.experiments.plot import plot_db
+
+    if not db.exists():
+        err_console.print(f"[red]error:[/red] no results database at {db}")
+        raise typer.Exit(2)
+    try:
+        path = plot_db(db, output, dataset)
+    except ValueError as err:
+        err_console.print(f"[red]error:[/red] {err}")
+        raise typer.Exit(1) from None
+    out_console.print(f"wrote {path}")
+
+
+@app.command()
+def demo(
+    out: Path = typer.Option(Path("demo-out"), help="folder for the results database and the plot"),
+    trials: int = typer.Option(3, min=1),
+    seed: int = typer.Option(0),
+) -> None:
+    """LPGNN vs the non-private GCN and an MLP on a synthetic SBM graph (no download)."""
+    from privgraph.experiments import ExperimentSpec, ResultsStore, run_experiment, summarize
+    from privgraph.experiments.demo import DEMO_EPSILONS, DEMO_GRAPH, demo_table
+    from privgraph.experiments.plot import plot_rows
+
+    out.mkdir(parents=True, exist_ok=True)
+    db = out / "demo.db"
+    if db.exists():
+        db.unlink()
+    store = ResultsStore(db)
+    results = []
+    start = time.perf_counter()
+    with RichProgress(enabled=sys.stderr.isatty()) as progress:
+        for method, eps in (("gcn-raw", [1.0]), ("mlp", [1.0]), ("lpgnn", DEMO_EPSILONS)):
+            spec = ExperimentSpec(method=method, dataset="sbm", epsilons=eps, trials=trials, seed=seed,
+                                  synthetic=DEMO_GRAPH)
+            results.append(run_experiment(spec, store, progress))
+    out_console.print(demo_table(results))
+    out_console.print("[bold]Privacy report (LPGNN)[/bold]")
+    for eps, report in results[-1].reports.items():
+        out_console.print(f"  ε = {eps:g}: " + escape("; ".join(report.lines())))
+    png = plot_rows(summarize(store.records()), out / "privacy_utility.png")
+    out_console.print(f"wrote {png} and {db} in {time.perf_counter() - start:.1f}s")
+
+
+@app.command()
+def datasets() -> None:
+    """List the datasets and whether $PRIVGRAPH_DATA holds their raw files."""
+    from privgraph.data import DATASETS, available_locally
+
+    table = Table(title="datasets")
+    table.add_column("name")
+    table.add_column("PyG class / folder")
+    table.add_column("raw files in $PRIVGRAPH_DATA")
+    for key, spec in DATASETS.items():
+        table.add_row(key, spec.name, "yes" if available_locally(key) else "no")
+    table.add_row("sbm", "synthetic stochastic block model", "built in")
+    out_console.print(table)
+
+
+def expand_multi_value_options(argv: list[str]) -> list[str]:
+    """Rewrite ``--epsilon 0.1 0.5 1`` as ``--epsilon 0.1 --epsilon 0.5 --epsilon 1``
+    (click options take one value each); ``--epsilon 0.1,0.5`` also works."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, _, inline = arg.partition("=")
+        if name in MULTI_VALUE_OPTIONS:
+            values = [inline] if inline else []
+            i += 1
+            while not inline and i < len(argv) and not argv[i].startswith("--"):
+                values.append(argv[i])
+                i += 1
+            for v in values:
+                for piece in filter(None, v.split(",")):
+                    out += [name, piece]
+            if not values:
+                out.append(name)
+            continue
+        out.append(arg)
+        i += 1
+    return out
+
+
+def main() -> None:
+    app(args=expand_multi_value_options(sys.argv[1:]), prog_name="privgraph")
+
+
+if __name__ == "__main__":
+    main()

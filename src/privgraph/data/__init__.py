@@ -1,0 +1,33 @@
+"""Datasets (PyG classes, offline root via ``PRIVGRAPH_DATA``), splits,
+normalisation and synthetic graphs."""
+
+from privgraph.data.datasets import (
+    CACHE_ENV,
+    DATA_ENV,
+    DATASETS,
+    DatasetUnavailableError,
+    available_locally,
+    cache_dir,
+    dataset_names,
+    load,
+    load_pyg,
+)
+from privgraph.data.splits import stratified_split
+from privgraph.data.synthetic import sbm_graph
+from privgraph.data.transforms import minmax_normalize, one_hot_degree
+
+__all__ = [
+    "CACHE_ENV",
+    "DATASETS",
+    "DATA_ENV",
+    "DatasetUnavailableError",
+    "available_locally",
+    "cache_dir",
+    "dataset_names",
+    "load",
+    "load_pyg",
+    "minmax_normalize",
+    "one_hot_degree",
+    "sbm_graph",
+    "stratified_split",
+]

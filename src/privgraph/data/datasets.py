@@ -1,0 +1,179 @@
+"""Dataset loading through PyG's classes, offline-friendly.
+
+Raw files are *read* from ``$PRIVGRAPH_DATA/<Name>/raw`` (the layout PyG
+expects) and never written there: the loader links them into a cache folder
+(``$PRIVGRAPH_CACHE``, default ``~/.cache/privgraph``) where PyG writes its
+``processed/`` files.  Without local raw files, PyG downloads as usual; when
+that fails too, :class:`DatasetUnavailableError` names the dataset and the
+variable.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from torch_geometric.data import Data
+
+DATA_ENV = "PRIVGRAPH_DATA"
+CACHE_ENV = "PRIVGRAPH_CACHE"
+
+
+class DatasetUnavailableError(RuntimeError):
+    """Raw files are neither local nor downloadable."""
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    name: str
+    folder: str  # folder name under PRIVGRAPH_DATA and under the cache
+    factory: Callable[[str], object]  # builds the PyG dataset from the cache folder
+    public_split: bool = False
+
+
+def _planetoid(name: str) -> Callable[[str], object]:
+    def build(folder: str):
+        from torch_geometric.datasets import Planetoid
+
+        return Planetoid(str(Path(folder).parent), name)
+
+    return build
+
+
+def _single(cls_name: str) -> Callable[[str], object]:
+    def build(folder: str):
+        import torch_geometric.datasets as ds
+
+        return getattr(ds, cls_name)(folder)
+
+    return build
+
+
+DATASETS: dict[str, DatasetSpec] = {
+    "cora": DatasetSpec("Cora", "Cora", _planetoid("Cora"), public_split=True),
+    "citeseer": DatasetSpec("CiteSeer", "CiteSeer", _planetoid("CiteSeer"), public_split=True),
+    "pubmed": DatasetSpec("PubMed", "PubMed", _planetoid("PubMed"), public_split=True),
+    "facebook": DatasetSpec("FacebookPagePage", "FacebookPagePage", _single("FacebookPagePage")),
+    "github": DatasetSpec("GitHub", "GitHub", _single("GitHub")),
+    "lastfm": DatasetSpec("LastFMAsia", "LastFMAsia", _single("LastFMAsia")),
+}
+_ALIASES = {"facebookpagepage": "facebook", "lastfmasia": "lastfm"}
+
+
+def dataset_names() -> list[str]:
+    return sorted(DATASETS)
+
+
+def resolve_name(name: str) -> DatasetSpec:
+    key = name.lower().replace("-", "").replace("_", "")
+    key = _ALIASES.get(key, key)
+    if key not in DATASETS:
+        raise ValueError(f"unknown dataset {name!r}; available: {', '.join(dataset_names())} (and 'sbm' in the runner)")
+    return DATASETS[key]
+
+
+def cache_dir() -> Path:
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "privgraph"
+
+
+def _link_raw_files(spec: DatasetSpec, data_root: Path | None, folder: Path) -> None:
+    """Symlink read-only raw files from ``data_root/<folder>/raw`` into the cache."""
+    if data_root is None:
+        return
+    src = data_root / spec.folder / "raw"
+    if not src.is_dir():
+        return
+    dst = folder / "raw"
+    dst.mkdir(parents=True, exist_ok=True)
+    for f in src.iterdir():
+        target = dst / f.name
+        if not target.exists():
+            if target.is_symlink():
+                target.unlink()
+            target.symlink_to(f.resolve())
+
+
+def load_pyg(name: str, root: str | os.PathLike | None = None) -> Data:
+    """The unmodified PyG ``Data`` object of a dataset (see module docstring)."""
+    spec = resolve_name(name)
+    data_root = Path(root) if root is not None else (Path(os.environ[DATA_ENV]) if os.environ.get(DATA_ENV) else None)
+    folder = cache_dir() / "datasets" / spec.folder
+    if data_root is not None and data_root.resolve() == folder.parent.resolve():
+        raise ValueError(f"{CACHE_ENV} must differ from the raw-data folder {data_root}; it is never written to")
+    _link_raw_files(spec, data_root, folder)
+    old_timeout = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(30)
+    try:
+        dataset = spec.factory(str(folder))
+    except Exception as err:  # PyG raises URLError / OSError / HTTPError on download failure
+        local = data_root / spec.folder / "raw" if data_root is not None else None
+        where = f"no usable raw files under {local}" if local else f"{DATA_ENV} is not set"
+        raise DatasetUnavailableError(
+            f"dataset {spec.name!r} is unavailable: {where}, and downloading it failed "
+            f"({type(err).__name__}: {err}). Point {DATA_ENV} at a folder holding "
+            f"{spec.folder}/raw/ in PyG's layout, or enable network access."
+        ) from err
+    finally:
+        socket.setdefaulttimeout(old_timeout)
+    data = dataset[0]
+    data.name = spec.name
+    return data
+
+
+def load(
+    name: str,
+    root: str | os.PathLike | None = None,
+    split: str = "random",
+    seed: int = 0,
+    train_ratio: float = 0.5,
+    val_ratio: float = 0.25,
+    normalize: bool = True,
+) -> Data:
+    """Load a dataset, normalise its features to [0, 1] and attach split masks.
+
+    ``split`` is ``"random"`` (seeded, stratified, 50/25/25 by default) or
+    ``"public"`` (the Planetoid split).  ``root`` overrides ``$PRIVGRAPH_DATA``.
+    """
+    from privgraph.data.splits import stratified_split
+    from privgraph.data.transforms import minmax_normalize
+
+    spec = resolve_name(name)
+    data = load_pyg(name, root)
+    if split == "public":
+        if not spec.public_split:
+            raise ValueError(f"{spec.name} has no public split; use split='random'")
+    elif split == "random":
+        data = stratified_split(data, train_ratio, val_ratio, seed=seed)
+    else:
+        raise ValueError(f"split must be 'random' or 'public', got {split!r}")
+    if normalize:
+        data = minmax_normalize(data)
+    data.y = data.y.long()
+    data.edge_index = data.edge_index.long()
+    return data
+
+
+def available_locally(name: str) -> bool:
+    """Whether ``$PRIVGRAPH_DATA`` holds the dataset's raw folder."""
+    root = os.environ.get(DATA_ENV)
+    return bool(root) and (Path(root) / resolve_name(name).folder / "raw").is_dir()
+
+
+__all__ = [
+    "CACHE_ENV",
+    "DATASETS",
+    "DATA_ENV",
+    "DatasetUnavailableError",
+    "available_locally",
+    "cache_dir",
+    "dataset_names",
+    "load",
+    "load_pyg",
+]

@@ -1,0 +1,37 @@
+"""Feature normalisation and feature replacements used by the baselines."""
+
+from __future__ import annotations
+
+import torch
+from torch_geometric.data import Data
+from torch_geometric.utils import degree
+
+
+def minmax_normalize(data: Data) -> Data:
+    """Scale every feature to [0, 1] by its min and max; drop constant columns.
+
+    Records ``data.feature_domain = (0.0, 1.0)`` and ``data.normalization``.
+    Note for local DP: min and max are computed from all nodes' raw features,
+    which a real untrusted server cannot see.  For a deployment the domain
+    must be fixed in advance; for the published benchmarks (binary
+    bag-of-words features) min/max are 0/1 anyway.
+    """
+    x = data.x.to(torch.float32)
+    lo, hi = x.min(dim=0).values, x.max(dim=0).values
+    keep = hi > lo
+    x = (x[:, keep] - lo[keep]) / (hi[keep] - lo[keep])
+    data.x = x.clamp_(0.0, 1.0)
+    data.feature_domain = (0.0, 1.0)
+    data.normalization = {
+        "method": "per-feature min-max to [0, 1]",
+        "dropped_constant_columns": int((~keep).sum()),
+        "num_features_in": int(keep.numel()),
+    }
+    return data
+
+
+def one_hot_degree(edge_index: torch.Tensor, num_nodes: int, max_degree: int = 1000) -> torch.Tensor:
+    """GCN+OHD: one-hot node degree (capped at ``max_degree``)."""
+    deg = degree(edge_index[1], num_nodes, dtype=torch.long).clamp_(max=max_degree)
+    width = int(deg.max()) + 1 if deg.numel() else 1
+    return torch.nn.functional.one_hot(deg, width).to(torch.float32)

@@ -1,0 +1,254 @@
+"""Experiment runner: releases, (optional) tuning on validation, trials, storage.
+
+Protocol for one setting (dataset, method, ε):
+
+* trial ``t`` uses seed ``seed + t`` for its split, its one-time feature
+  (and label) release and the model initialisation;
+* with ``tune``, hyperparameters are chosen once per (dataset, ε) on the
+  *validation* accuracy of trial 0's release — the same release, so no extra
+  privacy is spent — by a seeded random search over the method's grid
+  (``SEARCH_SPACE``, ``tune_budget`` configurations, the defaults always
+  included); all trials then use the chosen values, which are stored;
+* under label privacy the validation accuracy is measured on the denoised
+  noisy labels the server holds, never on the true labels.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import torch
+from torch_geometric.data import Data
+
+from privgraph import __version__
+from privgraph.accounting import PrivacyReport
+from privgraph.data import load, sbm_graph, stratified_split
+from privgraph.mechanisms import SecureRandom, check_delta, check_epsilon, make_generator
+from privgraph.methods import SEARCH_SPACE, Hyperparameters, Method, denoise_labels, get_method, report_labels
+from privgraph.methods.base import FeatureRelease
+from privgraph.nn import MODELS
+from privgraph.experiments.store import ResultsStore, TrialRecord
+from privgraph.experiments.summary import summarize
+from privgraph.train import TrainResult, train_node_classifier
+
+ProgressHook = Callable[[str, int, int], None]
+
+
+@dataclass
+class ExperimentSpec:
+    method: str
+    dataset: str = "sbm"
+    epsilons: list[float] = field(default_factory=lambda: [1.0])
+    model: str | None = None
+    trials: int = 10
+    seed: int = 0
+    mechanism: str = "multibit"
+    delta: float = 1e-5
+    epsilon_y: float | None = None
+    tune: bool = False
+    tune_budget: int = 20
+    split: str = "random"
+    hyperparameters: dict[str, Any] = field(default_factory=dict)
+    secure: bool = False
+    clip: bool = False
+    data_root: str | None = None
+    synthetic: dict[str, Any] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        method = get_method(self.method)
+        if self.model is not None and self.model not in MODELS:
+            raise ValueError(f"unknown model {self.model!r}; choose from {MODELS}")
+        if method.private:
+            if not self.epsilons:
+                raise ValueError(f"method {self.method!r} needs at least one --epsilon")
+            self.epsilons = [check_epsilon(e) for e in self.epsilons]
+        if self.epsilon_y is not None:
+            check_epsilon(self.epsilon_y, "epsilon_y")
+        if self.mechanism == "gaussian":
+            check_delta(self.delta)
+        if self.trials < 1:
+            raise ValueError("trials must be >= 1")
+        if self.tune_budget < 1:
+            raise ValueError("tune_budget must be >= 1")
+        Hyperparameters().update(**self.hyperparameters)
+
+
+@dataclass
+class ExperimentResult:
+    spec: ExperimentSpec
+    run_id: str
+    records: list[TrialRecord]
+    reports: dict[float | None, PrivacyReport]
+
+    def summary(self) -> list[dict[str, Any]]:
+        return summarize(self.records)
+
+    def to_json(self) -> dict[str, Any]:
+        results = []
+        for row in self.summary():
+            results.append(
+                {k: row[k] for k in ("epsilon", "epsilon_y", "metric", "mean", "std", "ci95", "trials",
+                                     "mechanism", "model", "hyperparameters", "tuned", "privacy")}
+            )
+        return {
+            "method": self.spec.method,
+            "dataset": self.spec.dataset,
+            "model": self.records[0].model if self.records else self.spec.model,
+            "run_id": self.run_id,
+            "results": [_json_safe(r) for r in results],
+        }
+
+
+def _json_safe(obj: Any) -> Any:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    return obj
+
+
+def _derive_seed(*parts: int) -> int:
+    return int(np.random.SeedSequence([int(p) & 0xFFFFFFFF for p in parts]).generate_state(1)[0])
+
+
+def load_dataset(spec: ExperimentSpec) -> Data:
+    if spec.dataset.lower() == "sbm":
+        return sbm_graph(seed=spec.seed, **spec.synthetic)
+    return load(spec.dataset, root=spec.data_root, split=spec.split if spec.split == "public" else "random",
+                seed=spec.seed)
+
+
+def search_configs(method: Method, base: Hyperparameters, budget: int, seed: int, labels: bool) -> list[Hyperparameters]:
+    """The defaults plus up to ``budget − 1`` distinct random points of the grid."""
+    names = [n for n in method.tunable] + (["label_steps"] if labels else [])
+    grid = list(itertools.product(*(SEARCH_SPACE[n] for n in names)))
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(grid))
+    configs = [base]
+    for i in order:
+        hp = base.update(**dict(zip(names, grid[i])))
+        if hp not in configs:
+            configs.append(hp)
+        if len(configs) >= budget:
+            break
+    return configs
+
+
+class Experiment:
+    """Runs an :class:`ExperimentSpec`; see the module docstring for the protocol."""
+
+    def __init__(self, spec: ExperimentSpec, store: ResultsStore | None = None, progress: ProgressHook | None = None):
+        spec.validate()
+        self.spec = spec
+        self.method = get_method(spec.method)
+        self.model = spec.model or self.method.default_model
+        self.store = store
+        self.progress = progress or (lambda task, done, total: None)
+        self.run_id = uuid.uuid4().hex[:12]
+
+    # -------------------------------------------------------------- pieces
+    def _rng(self, *parts: int):
+        return SecureRandom() if self.spec.secure else make_generator(_derive_seed(*parts))
+
+    def _trial_data(self, data: Data, trial_seed: int) -> Data:
+        if self.spec.split == "public":
+            return data
+        return stratified_split(copy.copy(data), seed=trial_seed)  # shallow: new masks, shared features
+
+    def _fit(self, data: Data, release: FeatureRelease, labels, hp: Hyperparameters, seed: int) -> TrainResult:
+        torch.manual_seed(seed)
+        num_classes = int(data.y.max()) + 1
+        model = self.method.build_model(self.model, release.x.shape[1], num_classes, hp)
+        if labels is None:
+            y_obs, transition = data.y, None
+        else:
+            y_obs, transition = denoise_labels(data, labels, hp.label_steps)
+        return train_node_classifier(
+            model, release.x, data.edge_index, y_obs, data.y, data.train_mask, data.val_mask, data.test_mask,
+            lr=hp.lr, weight_decay=hp.weight_decay, epochs=hp.epochs, patience=hp.patience,
+            loss_transition=transition,
+        )
+
+    def _release(self, data: Data, eps: float | None, trial_seed: int, eps_index: int, hp: Hyperparameters):
+        options = {"mechanism": self.spec.mechanism, "delta": self.spec.delta, "clip": self.spec.clip}
+        release = self.method.release(data, eps, self._rng(trial_seed, 1, eps_index), hp, options)
+        labels = None
+        if self.spec.epsilon_y is not None:
+            labels = report_labels(data, self.spec.epsilon_y, self._rng(trial_seed, 2, eps_index))
+        report = PrivacyReport([release.guarantee] + ([labels.guarantee()] if labels else []))
+        if self.spec.secure:
+            report.guarantees[0] = report.guarantees[0].with_note("randomness from the OS cryptographic source")
+        return release, labels, report
+
+    def _tune(self, data: Data, eps: float | None, eps_index: int, base: Hyperparameters) -> Hyperparameters:
+        trial_seed = self.spec.seed
+        tdata = self._trial_data(data, trial_seed)
+        release, labels, _ = self._release(tdata, eps, trial_seed, eps_index, base)
+        configs = search_configs(self.method, base, self.spec.tune_budget, _derive_seed(self.spec.seed, 3, eps_index),
+                                 labels is not None)
+        best, best_val = base, -1.0
+        for i, hp in enumerate(configs):
+            self.progress(f"tuning ε={eps}", i, len(configs))
+            result = self._fit(tdata, release, labels, hp, _derive_seed(trial_seed, 4, eps_index))
+            if result.val_accuracy > best_val:
+                best, best_val = hp, result.val_accuracy
+        self.progress(f"tuning ε={eps}", len(configs), len(configs))
+        return best
+
+    # ----------------------------------------------------------------- run
+    def run(self) -> ExperimentResult:
+        spec = self.spec
+        data = load_dataset(spec)
+        base = Hyperparameters().update(**spec.hyperparameters)
+        epsilons: list[float | None] = list(spec.epsilons) if self.method.private else [None]
+        records: list[TrialRecord] = []
+        reports: dict[float | None, PrivacyReport] = {}
+        total = len(epsilons) * spec.trials
+        done = 0
+        for k, eps in enumerate(epsilons):
+            hp = self._tune(data, eps, k, base) if spec.tune else base
+            for t in range(spec.trials):
+                self.progress(f"{spec.method} on {spec.dataset}", done, total)
+                start = time.perf_counter()
+                trial_seed = spec.seed + t
+                tdata = self._trial_data(data, trial_seed)
+                release, labels, report = self._release(tdata, eps, trial_seed, k, hp)
+                result = self._fit(tdata, release, labels, hp, _derive_seed(trial_seed, 4, k))
+                reports[eps] = report
+                record = TrialRecord(
+                    run_id=self.run_id, method=spec.method, dataset=getattr(data, "name", spec.dataset),
+                    model=self.model, mechanism=spec.mechanism if self.method.private else None,
+                    epsilon=eps, epsilon_y=spec.epsilon_y, trial=t, seed=None if spec.secure else trial_seed,
+                    config={
+                        "hyperparameters": hp.to_dict(), "tuned": spec.tune, "split": spec.split,
+                        "delta": spec.delta if spec.mechanism == "gaussian" else None,
+                        "secure": spec.secure, "release": release.details,
+                        "normalization": getattr(data, "normalization", None),
+                    },
+                    metrics={
+                        "accuracy": result.test_accuracy, "val_accuracy": result.val_accuracy,
+                        "train_accuracy": result.train_accuracy, "best_epoch": result.best_epoch,
+                        "epochs_run": result.epochs_run, "train_seconds": result.seconds,
+                    },
+                    guarantee=report.to_dict(), wall_time=time.perf_counter() - start, version=__version__,
+                )
+                records.append(record)
+                if self.store is not None:
+                    self.store.add(record)
+                done += 1
+        self.progress(f"{spec.method} on {spec.dataset}", total, total)
+        return ExperimentResult(spec, self.run_id, records, reports)
+
+
+def run_experiment(spec: ExperimentSpec, store: ResultsStore | None = None,
+                   progress: ProgressHook | None = None) -> ExperimentResult:
+    return Experiment(spec, store, progress).run()

@@ -1,0 +1,58 @@
+"""Aggregation of trials: mean, standard deviation and 95% confidence interval."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any, Iterable
+
+import numpy as np
+from scipy import stats
+
+from privgraph.experiments.store import TrialRecord
+
+
+def mean_ci(values: Iterable[float], level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, sample std, half-width of the Student-t confidence interval)."""
+    v = np.asarray(list(values), dtype=float)
+    if v.size == 0:
+        raise ValueError("no values")
+    mean = float(v.mean())
+    if v.size == 1:
+        return mean, 0.0, float("nan")
+    std = float(v.std(ddof=1))
+    half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * std / math.sqrt(v.size))
+    return mean, std, half
+
+
+def setting_key(r: TrialRecord) -> tuple:
+    return (r.dataset, r.method, r.model, r.mechanism, r.epsilon, r.epsilon_y)
+
+
+def summarize(records: Iterable[TrialRecord], metric: str = "accuracy") -> list[dict[str, Any]]:
+    """One summary row per setting (dataset, method, model, mechanism, ε, ε_y)."""
+    groups: dict[tuple, list[TrialRecord]] = defaultdict(list)
+    for r in records:
+        groups[setting_key(r)].append(r)
+    rows = []
+    for (dataset, method, model, mechanism, eps, eps_y), rs in groups.items():
+        mean, std, half = mean_ci(r.metrics[metric] for r in rs)
+        rows.append(
+            {
+                "dataset": dataset,
+                "method": method,
+                "model": model,
+                "mechanism": mechanism,
+                "epsilon": eps,
+                "epsilon_y": eps_y,
+                "metric": metric,
+                "mean": mean,
+                "std": std,
+                "ci95": half,
+                "trials": len(rs),
+                "hyperparameters": rs[0].config.get("hyperparameters"),
+                "tuned": rs[0].config.get("tuned", False),
+                "privacy": rs[0].guarantee,
+            }
+        )
+    return rows

@@ -1,0 +1,50 @@
+"""Local randomizers.  Each: validated parameters and input domain, a
+``perturb`` driven by an explicit generator, an unbiased ``estimate`` and a
+``guarantee()``."""
+
+from __future__ import annotations
+
+from privgraph.mechanisms.base import FeatureMechanism, check_delta, check_epsilon
+from privgraph.mechanisms.gaussian import AnalyticGaussian, analytic_gaussian_sigma, gaussian_delta
+from privgraph.mechanisms.laplace import Laplace
+from privgraph.mechanisms.multibit import MultiBit, OneBit, optimal_m
+from privgraph.mechanisms.randomized_response import RandomizedResponse
+from privgraph.mechanisms.randomness import RandomSource, SecureRandom, make_generator
+
+FEATURE_MECHANISMS: dict[str, type[FeatureMechanism]] = {
+    "multibit": MultiBit,
+    "onebit": OneBit,
+    "laplace": Laplace,
+    "gaussian": AnalyticGaussian,
+}
+
+
+def get_feature_mechanism(name: str, epsilon: float, **kwargs) -> FeatureMechanism:
+    """Build a feature mechanism by name (``multibit``, ``onebit``, ``laplace``, ``gaussian``)."""
+    try:
+        cls = FEATURE_MECHANISMS[name]
+    except KeyError:
+        raise ValueError(f"unknown mechanism {name!r}; choose from {sorted(FEATURE_MECHANISMS)}") from None
+    if cls is not AnalyticGaussian:
+        kwargs.pop("delta", None)
+    return cls(epsilon, **kwargs)
+
+
+__all__ = [
+    "FEATURE_MECHANISMS",
+    "AnalyticGaussian",
+    "FeatureMechanism",
+    "Laplace",
+    "MultiBit",
+    "OneBit",
+    "RandomSource",
+    "RandomizedResponse",
+    "SecureRandom",
+    "analytic_gaussian_sigma",
+    "check_delta",
+    "check_epsilon",
+    "gaussian_delta",
+    "get_feature_mechanism",
+    "make_generator",
+    "optimal_m",
+]

@@ -1,0 +1,108 @@
+"""Common interface and input validation of feature-level local randomizers."""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+
+import torch
+
+from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.mechanisms.randomness import RandomSource
+
+
+def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
+    """ε must be a finite number > 0."""
+    try:
+        eps = float(epsilon)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {epsilon!r}") from None
+    if not math.isfinite(eps) or eps <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {epsilon!r}")
+    return eps
+
+
+def check_delta(delta: float, name: str = "delta") -> float:
+    """δ must lie in the open interval (0, 1)."""
+    d = float(delta)
+    if not (0.0 < d < 1.0):
+        raise ValueError(f"{name} must lie in (0, 1), got {delta!r}")
+    return d
+
+
+class FeatureMechanism(ABC):
+    """A local randomizer applied by every node to its feature vector.
+
+    Each node's vector ``x ∈ [α, β]^d`` is perturbed independently (one row of
+    the input matrix per node, vectorised over all rows) and the server
+    applies :meth:`estimate`, an unbiased estimator (the *rectifier*) with
+    ``E[estimate(perturb(x))] = x``.  Values outside the declared domain raise
+    a ``ValueError`` unless ``clip=True``, in which case they are clipped and
+    the count is stated in :meth:`guarantee`.
+    """
+
+    name: str = "mechanism"
+
+    def __init__(self, epsilon: float, domain: tuple[float, float] = (0.0, 1.0), clip: bool = False):
+        self.epsilon = check_epsilon(epsilon)
+        alpha, beta = (float(v) for v in domain)
+        if not (math.isfinite(alpha) and math.isfinite(beta) and alpha < beta):
+            raise ValueError(f"domain must be a finite interval [alpha, beta] with alpha < beta, got {domain}")
+        self.alpha, self.beta = alpha, beta
+        self.clip = bool(clip)
+        self.clipped_values = 0
+
+    # ------------------------------------------------------------------ input
+    def validate(self, x: torch.Tensor) -> torch.Tensor:
+        """Check the input is a finite 2-D matrix inside ``[α, β]`` (or clip it)."""
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"features must be a torch.Tensor, got {type(x).__name__}")
+        if x.dim() != 2:
+            raise ValueError(f"features must be a 2-D (nodes × features) matrix, got shape {tuple(x.shape)}")
+        if x.shape[1] == 0:
+            raise ValueError("features have zero columns")
+        x = x.to(torch.float64)
+        if torch.isnan(x).any():
+            raise ValueError("features contain NaN")
+        outside = (x < self.alpha) | (x > self.beta)
+        n_out = int(outside.sum())
+        if n_out:
+            if not self.clip:
+                raise ValueError(
+                    f"{n_out} feature values lie outside the declared domain "
+                    f"[{self.alpha:g}, {self.beta:g}] (min {x.min().item():g}, max {x.max().item():g}); "
+                    "normalise the features or pass clip=True to clip them (the clip is reported)"
+                )
+            x = x.clamp(self.alpha, self.beta)
+        self.clipped_values = n_out
+        return x
+
+    # -------------------------------------------------------------- interface
+    @abstractmethod
+    def perturb(self, x: torch.Tensor, rng: RandomSource) -> torch.Tensor:
+        """The nodes' reports: one perturbed row per node."""
+
+    @abstractmethod
+    def estimate(self, reports: torch.Tensor) -> torch.Tensor:
+        """Unbiased estimate of the original features from the reports."""
+
+    def privatize(self, x: torch.Tensor, rng: RandomSource) -> torch.Tensor:
+        """Perturb on the nodes, then rectify on the server (float32 result)."""
+        return self.estimate(self.perturb(x, rng)).to(torch.float32)
+
+    def _notes(self) -> tuple[str, ...]:
+        notes: list[str] = [
+            f"declared feature domain [{self.alpha:g}, {self.beta:g}] must be public (fixed before seeing data)"
+        ]
+        if self.clipped_values:
+            notes.append(f"{self.clipped_values} input values were clipped into the domain before perturbation")
+        return tuple(notes)
+
+    def guarantee(self) -> PrivacyGuarantee:
+        """ε-LDP per node feature vector (pure unless a subclass says otherwise)."""
+        return PrivacyGuarantee(
+            Unit.NODE_FEATURES, TrustModel.LOCAL, self.epsilon, 0.0, self.name, self._notes()
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(epsilon={self.epsilon:g}, domain=[{self.alpha:g}, {self.beta:g}])"

@@ -1,0 +1,136 @@
+"""Explicit randomness for mechanisms: a seeded ``torch.Generator`` or the OS CSPRNG.
+
+Every sampling routine of :mod:`privgraph.mechanisms` goes through the
+functions here, so a mechanism runs unchanged in *reproducible* mode (a
+seeded ``torch.Generator``) and in *secure* mode (:class:`SecureRandom`, which
+reads ``os.urandom``, the operating system's cryptographic source), the mode
+to use for a real release.  All samplers are inverse-CDF transforms of
+uniforms, so both modes draw from exactly the same distributions.
+
+Caveat (stated in the guarantees of continuous mechanisms): inverse-CDF
+sampling in floating point is not the idealised real-valued mechanism
+(Mironov, CCS 2012); the discrete mechanisms (multi-bit, one-bit, randomized
+response) are not affected.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Union
+
+import numpy as np
+import torch
+
+_TWO_POW_53 = float(2**53)
+
+
+class SecureRandom:
+    """Randomness from the operating system's cryptographic source (``os.urandom``).
+
+    Not seedable by design: use it for real releases, a seeded
+    ``torch.Generator`` for experiments.
+    """
+
+    def _uint64(self, count: int) -> np.ndarray:
+        return np.frombuffer(os.urandom(8 * count), dtype=np.uint64)
+
+    def uniform(self, shape: tuple[int, ...]) -> torch.Tensor:
+        """Uniforms on the open interval (0, 1), 53-bit resolution, float64."""
+        count = int(np.prod(shape)) if len(shape) else 1
+        bits = self._uint64(count) >> np.uint64(11)
+        u = (bits.astype(np.float64) + 0.5) / _TWO_POW_53
+        return torch.from_numpy(u.reshape(shape))
+
+    def integers(self, high: int, shape: tuple[int, ...]) -> torch.Tensor:
+        """Exactly uniform integers in [0, high) by rejection sampling."""
+        if high <= 0:
+            raise ValueError("high must be positive")
+        count = int(np.prod(shape)) if len(shape) else 1
+        limit = np.uint64((2**64 // high) * high - 1) if high & (high - 1) else None
+        out = np.empty(count, dtype=np.uint64)
+        filled = 0
+        while filled < count:
+            draw = self._uint64(count - filled + 8)
+            if limit is not None:
+                draw = draw[draw <= limit]
+            take = draw[: count - filled]
+            out[filled : filled + len(take)] = take
+            filled += len(take)
+        return torch.from_numpy((out % np.uint64(high)).astype(np.int64).reshape(shape))
+
+
+RandomSource = Union[torch.Generator, SecureRandom]
+
+
+def make_generator(seed: int | None = None, secure: bool = False) -> RandomSource:
+    """A seeded ``torch.Generator`` (reproducible) or :class:`SecureRandom`."""
+    if secure:
+        if seed is not None:
+            raise ValueError("secure mode draws from the OS and cannot be seeded")
+        return SecureRandom()
+    g = torch.Generator()
+    g.manual_seed(0 if seed is None else int(seed))
+    return g
+
+
+def _check(rng: RandomSource) -> None:
+    if not isinstance(rng, (torch.Generator, SecureRandom)):
+        raise TypeError(
+            "rng must be a torch.Generator or privgraph.mechanisms.SecureRandom "
+            f"(randomness is always explicit), got {type(rng).__name__}"
+        )
+
+
+def uniform(shape: tuple[int, ...], rng: RandomSource) -> torch.Tensor:
+    """Float64 uniforms on (0, 1)."""
+    _check(rng)
+    if isinstance(rng, SecureRandom):
+        return rng.uniform(tuple(shape))
+    u = torch.rand(shape, generator=rng, dtype=torch.float64)
+    # torch.rand is on [0, 1); move the (measure-zero) 0 inside the open interval
+    return u.clamp_(min=1.0 / _TWO_POW_53)
+
+
+def integers(high: int, shape: tuple[int, ...], rng: RandomSource) -> torch.Tensor:
+    """Uniform int64 in [0, high)."""
+    _check(rng)
+    if isinstance(rng, SecureRandom):
+        return rng.integers(high, tuple(shape))
+    return torch.randint(0, high, shape, generator=rng)
+
+
+def bernoulli(p: torch.Tensor, rng: RandomSource) -> torch.Tensor:
+    """Independent Bernoulli(p) draws, elementwise (bool tensor)."""
+    return uniform(tuple(p.shape), rng) < p.to(torch.float64)
+
+
+def laplace(shape: tuple[int, ...], scale: float, rng: RandomSource) -> torch.Tensor:
+    """Laplace(0, scale) by inverse CDF."""
+    u = uniform(shape, rng) - 0.5
+    return -scale * torch.sign(u) * torch.log1p(-2.0 * u.abs())
+
+
+def normal(shape: tuple[int, ...], std: float, rng: RandomSource) -> torch.Tensor:
+    """N(0, std²) by inverse CDF."""
+    return std * torch.special.ndtri(uniform(shape, rng))
+
+
+def sample_subsets(n: int, d: int, m: int, rng: RandomSource) -> torch.Tensor:
+    """For each of ``n`` rows, a uniformly random ``m``-subset of ``range(d)``.
+
+    Returns an ``(n, m)`` int64 tensor.  Small ``m`` uses Floyd's algorithm
+    vectorised over rows (O(n·m²) time, no n×d buffer); large ``m`` ranks
+    random keys in row blocks.
+    """
+    if not 1 <= m <= d:
+        raise ValueError(f"need 1 <= m <= d, got m={m}, d={d}")
+    if m <= 32:
+        out = torch.empty((n, m), dtype=torch.long)
+        for col, j in enumerate(range(d - m, d)):
+            t = integers(j + 1, (n,), rng)
+            taken = (out[:, :col] == t[:, None]).any(dim=1) if col else torch.zeros(n, dtype=torch.bool)
+            out[:, col] = torch.where(taken, torch.full_like(t, j), t)
+        return out
+    block = max(1, (1 << 22) // d)
+    parts = [uniform((min(block, n - s), d), rng).topk(m, dim=1).indices for s in range(0, n, block)]
+    return torch.cat(parts) if parts else torch.empty((0, m), dtype=torch.long)

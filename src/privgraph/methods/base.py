@@ -1,0 +1,85 @@
+"""What a node-classification method is: a one-time feature release with its
+guarantee, plus the model trained on it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, ClassVar
+
+import torch
+from torch_geometric.data import Data
+
+from privgraph.accounting import PrivacyGuarantee
+from privgraph.mechanisms import RandomSource
+from privgraph.nn import NodeClassifier
+
+
+@dataclass(frozen=True)
+class Hyperparameters:
+    """Training and method hyperparameters (defaults used without ``--tune``)."""
+
+    lr: float = 0.01
+    weight_decay: float = 5e-4
+    dropout: float = 0.5
+    hidden: int = 16
+    epochs: int = 300
+    patience: int = 50
+    kprop_steps: int = 4  # LPGNN feature propagation K
+    label_steps: int = 2  # label denoising steps K_y (0: no denoising, forward correction instead)
+
+    def update(self, **changes: Any) -> "Hyperparameters":
+        known = {f.name for f in fields(self)}
+        unknown = set(changes) - known
+        if unknown:
+            raise ValueError(f"unknown hyperparameters {sorted(unknown)}; known: {sorted(known)}")
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# The search space of --tune (LPGNN paper's grid for lr/wd/dropout, slides' K set).
+SEARCH_SPACE: dict[str, list[Any]] = {
+    "lr": [0.01, 0.001],
+    "weight_decay": [0.0, 1e-4, 1e-3, 1e-2],
+    "dropout": [0.0, 0.25, 0.5, 0.75],
+    "kprop_steps": [1, 2, 4, 8, 16],
+    "label_steps": [0, 1, 2, 4, 8, 16],
+}
+
+
+@dataclass
+class FeatureRelease:
+    """What the server holds after the (one-time) feature collection."""
+
+    x: torch.Tensor
+    guarantee: PrivacyGuarantee
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class Method:
+    """Base class.  Subclasses set ``name`` and implement :meth:`release`."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    private: ClassVar[bool] = False  # whether --epsilon applies
+    tunable: ClassVar[tuple[str, ...]] = ("lr", "weight_decay", "dropout")
+    default_model: ClassVar[str] = "gcn"
+
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
+    ) -> FeatureRelease:
+        raise NotImplementedError
+
+    def kprop_steps(self, hp: Hyperparameters) -> int:
+        return 0
+
+    def build_model(self, model: str, in_dim: int, num_classes: int, hp: Hyperparameters) -> NodeClassifier:
+        return NodeClassifier(model, in_dim, hp.hidden, num_classes, hp.dropout, kprop_steps=self.kprop_steps(hp))
+
+    @staticmethod
+    def check_epsilon_given(epsilon: float | None, name: str) -> float:
+        if epsilon is None or not math.isfinite(epsilon) or epsilon <= 0:
+            raise ValueError(f"method {name!r} needs a finite epsilon > 0 (got {epsilon!r})")
+        return float(epsilon)
