@@ -99,7 +99,7 @@ class ExperimentResult:
             )
         return {
             "method": self.spec.method,
-            "dataset": self.spec.dataset,
+            "dataset": self.records[0].dataset if self.records else self.spec.dataset,
             "model": self.records[0].model if self.records else self.spec.model,
             "run_id": self.run_id,
             "results": [_json_safe(r) for r in results],

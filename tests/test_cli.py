@@ -1,0 +1,67 @@
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from privgraph.cli import app, expand_multi_value_options
+from privgraph.experiments import ResultsStore
+
+runner = CliRunner()
+FAST = ["--set", "epochs=30", "--set", "patience=10"]
+
+
+def test_expand_multi_value_options():
+    argv = ["run", "lpgnn", "--epsilon", "0.1", "0.5", "1", "--trials", "2", "--epsilon=2,3"]
+    assert expand_multi_value_options(argv) == [
+        "run", "lpgnn", "--epsilon", "0.1", "--epsilon", "0.5", "--epsilon", "1", "--trials", "2",
+        "--epsilon", "2", "--epsilon", "3",
+    ]
+
+
+def test_run_json_schema_and_results_store(tmp_path):
+    db = tmp_path / "r.db"
+    args = ["run", "lpgnn", "--dataset", "sbm", "--epsilon", "0.5", "--epsilon", "2", "--trials", "2",
+            "--db", str(db), "--format", "json", *FAST]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["method"] == "lpgnn" and out["dataset"] == "SBM"
+    assert [r["epsilon"] for r in out["results"]] == [0.5, 2.0]
+    for r in out["results"]:
+        assert r["metric"] == "accuracy" and r["trials"] == 2
+        assert 0.0 <= r["mean"] <= 1.0 and r["std"] >= 0.0
+        assert r["privacy"]["by_unit"]["node feature vector"]["epsilon"] == r["epsilon"]
+    rows = list(ResultsStore(db).records())
+    assert len(rows) == 4
+    assert {"accuracy", "val_accuracy"} <= set(rows[0].metrics)
+    assert rows[0].seed == 0 and rows[1].seed == 1 and rows[0].wall_time > 0
+    assert rows[0].config["hyperparameters"]["epochs"] == 30
+
+
+def test_run_table_baseline_and_plot(tmp_path):
+    db = tmp_path / "r.db"
+    res = runner.invoke(app, ["run", "mlp", "--dataset", "sbm", "--trials", "2", "--db", str(db), *FAST])
+    assert res.exit_code == 0, res.output
+    assert "Privacy report" in res.stdout and "no protection" in res.stdout
+    res = runner.invoke(app, ["run", "lpgnn", "--dataset", "sbm", "--epsilon", "1", "--trials", "1",
+                              "--mechanism", "gaussian", "--db", str(db), *FAST])
+    assert res.exit_code == 0, res.output
+    assert "(1, 1e-05)-LDP" in res.stdout
+    png = tmp_path / "plot.png"
+    res = runner.invoke(app, ["plot", "--db", str(db), "-o", str(png)])
+    assert res.exit_code == 0, res.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("bad", [["--epsilon", "0"], ["--epsilon", "-1"], ["--epsilon-y", "0"]])
+def test_bad_privacy_parameters_exit_with_error(tmp_path, bad):
+    res = runner.invoke(app, ["run", "lpgnn", "--dataset", "sbm", "--db", str(tmp_path / "r.db"), *bad])
+    assert res.exit_code == 2
+    assert "epsilon" in res.output
+
+
+def test_unknown_dataset_and_missing_db(tmp_path):
+    res = runner.invoke(app, ["run", "gcn-raw", "--dataset", "nope", "--db", str(tmp_path / "r.db")])
+    assert res.exit_code == 1 and "unknown dataset" in res.output
+    res = runner.invoke(app, ["plot", "--db", str(tmp_path / "missing.db")])
+    assert res.exit_code == 2
