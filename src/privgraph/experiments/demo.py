@@ -7,7 +7,7 @@ from rich.table import Table
 
 from privgraph.experiments.runner import ExperimentResult
 
-DEMO_GRAPH = dict(num_nodes=3000, num_classes=5, num_features=100, avg_degree=8.0, homophily=0.6,
+DEMO_GRAPH = dict(num_nodes=3000, num_classes=5, num_features=200, avg_degree=6.0, homophily=0.8,
                   feature_signal=0.1, base_rate=0.05)
 DEMO_EPSILONS = [0.1, 0.5, 1.0, 2.0, 8.0]
 
