@@ -59,3 +59,5 @@ def test_models_output_logits(model, k):
     out = net(torch.randn(4, 3), toy_graph())
     assert out.shape == (4, 5)
     assert (net.kprop is not None) == (k > 0)
+    net = net.double()  # nn.Module's own machinery (.to/.double) must keep working
+    assert net(torch.randn(4, 3, dtype=torch.float64), toy_graph()).dtype == torch.float64

@@ -62,15 +62,15 @@ class NodeClassifier(nn.Module):
         self.layer1 = make_conv(first, in_dim, hidden, heads=heads)
         self.layer2 = make_conv(model, hidden, out_dim, last=True)
 
-    def _apply(self, layer: nn.Module, x: Tensor, edge_index: Tensor) -> Tensor:
+    def _layer(self, layer: nn.Module, x: Tensor, edge_index: Tensor) -> Tensor:
         return layer(x) if isinstance(layer, nn.Linear) else layer(x, edge_index)
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         if self.kprop is not None:
             x = self.kprop(x, edge_index)
-        x = F.relu(self._apply(self.layer1, x, edge_index))
+        x = F.relu(self._layer(self.layer1, x, edge_index))
         x = F.dropout(x, self.dropout, self.training)
-        return self._apply(self.layer2, x, edge_index)
+        return self._layer(self.layer2, x, edge_index)
 
     def reset_parameters(self) -> None:
         for layer in (self.layer1, self.layer2):
