@@ -16,7 +16,7 @@ def demo_table(results: list[ExperimentResult]) -> Table:
     """One row per method, one column per ε (non-private methods span all)."""
     eps_cols = sorted({r["epsilon"] for res in results for r in res.summary() if r["epsilon"] is not None})
     table = Table(title="Synthetic SBM — test accuracy (%), mean ± 95% CI")
-    table.add_column("method")
+    table.add_column("method", no_wrap=True)
     for e in eps_cols:
         table.add_column(f"ε={e:g}")
     for res in results:

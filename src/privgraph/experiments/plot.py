@@ -38,15 +38,17 @@ def plot_rows(rows: list[dict[str, Any]], out: str | Path, metric_name: str = "t
         for r in drows:
             (flat if r["epsilon"] is None else curves.setdefault(_label(r), [])).append(r)
         eps_all = sorted({r["epsilon"] for r in drows if r["epsilon"] is not None}) or [1.0]
+        colors = iter(plt.rcParams["axes.prop_cycle"].by_key()["color"] * 4)
         for label, rs in sorted(curves.items()):
             rs = sorted(rs, key=lambda r: r["epsilon"])
             err = [0.0 if math.isnan(r["ci95"]) else r["ci95"] for r in rs]
             ax.errorbar([r["epsilon"] for r in rs], [r["mean"] for r in rs], yerr=err, marker="o", capsize=3,
-                        label=label)
+                        label=label, color=next(colors))
         for r in sorted(flat, key=_label):
-            line = ax.axhline(r["mean"], linestyle="--", linewidth=1.2, label=_label(r))
+            color = next(colors)
+            ax.axhline(r["mean"], linestyle="--", linewidth=1.2, label=_label(r), color=color)
             if not math.isnan(r["ci95"]):
-                ax.axhspan(r["mean"] - r["ci95"], r["mean"] + r["ci95"], color=line.get_color(), alpha=0.12)
+                ax.axhspan(r["mean"] - r["ci95"], r["mean"] + r["ci95"], color=color, alpha=0.12)
         ax.set_xscale("log")
         ax.set_xticks(eps_all)
         ax.set_xticklabels([f"{e:g}" for e in eps_all])
