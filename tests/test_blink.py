@@ -1,0 +1,186 @@
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from privgraph.data import sbm_graph
+from privgraph.mechanisms import make_generator
+from privgraph.mechanisms.prf import philox4x32, prf_uniform
+from privgraph.methods.blink import (
+    beta_mle,
+    candidate_pairs,
+    clip_degrees,
+    expected_degrees,
+    hard_graph,
+    hybrid_graph,
+    link_ldp,
+    posterior_from_bits,
+    posterior_logit,
+    posterior_norm,
+)
+
+
+def graph(n=300, seed=0, deg=6.0):
+    return sbm_graph(num_nodes=n, num_classes=3, num_features=4, avg_degree=deg, homophily=0.8, seed=seed)
+
+
+def test_philox_known_answers():
+    # Random123 known-answer vectors for philox4x32-10
+    assert [int(w) for w in philox4x32((0, 0, 0, 0), (0, 0))] == [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
+    pi = philox4x32((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0))
+    assert [int(w) for w in pi] == [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1]
+    u = prf_uniform(np.full(200_000, 12345, dtype=np.uint64), np.arange(200_000))
+    assert stats.kstest(u, "uniform").pvalue > 1e-4
+
+
+def test_randomized_response_flip_rate_and_independence():
+    data = graph(400)
+    eps, delta = 2.0, 0.2
+    rep = link_ldp(data.edge_index, data.num_nodes, eps, delta, make_generator(0))
+    p = 1 / (1 + math.exp((1 - delta) * eps))
+    assert rep.p_flip == pytest.approx(p)
+    n = data.num_nodes
+    i, j = np.triu_indices(n, 1)
+    true = np.zeros((n, n), dtype=bool)
+    true[data.edge_index[0].numpy(), data.edge_index[1].numpy()] = True
+    b_ij, b_ji = rep.bits(i, j), rep.bits(j, i)
+    flips_ij, flips_ji = b_ij ^ true[i, j], b_ji ^ true[j, i]
+    for flips, truth in ((flips_ij, true[i, j]), (flips_ji, true[j, i])):
+        for mask in (truth, ~truth):  # same rate for edges and non-edges
+            k, m = int(flips[mask].sum()), int(mask.sum())
+            assert stats.binomtest(k, m, p).pvalue > 1e-4
+    # the two reports of a pair are independent
+    table = np.array([[np.sum(~flips_ij & ~flips_ji), np.sum(~flips_ij & flips_ji)],
+                      [np.sum(flips_ij & ~flips_ji), np.sum(flips_ij & flips_ji)]])
+    assert stats.chi2_contingency(table).pvalue > 1e-4
+    # neighbouring bits of one report are independent
+    row = np.concatenate([rep.flips(np.full(n - 1, r), np.arange(n - 1)) for r in range(50)]).astype(float)
+    assert abs(np.corrcoef(row[:-1], row[1:])[0, 1]) < 5 / math.sqrt(row.size)
+    # a report is a fixed release: evaluating again gives the same bits
+    assert np.array_equal(rep.bits(i[:1000], j[:1000]), b_ij[:1000])
+    assert not rep.bits(np.arange(n), np.arange(n)).any()
+
+
+def test_laplace_degree_noise_scale():
+    data = graph(2000, deg=4.0)
+    eps, delta = 1.0, 0.5
+    rep = link_ldp(data.edge_index, data.num_nodes, eps, delta, make_generator(1))
+    deg = torch.bincount(data.edge_index[0], minlength=data.num_nodes).double()
+    noise = (rep.noisy_degrees - deg).numpy()
+    assert stats.kstest(noise, stats.laplace(scale=1 / (delta * eps)).cdf).pvalue > 1e-4
+    assert stats.kstest(noise, stats.laplace(scale=2 / (delta * eps)).cdf).pvalue < 1e-6
+    g = rep.guarantee()
+    assert g.epsilon == eps and g.unit == "adjacency list"
+
+
+def test_input_validation():
+    data = graph(50)
+    with pytest.raises(ValueError, match="epsilon"):
+        link_ldp(data.edge_index, 50, 0.0, 0.5, make_generator(0))
+    with pytest.raises(ValueError, match="delta"):
+        link_ldp(data.edge_index, 50, 1.0, 1.5, make_generator(0))
+    with pytest.raises(ValueError, match="directed"):
+        link_ldp(data.edge_index[:, :1], 50, 1.0, 0.5, make_generator(0))
+    loops = torch.cat([data.edge_index, torch.tensor([[3], [3]])], 1)
+    with pytest.raises(ValueError, match="self-loops"):
+        link_ldp(loops, 50, 1.0, 0.5, make_generator(0))
+    with pytest.raises(ValueError):
+        beta_mle(np.array([0.0, 1.0, 1.0, 1.0]))
+
+
+def test_mle_fixed_point_satisfies_its_equations():
+    rng = np.random.default_rng(0)
+    d = rng.uniform(1, 20, size=200)
+    fit = beta_mle(d, tol=1e-10)
+    assert fit.converged and fit.iterations > 1
+    p = 1 / (1 + np.exp(-(fit.beta[:, None] + fit.beta[None, :])))
+    np.fill_diagonal(p, 0)
+    assert np.allclose(p.sum(1), d, rtol=1e-7)
+
+
+def test_binned_expected_degrees_match_exact():
+    rng = np.random.default_rng(1)
+    beta = rng.normal(-4, 1.5, size=6000)
+    exact = expected_degrees(beta, exact_limit=10_000)
+    approx = expected_degrees(beta, exact_limit=100)
+    assert np.max(np.abs(approx / exact - 1)) < 1e-5
+
+
+def test_posterior_closed_form_matches_algorithm_3_for_every_state():
+    prior = np.array([0.001, 0.2, 0.5, 0.9])
+    beta_sum = np.log(prior / (1 - prior))
+    eps_a = 1.7
+    p = 1 / (1 + math.exp(eps_a))
+    for b1, b2 in [(0, 0), (0, 1), (1, 0), (1, 1)]:
+        lit = posterior_from_bits(prior, np.full(4, b1), np.full(4, b2), p)
+        closed = 1 / (1 + np.exp(-posterior_logit(beta_sum, np.full(4, b1 + b2), eps_a)))
+        assert np.allclose(lit, closed, rtol=1e-12)
+
+
+def test_candidate_pairs_are_exactly_the_pairs_above_threshold():
+    rng = np.random.default_rng(2)
+    beta = rng.normal(size=120)
+    for thr in (-1.0, 0.3, 2.0, 10.0):
+        got = set()
+        for i, j in candidate_pairs(beta, thr, chunk=97):
+            got |= set(zip(i.tolist(), j.tolist()))
+        want = {(a, b) for a in range(120) for b in range(a + 1, 120) if beta[a] + beta[b] > thr}
+        assert got == want
+
+
+def _dense_posterior(rep, beta):
+    n = rep.num_nodes
+    i, j = np.triu_indices(n, 1)
+    logit = posterior_logit(beta[i] + beta[j], rep.evidence(i, j), rep.epsilon_adjacency)
+    return i, j, 1 / (1 + np.exp(-logit))
+
+
+@pytest.mark.parametrize("eps", [1.0, 4.0, 8.0])
+def test_hard_and_hybrid_equal_brute_force(eps):
+    data = graph(250, seed=3)
+    rep = link_ldp(data.edge_index, data.num_nodes, eps, 0.3, make_generator(5))
+    beta = beta_mle(clip_degrees(rep.noisy_degrees, rep.num_nodes)).beta
+    i, j, P = _dense_posterior(rep, beta)
+    hard = hard_graph(rep, beta)
+    want = {(a, b) for a, b, v in zip(i, j, P) if v > 0.5}
+    got = {(a, b) for a, b in hard.edge_index.t().tolist() if a < b}
+    assert got == want
+    assert hard.edge_index.shape[1] == 2 * len(want)
+    # Hybrid: top ⌊‖P‖₁⌋ entries = top ⌊‖P‖₁⌋/2 symmetric pairs
+    norm, exact = posterior_norm(rep, beta)
+    assert exact and norm == pytest.approx(2 * P.sum(), rel=1e-9)
+    k = int(math.floor(2 * P.sum())) // 2
+    order = np.lexsort((i * rep.num_nodes + j, -P))[:k]
+    hyb = hybrid_graph(rep, beta)
+    got = {(a, b): w for (a, b), w in zip(hyb.edge_index.t().tolist(), hyb.edge_weight.tolist()) if a < b}
+    assert set(got) == set(zip(i[order].tolist(), j[order].tolist()))
+    assert np.allclose([got[(a, b)] for a, b in zip(i[order], j[order])], P[order], rtol=1e-6)
+    assert hyb.visited_pairs <= len(i)
+
+
+def test_posterior_norm_estimate_close_to_exact():
+    data = graph(1500, seed=4, deg=8.0)
+    rep = link_ldp(data.edge_index, data.num_nodes, 4.0, 0.2, make_generator(2))
+    beta = beta_mle(clip_degrees(rep.noisy_degrees, rep.num_nodes)).beta
+    exact, _ = posterior_norm(rep, beta)
+    approx, is_exact = posterior_norm(rep, beta, exact_limit=10)
+    assert not is_exact
+    assert approx == pytest.approx(exact, rel=0.1)
+
+
+def test_posterior_approaches_true_graph_as_epsilon_grows():
+    """Theorem 4.7: P → A as ε → ∞."""
+    data = graph(300, seed=6)
+    n = data.num_nodes
+    A = np.zeros((n, n))
+    A[data.edge_index[0].numpy(), data.edge_index[1].numpy()] = 1
+    errors = []
+    for eps in (1.0, 4.0, 16.0, 64.0):
+        rep = link_ldp(data.edge_index, n, eps, 0.1, make_generator(7))
+        beta = beta_mle(clip_degrees(rep.noisy_degrees, n)).beta
+        i, j, P = _dense_posterior(rep, beta)
+        errors.append(float(np.abs(P - A[i, j]).mean()))
+    assert all(a > b for a, b in zip(errors, errors[1:]))
+    assert errors[-1] < 1e-6
