@@ -184,3 +184,11 @@ def test_posterior_approaches_true_graph_as_epsilon_grows():
         errors.append(float(np.abs(P - A[i, j]).mean()))
     assert all(a > b for a, b in zip(errors, errors[1:]))
     assert errors[-1] < 1e-6
+
+
+def test_hybrid_refuses_to_run_away():
+    data = graph(250, seed=3)
+    rep = link_ldp(data.edge_index, data.num_nodes, 8.0, 0.3, make_generator(5))
+    beta = beta_mle(clip_degrees(rep.noisy_degrees, rep.num_nodes)).beta
+    with pytest.raises(RuntimeError, match="max_visits"):
+        hybrid_graph(rep, beta, max_visits=10)
