@@ -85,3 +85,7 @@ def test_spec_validation_errors():
         ExperimentSpec(method="lpgnn", hyperparameters={"foo": 1}).validate()
     with pytest.raises(ValueError, match="epsilon_y"):
         ExperimentSpec(method="lpgnn", epsilon_y=-1.0).validate()
+    with pytest.raises(ValueError, match="split"):
+        ExperimentSpec(method="lpgnn", split="other").validate()
+    with pytest.raises(ValueError, match="unknown model"):
+        ExperimentSpec(method="lpgnn", model="gin").validate()

@@ -75,6 +75,8 @@ class ExperimentSpec:
             check_delta(self.delta)
         if self.trials < 1:
             raise ValueError("trials must be >= 1")
+        if self.split not in ("random", "public"):
+            raise ValueError(f"split must be 'random' or 'public', got {self.split!r}")
         if self.tune_budget < 1:
             raise ValueError("tune_budget must be >= 1")
         Hyperparameters().update(**self.hyperparameters)
@@ -123,8 +125,7 @@ def _derive_seed(*parts: int) -> int:
 def load_dataset(spec: ExperimentSpec) -> Data:
     if spec.dataset.lower() == "sbm":
         return sbm_graph(seed=spec.seed, **spec.synthetic)
-    return load(spec.dataset, root=spec.data_root, split=spec.split if spec.split == "public" else "random",
-                seed=spec.seed)
+    return load(spec.dataset, root=spec.data_root, split=spec.split, seed=spec.seed)
 
 
 def search_configs(method: Method, base: Hyperparameters, budget: int, seed: int, labels: bool) -> list[Hyperparameters]:
