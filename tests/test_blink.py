@@ -192,3 +192,35 @@ def test_hybrid_refuses_to_run_away():
     beta = beta_mle(clip_degrees(rep.noisy_degrees, rep.num_nodes)).beta
     with pytest.raises(RuntimeError, match="max_visits"):
         hybrid_graph(rep, beta, max_visits=10)
+
+
+def test_blink_method_in_runner_uses_the_private_graph():
+    from privgraph.experiments import ExperimentSpec, run_experiment
+
+    synth = dict(num_nodes=600, num_classes=3, num_features=30, avg_degree=8.0, homophily=0.9,
+                 feature_signal=0.05, base_rate=0.05)
+    fast = {"epochs": 80, "patience": 30}
+    results = {}
+    for method, variant, eps in (("blink", "hard", [1.0, 16.0]), ("blink", "hybrid", [16.0]), ("mlp", None, [1.0])):
+        spec = ExperimentSpec(method=method, variant=variant, dataset="sbm", epsilons=eps, trials=2, synthetic=synth,
+                              hyperparameters=fast)
+        res = run_experiment(spec)
+        for row in res.summary():
+            results[(row["mechanism"], row["epsilon"])] = row["mean"]
+        if method == "blink":
+            rec = res.records[0]
+            assert rec.guarantee["by_unit"]["adjacency list"]["epsilon"] == rec.epsilon
+            assert rec.config["release"]["mle_converged"]
+    # with a nearly exact graph, the GNN beats the graph-free MLP on these weak features
+    assert results[("blink-hard", 16.0)] > results[(None, None)] + 0.1
+    assert results[("blink-hybrid", 16.0)] > results[(None, None)] + 0.1
+    assert results[("blink-hard", 16.0)] >= results[("blink-hard", 1.0)]
+
+
+def test_blink_variant_and_delta_validation():
+    from privgraph.experiments import ExperimentSpec
+
+    with pytest.raises(ValueError, match="variant"):
+        ExperimentSpec(method="blink", variant="medium").validate()
+    with pytest.raises(ValueError, match="delta"):
+        ExperimentSpec(method="blink", delta=1.5).validate()

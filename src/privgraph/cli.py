@@ -106,14 +106,16 @@ def _parse_hparams(items: list[str]) -> dict[str, Any]:
 
 @app.command()
 def run(
-    method: str = typer.Argument(..., help="lpgnn, gcn-raw, gcn-rnd, gcn-ohd or mlp"),
+    method: str = typer.Argument(..., help="lpgnn, gcn-raw, gcn-rnd, gcn-ohd, mlp or blink"),
     dataset: str = typer.Option("sbm", help="cora, citeseer, pubmed, facebook, github, lastfm, or sbm (synthetic)"),
     epsilon: list[float] = typer.Option([1.0], help="feature privacy budget(s) ε, e.g. --epsilon 0.1 0.5 1 2"),
     model: Optional[str] = typer.Option(None, help="gcn, sage, gat or mlp (default: the method's own)"),
     trials: int = typer.Option(10, min=1),
     seed: int = typer.Option(0),
     mechanism: Mechanism = typer.Option(Mechanism.multibit, help="feature mechanism of LPGNN"),
-    delta: float = typer.Option(1e-5, help="δ of the Gaussian mechanism (per node)"),
+    delta: Optional[float] = typer.Option(
+        None, help="lpgnn --mechanism gaussian: δ per node (default 1e-5); blink: degree share δ (default 0.1)"),
+    variant: Optional[str] = typer.Option(None, help="blink: hard or hybrid"),
     epsilon_y: Optional[float] = typer.Option(None, "--epsilon-y", help="label privacy budget (off by default)"),
     tune: bool = typer.Option(False, help="choose hyperparameters on validation per dataset and ε"),
     tune_budget: int = typer.Option(20, help="configurations tried by --tune"),
@@ -131,7 +133,8 @@ def run(
     try:
         spec = ExperimentSpec(
             method=method, dataset=dataset, epsilons=list(epsilon), model=model, trials=trials, seed=seed,
-            mechanism=mechanism.value, delta=delta, epsilon_y=epsilon_y, tune=tune, tune_budget=tune_budget,
+            mechanism=mechanism.value, delta=delta, variant=variant, epsilon_y=epsilon_y, tune=tune,
+            tune_budget=tune_budget,
             split=split, hyperparameters=_parse_hparams(hparam), secure=secure, clip=clip,
             data_root=str(data_root) if data_root else None,
         )

@@ -16,9 +16,11 @@ from privgraph.experiments.summary import summarize  # noqa: E402
 
 
 def _label(row: dict[str, Any]) -> str:
-    label = f"{row['method']} ({row['model']}"
-    if row["mechanism"] and row["mechanism"] != "multibit":
-        label += f", {row['mechanism']}"
+    mechanism = row["mechanism"]
+    label = mechanism if mechanism and mechanism.startswith(row["method"]) else row["method"]
+    label += f" ({row['model']}"
+    if mechanism and mechanism != "multibit" and not mechanism.startswith(row["method"]):
+        label += f", {mechanism}"
     if row["epsilon_y"] is not None:
         label += f", ε_y={row['epsilon_y']:g}"
     return label + ")"
@@ -52,7 +54,7 @@ def plot_rows(rows: list[dict[str, Any]], out: str | Path, metric_name: str = "t
         ax.set_xscale("log")
         ax.set_xticks(eps_all)
         ax.set_xticklabels([f"{e:g}" for e in eps_all])
-        ax.set_xlabel("privacy budget ε (features)")
+        ax.set_xlabel("privacy budget ε")
         ax.set_ylabel(metric_name)
         ax.set_title(dataset)
         ax.grid(alpha=0.3)

@@ -32,7 +32,7 @@ from privgraph.accounting import PrivacyReport
 from privgraph.data import load, sbm_graph, stratified_split
 from privgraph.mechanisms import SecureRandom, check_delta, check_epsilon, make_generator
 from privgraph.methods import SEARCH_SPACE, Hyperparameters, Method, denoise_labels, get_method, report_labels
-from privgraph.methods.base import FeatureRelease
+from privgraph.methods.base import Release
 from privgraph.nn import MODELS
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
@@ -50,7 +50,8 @@ class ExperimentSpec:
     trials: int = 10
     seed: int = 0
     mechanism: str = "multibit"
-    delta: float = 1e-5
+    delta: float | None = None  # Gaussian δ (default 1e-5) or Blink's degree share δ (default 0.1)
+    variant: str | None = None  # Blink: hard | hybrid
     epsilon_y: float | None = None
     tune: bool = False
     tune_budget: int = 20
@@ -61,8 +62,11 @@ class ExperimentSpec:
     data_root: str | None = None
     synthetic: dict[str, Any] = field(default_factory=dict)
 
+    def method_options(self) -> dict[str, Any]:
+        return {"variant": self.variant} if self.variant is not None else {}
+
     def validate(self) -> None:
-        method = get_method(self.method)
+        method = get_method(self.method, **self.method_options())
         if self.model is not None and self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose from {MODELS}")
         if method.private:
@@ -71,8 +75,10 @@ class ExperimentSpec:
             self.epsilons = [check_epsilon(e) for e in self.epsilons]
         if self.epsilon_y is not None:
             check_epsilon(self.epsilon_y, "epsilon_y")
-        if self.mechanism == "gaussian":
+        if self.mechanism == "gaussian" and self.delta is not None and self.method == "lpgnn":
             check_delta(self.delta)
+        if self.method == "blink" and self.delta is not None and not 0.0 <= self.delta <= 1.0:
+            raise ValueError(f"Blink's degree privacy parameter delta must lie in [0, 1], got {self.delta}")
         if self.trials < 1:
             raise ValueError("trials must be >= 1")
         if self.split not in ("random", "public"):
@@ -150,7 +156,7 @@ class Experiment:
     def __init__(self, spec: ExperimentSpec, store: ResultsStore | None = None, progress: ProgressHook | None = None):
         spec.validate()
         self.spec = spec
-        self.method = get_method(spec.method)
+        self.method = get_method(spec.method, **spec.method_options())
         self.model = spec.model or self.method.default_model
         self.store = store
         self.progress = progress or (lambda task, done, total: None)
@@ -165,7 +171,7 @@ class Experiment:
             return data
         return stratified_split(copy.copy(data), seed=trial_seed)  # shallow: new masks, shared features
 
-    def _fit(self, data: Data, release: FeatureRelease, labels, hp: Hyperparameters, seed: int) -> TrainResult:
+    def _fit(self, data: Data, release: Release, labels, hp: Hyperparameters, seed: int) -> TrainResult:
         torch.manual_seed(seed)
         num_classes = int(data.y.max()) + 1
         model = self.method.build_model(self.model, release.x.shape[1], num_classes, hp)
@@ -173,14 +179,18 @@ class Experiment:
             y_obs, transition = data.y, None
         else:
             y_obs, transition = denoise_labels(data, labels, hp.label_steps)
+        edge_index = data.edge_index if release.edge_index is None else release.edge_index
         return train_node_classifier(
-            model, release.x, data.edge_index, y_obs, data.y, data.train_mask, data.val_mask, data.test_mask,
+            model, release.x, edge_index, y_obs, data.y, data.train_mask, data.val_mask, data.test_mask,
             lr=hp.lr, weight_decay=hp.weight_decay, epochs=hp.epochs, patience=hp.patience,
-            loss_transition=transition,
+            loss_transition=transition, edge_weight=release.edge_weight,
         )
 
     def _release(self, data: Data, eps: float | None, trial_seed: int, eps_index: int, hp: Hyperparameters):
-        options = {"mechanism": self.spec.mechanism, "delta": self.spec.delta, "clip": self.spec.clip}
+        delta = self.spec.delta
+        if delta is None and self.spec.method == "lpgnn":
+            delta = 1e-5
+        options = {"mechanism": self.spec.mechanism, "delta": delta, "clip": self.spec.clip}
         release = self.method.release(data, eps, self._rng(trial_seed, 1, eps_index), hp, options)
         labels = None
         if self.spec.epsilon_y is not None:
@@ -227,11 +237,11 @@ class Experiment:
                 reports[eps] = report
                 record = TrialRecord(
                     run_id=self.run_id, method=spec.method, dataset=getattr(data, "name", spec.dataset),
-                    model=self.model, mechanism=spec.mechanism if self.method.private else None,
+                    model=self.model, mechanism=release.details.get("mechanism"),
                     epsilon=eps, epsilon_y=spec.epsilon_y, trial=t, seed=None if spec.secure else trial_seed,
                     config={
                         "hyperparameters": hp.to_dict(), "tuned": spec.tune, "split": spec.split,
-                        "delta": spec.delta if spec.mechanism == "gaussian" else None,
+                        "delta": spec.delta, "variant": spec.variant,
                         "secure": spec.secure, "release": release.details,
                         "normalization": getattr(data, "normalization", None),
                     },

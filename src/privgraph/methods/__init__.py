@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
-from privgraph.methods.base import SEARCH_SPACE, FeatureRelease, Hyperparameters, Method
+from privgraph.methods.base import SEARCH_SPACE, Release, Hyperparameters, Method
 from privgraph.methods.baselines import MLP, OneHotDegree, RandomFeatures, RawFeatures
+from privgraph.methods.blink.method import Blink
 from privgraph.methods.lpgnn import LPGNN, LabelReports, denoise_labels, report_labels
 
-METHODS: dict[str, type[Method]] = {m.name: m for m in (LPGNN, RawFeatures, RandomFeatures, OneHotDegree, MLP)}
+METHODS: dict[str, type[Method]] = {
+    m.name: m for m in (LPGNN, RawFeatures, RandomFeatures, OneHotDegree, MLP, Blink)
+}
 
 
-def get_method(name: str) -> Method:
+def get_method(name: str, **options) -> Method:
+    """Instantiate a method by name; ``options`` go to its constructor (e.g. Blink's ``variant``)."""
     try:
-        return METHODS[name]()
+        cls = METHODS[name]
     except KeyError:
         raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHODS)}") from None
+    return cls(**options)
 
 
 __all__ = [
+    "Blink",
     "LPGNN",
     "METHODS",
     "MLP",
     "SEARCH_SPACE",
-    "FeatureRelease",
+    "Release",
     "Hyperparameters",
     "LabelReports",
     "Method",

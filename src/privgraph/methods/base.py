@@ -50,12 +50,15 @@ SEARCH_SPACE: dict[str, list[Any]] = {
 
 
 @dataclass
-class FeatureRelease:
-    """What the server holds after the (one-time) feature collection."""
+class Release:
+    """What the server holds after the one-time collection: features, and the
+    graph to train on when the method privatizes it (else the data's own)."""
 
     x: torch.Tensor
     guarantee: PrivacyGuarantee
     details: dict[str, Any] = field(default_factory=dict)
+    edge_index: torch.Tensor | None = None
+    edge_weight: torch.Tensor | None = None
 
 
 class Method:
@@ -69,14 +72,17 @@ class Method:
 
     def release(
         self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
-    ) -> FeatureRelease:
+    ) -> Release:
         raise NotImplementedError
 
     def kprop_steps(self, hp: Hyperparameters) -> int:
         return 0
 
+    weighted: ClassVar[bool] = False  # whether the released graph carries edge weights
+
     def build_model(self, model: str, in_dim: int, num_classes: int, hp: Hyperparameters) -> NodeClassifier:
-        return NodeClassifier(model, in_dim, hp.hidden, num_classes, hp.dropout, kprop_steps=self.kprop_steps(hp))
+        return NodeClassifier(model, in_dim, hp.hidden, num_classes, hp.dropout, kprop_steps=self.kprop_steps(hp),
+                              weighted=self.weighted)
 
     @staticmethod
     def check_epsilon_given(epsilon: float | None, name: str) -> float:

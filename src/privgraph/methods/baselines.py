@@ -11,7 +11,7 @@ from privgraph.accounting import NON_PRIVATE, PrivacyGuarantee, TrustModel, Unit
 from privgraph.data.transforms import one_hot_degree
 from privgraph.mechanisms import RandomSource
 from privgraph.mechanisms.randomness import uniform
-from privgraph.methods.base import FeatureRelease, Hyperparameters, Method
+from privgraph.methods.base import Release, Hyperparameters, Method
 
 FEATURES_UNUSED = PrivacyGuarantee(
     Unit.NODE_FEATURES, TrustModel.LOCAL, 0.0, 0.0, "features not collected",
@@ -24,7 +24,7 @@ class RawFeatures(Method):
     description = "GNN on raw features (non-private)"
 
     def release(self, data: Data, epsilon, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]):
-        return FeatureRelease(data.x.to(torch.float32), NON_PRIVATE)
+        return Release(data.x.to(torch.float32), NON_PRIVATE)
 
 
 class MLP(RawFeatures):
@@ -39,7 +39,7 @@ class RandomFeatures(Method):
 
     def release(self, data: Data, epsilon, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]):
         x = uniform((data.num_nodes, data.num_features), rng).to(torch.float32)
-        return FeatureRelease(x, FEATURES_UNUSED)
+        return Release(x, FEATURES_UNUSED)
 
 
 class OneHotDegree(Method):
@@ -47,7 +47,7 @@ class OneHotDegree(Method):
     description = "GNN on one-hot degree features (fully private)"
 
     def release(self, data: Data, epsilon, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]):
-        return FeatureRelease(one_hot_degree(data.edge_index, data.num_nodes), FEATURES_UNUSED)
+        return Release(one_hot_degree(data.edge_index, data.num_nodes), FEATURES_UNUSED)
 
 
 __all__ = ["MLP", "OneHotDegree", "RandomFeatures", "RawFeatures"]

@@ -22,7 +22,7 @@ from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee
 from privgraph.mechanisms import RandomizedResponse, RandomSource, get_feature_mechanism
-from privgraph.methods.base import FeatureRelease, Hyperparameters, Method
+from privgraph.methods.base import Release, Hyperparameters, Method
 from privgraph.nn import KProp
 
 
@@ -34,7 +34,7 @@ class LPGNN(Method):
 
     def release(
         self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
-    ) -> FeatureRelease:
+    ) -> Release:
         eps = self.check_epsilon_given(epsilon, self.name)
         domain = tuple(getattr(data, "feature_domain", (0.0, 1.0)))
         mech = get_feature_mechanism(
@@ -42,7 +42,7 @@ class LPGNN(Method):
             delta=options.get("delta", 1e-5),
         )
         x = mech.privatize(data.x, rng)
-        return FeatureRelease(x, mech.guarantee(), {"mechanism": mech.name})
+        return Release(x, mech.guarantee(), {"mechanism": mech.name})
 
     def kprop_steps(self, hp: Hyperparameters) -> int:
         return hp.kprop_steps

@@ -8,22 +8,25 @@ from torch import Tensor, nn
 from torch_geometric.nn import GATConv, GCNConv, SAGEConv
 
 from privgraph.nn.kprop import KProp
+from privgraph.nn.weighted import WeightedGATConv, WeightedSAGEConv
 
 MODELS = ("gcn", "sage", "gat", "mlp")
 KPROP_AGGREGATOR = {"gcn": "gcn", "sage": "mean", "gat": "mean", "mlp": "mean"}
 
 
-def make_conv(model: str, in_dim: int, out_dim: int, heads: int = 1, last: bool = False) -> nn.Module:
+def make_conv(model: str, in_dim: int, out_dim: int, heads: int = 1, last: bool = False,
+              weighted: bool = False) -> nn.Module:
+    """One layer; ``weighted`` picks the edge-weighted forms of Blink's Appendix B.1
+    (PyG's GCNConv already implements eq. 20 with ``edge_weight``)."""
     if model == "gcn":
         return GCNConv(in_dim, out_dim, cached=True)
     if model == "sage":
-        return SAGEConv(in_dim, out_dim, aggr="mean")
+        return WeightedSAGEConv(in_dim, out_dim) if weighted else SAGEConv(in_dim, out_dim, aggr="mean")
     if model == "gat":
-        if last:
-            return GATConv(in_dim, out_dim, heads=1)
-        if out_dim % heads:
+        if not last and out_dim % heads:
             raise ValueError(f"GAT hidden size {out_dim} must be divisible by heads={heads}")
-        return GATConv(in_dim, out_dim // heads, heads=heads)
+        h, width = (1, out_dim) if last else (heads, out_dim // heads)
+        return WeightedGATConv(in_dim, width, heads=h) if weighted else GATConv(in_dim, width, heads=h)
     if model == "mlp":
         return nn.Linear(in_dim, out_dim)
     raise ValueError(f"unknown model {model!r}; choose from {MODELS}")
@@ -50,6 +53,7 @@ class NodeClassifier(nn.Module):
         dropout: float = 0.5,
         kprop_steps: int = 0,
         heads: int = 4,
+        weighted: bool = False,
     ):
         super().__init__()
         if model not in MODELS:
@@ -59,18 +63,24 @@ class NodeClassifier(nn.Module):
         self.model, self.dropout = model, float(dropout)
         self.kprop = KProp(kprop_steps, KPROP_AGGREGATOR[model]) if kprop_steps > 0 else None
         first = "mlp" if self.kprop is not None else model
-        self.layer1 = make_conv(first, in_dim, hidden, heads=heads)
-        self.layer2 = make_conv(model, hidden, out_dim, last=True)
+        self.layer1 = make_conv(first, in_dim, hidden, heads=heads, weighted=weighted)
+        self.layer2 = make_conv(model, hidden, out_dim, last=True, weighted=weighted)
 
-    def _layer(self, layer: nn.Module, x: Tensor, edge_index: Tensor) -> Tensor:
-        return layer(x) if isinstance(layer, nn.Linear) else layer(x, edge_index)
+    def _layer(self, layer: nn.Module, x: Tensor, edge_index: Tensor, edge_weight: Tensor | None) -> Tensor:
+        if isinstance(layer, nn.Linear):
+            return layer(x)
+        if edge_weight is None or isinstance(layer, (SAGEConv, GATConv)):
+            return layer(x, edge_index)
+        return layer(x, edge_index, edge_weight)
 
-    def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+    def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor | None = None) -> Tensor:
+        if edge_weight is not None and self.model in ("sage", "gat") and isinstance(self.layer2, (SAGEConv, GATConv)):
+            raise ValueError("edge weights given to an unweighted SAGE/GAT model; build it with weighted=True")
         if self.kprop is not None:
             x = self.kprop(x, edge_index)
-        x = F.relu(self._layer(self.layer1, x, edge_index))
+        x = F.relu(self._layer(self.layer1, x, edge_index, edge_weight))
         x = F.dropout(x, self.dropout, self.training)
-        return self._layer(self.layer2, x, edge_index)
+        return self._layer(self.layer2, x, edge_index, edge_weight)
 
     def reset_parameters(self) -> None:
         for layer in (self.layer1, self.layer2):

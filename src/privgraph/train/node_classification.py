@@ -41,6 +41,7 @@ def train_node_classifier(
     epochs: int = 200,
     patience: int | None = 50,
     loss_transition: Tensor | None = None,
+    edge_weight: Tensor | None = None,
 ) -> TrainResult:
     """Adam on the cross-entropy of the training nodes; after every epoch the
     model is evaluated on the validation nodes and the state with the best
@@ -52,10 +53,12 @@ def train_node_classifier(
     nodes; ``y_true`` is used only for the reported test accuracy.
     ``loss_transition`` (k×k, rows: true class) applies forward loss
     correction (Patrini et al. 2017) for labels from a known noise channel.
+    ``edge_weight`` is passed to the model with the graph (weighted graphs).
     """
     if lr <= 0 or weight_decay < 0 or epochs < 1:
         raise ValueError("need lr > 0, weight_decay >= 0 and epochs >= 1")
     start = time.perf_counter()
+    extra = () if edge_weight is None else (edge_weight,)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     best = (-1.0, float("inf"))
     best_state, best_epoch, since = None, 0, 0
@@ -71,13 +74,13 @@ def train_node_classifier(
     for epoch in range(1, epochs + 1):
         model.train()
         opt.zero_grad()
-        out = model(x, edge_index)
+        out = model(x, edge_index, *extra)
         loss = loss_fn(out[train_mask], y_tr)
         loss.backward()
         opt.step()
         model.eval()
         with torch.no_grad():
-            out = model(x, edge_index)
+            out = model(x, edge_index, *extra)
             val_acc = accuracy(out[val_mask], y_va)
             val_loss = float(loss_fn(out[val_mask], y_va))
         if (val_acc, -val_loss) > (best[0], -best[1]):
@@ -91,7 +94,7 @@ def train_node_classifier(
         model.load_state_dict(best_state)
     model.eval()
     with torch.no_grad():
-        out = model(x, edge_index)
+        out = model(x, edge_index, *extra)
     return TrainResult(
         val_accuracy=best[0],
         test_accuracy=accuracy(out[test_mask], y_true[test_mask]),

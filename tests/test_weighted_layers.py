@@ -1,0 +1,66 @@
+import torch
+import torch.nn.functional as F
+from torch_geometric.nn import GCNConv
+
+from privgraph.nn import NodeClassifier
+from privgraph.nn.weighted import WeightedGATConv, WeightedSAGEConv
+
+torch.manual_seed(0)
+N = 5
+EI = torch.tensor([[0, 1, 1, 2, 2, 3, 3, 4, 0, 4], [1, 0, 2, 1, 3, 2, 4, 3, 4, 0]])
+W = torch.rand(EI.shape[1]) + 0.05
+X = torch.randn(N, 3)
+
+
+def dense_p():
+    P = torch.zeros(N, N)
+    P[EI[1], EI[0]] = W  # row = target i, column = source j
+    return P
+
+
+def test_gcn_with_edge_weight_is_eq_20():
+    conv = GCNConv(3, 4)
+    P_hat = dense_p() + torch.eye(N)
+    deg = P_hat.sum(1)
+    expected = (P_hat / torch.sqrt(deg[:, None] * deg[None, :])) @ conv.lin(X) + conv.bias
+    assert torch.allclose(conv(X, EI, W), expected, atol=1e-5)
+
+
+def test_weighted_sage_is_eq_22():
+    conv = WeightedSAGEConv(3, 4)
+    P = dense_p()
+    expected = conv.lin_root(X) + conv.lin_neigh((P @ X) / P.sum(1, keepdim=True))
+    assert torch.allclose(conv(X, EI, W), expected, atol=1e-5)
+
+
+def test_weighted_gat_is_eq_24():
+    conv = WeightedGATConv(3, 4, heads=2)
+    P_hat = dense_p() + torch.eye(N)
+    h = conv.lin(X).view(N, 2, 4)
+    outs = []
+    for k in range(2):
+        s = (h[:, k] * conv.att_src[0, k]).sum(-1)
+        d = (h[:, k] * conv.att_dst[0, k]).sum(-1)
+        e = F.leaky_relu(d[:, None] + s[None, :], 0.2)
+        a = P_hat * torch.exp(e)
+        a = a / a.sum(1, keepdim=True)
+        outs.append(a @ h[:, k])
+    expected = torch.cat(outs, dim=1) + conv.bias
+    assert torch.allclose(conv(X, EI, W), expected, atol=1e-5)
+
+
+def test_unit_weights_reduce_to_unweighted_mean():
+    conv = WeightedSAGEConv(3, 4)
+    A = torch.zeros(N, N)
+    A[EI[1], EI[0]] = 1.0
+    expected = conv.lin_root(X) + conv.lin_neigh((A @ X) / A.sum(1, keepdim=True))
+    assert torch.allclose(conv(X, EI), expected, atol=1e-5)
+
+
+def test_node_classifier_accepts_edge_weights():
+    for model in ("gcn", "sage", "gat"):
+        net = NodeClassifier(model, 3, 8, 2, weighted=True)
+        out = net(X, EI, W)
+        assert out.shape == (N, 2)
+        # the weights matter
+        assert not torch.allclose(out, net(X, EI, torch.ones_like(W)))
