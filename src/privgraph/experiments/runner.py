@@ -187,10 +187,7 @@ class Experiment:
         )
 
     def _release(self, data: Data, eps: float | None, trial_seed: int, eps_index: int, hp: Hyperparameters):
-        delta = self.spec.delta
-        if delta is None and self.spec.method == "lpgnn":
-            delta = 1e-5
-        options = {"mechanism": self.spec.mechanism, "delta": delta, "clip": self.spec.clip}
+        options = {"mechanism": self.spec.mechanism, "delta": self.spec.delta, "clip": self.spec.clip}
         release = self.method.release(data, eps, self._rng(trial_seed, 1, eps_index), hp, options)
         labels = None
         if self.spec.epsilon_y is not None:

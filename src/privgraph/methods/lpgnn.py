@@ -37,9 +37,9 @@ class LPGNN(Method):
     ) -> Release:
         eps = self.check_epsilon_given(epsilon, self.name)
         domain = tuple(getattr(data, "feature_domain", (0.0, 1.0)))
+        extra = {} if options.get("delta") is None else {"delta": options["delta"]}  # Gaussian's own default
         mech = get_feature_mechanism(
-            options.get("mechanism", "multibit"), eps, domain=domain, clip=options.get("clip", False),
-            delta=options.get("delta", 1e-5),
+            options.get("mechanism", "multibit"), eps, domain=domain, clip=options.get("clip", False), **extra
         )
         x = mech.privatize(data.x, rng)
         return Release(x, mech.guarantee(), {"mechanism": mech.name})
