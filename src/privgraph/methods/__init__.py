@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from privgraph.methods.base import SEARCH_SPACE, Release, Hyperparameters, Method
 from privgraph.methods.baselines import MLP, OneHotDegree, RandomFeatures, RawFeatures
+from privgraph.methods.blink.baselines import RandomizedResponseGraph, SymmetricRandomizedResponseGraph
 from privgraph.methods.blink.method import Blink
 from privgraph.methods.lpgnn import LPGNN, LabelReports, denoise_labels, report_labels
 
 METHODS: dict[str, type[Method]] = {
-    m.name: m for m in (LPGNN, RawFeatures, RandomFeatures, OneHotDegree, MLP, Blink)
+    m.name: m
+    for m in (LPGNN, RawFeatures, RandomFeatures, OneHotDegree, MLP, Blink, RandomizedResponseGraph,
+              SymmetricRandomizedResponseGraph)
 }
 
 
