@@ -184,6 +184,11 @@ def demo(
     seed: int = typer.Option(0),
 ) -> None:
     """LPGNN vs the non-private GCN and an MLP on a synthetic SBM graph (no download)."""
+    import torch
+
+    # The demo graph is small: one thread is as fast as two, and immune to the
+    # OpenMP oversubscription that slows torch ~10× when the cores are busy.
+    torch.set_num_threads(1)
     from privgraph.experiments import ExperimentSpec, ResultsStore, run_experiment, summarize
     from privgraph.experiments.demo import DEMO_EPSILONS, DEMO_GRAPH, demo_table
     from privgraph.experiments.plot import plot_rows
