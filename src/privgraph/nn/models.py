@@ -69,12 +69,10 @@ class NodeClassifier(nn.Module):
     def _layer(self, layer: nn.Module, x: Tensor, edge_index: Tensor, edge_weight: Tensor | None) -> Tensor:
         if isinstance(layer, nn.Linear):
             return layer(x)
-        if edge_weight is None or isinstance(layer, (SAGEConv, GATConv)):
-            return layer(x, edge_index)
-        return layer(x, edge_index, edge_weight)
+        return layer(x, edge_index) if edge_weight is None else layer(x, edge_index, edge_weight)
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor | None = None) -> Tensor:
-        if edge_weight is not None and self.model in ("sage", "gat") and isinstance(self.layer2, (SAGEConv, GATConv)):
+        if edge_weight is not None and isinstance(self.layer2, (SAGEConv, GATConv)):
             raise ValueError("edge weights given to an unweighted SAGE/GAT model; build it with weighted=True")
         if self.kprop is not None:
             x = self.kprop(x, edge_index)

@@ -46,7 +46,7 @@ class Blink(Method):
         guarantee = reports.guarantee().with_note(
             "node features and labels are not protected (Blink's setting: only links are private)"
         )
-        details = {"mechanism": f"blink-{self.variant}", "variant": self.variant, "delta": delta, "mle_iterations": fit.iterations,
-                   "mle_converged": fit.converged, "edges": int(graph.edge_index.shape[1]),
-                   "visited_pairs": graph.visited_pairs}
+        details = {"mechanism": f"blink-{self.variant}", "variant": self.variant, "delta": delta,
+                   "mle_iterations": fit.iterations, "mle_converged": fit.converged,
+                   "edges": int(graph.edge_index.shape[1]), "visited_pairs": graph.visited_pairs}
         return Release(data.x.to(torch.float32), guarantee, details, graph.edge_index, graph.edge_weight)
