@@ -10,7 +10,9 @@ from privgraph.mechanisms import make_generator
 from privgraph.mechanisms.prf import philox4x32, prf_uniform
 from privgraph.methods.blink import (
     beta_mle,
-    candidate_pairs,
+    evidence_rows,
+    pairs_above,
+    thresholded_graph,
     clip_degrees,
     expected_degrees,
     hard_graph,
@@ -119,15 +121,37 @@ def test_posterior_closed_form_matches_algorithm_3_for_every_state():
         assert np.allclose(lit, closed, rtol=1e-12)
 
 
-def test_candidate_pairs_are_exactly_the_pairs_above_threshold():
-    rng = np.random.default_rng(2)
-    beta = rng.normal(size=120)
-    for thr in (-1.0, 0.3, 2.0, 10.0):
-        got = set()
-        for i, j in candidate_pairs(beta, thr, chunk=97):
-            got |= set(zip(i.tolist(), j.tolist()))
-        want = {(a, b) for a in range(120) for b in range(a + 1, 120) if beta[a] + beta[b] > thr}
-        assert got == want
+def test_compiled_prf_equals_numpy_prf():
+    from privgraph.methods.blink.kernels import prf_uniform_compiled
+
+    rng = np.random.default_rng(0)
+    keys = rng.integers(0, 2**63, size=5000, dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(1)
+    counters = rng.integers(0, 2**40, size=5000)
+    for stream in (0, 1, 7):
+        assert np.array_equal(prf_uniform_compiled(keys, counters, stream), prf_uniform(keys, counters, stream))
+
+
+def test_compiled_evidence_rows_equal_lazy_bits():
+    data = graph(120, seed=1)
+    rep = link_ldp(data.edge_index, data.num_nodes, 1.0, 0.2, make_generator(3))
+    rows = np.array([0, 5, 119])
+    j = np.arange(rep.num_nodes)
+    want = np.stack([rep.evidence(np.full_like(j, r), j) * (j != r) for r in rows])
+    assert np.array_equal(evidence_rows(rep, rows), want)
+
+
+@pytest.mark.parametrize("tau,below", [(0.0, math.inf), (-3.0, math.inf), (-3.0, -1.0), (2.0, 5.0)])
+def test_pairs_above_visits_the_band_and_returns_exactly_the_passing_pairs(tau, below):
+    data = graph(150, seed=2)
+    rep = link_ldp(data.edge_index, data.num_nodes, 2.0, 0.3, make_generator(4))
+    beta = np.random.default_rng(1).normal(-1.0, 1.5, size=150)
+    i, j, visited = pairs_above(rep, beta, tau, below)
+    a, b = np.triu_indices(150, 1)
+    logit = posterior_logit(beta[a] + beta[b], rep.evidence(a, b), rep.epsilon_adjacency)
+    keep = (logit > tau) & (logit <= below)
+    assert set(zip(i.tolist(), j.tolist())) == set(zip(a[keep].tolist(), b[keep].tolist()))
+    assert len(i) == keep.sum()  # no duplicates
+    assert visited == int((beta[a] + beta[b] > tau - 2 * rep.epsilon_adjacency).sum())
 
 
 def _dense_posterior(rep, beta):
@@ -188,7 +212,7 @@ def test_posterior_approaches_true_graph_as_epsilon_grows():
 
 def test_hybrid_refuses_to_run_away():
     data = graph(250, seed=3)
-    rep = link_ldp(data.edge_index, data.num_nodes, 8.0, 0.3, make_generator(5))
+    rep = link_ldp(data.edge_index, data.num_nodes, 1.0, 0.3, make_generator(5))
     beta = beta_mle(clip_degrees(rep.noisy_degrees, rep.num_nodes)).beta
     with pytest.raises(RuntimeError, match="max_visits"):
         hybrid_graph(rep, beta, max_visits=10)

@@ -19,7 +19,7 @@ reads ``noisy_degrees``.)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -61,6 +61,7 @@ class LinkLDPReports:
     noisy_degrees: torch.Tensor  # float64 [n], unclipped; NaN when δ = 0 (no degree sent)
     _keys: np.ndarray  # uint64 [n], each node's secret PRF key
     _edge_keys: np.ndarray  # sorted int64 i*n + j over true directed edges
+    _csr: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def epsilon_degree(self) -> float:
@@ -95,6 +96,20 @@ class LinkLDPReports:
     def evidence(self, i, j) -> np.ndarray:
         """Number of ones among (Ã_ij, Ã_ji): the evidence state 0, 1 or 2."""
         return self.bits(i, j).astype(np.int8) + self.bits(j, i).astype(np.int8)
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """The true edges as CSR ``(indptr, indices)`` (column indices sorted per row),
+        for the compiled pair kernels (:mod:`privgraph.methods.blink.kernels`)."""
+        if self._csr is None:
+            n = self.num_nodes
+            indptr = np.searchsorted(self._edge_keys, np.arange(n + 1, dtype=np.int64) * n).astype(np.int64)
+            self._csr = (indptr, (self._edge_keys % n).astype(np.int64))
+        return self._csr
+
+    def kernel_args(self) -> tuple:
+        """``(keys, indptr, indices, p_flip, stream)`` as the compiled kernels take them."""
+        indptr, indices = self.csr()
+        return self._keys, indptr, indices, self.p_flip, _FLIP_STREAM
 
     def row(self, i: int) -> np.ndarray:
         """The whole noisy adjacency list of node i (O(n); for small graphs and tests)."""

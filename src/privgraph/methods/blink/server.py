@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterator
-
 import numpy as np
 import torch
 
+from privgraph.methods.blink import kernels
 from privgraph.methods.blink.client import LinkLDPReports
 
 
@@ -156,36 +155,6 @@ def posterior_from_bits(prior: np.ndarray, bit_ij: np.ndarray, bit_ji: np.ndarra
 
 
 # --------------------------------------------------- output-sensitive graphs
-def candidate_pairs(
-    beta: np.ndarray, threshold: float, upper: float = math.inf, chunk: int = 1 << 22
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """All pairs i < j with ``threshold`` < β_i + β_j ≤ ``upper``, in chunks, in
-    time O(n log n + #pairs) and memory O(n + chunk): sort β; for each node the
-    partners form a contiguous range of the sorted order."""
-    order = np.argsort(beta, kind="stable")
-    b = beta[order]
-    n = b.size
-    # for sorted position a, partners are positions max(a+1, start[a]) .. stop[a]-1
-    start = np.maximum(np.searchsorted(b, threshold - b, side="right"), np.arange(1, n + 1))
-    stop = np.searchsorted(b, upper - b, side="right") if math.isfinite(upper) else np.full(n, n)
-    counts = np.maximum(stop - start, 0)
-    rows = np.nonzero(counts > 0)[0]
-    if rows.size == 0:
-        return
-    cum = np.cumsum(counts[rows])
-    begin = 0
-    while begin < rows.size:
-        base = cum[begin - 1] if begin else 0
-        end = max(int(np.searchsorted(cum, base + chunk, side="right")), begin + 1)
-        r = rows[begin:end]
-        c = counts[r]
-        a = np.repeat(r, c)
-        offs = np.arange(c.sum()) - np.repeat(np.cumsum(c) - c, c)
-        i, j = order[a], order[np.repeat(start[r], c) + offs]
-        yield np.minimum(i, j), np.maximum(i, j)
-        begin = end
-
-
 @dataclass
 class EstimatedGraph:
     """An undirected estimated graph: both directions of each kept pair."""
@@ -193,6 +162,7 @@ class EstimatedGraph:
     edge_index: torch.Tensor  # [2, 2k]
     edge_weight: torch.Tensor | None  # [2k] posterior weights (Hybrid/Soft), None for Hard
     visited_pairs: int  # candidate pairs evaluated (the cost of the output-sensitive path)
+    threshold: float = 0.0  # the posterior-logit threshold the kept pairs pass
 
 
 def _symmetric(i: np.ndarray, j: np.ndarray, w: np.ndarray | None) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -201,104 +171,138 @@ def _symmetric(i: np.ndarray, j: np.ndarray, w: np.ndarray | None) -> tuple[torc
     return ei, ew
 
 
-def _visit(reports: LinkLDPReports, beta: np.ndarray, lower: float, upper: float = math.inf):
-    """Posterior logits of all pairs with ``lower`` < β_i + β_j ≤ ``upper``."""
-    eps_a = reports.epsilon_adjacency
-    parts_i, parts_j, parts_l = [], [], []
-    for i, j in candidate_pairs(beta, lower, upper):
-        parts_i.append(i)
-        parts_j.append(j)
-        parts_l.append(posterior_logit(beta[i] + beta[j], reports.evidence(i, j), eps_a))
-    cat = (lambda xs, dt: np.concatenate(xs) if xs else np.empty(0, dtype=dt))  # noqa: E731
-    return cat(parts_i, np.int64), cat(parts_j, np.int64), cat(parts_l, np.float64)
+def state_bounds(logit_threshold: float, epsilon_a: float) -> np.ndarray:
+    """β-sum bounds per evidence state t: logit P > τ ⟺ β_i + β_j > τ − (t − 1)·2ε_a."""
+    return logit_threshold - (np.arange(3) - 1.0) * 2.0 * epsilon_a
 
 
-def _pairs_above(reports: LinkLDPReports, beta: np.ndarray, logit_threshold: float):
-    """Pairs whose posterior logit exceeds ``logit_threshold``: only pairs with
-    β_i + β_j > threshold − 2ε_a (where evidence state 2 could pass) are visited."""
-    i, j, logit = _visit(reports, beta, logit_threshold - 2.0 * reports.epsilon_adjacency)
-    mask = logit > logit_threshold
-    return i[mask], j[mask], logit[mask], i.size
+def pairs_above(reports: LinkLDPReports, beta: np.ndarray, logit_threshold: float,
+                below: float = math.inf) -> tuple[np.ndarray, np.ndarray, int]:
+    """Pairs i < j with ``logit_threshold`` < logit P_ij ≤ ``below``, visiting only
+    pairs with β_i + β_j > τ − 2ε_a (compiled, :func:`kernels.collect_band`)."""
+    eps_a, p_flip = reports.epsilon_adjacency, reports.p_flip
+    high = state_bounds(below, eps_a) if math.isfinite(below) else np.full(3, math.inf)
+    expected = _expected_passing(beta, eps_a, p_flip, logit_threshold)
+    if math.isfinite(below):
+        expected -= _expected_passing(beta, eps_a, p_flip, below)
+    keys, indptr, indices, _, stream = reports.kernel_args()
+    return kernels.collect_band(beta, keys, indptr, indices, p_flip, stream,
+                                state_bounds(logit_threshold, eps_a), high, expected)
+
+
+def _logits(reports: LinkLDPReports, beta: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    return posterior_logit(beta[i] + beta[j], reports.evidence(i, j), reports.epsilon_adjacency)
 
 
 def hard_graph(reports: LinkLDPReports, beta: np.ndarray) -> EstimatedGraph:
     """Blink-Hard: keep (i, j) iff P_ij > 0.5, i.e. logit P_ij > 0."""
-    i, j, _, visited = _pairs_above(reports, beta, 0.0)
+    i, j, visited = pairs_above(reports, beta, 0.0)
     ei, _ = _symmetric(i, j, None)
-    return EstimatedGraph(ei, None, visited)
+    return EstimatedGraph(ei, None, visited, 0.0)
+
+
+def thresholded_graph(reports: LinkLDPReports, beta: np.ndarray, min_probability: float) -> EstimatedGraph:
+    """All pairs with P_ij > ``min_probability``, weighted by P_ij (the truncated Soft graph)."""
+    if not 0.0 < min_probability < 1.0:
+        raise ValueError(f"min_probability must lie in (0, 1), got {min_probability}")
+    tau = math.log(min_probability) - math.log1p(-min_probability)
+    i, j, visited = pairs_above(reports, beta, tau)
+    ei, ew = _symmetric(i, j, _sigmoid(_logits(reports, beta, i, j)))
+    return EstimatedGraph(ei, ew, visited, tau)
 
 
 def posterior_norm(reports: LinkLDPReports, beta: np.ndarray, exact_limit: int = 20_000,
-                   block: int = 512) -> tuple[float, bool]:
+                   block: int = 1024) -> tuple[float, bool]:
     """‖P‖_{1,1} = Σ_{i≠j} P_ij (both directions).  Returns ``(value, exact)``.
 
     Exact for n ≤ ``exact_limit`` (all pairs evaluated in row blocks, O(n²)
     time, O(block·n) memory).  Above, an estimate that is unbiased under the
-    β-model: pairs that can carry evidence above the prior's scale (β_i + β_j > −2ε_a)
-    are evaluated exactly and every other
-    pair contributes its prior p_ij (E[P_ij] = p_ij, the posterior is a
-    martingale), whose total is known from the fixed point: Σ_{i<j} p_ij = ½ Σ_i d̃⁺_i.
+    β-model: pairs that can carry evidence above the prior's scale
+    (β_i + β_j > −2ε_a) are evaluated exactly and every other pair contributes
+    its prior p_ij (E[P_ij] = p_ij: the posterior is a martingale), whose
+    total is known: Σ_{i<j} p_ij = ½ Σ_i E_i(β).
     """
     n, eps_a = reports.num_nodes, reports.epsilon_adjacency
     if n <= exact_limit:
         total = 0.0
-        for s in range(0, n - 1, block):
-            i = np.arange(s, min(s + block, n - 1))
-            ii = np.repeat(i, n - 1 - i)
-            jj = np.concatenate([np.arange(k + 1, n) for k in i])
-            logit = posterior_logit(beta[ii] + beta[jj], reports.evidence(ii, jj), eps_a)
-            total += float(_sigmoid(logit).sum())
-        return 2.0 * total, True
+        for s in range(0, n, block):
+            rows = np.arange(s, min(s + block, n))
+            logit = beta[rows, None] + beta[None, :] + (evidence_rows(reports, rows) - 1.0) * 2.0 * eps_a
+            p = _sigmoid(logit)
+            p[np.arange(rows.size), rows] = 0.0
+            total += float(p.sum())
+        return total, True
     prior_total = 0.5 * float(expected_degrees(beta).sum())
-    correction = 0.0
-    for i, j in candidate_pairs(beta, -2.0 * eps_a):
-        bsum = beta[i] + beta[j]
-        correction += float((_sigmoid(posterior_logit(bsum, reports.evidence(i, j), eps_a)) - _sigmoid(bsum)).sum())
-    return 2.0 * (prior_total + correction), False
+    keys, indptr, indices, p_flip, stream = reports.kernel_args()
+    excess, _ = kernels.band_posterior_excess(beta, keys, indptr, indices, p_flip, stream, eps_a, -2.0 * eps_a)
+    return 2.0 * (prior_total + excess), False
+
+
+def evidence_rows(reports: LinkLDPReports, rows: np.ndarray) -> np.ndarray:
+    """uint8 [len(rows), n]: the evidence states of whole rows (0 on the diagonal)."""
+    keys, indptr, indices, p_flip, stream = reports.kernel_args()
+    return kernels.evidence_rows(np.asarray(rows, np.int64), reports.num_nodes, keys, indptr, indices,
+                                 p_flip, np.uint64(stream))
+
+
+def _expected_passing(beta: np.ndarray, epsilon_a: float, p_flip: float, tau: float, bins: int = 1024) -> float:
+    """Expected number of pairs with logit P > τ under the β-model (binned β): used
+    only to choose where Hybrid's exact search starts."""
+    counts, edges = np.histogram(beta, bins=bins)
+    centers = 0.5 * (edges[:-1] + edges[1:])
+    pairs = np.outer(counts, counts).astype(np.float64)
+    pairs[np.diag_indices(bins)] = counts * (counts - 1) / 2.0
+    pairs = np.triu(pairs)
+    s = centers[:, None] + centers[None, :]
+    prior = _sigmoid(s)
+    q = p_flip
+    state_prob = [prior * q * q + (1 - prior) * (1 - q) ** 2, np.full_like(prior, 2 * q * (1 - q)),
+                  prior * (1 - q) ** 2 + (1 - prior) * q * q]
+    bounds = state_bounds(tau, epsilon_a)
+    return float(sum((pairs * state_prob[t] * (s > bounds[t])).sum() for t in range(3)))
 
 
 def hybrid_graph(
-    reports: LinkLDPReports, beta: np.ndarray, exact_limit: int = 20_000, max_visits: int = 50_000_000
+    reports: LinkLDPReports, beta: np.ndarray, exact_limit: int = 20_000, max_visits: int = 10**11
 ) -> EstimatedGraph:
     """Blink-Hybrid: keep the top ⌊‖P‖_{1,1}⌋ entries of P (⌊·/2⌋ symmetric
     pairs; ties broken by pair index), weighted by P.
 
-    The threshold is lowered geometrically (logit 0, −1, −2, −4, …) until
-    enough pairs pass, so only candidate pairs near the output are visited.
-    When the top ⌊‖P‖₁⌋ pairs reach into the bulk of the prior (large sparse
-    graphs at moderate ε), this still visits most pairs; past ``max_visits``
-    candidate pairs a ``RuntimeError`` is raised instead of running for hours.
+    The logit threshold τ is first placed where the β-model expects 1.25× the
+    needed number of pairs to pass, then lowered (τ ← τ − step, step doubling)
+    until at least that many really pass; each round visits only the band of
+    β-sums newly admitted.  ``max_visits`` bounds the candidate pairs visited.
     """
     norm, _ = posterior_norm(reports, beta, exact_limit)
     k = int(math.floor(norm)) // 2
     if k == 0:
-        return EstimatedGraph(torch.empty((2, 0), dtype=torch.long), torch.empty(0), 0)
-    eps_a = reports.epsilon_adjacency
-    lowest = float(2 * beta.min()) - 2.0 * eps_a - 1.0  # below this every pair has been visited
-    threshold, step, visited_upper = 0.0, 1.0, math.inf
-    found_i, found_j, found_l = [], [], []
-    while True:  # visit the band of β-sums newly admitted by the lowered threshold
-        lower = threshold - 2.0 * eps_a
-        bi, bj, bl = _visit(reports, beta, lower, visited_upper)
-        found_i.append(bi)
-        found_j.append(bj)
-        found_l.append(bl)
-        visited_upper = lower
-        i, j, logit = np.concatenate(found_i), np.concatenate(found_j), np.concatenate(found_l)
-        if i.size > max_visits:
-            raise RuntimeError(
-                f"Blink-Hybrid visited {i.size} candidate pairs (> max_visits={max_visits}) without reaching "
-                f"the top {k} pairs: the output-sensitive path does not apply to this graph and ε"
-            )
-        if int((logit > threshold).sum()) >= k or lower < lowest:
+        return EstimatedGraph(torch.empty((2, 0), dtype=torch.long), torch.empty(0), 0, math.inf)
+    eps_a, n = reports.epsilon_adjacency, reports.num_nodes
+    lo_tau, hi_tau = float(2 * beta.min()) - 2 * eps_a - 1.0, float(2 * beta.max()) + 2 * eps_a + 1.0
+    target = 1.25 * k + 100
+    a, b = lo_tau, hi_tau  # bisection on the (monotone) expected count
+    for _ in range(60):
+        mid = 0.5 * (a + b)
+        a, b = (mid, b) if _expected_passing(beta, eps_a, reports.p_flip, mid) >= target else (a, mid)
+    tau, previous, step = a, math.inf, 1.0
+    found_i, found_j, visited = [], [], 0
+    while True:
+        cost = kernels.band_size(beta, tau - 2 * eps_a) - (
+            kernels.band_size(beta, previous - 2 * eps_a) if math.isfinite(previous) else 0)
+        if visited + cost > max_visits:
+            raise RuntimeError(f"Blink-Hybrid would visit more than max_visits={max_visits} candidate pairs")
+        i, j, v = pairs_above(reports, beta, tau, previous)
+        found_i.append(i)
+        found_j.append(j)
+        visited += v
+        if sum(x.size for x in found_i) >= k or tau < lo_tau:
             break
-        threshold -= step
-        step *= 2.0
-    visited = i.size
-    n = reports.num_nodes
-    # ≥ k visited pairs pass the threshold and every unvisited pair does not, so the
-    # top k are among the visited; sort by logit descending, ties by pair index
+        previous, tau, step = tau, tau - step, 2 * step
+    i, j = np.concatenate(found_i), np.concatenate(found_j)
+    logit = _logits(reports, beta, i, j)
+    # ≥ k pairs pass τ and every other pair does not, so the top k are among them;
+    # sort by logit descending, ties by pair index
     order = np.lexsort((i * n + j, -logit))[:k]
-    i, j, w = i[order], j[order], _sigmoid(logit[order])
-    ei, ew = _symmetric(i, j, w)
-    return EstimatedGraph(ei, ew, visited)
+    i, j, logit = i[order], j[order], logit[order]
+    ei, ew = _symmetric(i, j, _sigmoid(logit))
+    return EstimatedGraph(ei, ew, visited, float(logit[-1]) if logit.size else tau)

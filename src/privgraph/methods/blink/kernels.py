@@ -1,0 +1,213 @@
+"""Compiled (numba) loops over node pairs for the Blink server.
+
+The reports' bits are evaluated on demand from each node's Philox key (see
+:mod:`privgraph.methods.blink.client`); these kernels do the same arithmetic
+as :func:`privgraph.mechanisms.prf.prf_uniform` — a test checks bit-for-bit
+equality — but without allocating a temporary per pair, so the server can
+scan 10⁹–10¹⁰ candidate pairs on a laptop.
+
+* :func:`evidence_rows` — the evidence states (0, 1, 2) of whole rows.
+* :func:`collect_band` — every pair i < j whose posterior logit
+  β_i + β_j + (s − 1)·2ε_a passes a threshold, visiting only pairs whose
+  β-sum lies in a band (sorted β, two pointers): Hard, Hybrid and the
+  truncated Soft graph all come from it.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+_M0 = np.uint64(0xD2511F53)
+_M1 = np.uint64(0xCD9E8D57)
+_W0 = np.uint64(0x9E3779B9)
+_W1 = np.uint64(0xBB67AE85)
+_MASK = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+_S11 = np.uint64(11)
+_INV53 = 1.0 / float(2**53)
+
+
+@nb.njit(inline="always", cache=True)
+def _prf(key: np.uint64, counter: np.int64, stream: np.uint64) -> float:
+    """Philox-4x32-10 uniform of (key, counter, stream): same value as ``prf_uniform``."""
+    c = np.uint64(counter)
+    c0 = c & _MASK
+    c1 = c >> _S32
+    c2 = stream & _MASK
+    c3 = np.uint64(0)
+    k0 = key & _MASK
+    k1 = key >> _S32
+    for _ in range(10):
+        p0 = _M0 * c0
+        p1 = _M1 * c2
+        hi0 = p0 >> _S32
+        lo0 = p0 & _MASK
+        hi1 = p1 >> _S32
+        lo1 = p1 & _MASK
+        c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
+        k0 = (k0 + _W0) & _MASK
+        k1 = (k1 + _W1) & _MASK
+    bits53 = ((c0 << _S32) | c1) >> _S11
+    return (float(bits53) + 0.5) * _INV53
+
+
+@nb.njit(inline="always", cache=True)
+def _is_edge(indptr: np.ndarray, indices: np.ndarray, i: np.int64, j: np.int64) -> bool:
+    lo = indptr[i]
+    hi = indptr[i + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        v = indices[mid]
+        if v < j:
+            lo = mid + 1
+        elif v > j:
+            hi = mid
+        else:
+            return True
+    return False
+
+
+@nb.njit(inline="always", cache=True)
+def _bit(keys, indptr, indices, p_flip, stream, i, j) -> np.int64:
+    flip = _prf(keys[i], j, stream) < p_flip
+    return np.int64(_is_edge(indptr, indices, i, j) != flip)
+
+
+def prf_uniform_compiled(keys: np.ndarray, counters: np.ndarray, stream: int) -> np.ndarray:
+    """Vectorised wrapper (for the equality test with the numpy PRF)."""
+    return _prf_many(np.asarray(keys, np.uint64), np.asarray(counters, np.int64), np.uint64(stream))
+
+
+@nb.njit(cache=True)
+def _prf_many(keys, counters, stream):
+    out = np.empty(keys.size)
+    for t in range(keys.size):
+        out[t] = _prf(keys[t], counters[t], stream)
+    return out
+
+
+@nb.njit(parallel=True, cache=True)
+def evidence_rows(rows, n, keys, indptr, indices, p_flip, stream):
+    """uint8 [len(rows), n]: Ã_ij + Ã_ji for each listed row i (0 on the diagonal)."""
+    out = np.zeros((rows.size, n), dtype=np.uint8)
+    for r in nb.prange(rows.size):
+        i = rows[r]
+        for j in range(n):
+            if j != i:
+                out[r, j] = (_bit(keys, indptr, indices, p_flip, stream, i, j)
+                             + _bit(keys, indptr, indices, p_flip, stream, j, i))
+    return out
+
+
+@nb.njit(inline="always", cache=True)
+def _passes(keys, indptr, indices, p_flip, stream, i, j, s, low, high) -> bool:
+    """Whether pair (i, j) with β-sum ``s`` is emitted: its state t passes iff
+    low[t] < s ≤ high[t].  Bits are evaluated lazily, only when they matter."""
+    in0 = s > low[0] and s <= high[0]
+    in1 = s > low[1] and s <= high[1]
+    in2 = s > low[2] and s <= high[2]
+    if in0 and in1 and in2:
+        return True
+    if not (in0 or in1 or in2):
+        return False
+    b1 = _bit(keys, indptr, indices, p_flip, stream, i, j)
+    if b1 == 0 and not (in0 or in1):
+        return False
+    if b1 == 1 and not (in1 or in2):
+        return False
+    t = b1 + _bit(keys, indptr, indices, p_flip, stream, j, i)
+    return (in0 and t == 0) or (in1 and t == 1) or (in2 and t == 2)
+
+
+_CHUNKS = 64  # rows are dealt to chunks round-robin: neighbouring sorted rows cost alike
+
+
+@nb.njit(parallel=True, cache=True)
+def _band_collect(order, b, start, cap, keys, indptr, indices, p_flip, stream, low, high):
+    """One pass: chunk c handles sorted rows c, c + C, c + 2C, …; it writes up to
+    ``cap`` pairs and counts all (a count above ``cap`` means: rerun bigger)."""
+    n = b.size
+    out_i = np.empty((_CHUNKS, cap), np.int64)
+    out_j = np.empty((_CHUNKS, cap), np.int64)
+    counts = np.zeros(_CHUNKS, np.int64)
+    for c in nb.prange(_CHUNKS):
+        m = 0
+        for a in range(c, n, _CHUNKS):
+            i = order[a]
+            for x in range(max(start[a], a + 1), n):
+                j = order[x]
+                if _passes(keys, indptr, indices, p_flip, stream, i, j, b[a] + b[x], low, high):
+                    if m < cap:
+                        out_i[c, m] = min(i, j)
+                        out_j[c, m] = max(i, j)
+                    m += 1
+        counts[c] = m
+    return out_i, out_j, counts
+
+
+@nb.njit(inline="always", cache=True)
+def _sigmoid(z: float) -> float:
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+@nb.njit(parallel=True, cache=True)
+def _band_excess(order, b, start, keys, indptr, indices, p_flip, stream, two_eps_a):
+    n = b.size
+    sums = np.zeros(_CHUNKS)
+    for c in nb.prange(_CHUNKS):
+        acc = 0.0
+        for a in range(c, n, _CHUNKS):
+            i = order[a]
+            for x in range(max(start[a], a + 1), n):
+                j = order[x]
+                s = b[a] + b[x]
+                t = (_bit(keys, indptr, indices, p_flip, stream, i, j)
+                     + _bit(keys, indptr, indices, p_flip, stream, j, i))
+                acc += _sigmoid(s + (t - 1) * two_eps_a) - _sigmoid(s)
+        sums[c] = acc
+    return sums.sum()
+
+
+def band_posterior_excess(beta: np.ndarray, keys: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
+                          p_flip: float, stream: int, epsilon_a: float, lower: float) -> tuple[float, int]:
+    """Σ over pairs i < j with β_i + β_j > ``lower`` of (P_ij − p_ij): posterior minus prior."""
+    order = np.argsort(beta, kind="stable")
+    b = np.ascontiguousarray(beta[order], dtype=np.float64)
+    start = np.searchsorted(b, lower - b, side="right").astype(np.int64)
+    visited = int(np.maximum(b.size - np.maximum(start, np.arange(1, b.size + 1)), 0).sum())
+    total = _band_excess(order, b, start, keys, indptr, indices, np.float64(p_flip), np.uint64(stream),
+                         np.float64(2.0 * epsilon_a))
+    return float(total), visited
+
+
+def band_size(beta: np.ndarray, lower: float) -> int:
+    """Number of pairs i < j with β_i + β_j > ``lower`` (O(n log n))."""
+    b = np.sort(np.asarray(beta, np.float64))
+    start = np.searchsorted(b, lower - b, side="right")
+    return int(np.maximum(b.size - np.maximum(start, np.arange(1, b.size + 1)), 0).sum())
+
+
+def collect_band(beta: np.ndarray, keys: np.ndarray, indptr: np.ndarray, indices: np.ndarray, p_flip: float,
+                 stream: int, low: np.ndarray, high: np.ndarray,
+                 expected: float | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """Pairs i < j whose evidence state t satisfies low[t] < β_i + β_j ≤ high[t].
+
+    Visits only pairs with β-sum > min(low) (a contiguous range of the sorted β
+    for each node) in one compiled, parallel pass whose buffers are sized from
+    ``expected`` (a second pass runs only if they overflow); returns
+    ``(i, j, visited)`` with i < j, each pair once.
+    """
+    order = np.argsort(beta, kind="stable")
+    b = np.ascontiguousarray(beta[order], dtype=np.float64)
+    start = np.searchsorted(b, float(np.min(low)) - b, side="right").astype(np.int64)
+    visited = int(np.maximum(b.size - np.maximum(start, np.arange(1, b.size + 1)), 0).sum())
+    args = (keys, indptr, indices, np.float64(p_flip), np.uint64(stream),
+            np.asarray(low, np.float64), np.asarray(high, np.float64))
+    cap = int(1.5 * (expected or 0) / _CHUNKS) + 1024
+    out_i, out_j, counts = _band_collect(order, b, start, cap, *args)
+    if counts.max() > cap:
+        cap = int(counts.max())
+        out_i, out_j, counts = _band_collect(order, b, start, cap, *args)
+    take = np.arange(cap)[None, :] < counts[:, None]
+    return out_i[take], out_j[take], visited
