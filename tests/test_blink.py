@@ -271,3 +271,34 @@ def test_rr_and_symrr_graphs():
     assert all((b, a) in sym_edges for a, b in sym_edges)
     # SymRR's pair {i<j} equals node i's RR report about j (same keys, same seed)
     assert {(a, b) for a, b in sym_edges if a < b} == {(i, j) for (j, i) in edges if i < j}
+
+
+def test_soft_exact_posterior_matrix_and_truncation_bound():
+    from privgraph.methods.blink.soft import PosteriorAdjacency, soft_graph
+
+    data = graph(200, seed=8)
+    rep = link_ldp(data.edge_index, data.num_nodes, 3.0, 0.2, make_generator(9))
+    beta = beta_mle(clip_degrees(rep.noisy_degrees, rep.num_nodes)).beta
+    n = rep.num_nodes
+    i, j, P = _dense_posterior(rep, beta)
+    dense = np.zeros((n, n))
+    dense[i, j] = P
+    dense += dense.T
+    op = PosteriorAdjacency(rep, beta, block=64)
+    assert np.allclose(op.to_dense().numpy(), dense, atol=1e-6)
+    x = torch.rand(n, 3, dtype=torch.float64)
+    assert np.allclose(op.matmul(x).numpy(), dense @ x.numpy(), atol=1e-5)
+    exact = soft_graph(rep, beta)
+    assert exact.adjacency is not None and exact.details["soft"] == "exact"
+    # truncated path: P_τ keeps exactly the entries above τ, and the error of P_τ·X
+    # is bounded row-wise by the dropped mass (times max |X|)
+    tau = 0.02
+    approx = soft_graph(rep, beta, exact_limit=10, min_probability=tau)
+    ei, w = approx.graph.edge_index.numpy(), approx.graph.edge_weight.numpy()
+    trunc = np.zeros((n, n))
+    trunc[ei[0], ei[1]] = w
+    assert np.allclose(trunc, np.where(dense > tau, dense, 0.0), atol=1e-6)
+    dropped_rows = dense.sum(1) - trunc.sum(1)
+    err = np.abs(dense @ x.numpy() - trunc @ x.numpy()).max(1)
+    assert np.all(err <= dropped_rows * np.abs(x.numpy()).max() + 1e-6)
+    assert approx.details["dropped_mass"] == pytest.approx(dropped_rows.sum(), rel=0.1)

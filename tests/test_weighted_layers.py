@@ -64,3 +64,50 @@ def test_node_classifier_accepts_edge_weights():
         assert out.shape == (N, 2)
         # the weights matter
         assert not torch.allclose(out, net(X, EI, torch.ones_like(W)))
+
+
+def _dense_case(n=40, seed=0):
+    from privgraph.nn.dense import BlockwiseAdjacency
+
+    g = torch.Generator().manual_seed(seed)
+    w = torch.rand(n, n, generator=g, dtype=torch.float64)
+    w = torch.triu(w, 1)
+    w = w + w.T  # symmetric, zero diagonal
+
+    class Matrix(BlockwiseAdjacency):
+        def __init__(self):
+            self.num_nodes, self.block = n, 7  # uneven blocks on purpose
+
+        def rows(self, start, stop):
+            return w[start:stop]
+
+    i, j = torch.triu_indices(n, n, 1)
+    edge_index = torch.cat([torch.stack([i, j]), torch.stack([j, i])], 1)
+    return Matrix(), edge_index, w[edge_index[0], edge_index[1]], torch.randn(n, 5, generator=g, dtype=torch.float64)
+
+
+def test_dense_layers_equal_the_weighted_sparse_layers_on_the_complete_graph():
+    from torch_geometric.nn import GCNConv
+
+    from privgraph.nn.dense import DenseGCNConv, DenseSAGEConv
+
+    op, edge_index, weight, x = _dense_case()
+    torch.manual_seed(0)
+    dense = DenseGCNConv(5, 3).double()
+    sparse = GCNConv(5, 3).double()
+    sparse.lin.weight.data.copy_(dense.lin.weight.data)
+    sparse.bias.data.copy_(torch.randn(3, dtype=torch.float64))
+    dense.bias.data.copy_(sparse.bias.data)
+    assert torch.allclose(dense(x, op), sparse(x, edge_index, weight), atol=1e-10)
+    dsage = DenseSAGEConv(5, 3).double()
+    ssage = WeightedSAGEConv(5, 3).double()
+    ssage.load_state_dict(dsage.state_dict())
+    assert torch.allclose(dsage(x, op), ssage(x, edge_index, weight), atol=1e-10)
+
+
+def test_blockwise_propagation_gradient():
+    from privgraph.nn.dense import propagate
+
+    op, _, _, x = _dense_case(n=15, seed=1)
+    x.requires_grad_(True)
+    assert torch.autograd.gradcheck(lambda h: propagate(op, h), (x,))

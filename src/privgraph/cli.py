@@ -115,7 +115,7 @@ def run(
     mechanism: Mechanism = typer.Option(Mechanism.multibit, help="feature mechanism of LPGNN"),
     delta: Optional[float] = typer.Option(
         None, help="lpgnn --mechanism gaussian: δ per node (default 1e-5); blink: degree share δ (default 0.1)"),
-    variant: Optional[str] = typer.Option(None, help="blink: hard or hybrid"),
+    variant: Optional[str] = typer.Option(None, help="blink: hard, soft or hybrid"),
     epsilon_y: Optional[float] = typer.Option(None, "--epsilon-y", help="label privacy budget (off by default)"),
     tune: bool = typer.Option(False, help="choose hyperparameters on validation per dataset and ε"),
     tune_budget: int = typer.Option(20, help="configurations tried by --tune"),

@@ -174,14 +174,13 @@ class Experiment:
     def _fit(self, data: Data, release: Release, labels, hp: Hyperparameters, seed: int) -> TrainResult:
         torch.manual_seed(seed)
         num_classes = int(data.y.max()) + 1
-        model = self.method.build_model(self.model, release.x.shape[1], num_classes, hp)
+        model = self.method.build_model(self.model, release.x.shape[1], num_classes, hp, release)
         if labels is None:
             y_obs, transition = data.y, None
         else:
             y_obs, transition = denoise_labels(data, labels, hp.label_steps)
-        edge_index = data.edge_index if release.edge_index is None else release.edge_index
         return train_node_classifier(
-            model, release.x, edge_index, y_obs, data.y, data.train_mask, data.val_mask, data.test_mask,
+            model, release.x, release.graph(data), y_obs, data.y, data.train_mask, data.val_mask, data.test_mask,
             lr=hp.lr, weight_decay=hp.weight_decay, epochs=hp.epochs, patience=hp.patience,
             loss_transition=transition, edge_weight=release.edge_weight,
         )

@@ -13,6 +13,7 @@ from torch_geometric.data import Data
 from privgraph.accounting import PrivacyGuarantee
 from privgraph.mechanisms import RandomSource
 from privgraph.nn import NodeClassifier
+from privgraph.nn.dense import BlockwiseAdjacency
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,13 @@ class Release:
     details: dict[str, Any] = field(default_factory=dict)
     edge_index: torch.Tensor | None = None
     edge_weight: torch.Tensor | None = None
+    adjacency: BlockwiseAdjacency | None = None  # a dense weight matrix in row blocks (Blink-Soft)
+
+    def graph(self, data: Data) -> torch.Tensor | BlockwiseAdjacency:
+        """What the model propagates over: the dense operator, the private graph, or the data's own."""
+        if self.adjacency is not None:
+            return self.adjacency
+        return data.edge_index if self.edge_index is None else self.edge_index
 
 
 class Method:
@@ -78,11 +86,14 @@ class Method:
     def kprop_steps(self, hp: Hyperparameters) -> int:
         return 0
 
-    weighted: ClassVar[bool] = False  # whether the released graph carries edge weights
-
-    def build_model(self, model: str, in_dim: int, num_classes: int, hp: Hyperparameters) -> NodeClassifier:
+    def build_model(self, model: str, in_dim: int, num_classes: int, hp: Hyperparameters,
+                    release: Release | None = None) -> NodeClassifier:
+        """The classifier for ``release``'s graph: weighted layers when it carries
+        edge weights, dense ones when it is a :class:`BlockwiseAdjacency`."""
+        dense = release is not None and release.adjacency is not None
+        weighted = release is not None and release.edge_weight is not None
         return NodeClassifier(model, in_dim, hp.hidden, num_classes, hp.dropout, kprop_steps=self.kprop_steps(hp),
-                              weighted=self.weighted)
+                              weighted=weighted, dense=dense)
 
     @staticmethod
     def check_epsilon_given(epsilon: float | None, name: str) -> float:

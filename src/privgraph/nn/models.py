@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.nn import GATConv, GCNConv, SAGEConv
 
+from privgraph.nn.dense import DENSE_LAYERS, BlockwiseAdjacency, DenseGCNConv, DenseSAGEConv
 from privgraph.nn.kprop import KProp
 from privgraph.nn.weighted import WeightedGATConv, WeightedSAGEConv
 
@@ -15,9 +16,15 @@ KPROP_AGGREGATOR = {"gcn": "gcn", "sage": "mean", "gat": "mean", "mlp": "mean"}
 
 
 def make_conv(model: str, in_dim: int, out_dim: int, heads: int = 1, last: bool = False,
-              weighted: bool = False) -> nn.Module:
+              weighted: bool = False, dense: bool = False) -> nn.Module:
     """One layer; ``weighted`` picks the edge-weighted forms of Blink's Appendix B.1
-    (PyG's GCNConv already implements eq. 20 with ``edge_weight``)."""
+    (PyG's GCNConv already implements eq. 20 with ``edge_weight``); ``dense``
+    their forms over a :class:`~privgraph.nn.dense.BlockwiseAdjacency` (Blink-Soft)."""
+    if dense and model in ("gcn", "sage"):
+        return DenseGCNConv(in_dim, out_dim) if model == "gcn" else DenseSAGEConv(in_dim, out_dim)
+    if dense and model == "gat":
+        raise ValueError("GAT over a dense weight matrix (every node attending to all others) is not supported; "
+                         "Blink's authors do not run Blink-Soft with GAT either — use gcn or sage")
     if model == "gcn":
         return GCNConv(in_dim, out_dim, cached=True)
     if model == "sage":
@@ -54,6 +61,7 @@ class NodeClassifier(nn.Module):
         kprop_steps: int = 0,
         heads: int = 4,
         weighted: bool = False,
+        dense: bool = False,
     ):
         super().__init__()
         if model not in MODELS:
@@ -63,15 +71,21 @@ class NodeClassifier(nn.Module):
         self.model, self.dropout = model, float(dropout)
         self.kprop = KProp(kprop_steps, KPROP_AGGREGATOR[model]) if kprop_steps > 0 else None
         first = "mlp" if self.kprop is not None else model
-        self.layer1 = make_conv(first, in_dim, hidden, heads=heads, weighted=weighted)
-        self.layer2 = make_conv(model, hidden, out_dim, last=True, weighted=weighted)
+        self.layer1 = make_conv(first, in_dim, hidden, heads=heads, weighted=weighted, dense=dense)
+        self.layer2 = make_conv(model, hidden, out_dim, last=True, weighted=weighted, dense=dense)
 
-    def _layer(self, layer: nn.Module, x: Tensor, edge_index: Tensor, edge_weight: Tensor | None) -> Tensor:
+    def _layer(self, layer: nn.Module, x: Tensor, edge_index: Tensor | BlockwiseAdjacency,
+               edge_weight: Tensor | None) -> Tensor:
         if isinstance(layer, nn.Linear):
             return layer(x)
+        if isinstance(layer, DENSE_LAYERS) != isinstance(edge_index, BlockwiseAdjacency):
+            raise ValueError("dense layers need a BlockwiseAdjacency graph and sparse layers an edge_index")
+        if isinstance(layer, DENSE_LAYERS):
+            return layer(x, edge_index)
         return layer(x, edge_index) if edge_weight is None else layer(x, edge_index, edge_weight)
 
-    def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor | None = None) -> Tensor:
+    def forward(self, x: Tensor, edge_index: Tensor | BlockwiseAdjacency, edge_weight: Tensor | None = None) -> Tensor:
+        """``edge_index`` is a [2, E] graph, or a :class:`BlockwiseAdjacency` for dense layers."""
         if edge_weight is not None and isinstance(self.layer2, (SAGEConv, GATConv)):
             raise ValueError("edge weights given to an unweighted SAGE/GAT model; build it with weighted=True")
         if self.kprop is not None:

@@ -211,3 +211,4 @@ def collect_band(beta: np.ndarray, keys: np.ndarray, indptr: np.ndarray, indices
         out_i, out_j, counts = _band_collect(order, b, start, cap, *args)
     take = np.arange(cap)[None, :] < counts[:, None]
     return out_i[take], out_j[take], visited
+
