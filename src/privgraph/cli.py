@@ -81,6 +81,7 @@ def print_summary(result, console: Console = out_console) -> None:
             shown["K"] = hp.get("kprop_steps")
         if r["epsilon_y"] is not None:
             shown["K_y"] = hp.get("label_steps")
+        shown.update(r.get("release_options") or {})
         table.add_row(_fmt_eps(r["epsilon"]), _fmt_eps(r["epsilon_y"]), _pct(r["mean"], r["ci95"]),
                       f"{100 * r['std']:.1f}", str(r["trials"]),
                       ", ".join(f"{k}={v:g}" for k, v in shown.items()) + (" (tuned)" if r["tuned"] else ""))

@@ -10,7 +10,14 @@ Protocol for one setting (dataset, method, ε):
   (``SEARCH_SPACE``, ``tune_budget`` configurations, the defaults always
   included); all trials then use the chosen values, which are stored;
 * under label privacy the validation accuracy is measured on the denoised
-  noisy labels the server holds, never on the true labels.
+  noisy labels the server holds, never on the true labels;
+* a method's *release* parameters (``Method.release_search``, e.g. Blink's
+  degree share δ) change the release itself, so with ``tune`` and no value
+  given each candidate is released anew on trial 0 and the one with the best
+  validation accuracy (default hyperparameters) is kept before the
+  hyperparameters are searched on its release.  Those candidate releases
+  are real privacy spending on the same data: the guarantee's notes state
+  the total (basic composition), as the source papers do not.
 """
 
 from __future__ import annotations
@@ -103,7 +110,7 @@ class ExperimentResult:
         for row in self.summary():
             results.append(
                 {k: row[k] for k in ("epsilon", "epsilon_y", "metric", "mean", "std", "ci95", "trials",
-                                     "mechanism", "model", "hyperparameters", "tuned", "privacy")}
+                                     "mechanism", "model", "hyperparameters", "release_options", "tuned", "privacy")}
             )
         return {
             "method": self.spec.method,
@@ -185,8 +192,10 @@ class Experiment:
             loss_transition=transition, edge_weight=release.edge_weight,
         )
 
-    def _release(self, data: Data, eps: float | None, trial_seed: int, eps_index: int, hp: Hyperparameters):
+    def _release(self, data: Data, eps: float | None, trial_seed: int, eps_index: int, hp: Hyperparameters,
+                 overrides: dict[str, Any] | None = None):
         options = {"mechanism": self.spec.mechanism, "delta": self.spec.delta, "clip": self.spec.clip}
+        options.update(overrides or {})
         release = self.method.release(data, eps, self._rng(trial_seed, 1, eps_index), hp, options)
         labels = None
         if self.spec.epsilon_y is not None:
@@ -196,10 +205,30 @@ class Experiment:
             report.guarantees[0] = report.guarantees[0].with_note("randomness from the OS cryptographic source")
         return release, labels, report
 
-    def _tune(self, data: Data, eps: float | None, eps_index: int, base: Hyperparameters) -> Hyperparameters:
+    def _select_release_options(self, data: Data, eps: float | None, eps_index: int,
+                                base: Hyperparameters) -> dict[str, Any]:
+        """Choose the method's release parameters not given by the user (see module docstring)."""
+        space = {k: v for k, v in self.method.release_search.items() if getattr(self.spec, k, None) is None}
+        if not self.spec.tune or not space:
+            return {}
         trial_seed = self.spec.seed
         tdata = self._trial_data(data, trial_seed)
-        release, labels, _ = self._release(tdata, eps, trial_seed, eps_index, base)
+        candidates = [dict(zip(space, values)) for values in itertools.product(*space.values())]
+        best, best_val = candidates[0], -1.0
+        for i, options in enumerate(candidates):
+            self.progress(f"choosing {', '.join(space)} at ε={eps}", i, len(candidates))
+            release, labels, _ = self._release(tdata, eps, trial_seed, eps_index, base, options)
+            result = self._fit(tdata, release, labels, base, _derive_seed(trial_seed, 4, eps_index))
+            if result.val_accuracy > best_val:
+                best, best_val = options, result.val_accuracy
+        self.progress(f"choosing {', '.join(space)} at ε={eps}", len(candidates), len(candidates))
+        return {**best, "selection_releases": len(candidates)}
+
+    def _tune(self, data: Data, eps: float | None, eps_index: int, base: Hyperparameters,
+              overrides: dict[str, Any] | None = None) -> Hyperparameters:
+        trial_seed = self.spec.seed
+        tdata = self._trial_data(data, trial_seed)
+        release, labels, _ = self._release(tdata, eps, trial_seed, eps_index, base, overrides)
         configs = search_configs(self.method, base, self.spec.tune_budget, _derive_seed(self.spec.seed, 3, eps_index),
                                  labels is not None)
         best, best_val = base, -1.0
@@ -222,13 +251,20 @@ class Experiment:
         total = len(epsilons) * spec.trials
         done = 0
         for k, eps in enumerate(epsilons):
-            hp = self._tune(data, eps, k, base) if spec.tune else base
+            chosen = self._select_release_options(data, eps, k, base)
+            selections = chosen.pop("selection_releases", 0)
+            hp = self._tune(data, eps, k, base, chosen) if spec.tune else base
             for t in range(spec.trials):
                 self.progress(f"{spec.method} on {spec.dataset}", done, total)
                 start = time.perf_counter()
                 trial_seed = spec.seed + t
                 tdata = self._trial_data(data, trial_seed)
-                release, labels, report = self._release(tdata, eps, trial_seed, k, hp)
+                release, labels, report = self._release(tdata, eps, trial_seed, k, hp, chosen)
+                if selections:
+                    report.guarantees[0] = report.guarantees[0].with_note(
+                        f"{', '.join(f'{n}={v:g}' for n, v in chosen.items())} was chosen on validation accuracy "
+                        f"among {selections} candidate releases on trial 0's split: counted, that selection "
+                        f"spends {selections}×ε = {selections * eps:g} (basic composition) on the same data")
                 result = self._fit(tdata, release, labels, hp, _derive_seed(trial_seed, 4, k))
                 reports[eps] = report
                 record = TrialRecord(
@@ -237,7 +273,8 @@ class Experiment:
                     epsilon=eps, epsilon_y=spec.epsilon_y, trial=t, seed=None if spec.secure else trial_seed,
                     config={
                         "hyperparameters": hp.to_dict(), "tuned": spec.tune, "split": spec.split,
-                        "delta": spec.delta, "variant": spec.variant,
+                        "delta": chosen.get("delta", spec.delta), "variant": spec.variant,
+                        "release_options": chosen, "selection_releases": selections,
                         "secure": spec.secure, "release": release.details,
                         "normalization": getattr(data, "normalization", None),
                     },

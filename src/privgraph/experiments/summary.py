@@ -52,6 +52,7 @@ def summarize(records: Iterable[TrialRecord], metric: str = "accuracy") -> list[
                 "trials": len(rs),
                 "hyperparameters": rs[0].config.get("hyperparameters"),
                 "tuned": rs[0].config.get("tuned", False),
+                "release_options": rs[0].config.get("release_options") or {},
                 "privacy": rs[0].guarantee,
             }
         )

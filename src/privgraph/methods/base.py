@@ -77,6 +77,8 @@ class Method:
     private: ClassVar[bool] = False  # whether --epsilon applies
     tunable: ClassVar[tuple[str, ...]] = ("lr", "weight_decay", "dropout")
     default_model: ClassVar[str] = "gcn"
+    # release parameters chosen on validation by --tune when not given (each value is a new release)
+    release_search: ClassVar[dict[str, list[Any]]] = {}
 
     def release(
         self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
