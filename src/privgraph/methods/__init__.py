@@ -4,14 +4,21 @@ from __future__ import annotations
 
 from privgraph.methods.base import SEARCH_SPACE, Release, Hyperparameters, Method
 from privgraph.methods.baselines import MLP, OneHotDegree, RandomFeatures, RawFeatures
-from privgraph.methods.blink.baselines import RandomizedResponseGraph, SymmetricRandomizedResponseGraph
+from privgraph.methods.blink.baselines import (
+    DegreePreservingRR,
+    LaplaceDpGCN,
+    RandomizedResponseGraph,
+    SymmetricRandomizedResponseGraph,
+)
+from privgraph.methods.blink.ldpgen import LDPGen
 from privgraph.methods.blink.method import Blink
+from privgraph.methods.blink.solitude import Solitude
 from privgraph.methods.lpgnn import LPGNN, LabelReports, denoise_labels, report_labels
 
 METHODS: dict[str, type[Method]] = {
     m.name: m
     for m in (LPGNN, RawFeatures, RandomFeatures, OneHotDegree, MLP, Blink, RandomizedResponseGraph,
-              SymmetricRandomizedResponseGraph)
+              SymmetricRandomizedResponseGraph, LaplaceDpGCN, DegreePreservingRR, LDPGen, Solitude)
 }
 
 

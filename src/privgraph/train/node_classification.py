@@ -54,12 +54,21 @@ def train_node_classifier(
     ``loss_transition`` (k×k, rows: true class) applies forward loss
     correction (Patrini et al. 2017) for labels from a known noise channel.
     ``edge_weight`` is passed to the model with the graph (weighted graphs).
+
+    A model that learns its graph (``graph_parameters()``, ``regularization()``,
+    ``project()``, e.g. Solitude) is trained by alternating optimisation: each
+    epoch one Adam step on the other parameters, then one on the graph
+    parameters with the regularisation added, followed by the projection.
     """
     if lr <= 0 or weight_decay < 0 or epochs < 1:
         raise ValueError("need lr > 0, weight_decay >= 0 and epochs >= 1")
     start = time.perf_counter()
     extra = () if edge_weight is None else (edge_weight,)
-    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    graph_params = list(model.graph_parameters()) if hasattr(model, "graph_parameters") else []
+    graph_ids = {id(p) for p in graph_params}
+    opt = torch.optim.Adam([p for p in model.parameters() if id(p) not in graph_ids], lr=lr,
+                           weight_decay=weight_decay)
+    graph_opt = torch.optim.Adam(graph_params, lr=lr) if graph_params else None
     best = (-1.0, float("inf"))
     best_state, best_epoch, since = None, 0, 0
     y_tr, y_va = y_observed[train_mask], y_observed[val_mask]
@@ -78,6 +87,12 @@ def train_node_classifier(
         loss = loss_fn(out[train_mask], y_tr)
         loss.backward()
         opt.step()
+        if graph_opt is not None:
+            graph_opt.zero_grad()
+            out = model(x, edge_index, *extra)
+            (loss_fn(out[train_mask], y_tr) + model.regularization()).backward()
+            graph_opt.step()
+            model.project()
         model.eval()
         with torch.no_grad():
             out = model(x, edge_index, *extra)

@@ -1,27 +1,45 @@
-"""Link-LDP baselines of the Blink paper that use randomized response only.
+"""Link-LDP baselines of the Blink paper (§5.1) built on per-entry reports.
 
 * RR: every node spends all of ε on randomized response over its adjacency
   list (δ = 0, no degree); node i aggregates from every j it reported
   (Ã_ij = 1) — a directed noisy graph.
-* SymRR: the same reports, but each pair {i, j}, i < j, is decided by the
-  report of one endpoint (Ã_ij of the lower index), giving an undirected graph.
+* SymRR (Imola et al. 2021): the same reports, but each pair {i, j}, i < j,
+  is decided by the report of one endpoint (Ã_ij of the lower index),
+  giving an undirected graph.
+* DPRR (Hidano & Murakami 2022): degree-preserving RR.  Node i sends a
+  Laplace degree d̃_i (ε_d = δε) and its RR list (ε_a = (1 − δ)ε); each
+  reported one is kept with probability q_i = d̃_i / (d̃_i(1 − 2p) + (n − 1)p)
+  (p = flip probability), so the expected number kept equals d̃_i — an
+  unbiased degree (post-processing of public values, server's randomness).
+* L-DpGCN (the Blink paper's LDP variant of DpGCN, Wu et al. 2022): node i
+  adds Laplace(1/ε) to each of its n − 1 adjacency entries (L1 sensitivity 1);
+  the server estimates the number of links by the sum of all noisy entries
+  (unbiased for 2|E|) and keeps the top that many entries.  (The paper writes
+  ‖Ã‖_{1,1}; with absolute values that is ≈ n²/ε, i.e. every entry would be
+  kept, so the signed sum is what the method means.)
 
-Guarantee: ε-link-LDP per adjacency list.  Their output has Θ(n²/(1+e^ε))
-edges, so they are built by scanning all pairs in row blocks (O(n²) time,
-memory proportional to the output) and refuse graphs above ``max_nodes``.
+Guarantee of each: ε-link-LDP per adjacency list.  They read Θ(n²) report
+entries, so they scan all pairs in row blocks (O(n²) time, memory
+proportional to the output) and refuse graphs above ``max_nodes``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 from torch_geometric.data import Data
 
-from privgraph.mechanisms import RandomSource
+from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.mechanisms import RandomSource, check_epsilon
+from privgraph.mechanisms.prf import prf_uniform
+from privgraph.mechanisms.randomness import integers, uniform
 from privgraph.methods.base import Hyperparameters, Method, Release
-from privgraph.methods.blink.client import LinkLDPReports, link_ldp
+from privgraph.methods.blink.client import LinkLDPReports, check_simple_undirected, link_ldp
+
+_LAPLACE_STREAM = 2
 
 
 def reported_pairs(reports: LinkLDPReports, upper_only: bool, block: int = 256) -> tuple[np.ndarray, np.ndarray]:
@@ -40,27 +58,36 @@ def reported_pairs(reports: LinkLDPReports, upper_only: bool, block: int = 256) 
     return np.concatenate(rows), np.concatenate(cols)
 
 
-class RandomizedResponseGraph(Method):
+def _directed(i: np.ndarray, j: np.ndarray) -> torch.Tensor:
+    """Node i aggregates from the nodes j its report names: messages j → i."""
+    return torch.from_numpy(np.stack([j, i])).long()
+
+
+class _AllPairsBaseline(Method):
+    private = True
+    max_nodes = 50_000
+
+    def check_size(self, data: Data) -> None:
+        if data.num_nodes > self.max_nodes:
+            raise ValueError(f"{self.name} reads Θ(n²) report entries; refusing n = {data.num_nodes} > {self.max_nodes}")
+
+
+class RandomizedResponseGraph(_AllPairsBaseline):
     name = "rr"
     description = "RR: randomized response on adjacency lists, used as the graph"
-    private = True
     symmetric = False
-    max_nodes = 50_000
 
     def release(
         self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
     ) -> Release:
         eps = self.check_epsilon_given(epsilon, self.name)
-        if data.num_nodes > self.max_nodes:
-            raise ValueError(f"{self.name} builds a graph with Θ(n²/(1+e^ε)) edges; refusing n = {data.num_nodes} "
-                             f"> {self.max_nodes}")
+        self.check_size(data)
         reports = link_ldp(data.edge_index, data.num_nodes, eps, 0.0, rng)
         i, j = reported_pairs(reports, upper_only=self.symmetric)
         if self.symmetric:
-            src, dst = np.concatenate([i, j]), np.concatenate([j, i])
+            edge_index = torch.from_numpy(np.stack([np.concatenate([i, j]), np.concatenate([j, i])])).long()
         else:
-            src, dst = j, i  # node i aggregates from the nodes it reported
-        edge_index = torch.from_numpy(np.stack([src, dst])).long()
+            edge_index = _directed(i, j)
         details = {"mechanism": self.name, "edges": int(edge_index.shape[1])}
         return Release(data.x.to(torch.float32), reports.guarantee().with_note(
             "δ = 0: the whole budget goes to randomized response, no degree is sent"), details, edge_index)
@@ -70,3 +97,97 @@ class SymmetricRandomizedResponseGraph(RandomizedResponseGraph):
     name = "symrr"
     description = "SymRR: each pair decided by its lower-index endpoint's randomized response"
     symmetric = True
+
+
+class DegreePreservingRR(_AllPairsBaseline):
+    name = "dprr"
+    description = "DPRR: randomized response + Laplace degree, reported ones sampled to the noisy degree"
+
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
+    ) -> Release:
+        eps = self.check_epsilon_given(epsilon, self.name)
+        self.check_size(data)
+        delta = 0.1 if options.get("delta") is None else float(options["delta"])
+        if not 0.0 < delta < 1.0:
+            raise ValueError(f"DPRR's degree share delta must lie in (0, 1), got {delta}")
+        n = data.num_nodes
+        reports = link_ldp(data.edge_index, n, eps, delta, rng)
+        i, j = reported_pairs(reports, upper_only=False)
+        p = reports.p_flip
+        d = reports.noisy_degrees.numpy().clip(0.0, n - 1.0)
+        q = np.clip(d / (d * (1.0 - 2.0 * p) + (n - 1.0) * p), 0.0, 1.0)
+        keep = uniform((i.size,), rng).numpy() < q[i]
+        i, j = i[keep], j[keep]
+        details = {"mechanism": self.name, "delta": delta, "edges": int(i.size), "reported_ones": int(keep.size)}
+        return Release(data.x.to(torch.float32), reports.guarantee().with_note(
+            "sampling the reported ones to the noisy degree is post-processing"), details, _directed(i, j))
+
+
+@dataclass
+class LaplaceAdjacencyReports:
+    """Every node's adjacency list plus Laplace(1/ε) per entry, lazily evaluable:
+    node i's noise on entry j is the inverse-CDF Laplace of its keyed PRF
+    uniform U(key_i, j), so two passes over the reports see the same values."""
+
+    num_nodes: int
+    epsilon: float
+    _keys: np.ndarray
+    _adjacency_keys: np.ndarray
+
+    @classmethod
+    def collect(cls, edge_index: torch.Tensor, num_nodes: int, epsilon: float,
+                rng: RandomSource) -> "LaplaceAdjacencyReports":
+        epsilon = check_epsilon(epsilon)
+        check_simple_undirected(edge_index, num_nodes)
+        src, dst = edge_index.numpy()
+        keys = integers(2**62, (num_nodes,), rng).numpy().astype(np.uint64)  # each node's secret noise key
+        return cls(num_nodes, epsilon, keys, np.sort(src.astype(np.int64) * num_nodes + dst))
+
+    def rows(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows start:stop: A_ij + Laplace(1/ε) (−∞ on the diagonal: nodes do not report themselves)."""
+        n = self.num_nodes
+        rows = np.arange(start, min(stop, n))
+        u = prf_uniform(self._keys[rows, None], np.arange(n)[None, :], stream=_LAPLACE_STREAM) - 0.5
+        values = -np.sign(u) * np.log1p(-2.0 * np.abs(u)) / self.epsilon
+        lo, hi = np.searchsorted(self._adjacency_keys, [start * n, (rows[-1] + 1) * n])
+        k = self._adjacency_keys[lo:hi]
+        values[k // n - start, k % n] += 1.0
+        values[rows - start, rows] = -np.inf
+        return rows, values
+
+    def guarantee(self) -> PrivacyGuarantee:
+        return PrivacyGuarantee(
+            Unit.ADJACENCY_LIST, TrustModel.LOCAL, self.epsilon, 0.0, "Laplace on each adjacency entry",
+            ("Laplace(1/ε) on each of the n − 1 entries: one link changes one entry by 1 (L1 sensitivity 1)",))
+
+
+class LaplaceDpGCN(_AllPairsBaseline):
+    name = "ldpgcn"
+    description = "L-DpGCN: Laplace noise on every adjacency entry, top estimated-|E| entries kept"
+
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
+    ) -> Release:
+        eps = self.check_epsilon_given(epsilon, self.name)
+        self.check_size(data)
+        n = data.num_nodes
+        reports = LaplaceAdjacencyReports.collect(data.edge_index, n, eps, rng)
+        block = max(1, (1 << 21) // n)
+        total = 0.0  # pass 1: the server's estimate of the number of links, Σ_{i≠j} Ã_ij
+        for s in range(0, n, block):
+            _, values = reports.rows(s, s + block)
+            total += float(values[np.isfinite(values)].sum())
+        m = int(min(max(round(total), 0), n * (n - 1)))
+        pool_v, pool_k = np.empty(0), np.empty(0, dtype=np.int64)
+        for s in range(0, n, block) if m else ():  # pass 2: running top-m of the same reports
+            rows, values = reports.rows(s, s + block)
+            pool_v = np.concatenate([pool_v, values.ravel()])
+            pool_k = np.concatenate([pool_k, (rows[:, None] * n + np.arange(n)[None, :]).ravel()])
+            if pool_v.size > m:
+                part = np.argpartition(-pool_v, m - 1)[:m]
+                pool_v, pool_k = pool_v[part], pool_k[part]
+        keys = pool_k[np.isfinite(pool_v)]
+        i, j = keys // n, keys % n
+        details = {"mechanism": self.name, "estimated_links": m, "edges": int(i.size)}
+        return Release(data.x.to(torch.float32), reports.guarantee(), details, _directed(i, j))

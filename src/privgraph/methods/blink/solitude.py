@@ -1,0 +1,86 @@
+"""Solitude's link component (Lin et al., TIFS'22; Blink paper §5.1 eq. 10).
+
+Nodes send randomized-response adjacency lists (all of ε on RR: ε-link-LDP
+per adjacency list); the server learns a sparser weighted graph Â jointly
+with the GNN,
+
+    min_{Â, θ}  L(Â | θ) + λ₁ ‖Â − Ã‖_F + λ₂ ‖Â‖_{1,1},   Â ∈ [0, 1]^{n×n},
+
+by alternating optimisation: one Adam step on θ with Â fixed, then one
+projected Adam step on Â with θ fixed.  Â is learned on the support of Ã:
+entries outside it start at 0 and both penalties only pull them towards 0,
+so restricting Â to the reported pairs changes nothing but the cost
+(Θ(|Ã|) instead of n² parameters).  Training is post-processing of the
+reports and spends no privacy.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import torch
+from torch import Tensor, nn
+from torch_geometric.data import Data
+from torch_geometric.nn import GCNConv
+
+from privgraph.mechanisms import RandomSource
+from privgraph.methods.base import Hyperparameters, Release
+from privgraph.methods.blink.baselines import RandomizedResponseGraph
+from privgraph.nn import NodeClassifier
+
+
+class LearnedAdjacencyClassifier(nn.Module):
+    """A weighted-graph classifier whose edge weights Â (on a fixed support) are parameters."""
+
+    def __init__(self, base: NodeClassifier, num_edges: int, lambda1: float, lambda2: float):
+        super().__init__()
+        self.base, self.lambda1, self.lambda2 = base, float(lambda1), float(lambda2)
+        self.adjacency = nn.Parameter(torch.ones(num_edges))  # Â starts at Ã (ones on the support)
+        for layer in base.modules():
+            if isinstance(layer, GCNConv):  # the normalisation changes with Â: no caching
+                layer.cached = False
+
+    def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor | None = None) -> Tensor:
+        return self.base(x, edge_index, self.adjacency)
+
+    def regularization(self) -> Tensor:
+        """λ₁‖Â − Ã‖_F + λ₂‖Â‖_{1,1} (Ã = 1 on the support, Â ≥ 0)."""
+        return self.lambda1 * torch.linalg.vector_norm(self.adjacency - 1.0) + self.lambda2 * self.adjacency.sum()
+
+    def graph_parameters(self) -> Iterable[nn.Parameter]:
+        return [self.adjacency]
+
+    @torch.no_grad()
+    def project(self) -> None:
+        self.adjacency.clamp_(0.0, 1.0)
+
+    def reset_parameters(self) -> None:
+        self.base.reset_parameters()
+        with torch.no_grad():
+            self.adjacency.fill_(1.0)
+
+
+class Solitude(RandomizedResponseGraph):
+    name = "solitude"
+    description = "Solitude: randomized response, then a sparse graph learned with the GNN (eq. 10)"
+
+    def __init__(self, lambda1: float = 1e-3, lambda2: float = 1e-3):
+        if lambda1 < 0 or lambda2 < 0:
+            raise ValueError("Solitude's λ₁ and λ₂ must be >= 0")
+        self.lambda1, self.lambda2 = lambda1, lambda2
+
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
+    ) -> Release:
+        release = super().release(data, epsilon, rng, hp, options)
+        release.details.update(mechanism=self.name, lambda1=self.lambda1, lambda2=self.lambda2)
+        return release
+
+    def build_model(self, model: str, in_dim: int, num_classes: int, hp: Hyperparameters,
+                    release: Release | None = None) -> nn.Module:
+        if release is None or release.edge_index is None:
+            raise ValueError("Solitude's model is built for a release (it learns that release's edge weights)")
+        if model == "gat":
+            raise ValueError("Solitude with GAT is not supported (the Blink paper does not run it either)")
+        base = NodeClassifier(model, in_dim, hp.hidden, num_classes, hp.dropout, weighted=True)
+        return LearnedAdjacencyClassifier(base, int(release.edge_index.shape[1]), self.lambda1, self.lambda2)
