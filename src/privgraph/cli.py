@@ -107,15 +107,18 @@ def _parse_hparams(items: list[str]) -> dict[str, Any]:
 
 @app.command()
 def run(
-    method: str = typer.Argument(..., help="lpgnn, gcn-raw, gcn-rnd, gcn-ohd, mlp or blink"),
+    method: str = typer.Argument(..., help="lpgnn, gcn-raw, gcn-rnd, gcn-ohd, mlp, blink, rr, symrr, ldpgcn, dprr, "
+                                           "ldpgen or solitude"),
     dataset: str = typer.Option("sbm", help="cora, citeseer, pubmed, facebook, github, lastfm, or sbm (synthetic)"),
-    epsilon: list[float] = typer.Option([1.0], help="feature privacy budget(s) ε, e.g. --epsilon 0.1 0.5 1 2"),
+    epsilon: list[float] = typer.Option([1.0], help="privacy budget(s) ε (features for lpgnn, adjacency lists for "
+                                                    "the link methods), e.g. --epsilon 1 2 4 8"),
     model: Optional[str] = typer.Option(None, help="gcn, sage, gat or mlp (default: the method's own)"),
     trials: int = typer.Option(10, min=1),
     seed: int = typer.Option(0),
     mechanism: Mechanism = typer.Option(Mechanism.multibit, help="feature mechanism of LPGNN"),
     delta: Optional[float] = typer.Option(
-        None, help="lpgnn --mechanism gaussian: δ per node (default 1e-5); blink: degree share δ (default 0.1)"),
+        None, help="lpgnn --mechanism gaussian: δ per node (default 1e-5); blink/dprr: degree share δ of ε "
+                   "(default 0.1; blink chooses it from {0.1,…,0.9} with --tune when not given)"),
     variant: Optional[str] = typer.Option(None, help="blink: hard, soft or hybrid"),
     epsilon_y: Optional[float] = typer.Option(None, "--epsilon-y", help="label privacy budget (off by default)"),
     tune: bool = typer.Option(False, help="choose hyperparameters on validation per dataset and ε"),

@@ -67,9 +67,12 @@ class _AllPairsBaseline(Method):
     private = True
     max_nodes = 50_000
 
-    def check_size(self, data: Data) -> None:
+    def checked_epsilon(self, data: Data, epsilon: float | None) -> float:
+        """ε validated, and the graph small enough for an all-pairs scan."""
+        eps = self.check_epsilon_given(epsilon, self.name)
         if data.num_nodes > self.max_nodes:
             raise ValueError(f"{self.name} reads Θ(n²) report entries; refusing n = {data.num_nodes} > {self.max_nodes}")
+        return eps
 
 
 class RandomizedResponseGraph(_AllPairsBaseline):
@@ -80,8 +83,7 @@ class RandomizedResponseGraph(_AllPairsBaseline):
     def release(
         self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
     ) -> Release:
-        eps = self.check_epsilon_given(epsilon, self.name)
-        self.check_size(data)
+        eps = self.checked_epsilon(data, epsilon)
         reports = link_ldp(data.edge_index, data.num_nodes, eps, 0.0, rng)
         i, j = reported_pairs(reports, upper_only=self.symmetric)
         if self.symmetric:
@@ -106,8 +108,7 @@ class DegreePreservingRR(_AllPairsBaseline):
     def release(
         self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
     ) -> Release:
-        eps = self.check_epsilon_given(epsilon, self.name)
-        self.check_size(data)
+        eps = self.checked_epsilon(data, epsilon)
         delta = 0.1 if options.get("delta") is None else float(options["delta"])
         if not 0.0 < delta < 1.0:
             raise ValueError(f"DPRR's degree share delta must lie in (0, 1), got {delta}")
@@ -169,8 +170,7 @@ class LaplaceDpGCN(_AllPairsBaseline):
     def release(
         self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
     ) -> Release:
-        eps = self.check_epsilon_given(epsilon, self.name)
-        self.check_size(data)
+        eps = self.checked_epsilon(data, epsilon)
         n = data.num_nodes
         reports = LaplaceAdjacencyReports.collect(data.edge_index, n, eps, rng)
         block = max(1, (1 << 21) // n)

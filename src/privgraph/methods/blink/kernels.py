@@ -172,20 +172,25 @@ def _band_excess(order, b, start, keys, indptr, indices, p_flip, stream, two_eps
 def band_posterior_excess(beta: np.ndarray, keys: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
                           p_flip: float, stream: int, epsilon_a: float, lower: float) -> tuple[float, int]:
     """Σ over pairs i < j with β_i + β_j > ``lower`` of (P_ij − p_ij): posterior minus prior."""
-    order = np.argsort(beta, kind="stable")
-    b = np.ascontiguousarray(beta[order], dtype=np.float64)
-    start = np.searchsorted(b, lower - b, side="right").astype(np.int64)
-    visited = int(np.maximum(b.size - np.maximum(start, np.arange(1, b.size + 1)), 0).sum())
+    order, b, start, visited = _band(beta, lower)
     total = _band_excess(order, b, start, keys, indptr, indices, np.float64(p_flip), np.uint64(stream),
                          np.float64(2.0 * epsilon_a))
     return float(total), visited
 
 
+def _band(beta: np.ndarray, lower: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Sorted β and, per sorted position a, the first partner position with
+    b[a] + b[x] > ``lower``; plus the number of such pairs i < j."""
+    order = np.argsort(beta, kind="stable")
+    b = np.ascontiguousarray(beta[order], dtype=np.float64)
+    start = np.searchsorted(b, lower - b, side="right").astype(np.int64)
+    visited = int(np.maximum(b.size - np.maximum(start, np.arange(1, b.size + 1)), 0).sum())
+    return order, b, start, visited
+
+
 def band_size(beta: np.ndarray, lower: float) -> int:
     """Number of pairs i < j with β_i + β_j > ``lower`` (O(n log n))."""
-    b = np.sort(np.asarray(beta, np.float64))
-    start = np.searchsorted(b, lower - b, side="right")
-    return int(np.maximum(b.size - np.maximum(start, np.arange(1, b.size + 1)), 0).sum())
+    return _band(beta, lower)[3]
 
 
 def collect_band(beta: np.ndarray, keys: np.ndarray, indptr: np.ndarray, indices: np.ndarray, p_flip: float,
@@ -198,10 +203,7 @@ def collect_band(beta: np.ndarray, keys: np.ndarray, indptr: np.ndarray, indices
     ``expected`` (a second pass runs only if they overflow); returns
     ``(i, j, visited)`` with i < j, each pair once.
     """
-    order = np.argsort(beta, kind="stable")
-    b = np.ascontiguousarray(beta[order], dtype=np.float64)
-    start = np.searchsorted(b, float(np.min(low)) - b, side="right").astype(np.int64)
-    visited = int(np.maximum(b.size - np.maximum(start, np.arange(1, b.size + 1)), 0).sum())
+    order, b, start, visited = _band(beta, float(np.min(low)))
     args = (keys, indptr, indices, np.float64(p_flip), np.uint64(stream),
             np.asarray(low, np.float64), np.asarray(high, np.float64))
     cap = int(1.5 * (expected or 0) / _CHUNKS) + 1024
