@@ -101,3 +101,13 @@ def test_citeseer_counts(monkeypatch, tmp_path):
     monkeypatch.setenv("PRIVGRAPH_CACHE", str(tmp_path / "cache"))
     data = load("citeseer")
     assert data.num_nodes == 3327 and data.edge_index.shape[1] == 9104
+
+
+@needs_data
+def test_facebook_self_loops_are_removed_and_counted(monkeypatch, tmp_path):
+    from torch_geometric.utils import contains_self_loops, is_undirected
+
+    monkeypatch.setenv("PRIVGRAPH_CACHE", str(tmp_path / "cache"))
+    data = load("facebook")
+    assert data.removed_self_loops > 0 and not contains_self_loops(data.edge_index)
+    assert is_undirected(data.edge_index, num_nodes=data.num_nodes)

@@ -138,9 +138,15 @@ def load(
 ) -> Data:
     """Load a dataset, normalise its features to [0, 1] and attach split masks.
 
+    Self-loops are removed (a node is not its own link; FacebookPagePage has
+    them) and their number kept in ``data.removed_self_loops``; the GNN layers
+    add their own self-loops where their formula has them.
+
     ``split`` is ``"random"`` (seeded, stratified, 50/25/25 by default) or
     ``"public"`` (the Planetoid split).  ``root`` overrides ``$PRIVGRAPH_DATA``.
     """
+    from torch_geometric.utils import remove_self_loops
+
     from privgraph.data.splits import stratified_split
     from privgraph.data.transforms import minmax_normalize
 
@@ -156,7 +162,9 @@ def load(
     if normalize:
         data = minmax_normalize(data)
     data.y = data.y.long()
-    data.edge_index = data.edge_index.long()
+    edge_index, _ = remove_self_loops(data.edge_index.long())
+    data.removed_self_loops = int(data.edge_index.shape[1] - edge_index.shape[1])
+    data.edge_index = edge_index
     return data
 
 
