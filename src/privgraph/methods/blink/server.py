@@ -177,17 +177,17 @@ def state_bounds(logit_threshold: float, epsilon_a: float) -> np.ndarray:
 
 
 def pairs_above(reports: LinkLDPReports, beta: np.ndarray, logit_threshold: float,
-                below: float = math.inf) -> tuple[np.ndarray, np.ndarray, int]:
+                below: float = math.inf, expected: "_ExpectedPassing | None" = None
+                ) -> tuple[np.ndarray, np.ndarray, int]:
     """Pairs i < j with ``logit_threshold`` < logit P_ij ≤ ``below``, visiting only
     pairs with β_i + β_j > τ − 2ε_a (compiled, :func:`kernels.collect_band`)."""
     eps_a, p_flip = reports.epsilon_adjacency, reports.p_flip
     high = state_bounds(below, eps_a) if math.isfinite(below) else np.full(3, math.inf)
-    expected = _expected_passing(beta, eps_a, p_flip, logit_threshold)
-    if math.isfinite(below):
-        expected -= _expected_passing(beta, eps_a, p_flip, below)
+    expected = expected or _ExpectedPassing(beta, eps_a, p_flip)
+    count = expected(logit_threshold) - (expected(below) if math.isfinite(below) else 0.0)
     keys, indptr, indices, _, stream = reports.kernel_args()
     return kernels.collect_band(beta, keys, indptr, indices, p_flip, stream,
-                                state_bounds(logit_threshold, eps_a), high, expected)
+                                state_bounds(logit_threshold, eps_a), high, count)
 
 
 def _logits(reports: LinkLDPReports, beta: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -245,21 +245,26 @@ def evidence_rows(reports: LinkLDPReports, rows: np.ndarray) -> np.ndarray:
                                  p_flip, np.uint64(stream))
 
 
-def _expected_passing(beta: np.ndarray, epsilon_a: float, p_flip: float, tau: float, bins: int = 1024) -> float:
-    """Expected number of pairs with logit P > τ under the β-model (binned β): used
-    only to choose where Hybrid's exact search starts."""
-    counts, edges = np.histogram(beta, bins=bins)
-    centers = 0.5 * (edges[:-1] + edges[1:])
-    pairs = np.outer(counts, counts).astype(np.float64)
-    pairs[np.diag_indices(bins)] = counts * (counts - 1) / 2.0
-    pairs = np.triu(pairs)
-    s = centers[:, None] + centers[None, :]
-    prior = _sigmoid(s)
-    q = p_flip
-    state_prob = [prior * q * q + (1 - prior) * (1 - q) ** 2, np.full_like(prior, 2 * q * (1 - q)),
-                  prior * (1 - q) ** 2 + (1 - prior) * q * q]
-    bounds = state_bounds(tau, epsilon_a)
-    return float(sum((pairs * state_prob[t] * (s > bounds[t])).sum() for t in range(3)))
+class _ExpectedPassing:
+    """Expected number of pairs with logit P > τ under the β-model (binned β),
+    as a function of τ: used only to size buffers and to choose where Hybrid's
+    exact search starts.  The binning is done once; each τ costs O(bins²)."""
+
+    def __init__(self, beta: np.ndarray, epsilon_a: float, p_flip: float, bins: int = 1024):
+        counts, edges = np.histogram(beta, bins=bins)
+        centers = 0.5 * (edges[:-1] + edges[1:])
+        pairs = np.outer(counts, counts).astype(np.float64)
+        pairs[np.diag_indices(bins)] = counts * (counts - 1) / 2.0
+        pairs = np.triu(pairs)
+        self.sums = centers[:, None] + centers[None, :]
+        prior, q = _sigmoid(self.sums), p_flip
+        self.weights = [pairs * (prior * q * q + (1 - prior) * (1 - q) ** 2), pairs * (2 * q * (1 - q)),
+                        pairs * (prior * (1 - q) ** 2 + (1 - prior) * q * q)]
+        self.epsilon_a = epsilon_a
+
+    def __call__(self, tau: float) -> float:
+        bounds = state_bounds(tau, self.epsilon_a)
+        return float(sum(self.weights[t][self.sums > bounds[t]].sum() for t in range(3)))
 
 
 def hybrid_graph(
@@ -280,10 +285,11 @@ def hybrid_graph(
     eps_a, n = reports.epsilon_adjacency, reports.num_nodes
     lo_tau, hi_tau = float(2 * beta.min()) - 2 * eps_a - 1.0, float(2 * beta.max()) + 2 * eps_a + 1.0
     target = 1.25 * k + 100
+    expected = _ExpectedPassing(beta, eps_a, reports.p_flip)
     a, b = lo_tau, hi_tau  # bisection on the (monotone) expected count
     for _ in range(60):
         mid = 0.5 * (a + b)
-        a, b = (mid, b) if _expected_passing(beta, eps_a, reports.p_flip, mid) >= target else (a, mid)
+        a, b = (mid, b) if expected(mid) >= target else (a, mid)
     tau, previous, step = a, math.inf, 1.0
     found_i, found_j, visited = [], [], 0
     while True:
@@ -291,7 +297,7 @@ def hybrid_graph(
             kernels.band_size(beta, previous - 2 * eps_a) if math.isfinite(previous) else 0)
         if visited + cost > max_visits:
             raise RuntimeError(f"Blink-Hybrid would visit more than max_visits={max_visits} candidate pairs")
-        i, j, v = pairs_above(reports, beta, tau, previous)
+        i, j, v = pairs_above(reports, beta, tau, previous, expected)
         found_i.append(i)
         found_j.append(j)
         visited += v
