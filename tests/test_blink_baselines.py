@@ -105,3 +105,21 @@ def test_solitude_learns_weights_in_the_unit_interval_and_sparsifies():
     assert float(w.min()) >= 0.0 and float(w.max()) < 1.0  # the ℓ1 penalty has pulled every weight below Ã = 1
     with pytest.raises(ValueError, match="GAT"):
         method.build_model("gat", 4, 3, Hyperparameters(), rel)
+
+
+@pytest.mark.parametrize("scale_factor,should_pass", [(1.0, True), (2.0, False)])
+def test_ldpgen_degree_vector_noise_scale(scale_factor, should_pass, monkeypatch):
+    from privgraph.methods.blink import ldpgen
+
+    data = graph(400, seed=3)
+    groups = np.arange(400) % 4
+    counts = ldpgen.noisy_degree_vectors(data.edge_index, groups, 4, 1e9, make_generator(0))  # ~no noise
+    noisy = ldpgen.noisy_degree_vectors(data.edge_index, groups, 4, 0.5, make_generator(1))
+    p = stats.kstest((noisy - np.round(counts)).ravel(), stats.laplace(scale=scale_factor / 0.5).cdf).pvalue
+    assert (p > 1e-3) == should_pass
+    # LDPGen spends ε/2 per round: each round's reports use ε/2
+    seen = []
+    real = ldpgen.noisy_degree_vectors
+    monkeypatch.setattr(ldpgen, "noisy_degree_vectors", lambda *a: seen.append(a[3]) or real(*a))
+    release("ldpgen", graph(300, seed=4), 3.0)
+    assert seen == [1.5, 1.5]
