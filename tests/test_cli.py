@@ -65,3 +65,52 @@ def test_unknown_dataset_and_missing_db(tmp_path):
     assert res.exit_code == 1 and "unknown dataset" in res.output
     res = runner.invoke(app, ["plot", "--db", str(tmp_path / "missing.db")])
     assert res.exit_code == 2
+
+
+def test_expand_multi_value_options_stops_at_short_options():
+    assert expand_multi_value_options(["release", "x", "--epsilon", "1", "-o", "g.pt"]) == [
+        "release", "x", "--epsilon", "1", "-o", "g.pt"]
+    assert expand_multi_value_options(["--epsilon", "-1", "2"]) == ["--epsilon", "-1", "--epsilon", "2"]
+
+
+def test_run_heterorr_reports_both_units(tmp_path):
+    args = ["run", "heterorr", "--dataset", "sbm", "--private-ratio", "0.2", "--epsilon-f", "2", "--epsilon", "1",
+            "--trials", "1", "--mcmc-steps", "2000", "--bins", "3", "--db", str(tmp_path / "r.db"), "--format",
+            "json", *FAST]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    units = json.loads(res.stdout)["results"][0]["privacy"]["by_unit"]
+    assert units["node feature vector"]["epsilon"] == 2.0
+    assert units["private edge"]["epsilon"] == 1.0 and units["private edge"]["trust_model"].startswith("central")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "edgerr", "--dataset", "sbm"], "--private-ratio"),
+    (["run", "featurerr", "--dataset", "sbm", "--gamma", "1.5"], "gamma"),
+    (["run", "featurerr", "--dataset", "sbm", "--bins", "1"], "bins"),
+    (["run", "heterorr", "--dataset", "sbm", "--private-ratio", "0.2", "--epsilon-e", "0"], "epsilon_e"),
+    (["run", "edgerr", "--dataset", "sbm", "--private-ratio", "2"], "ratio"),
+])
+def test_heterorr_bad_options_exit_with_error(tmp_path, args, message):
+    res = runner.invoke(app, args + ["--db", str(tmp_path / "r.db")])
+    assert res.exit_code == 2 and message in res.output
+
+
+@pytest.mark.parametrize("method", ["edgerr", "featureldp", "lapgraph"])
+def test_release_writes_graph_and_report(tmp_path, method):
+    import torch
+
+    out = tmp_path / "g.pt"
+    args = ["release", method, "--dataset", "sbm", "--epsilon", "2", "--private-ratio", "0.3", "--mcmc-steps", "500",
+            "--mechanism", "piecewise", "-o", str(out)]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    graph = torch.load(out)
+    meta = json.loads((tmp_path / "g.pt.json").read_text())
+    assert graph["x"].shape[0] == graph["num_nodes"] and graph["edge_index"].shape[0] == 2
+    assert meta["method"] == method and meta["epsilon"] == 2.0 and meta["edges"] == graph["edge_index"].shape[1]
+    unit = "node feature vector" if method == "featureldp" else "private edge"
+    assert meta["privacy"]["by_unit"][unit]["epsilon"] == 2.0
+    again = tmp_path / "h.pt"
+    assert runner.invoke(app, args[:-1] + [str(again)]).exit_code == 0
+    assert torch.equal(torch.load(again)["edge_index"], graph["edge_index"])  # seeded: the same release

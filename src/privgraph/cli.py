@@ -35,6 +35,11 @@ class Mechanism(str, Enum):
     onebit = "onebit"
     laplace = "laplace"
     gaussian = "gaussian"
+    duchi = "duchi"
+    piecewise = "piecewise"
+    hybrid = "hybrid"
+    three_output = "three-output"
+    pm_sub = "pm-sub"
 
 
 class RichProgress:
@@ -105,17 +110,41 @@ def _parse_hparams(items: list[str]) -> dict[str, Any]:
     return out
 
 
+def _release_options(epsilon_f, epsilon_e, gamma, bins, public_fraction, sensitive, mcmc_steps,
+                     mcmc_share) -> dict[str, Any]:
+    options = {"epsilon_f": epsilon_f, "epsilon_e": epsilon_e, "gamma": gamma, "bins": bins,
+               "public_fraction": public_fraction, "mcmc_steps": mcmc_steps, "mcmc_share": mcmc_share,
+               "sensitive_features": [int(i) for i in sensitive.split(",")] if sensitive else None}
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _checked_spec(**fields: Any):
+    """An :class:`ExperimentSpec`, validated; bad input exits with status 2 and the reason."""
+    from privgraph.experiments import ExperimentSpec
+
+    try:
+        spec = ExperimentSpec(**fields)
+        spec.validate()
+    except ValueError as err:
+        err_console.print(f"[red]error:[/red] {err}")
+        raise typer.Exit(2) from None
+    return spec
+
+
+METHOD_HELP = ("lpgnn, gcn-raw, gcn-rnd, gcn-ohd, mlp, blink, rr, symrr, ldpgcn, dprr, ldpgen, solitude, "
+               "featureldp, featurerr, edgerr, privhrg, edgerand, lapgraph or heterorr")
+
+
 @app.command()
 def run(
-    method: str = typer.Argument(..., help="lpgnn, gcn-raw, gcn-rnd, gcn-ohd, mlp, blink, rr, symrr, ldpgcn, dprr, "
-                                           "ldpgen or solitude"),
+    method: str = typer.Argument(..., help=METHOD_HELP),
     dataset: str = typer.Option("sbm", help="cora, citeseer, pubmed, facebook, github, lastfm, or sbm (synthetic)"),
     epsilon: list[float] = typer.Option([1.0], help="privacy budget(s) ε (features for lpgnn, adjacency lists for "
                                                     "the link methods), e.g. --epsilon 1 2 4 8"),
     model: Optional[str] = typer.Option(None, help="gcn, sage, gat or mlp (default: the method's own)"),
     trials: int = typer.Option(10, min=1),
     seed: int = typer.Option(0),
-    mechanism: Mechanism = typer.Option(Mechanism.multibit, help="feature mechanism of LPGNN"),
+    mechanism: Mechanism = typer.Option(Mechanism.multibit, help="feature mechanism of lpgnn and featureldp"),
     delta: Optional[float] = typer.Option(
         None, help="lpgnn --mechanism gaussian: δ per node (default 1e-5); blink/dprr: degree share δ of ε "
                    "(default 0.1; blink chooses it from {0.1,…,0.9} with --tune when not given)"),
@@ -128,24 +157,32 @@ def run(
     secure: bool = typer.Option(False, help="draw noise from the OS cryptographic source (not reproducible)"),
     clip: bool = typer.Option(False, help="clip features into the declared domain instead of failing"),
     data_root: Optional[Path] = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)"),
+    private_ratio: Optional[float] = typer.Option(
+        None, "--private-ratio", help="mark this fraction ρ of the edges private at random (edge-level methods)"),
+    epsilon_f: Optional[float] = typer.Option(None, "--epsilon-f", help="heterorr: feature budget ε_f"),
+    epsilon_e: Optional[float] = typer.Option(None, "--epsilon-e", help="heterorr: private-edge budget ε_e"),
+    gamma: Optional[float] = typer.Option(None, help="FeatureRR: importance weight γ of eq. 7 (default 0.5)"),
+    bins: Optional[int] = typer.Option(None, help="FeatureRR: number of bins k (default 2)"),
+    public_fraction: Optional[float] = typer.Option(
+        None, "--public-fraction", help="FeatureRR: share of training nodes declared public (default 0.1)"),
+    sensitive_features: Optional[str] = typer.Option(
+        None, "--sensitive-features", help="FeatureRR: comma-separated sensitive feature indices"),
+    mcmc_steps: Optional[int] = typer.Option(None, "--mcmc-steps", help="EdgeRR/privHRG: MCMC moves (default 1000·n)"),
+    mcmc_share: Optional[float] = typer.Option(None, "--mcmc-share", help="EdgeRR/privHRG: ε₁/ε_e (default 0.5)"),
     db: Path = typer.Option(Path("results/privgraph.db"), help="SQLite results database"),
     format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
 ) -> None:
     """Run a method over one or more ε, several seeded trials; store and print results."""
-    from privgraph.experiments import ExperimentSpec, ResultsStore, run_experiment
+    from privgraph.experiments import ResultsStore, run_experiment
 
-    try:
-        spec = ExperimentSpec(
-            method=method, dataset=dataset, epsilons=list(epsilon), model=model, trials=trials, seed=seed,
-            mechanism=mechanism.value, delta=delta, variant=variant, epsilon_y=epsilon_y, tune=tune,
-            tune_budget=tune_budget,
-            split=split, hyperparameters=_parse_hparams(hparam), secure=secure, clip=clip,
-            data_root=str(data_root) if data_root else None,
-        )
-        spec.validate()
-    except ValueError as err:
-        err_console.print(f"[red]error:[/red] {err}")
-        raise typer.Exit(2) from None
+    spec = _checked_spec(
+        method=method, dataset=dataset, epsilons=list(epsilon), model=model, trials=trials, seed=seed,
+        mechanism=mechanism.value, delta=delta, variant=variant, epsilon_y=epsilon_y, tune=tune,
+        tune_budget=tune_budget, split=split, hyperparameters=_parse_hparams(hparam), secure=secure, clip=clip,
+        data_root=str(data_root) if data_root else None, private_ratio=private_ratio,
+        options=_release_options(epsilon_f, epsilon_e, gamma, bins, public_fraction, sensitive_features,
+                                 mcmc_steps, mcmc_share),
+    )
     start = time.perf_counter()
     try:
         with RichProgress(enabled=sys.stderr.isatty()) as progress:
@@ -159,6 +196,50 @@ def run(
         print_summary(result)
         out_console.print(f"[dim]{len(result.records)} trials stored in {db} (run {result.run_id}), "
                           f"{time.perf_counter() - start:.1f}s[/dim]")
+
+
+@app.command()
+def release(
+    method: str = typer.Argument(..., help=METHOD_HELP),
+    output: Path = typer.Option(..., "-o", "--output", help="file for the privatized graph (torch.save)"),
+    dataset: str = typer.Option("sbm", help="cora, citeseer, facebook, github, ... or sbm (synthetic)"),
+    epsilon: float = typer.Option(1.0, help="privacy budget ε (the method's own meaning)"),
+    seed: int = typer.Option(0, help="seed of the split, the annotations and the release"),
+    secure: bool = typer.Option(False, help="draw noise from the OS cryptographic source (not reproducible)"),
+    mechanism: Mechanism = typer.Option(Mechanism.multibit, help="feature mechanism of lpgnn and featureldp"),
+    delta: Optional[float] = typer.Option(None, help="as in `privgraph run`"),
+    variant: Optional[str] = typer.Option(None, help="blink: hard, soft or hybrid"),
+    clip: bool = typer.Option(False, help="clip features into the declared domain instead of failing"),
+    data_root: Optional[Path] = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)"),
+    private_ratio: Optional[float] = typer.Option(None, "--private-ratio", help="fraction ρ of edges marked private"),
+    epsilon_f: Optional[float] = typer.Option(None, "--epsilon-f", help="heterorr: feature budget ε_f"),
+    epsilon_e: Optional[float] = typer.Option(None, "--epsilon-e", help="heterorr: private-edge budget ε_e"),
+    gamma: Optional[float] = typer.Option(None, help="FeatureRR: γ of eq. 7 (default 0.5)"),
+    bins: Optional[int] = typer.Option(None, help="FeatureRR: number of bins k (default 2)"),
+    public_fraction: Optional[float] = typer.Option(None, "--public-fraction", help="FeatureRR: public share"),
+    sensitive_features: Optional[str] = typer.Option(None, "--sensitive-features", help="FeatureRR: indices"),
+    mcmc_steps: Optional[int] = typer.Option(None, "--mcmc-steps", help="EdgeRR/privHRG: MCMC moves"),
+    mcmc_share: Optional[float] = typer.Option(None, "--mcmc-share", help="EdgeRR/privHRG: ε₁/ε_e"),
+) -> None:
+    """Privatize a graph once and write it with its privacy report (GRAPH + GRAPH.json)."""
+    from privgraph.experiments.release import release_graph
+
+    spec = _checked_spec(
+        method=method, dataset=dataset, epsilons=[epsilon], trials=1, seed=seed, mechanism=mechanism.value,
+        delta=delta, variant=variant, secure=secure, clip=clip, data_root=str(data_root) if data_root else None,
+        private_ratio=private_ratio,
+        options=_release_options(epsilon_f, epsilon_e, gamma, bins, public_fraction, sensitive_features,
+                                 mcmc_steps, mcmc_share),
+    )
+    try:
+        with RichProgress(enabled=sys.stderr.isatty()) as progress:
+            graph_path, report_path, report = release_graph(spec, output, progress)
+    except (ValueError, RuntimeError) as err:
+        err_console.print(f"[red]error:[/red] {err}")
+        raise typer.Exit(1) from None
+    for line in report.lines():
+        out_console.print(escape(line))
+    out_console.print(f"wrote {graph_path} and {report_path}")
 
 
 @app.command()
@@ -232,6 +313,17 @@ def datasets() -> None:
     out_console.print(table)
 
 
+def _is_option(arg: str) -> bool:
+    """``--name`` or ``-o`` (but not a negative number)."""
+    if not arg.startswith("-"):
+        return False
+    try:
+        float(arg)
+        return False
+    except ValueError:
+        return True
+
+
 def expand_multi_value_options(argv: list[str]) -> list[str]:
     """Rewrite ``--epsilon 0.1 0.5 1`` as ``--epsilon 0.1 --epsilon 0.5 --epsilon 1``
     (click options take one value each); ``--epsilon 0.1,0.5`` also works."""
@@ -243,7 +335,7 @@ def expand_multi_value_options(argv: list[str]) -> list[str]:
         if name in MULTI_VALUE_OPTIONS:
             values = [inline] if inline else []
             i += 1
-            while not inline and i < len(argv) and not argv[i].startswith("--"):
+            while not inline and i < len(argv) and not _is_option(argv[i]):
                 values.append(argv[i])
                 i += 1
             for v in values:

@@ -1,6 +1,7 @@
 """Datasets (PyG classes, offline root via ``PRIVGRAPH_DATA``), splits,
 normalisation and synthetic graphs."""
 
+from privgraph.data.annotations import mark_private_edges, mark_public_nodes, private_nodes, split_edges
 from privgraph.data.datasets import (
     CACHE_ENV,
     DATA_ENV,
@@ -26,6 +27,10 @@ __all__ = [
     "dataset_names",
     "load",
     "load_pyg",
+    "mark_private_edges",
+    "mark_public_nodes",
+    "private_nodes",
+    "split_edges",
     "minmax_normalize",
     "one_hot_degree",
     "sbm_graph",

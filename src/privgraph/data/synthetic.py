@@ -14,7 +14,7 @@ def _sample_pairs(rng: np.random.Generator, count: int, population: int) -> np.n
     return rng.choice(population, size=count, replace=False) if count else np.empty(0, dtype=np.int64)
 
 
-def _unrank_lower_triangle(lin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def unrank_lower_triangle(lin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Map 0..N(N-1)/2-1 to pairs (i, j) with j < i: i(i-1)/2 <= lin < i(i+1)/2."""
     i = np.floor((1 + np.sqrt(1 + 8 * lin.astype(np.float64))) / 2).astype(np.int64)
     i = np.where(i * (i - 1) // 2 > lin, i - 1, i)  # correct floating-point rounding
@@ -35,7 +35,7 @@ def sbm_edges(block_sizes: list[int], p_in: float, p_out: float, rng: np.random.
                 pairs = na * (na - 1) // 2
                 k = rng.binomial(pairs, p)
                 lin = _sample_pairs(rng, k, pairs)
-                r, c = _unrank_lower_triangle(lin)
+                r, c = unrank_lower_triangle(lin)
             else:
                 k = rng.binomial(na * nb, p)
                 lin = _sample_pairs(rng, k, na * nb)

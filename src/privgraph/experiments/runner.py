@@ -36,7 +36,7 @@ from torch_geometric.data import Data
 
 from privgraph import __version__
 from privgraph.accounting import PrivacyReport
-from privgraph.data import load, sbm_graph, stratified_split
+from privgraph.data import load, mark_private_edges, sbm_graph, stratified_split
 from privgraph.mechanisms import SecureRandom, check_delta, check_epsilon, make_generator
 from privgraph.methods import SEARCH_SPACE, Hyperparameters, Method, denoise_labels, get_method, report_labels
 from privgraph.methods.base import Release
@@ -68,6 +68,10 @@ class ExperimentSpec:
     clip: bool = False
     data_root: str | None = None
     synthetic: dict[str, Any] = field(default_factory=dict)
+    private_ratio: float | None = None  # mark this fraction of edges private (seeded by ``seed``)
+    # method release options (HeteroRR: epsilon_f, epsilon_e, gamma, bins, public_fraction,
+    # sensitive_features, mcmc_steps, mcmc_share, threshold)
+    options: dict[str, Any] = field(default_factory=dict)
 
     def method_options(self) -> dict[str, Any]:
         return {"variant": self.variant} if self.variant is not None else {}
@@ -92,7 +96,37 @@ class ExperimentSpec:
             raise ValueError(f"split must be 'random' or 'public', got {self.split!r}")
         if self.tune_budget < 1:
             raise ValueError("tune_budget must be >= 1")
+        self._validate_options(method)
         Hyperparameters().update(**self.hyperparameters)
+
+
+    def _validate_options(self, method: Method) -> None:
+        o = self.options
+        unknown = set(o) - RELEASE_OPTIONS
+        if unknown:
+            raise ValueError(f"unknown release options {sorted(unknown)}; known: {sorted(RELEASE_OPTIONS)}")
+        for name in ("epsilon_f", "epsilon_e"):
+            if o.get(name) is not None:
+                check_epsilon(o[name], name)
+        if o.get("gamma") is not None and not 0.0 <= float(o["gamma"]) <= 1.0:
+            raise ValueError(f"gamma must lie in [0, 1], got {o['gamma']}")
+        if o.get("bins") is not None and (int(o["bins"]) != o["bins"] or o["bins"] < 2):
+            raise ValueError(f"the number of bins k must be an integer >= 2, got {o['bins']}")
+        if o.get("public_fraction") is not None and not 0.0 < float(o["public_fraction"]) <= 1.0:
+            raise ValueError(f"public_fraction must lie in (0, 1], got {o['public_fraction']}")
+        if o.get("mcmc_steps") is not None and int(o["mcmc_steps"]) < 0:
+            raise ValueError(f"mcmc_steps must be >= 0, got {o['mcmc_steps']}")
+        if o.get("mcmc_share") is not None and not 0.0 < float(o["mcmc_share"]) < 1.0:
+            raise ValueError(f"mcmc_share must lie in (0, 1), got {o['mcmc_share']}")
+        if self.private_ratio is not None and not 0.0 <= self.private_ratio <= 1.0:
+            raise ValueError(f"the private-edge ratio must lie in [0, 1], got {self.private_ratio}")
+        if getattr(method, "needs_private_edges", False) and self.private_ratio is None:
+            raise ValueError(f"method {self.method!r} protects private edges: say which with --private-ratio ρ "
+                             "(a seeded random fraction of the edges is marked private)")
+
+
+RELEASE_OPTIONS = {"epsilon_f", "epsilon_e", "gamma", "bins", "public_fraction", "sensitive_features",
+                   "mcmc_steps", "mcmc_share", "threshold", "debias"}
 
 
 @dataclass
@@ -137,8 +171,12 @@ def _derive_seed(*parts: int) -> int:
 
 def load_dataset(spec: ExperimentSpec) -> Data:
     if spec.dataset.lower() == "sbm":
-        return sbm_graph(seed=spec.seed, **spec.synthetic)
-    return load(spec.dataset, root=spec.data_root, split=spec.split, seed=spec.seed)
+        data = sbm_graph(seed=spec.seed, **spec.synthetic)
+    else:
+        data = load(spec.dataset, root=spec.data_root, split=spec.split, seed=spec.seed)
+    if spec.private_ratio is not None:
+        mark_private_edges(data, spec.private_ratio, seed=_derive_seed(spec.seed, 5))
+    return data
 
 
 def search_configs(method: Method, base: Hyperparameters, budget: int, seed: int, labels: bool) -> list[Hyperparameters]:
@@ -194,13 +232,15 @@ class Experiment:
 
     def _release(self, data: Data, eps: float | None, trial_seed: int, eps_index: int, hp: Hyperparameters,
                  overrides: dict[str, Any] | None = None):
-        options = {"mechanism": self.spec.mechanism, "delta": self.spec.delta, "clip": self.spec.clip}
+        options = {"mechanism": self.spec.mechanism, "delta": self.spec.delta, "clip": self.spec.clip,
+                   **self.spec.options, "progress": self.progress}
         options.update(overrides or {})
         release = self.method.release(data, eps, self._rng(trial_seed, 1, eps_index), hp, options)
         labels = None
         if self.spec.epsilon_y is not None:
             labels = report_labels(data, self.spec.epsilon_y, self._rng(trial_seed, 2, eps_index))
-        report = PrivacyReport([release.guarantee] + ([labels.guarantee()] if labels else []))
+        report = PrivacyReport([release.guarantee] + list(release.extra_guarantees)
+                               + ([labels.guarantee()] if labels else []))
         if self.spec.secure:
             report.guarantees[0] = report.guarantees[0].with_note("randomness from the OS cryptographic source")
         return release, labels, report
@@ -276,6 +316,7 @@ class Experiment:
                         "delta": chosen.get("delta", spec.delta), "variant": spec.variant,
                         "release_options": chosen, "selection_releases": selections,
                         "secure": spec.secure, "release": release.details,
+                        "private_ratio": spec.private_ratio, "options": spec.options,
                         "normalization": getattr(data, "normalization", None),
                     },
                     metrics={

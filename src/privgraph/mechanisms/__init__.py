@@ -8,6 +8,13 @@ from privgraph.mechanisms.base import FeatureMechanism, check_delta, check_epsil
 from privgraph.mechanisms.gaussian import AnalyticGaussian, analytic_gaussian_sigma, gaussian_delta
 from privgraph.mechanisms.laplace import Laplace
 from privgraph.mechanisms.multibit import MultiBit, OneBit, optimal_m
+from privgraph.mechanisms.numeric import (
+    DuchiFeatures,
+    HybridFeatures,
+    PiecewiseFeatures,
+    PMSubFeatures,
+    ThreeOutputFeatures,
+)
 from privgraph.mechanisms.randomized_response import RandomizedResponse
 from privgraph.mechanisms.randomness import RandomSource, SecureRandom, make_generator
 
@@ -16,11 +23,16 @@ FEATURE_MECHANISMS: dict[str, type[FeatureMechanism]] = {
     "onebit": OneBit,
     "laplace": Laplace,
     "gaussian": AnalyticGaussian,
+    "duchi": DuchiFeatures,
+    "piecewise": PiecewiseFeatures,
+    "hybrid": HybridFeatures,
+    "three-output": ThreeOutputFeatures,
+    "pm-sub": PMSubFeatures,
 }
 
 
 def get_feature_mechanism(name: str, epsilon: float, **kwargs) -> FeatureMechanism:
-    """Build a feature mechanism by name (``multibit``, ``onebit``, ``laplace``, ``gaussian``)."""
+    """Build a feature mechanism by name (a key of :data:`FEATURE_MECHANISMS`)."""
     try:
         cls = FEATURE_MECHANISMS[name]
     except KeyError:

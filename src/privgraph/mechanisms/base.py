@@ -30,6 +30,21 @@ def check_delta(delta: float, name: str = "delta") -> float:
     return d
 
 
+def worst_case_log_ratio(probabilities: torch.Tensor) -> torch.Tensor:
+    """Exact privacy loss of a discrete mechanism from its transition probabilities.
+
+    ``probabilities[..., x, y] = P(y | x)`` (leading dimensions batch several
+    mechanisms).  Returns ``max_y max_{x,x'} log P(y|x)/P(y|x')`` per batch
+    entry: an output impossible for every input is ignored, one impossible for
+    some inputs only gives ``inf``.
+    """
+    p = probabilities.to(torch.float64)
+    hi = p.amax(dim=-2)
+    lo = p.amin(dim=-2)
+    ratio = torch.where(hi > 0, hi.log() - lo.log(), torch.zeros_like(hi))
+    return ratio.amax(dim=-1)
+
+
 class FeatureMechanism(ABC):
     """A local randomizer applied by every node to its feature vector.
 

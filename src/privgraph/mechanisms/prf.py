@@ -7,10 +7,14 @@ without storing it, and any entry can be evaluated on demand — the lazy
 representation of randomized-response reports used for link LDP.  Philox is a
 counter-based generator that passes TestU01's BigCrush; it is a statistical,
 not a cryptographic, PRF.
+
+:func:`philox_uniform` is the same function compiled (numba), for kernels
+that evaluate it once per pair or per MCMC step without temporaries.
 """
 
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 
 _M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
@@ -48,3 +52,31 @@ def prf_uniform(keys: np.ndarray, counters: np.ndarray, stream: int = 0) -> np.n
     )
     bits53 = ((w0 << _S32) | w1) >> np.uint64(11)
     return (bits53.astype(np.float64) + 0.5) / float(2**53)
+
+
+_S11 = np.uint64(11)
+_INV53 = 1.0 / float(2**53)
+
+
+@nb.njit(inline="always", cache=True)
+def philox_uniform(key: np.uint64, counter: np.int64, stream: np.uint64) -> float:
+    """Compiled Philox-4x32-10 uniform of (key, counter, stream): the value of ``prf_uniform``."""
+    c = np.uint64(counter)
+    c0 = c & _MASK
+    c1 = c >> _S32
+    c2 = stream & _MASK
+    c3 = np.uint64(0)
+    k0 = key & _MASK
+    k1 = key >> _S32
+    for _ in range(10):
+        p0 = _M0 * c0
+        p1 = _M1 * c2
+        hi0 = p0 >> _S32
+        lo0 = p0 & _MASK
+        hi1 = p1 >> _S32
+        lo1 = p1 & _MASK
+        c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
+        k0 = (k0 + _W0) & _MASK
+        k1 = (k1 + _W1) & _MASK
+    bits53 = ((c0 << _S32) | c1) >> _S11
+    return (float(bits53) + 0.5) * _INV53

@@ -13,12 +13,22 @@ from privgraph.methods.blink.baselines import (
 from privgraph.methods.blink.ldpgen import LDPGen
 from privgraph.methods.blink.method import Blink
 from privgraph.methods.blink.solitude import Solitude
+from privgraph.methods.heterorr.method import (
+    EdgeRand,
+    EdgeRRMethod,
+    FeatureLDP,
+    FeatureRRMethod,
+    HeteroRR,
+    LapGraph,
+    PrivHRG,
+)
 from privgraph.methods.lpgnn import LPGNN, LabelReports, denoise_labels, report_labels
 
 METHODS: dict[str, type[Method]] = {
     m.name: m
     for m in (LPGNN, RawFeatures, RandomFeatures, OneHotDegree, MLP, Blink, RandomizedResponseGraph,
-              SymmetricRandomizedResponseGraph, LaplaceDpGCN, DegreePreservingRR, LDPGen, Solitude)
+              SymmetricRandomizedResponseGraph, LaplaceDpGCN, DegreePreservingRR, LDPGen, Solitude,
+              FeatureLDP, FeatureRRMethod, EdgeRRMethod, PrivHRG, EdgeRand, LapGraph, HeteroRR)
 }
 
 

@@ -61,6 +61,7 @@ class Release:
     edge_index: torch.Tensor | None = None
     edge_weight: torch.Tensor | None = None
     adjacency: BlockwiseAdjacency | None = None  # a dense weight matrix in row blocks (Blink-Soft)
+    extra_guarantees: list[PrivacyGuarantee] = field(default_factory=list)  # other units (HeteroRR: private edges)
 
     def graph(self, data: Data) -> torch.Tensor | BlockwiseAdjacency:
         """What the model propagates over: the dense operator, the private graph, or the data's own."""

@@ -18,38 +18,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-_M0 = np.uint64(0xD2511F53)
-_M1 = np.uint64(0xCD9E8D57)
-_W0 = np.uint64(0x9E3779B9)
-_W1 = np.uint64(0xBB67AE85)
-_MASK = np.uint64(0xFFFFFFFF)
-_S32 = np.uint64(32)
-_S11 = np.uint64(11)
-_INV53 = 1.0 / float(2**53)
-
-
-@nb.njit(inline="always", cache=True)
-def _prf(key: np.uint64, counter: np.int64, stream: np.uint64) -> float:
-    """Philox-4x32-10 uniform of (key, counter, stream): same value as ``prf_uniform``."""
-    c = np.uint64(counter)
-    c0 = c & _MASK
-    c1 = c >> _S32
-    c2 = stream & _MASK
-    c3 = np.uint64(0)
-    k0 = key & _MASK
-    k1 = key >> _S32
-    for _ in range(10):
-        p0 = _M0 * c0
-        p1 = _M1 * c2
-        hi0 = p0 >> _S32
-        lo0 = p0 & _MASK
-        hi1 = p1 >> _S32
-        lo1 = p1 & _MASK
-        c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
-        k0 = (k0 + _W0) & _MASK
-        k1 = (k1 + _W1) & _MASK
-    bits53 = ((c0 << _S32) | c1) >> _S11
-    return (float(bits53) + 0.5) * _INV53
+from privgraph.mechanisms.prf import philox_uniform as _prf  # compiled Philox, same values as prf_uniform
 
 
 @nb.njit(inline="always", cache=True)

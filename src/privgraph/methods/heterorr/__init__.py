@@ -1,0 +1,1 @@
+"""HeteroRR (Tran et al.): FeatureRR, EdgeRR and their baselines."""

@@ -1,0 +1,233 @@
+"""The pHRG model (HeteroRR §III-B, eq. 10–14; Algorithms 2–3) and its private MCMC.
+
+A dendrogram over all nodes carries, at each internal node ``r``, the public and
+private edge counts between its two subtrees and the numbers of
+public-/private-eligible leaves below it.  The log-likelihood (eq. 11) is
+``L_pub + L_pri`` with ``L = Σ_r e_r log p_r + (N_r − e_r) log(1 − p_r)``,
+``p_r = e_r/N_r``.
+
+Privacy (edge-level DP for the private edges, trusted curator):
+
+* **Neighbouring graphs** differ in one private edge; the public edges and the
+  set ``V̄`` of *private-eligible* nodes (the nodes that may hold private edges)
+  are public.  The paper takes ``V̄`` = nodes with at least one private edge,
+  which itself depends on the private edges (a neighbour can change ``V̄`` and
+  every ``N̄_r``); here ``V̄`` is declared (default: all nodes), which keeps
+  Lemma 4's premise (fixed ``N̄_r``) true.
+* **Sensitivity** (Lemma 4): one private edge changes one ``e_r`` by 1, and
+  ``N·χ(e/N)`` is convex in ``e``, so the largest change is at ``e ∈ {0, 1}``
+  and grows with ``N``:  ``Δ_e = log N_max + (N_max − 1)·log(1 + 1/(N_max − 1))``
+  with ``N_max = ⌊|V̄|²/4⌋`` (eq. 19; eq. 15 of the paper drops the exponent
+  ``N_max − 1``, and its proof's "χ'' < 0" has the sign flipped — neither
+  changes eq. 19).
+* **Exponential mechanism**: the chain is Metropolis–Hastings on the target
+  ``π(D) ∝ exp(L_pub(D)) · exp(ε₁/(2Δ_e) · L_pri(D))`` — ``exp(L_pub)`` is a base
+  measure independent of the private edges, so ``π`` is the exponential
+  mechanism with utility ``L_pri`` and is ε₁-DP.  The paper accepts private
+  moves with ``ε₁/Δ_e`` (which gives 2ε₁) and accepts its public and private
+  moves on ``L_pub`` and ``L_pri`` *separately*; a product of two kernels with
+  different stationary laws has a stationary law of no exponential-mechanism
+  form, so no DP statement follows for it.  Here both the "public" and the
+  "private" half-sweep accept on the joint target (the schedule of the paper
+  is kept, each half being π-invariant).  The guarantee holds for a sample
+  from the chain's stationary distribution; a finite run approximates it (the
+  log-likelihood trace is returned so mixing can be inspected).
+* **CalculateNoisyProb** (Alg. 3, Xiao et al. KDD'14): every private edge is
+  counted in exactly one released count — its LCA's ``ē_r`` or, inside a
+  subtree whose noise would dominate (``1/(ε₂ L̄R̄) ≥ τ`` and
+  ``1/(ε₂ M(M−1)) ≥ τ``, ``M`` its private-eligible leaves), that subtree's
+  total — so Laplace(1/ε₂) per count is ε₂-DP.  Total: ε₁ + ε₂.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from privgraph.mechanisms import RandomSource, check_epsilon
+from privgraph.mechanisms.randomness import integers, laplace, uniform
+from privgraph.methods.heterorr import kernels
+
+ProgressHook = Callable[[str, int, int], None]
+
+
+def lemma4_sensitivity(num_private_nodes: int) -> float:
+    """Δ_e of Lemma 4 (eq. 19) for |V̄| private-eligible nodes."""
+    v = int(num_private_nodes)
+    if v < 2:
+        raise ValueError(f"the private part needs at least 2 private-eligible nodes, got {v}")
+    n_max = (v * v) // 4  # |V̄|²/4 (even) or (|V̄|² − 1)/4 (odd)
+    if n_max == 1:  # one pair at most per internal node: p ∈ {0, 1}, the likelihood is always 1
+        return 0.0
+    return math.log(n_max) + (n_max - 1) * math.log1p(1.0 / (n_max - 1))
+
+
+def _csr(edge_index: torch.Tensor, num_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    src, dst = edge_index.numpy().astype(np.int64)
+    order = np.lexsort((dst, src))
+    indptr = np.zeros(num_nodes + 1, dtype=np.int64)
+    np.add.at(indptr, src + 1, 1)
+    return np.cumsum(indptr), dst[order].astype(np.int64)
+
+
+def _upper(edge_index: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    src, dst = edge_index.numpy().astype(np.int64)
+    keep = src < dst
+    return src[keep], dst[keep]
+
+
+@dataclass
+class Dendrogram:
+    """A pHRG dendrogram with its per-node counts (see :mod:`kernels` for the layout)."""
+
+    num_nodes: int
+    root: int
+    left: np.ndarray
+    right: np.ndarray
+    parent: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    order: np.ndarray
+    pos: np.ndarray
+    cnt_pub: np.ndarray
+    cnt_pri: np.ndarray
+    e_pub: np.ndarray
+    e_pri: np.ndarray
+
+    @classmethod
+    def random(cls, num_nodes: int, public_edges: torch.Tensor, private_edges: torch.Tensor,
+               private_nodes: np.ndarray, rng: RandomSource) -> "Dendrogram":
+        """A balanced dendrogram over a random leaf order (the MCMC's start D₀)."""
+        n = int(num_nodes)
+        if n < 3:
+            raise ValueError(f"an HRG needs at least 3 nodes, got {n}")
+        perm = torch.argsort(uniform((n,), rng)).numpy().astype(np.int64)
+        left, right, parent, lo, hi, order, pos, root = kernels.balanced_dendrogram(perm)
+        has_pub = np.zeros(n, np.int64)
+        has_pub[public_edges[0].numpy()] = 1
+        cnt_pub = kernels.subtree_counts(left, right, root, has_pub)
+        cnt_pri = kernels.subtree_counts(left, right, root, np.asarray(private_nodes, dtype=np.int64))
+        size = 2 * n - 1
+        e_pub = kernels.edge_counts(*_upper(public_edges), parent, lo, hi, pos, size)
+        e_pri = kernels.edge_counts(*_upper(private_edges), parent, lo, hi, pos, size)
+        return cls(n, int(root), left, right, parent, lo, hi, order, pos, cnt_pub, cnt_pri, e_pub, e_pri)
+
+    def log_likelihood(self) -> tuple[float, float]:
+        """(L_pub, L_pri) from the stored counts (eq. 11)."""
+        return (kernels.total_loglik(self.left, self.right, self.cnt_pub, self.e_pub, self.num_nodes),
+                kernels.total_loglik(self.left, self.right, self.cnt_pri, self.e_pri, self.num_nodes))
+
+    def internal_nodes(self) -> np.ndarray:
+        return np.arange(self.num_nodes, 2 * self.num_nodes - 1)
+
+    def private_pairs(self) -> np.ndarray:
+        """N̄_r = L̄_r·R̄_r per internal node (index r − n)."""
+        r = self.internal_nodes()
+        return self.cnt_pri[self.left[r]] * self.cnt_pri[self.right[r]]
+
+
+class PHRGSampler:
+    """Metropolis–Hastings over dendrograms on ``exp(L_pub + scale·L_pri)`` (module docstring)."""
+
+    def __init__(self, num_nodes: int, public_edges: torch.Tensor, private_edges: torch.Tensor,
+                 private_nodes: np.ndarray, private_scale: float, rng: RandomSource):
+        if not private_scale >= 0:
+            raise ValueError(f"private_scale must be >= 0, got {private_scale}")
+        self.scale = float(private_scale)
+        self.tree = Dendrogram.random(num_nodes, public_edges, private_edges, private_nodes, rng)
+        self.pub_ptr, self.pub_idx = _csr(public_edges, num_nodes)
+        self.pri_ptr, self.pri_idx = _csr(private_edges, num_nodes)
+        self.key = np.uint64(int(integers(2**62, (1,), rng)[0]))
+        self.loglik = np.array(self.tree.log_likelihood(), dtype=np.float64)
+        self.steps_done = 0
+        self.accepted = 0
+
+    def run(self, steps: int, chunk: int = 1 << 16, progress: ProgressHook | None = None,
+            trace_every: int | None = None) -> list[tuple[int, float, float]]:
+        """Run ``steps`` moves; returns the (step, L_pub, L_pri) trace."""
+        t = self.tree
+        trace = [(self.steps_done, float(self.loglik[0]), float(self.loglik[1]))]
+        trace_every = trace_every or max(chunk, steps // 50)
+        done = 0
+        while done < steps:
+            m = min(chunk, steps - done)
+            self.accepted += kernels.mcmc_steps(
+                m, self.steps_done, self.key, np.uint64(7), self.scale, t.root, t.left, t.right, t.parent, t.lo,
+                t.hi, t.order, t.pos, t.cnt_pub, t.cnt_pri, t.e_pub, t.e_pri, self.pub_ptr, self.pub_idx,
+                self.pri_ptr, self.pri_idx, self.loglik)
+            done += m
+            self.steps_done += m
+            if done % trace_every < m or done == steps:
+                trace.append((self.steps_done, float(self.loglik[0]), float(self.loglik[1])))
+            if progress is not None:
+                progress("pHRG MCMC", done, steps)
+        return trace
+
+
+def noisy_probabilities(tree: Dendrogram, epsilon: float, rng: RandomSource,
+                        threshold: float = 0.02) -> tuple[np.ndarray, dict]:
+    """CalculateNoisyProb (Alg. 3): p̃_r per internal node (index r − n), ε-DP for the private edges."""
+    epsilon = check_epsilon(epsilon, "epsilon_e2")
+    n = tree.num_nodes
+    internal = tree.internal_nodes()
+    pairs = tree.private_pairs().astype(np.float64)
+    m = tree.cnt_pri[internal].astype(np.float64)
+    with np.errstate(divide="ignore"):
+        small = (1.0 / (epsilon * pairs) >= threshold) & (1.0 / (epsilon * m * (m - 1)) >= threshold)
+    # subtree totals of private edges, children before parents (ids: children < parent is not guaranteed)
+    sub_e = tree.e_pri.astype(np.float64).copy()
+    sub_e[:n] = 0.0
+    bfs = [tree.root]
+    for v in bfs:
+        for c in (tree.left[v], tree.right[v]):
+            if c >= n:
+                bfs.append(c)
+    for v in reversed(bfs):
+        for c in (tree.left[v], tree.right[v]):
+            sub_e[v] += sub_e[c]
+    probs = np.zeros(n - 1)
+    aggregated = np.zeros(n - 1, dtype=bool)
+    released = 0
+    noise = laplace((n - 1,), 1.0 / epsilon, rng).numpy()  # one draw per internal node, used at most once
+    for v in bfs:  # parents before children
+        i = v - n
+        p = tree.parent[v]
+        if p >= 0 and aggregated[p - n]:
+            probs[i] = probs[p - n]
+            aggregated[i] = True
+            continue
+        if small[i] and m[i] >= 2:
+            total_pairs = m[i] * (m[i] - 1) / 2.0
+            probs[i] = min(1.0, max(0.0, (sub_e[v] + noise[i]) / total_pairs))
+            aggregated[i] = True
+            released += 1
+        elif pairs[i] > 0:
+            probs[i] = min(1.0, max(0.0, (tree.e_pri[v] + noise[i]) / pairs[i]))
+            released += 1
+    return probs, {"noisy_counts": released, "aggregated_subtrees_nodes": int(aggregated.sum())}
+
+
+def sample_private_edges(tree: Dendrogram, probs: np.ndarray, rng: RandomSource) -> torch.Tensor:
+    """Each pair of private-eligible leaves split at r is an edge with probability p̃_r
+    (geometric skips: time proportional to the sampled edges).  Returns an undirected edge_index."""
+    n = tree.num_nodes
+    internal = tree.internal_nodes()
+    flag = np.zeros(n, dtype=np.int64)
+    is_pri = tree.cnt_pri[:n] > 0
+    flag[tree.order] = is_pri[tree.order]
+    prefix = np.concatenate([[0], np.cumsum(flag[tree.order])])  # private leaves before each position
+    pri_order = tree.order[is_pri[tree.order]]
+    sizes = tree.private_pairs().astype(np.int64)
+    key = np.uint64(int(integers(2**62, (1,), rng)[0]))
+    group, index, _ = kernels.bernoulli_positions(sizes, probs.astype(np.float64), key, np.uint64(11), 0)
+    r = internal[group]
+    left, right = tree.left[r], tree.right[r]
+    width = tree.cnt_pri[right]
+    u = pri_order[prefix[tree.lo[left]] + index // width]
+    v = pri_order[prefix[tree.lo[right]] + index % width]
+    ei = torch.from_numpy(np.stack([np.concatenate([u, v]), np.concatenate([v, u])])).long()
+    return ei

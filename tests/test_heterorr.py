@@ -1,0 +1,321 @@
+"""HeteroRR: annotations, pHRG MCMC, EdgeRR and the edge-level baselines, FeatureRR release."""
+
+import itertools
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+from torch_geometric.data import Data
+from torch_geometric.utils import to_undirected
+
+from privgraph.data import mark_private_edges, private_nodes, sbm_graph, split_edges
+from privgraph.methods import get_method
+from privgraph.methods.base import Hyperparameters
+from privgraph.methods.heterorr import kernels
+from privgraph.methods.heterorr.edges import edge_rand, edge_rr, lap_graph
+from privgraph.methods.heterorr.hrg import (
+    Dendrogram,
+    PHRGSampler,
+    lemma4_sensitivity,
+    noisy_probabilities,
+    sample_private_edges,
+)
+from privgraph.methods.heterorr.scores import budget_shares, sensitivity_scores
+
+
+def _graph(n=60, p=0.12, seed=0, ratio=0.3):
+    rng = np.random.default_rng(seed)
+    a = np.triu(rng.random((n, n)) < p, 1)
+    ei = to_undirected(torch.from_numpy(np.stack(a.nonzero())).long(), num_nodes=n)
+    data = Data(x=torch.rand(n, 5, generator=torch.Generator().manual_seed(seed)), edge_index=ei,
+                y=torch.from_numpy(rng.integers(0, 3, n)), num_nodes=n)
+    data.train_mask = torch.ones(n, dtype=torch.bool)
+    return mark_private_edges(data, ratio, seed=seed)
+
+
+def _lca_counts(tree: Dendrogram, edge_index: torch.Tensor) -> np.ndarray:
+    """e_r by walking parent pointers (independent of the kernels' interval test)."""
+    e = np.zeros(2 * tree.num_nodes - 1, dtype=np.int64)
+    for u, v in edge_index.T.tolist():
+        if u >= v:
+            continue
+        up = set()
+        w = u
+        while w >= 0:
+            up.add(w)
+            w = tree.parent[w]
+        w = v
+        while w not in up:
+            w = tree.parent[w]
+        e[w] += 1
+    return e
+
+
+def _brute_loglik(tree: Dendrogram, e: np.ndarray, cnt: np.ndarray) -> float:
+    total = 0.0
+    for r in range(tree.num_nodes, 2 * tree.num_nodes - 1):
+        n_pairs = cnt[tree.left[r]] * cnt[tree.right[r]]
+        if 0 < e[r] < n_pairs:
+            p = e[r] / n_pairs
+            total += e[r] * math.log(p) + (n_pairs - e[r]) * math.log(1 - p)
+    return total
+
+
+def _check_tree(tree: Dendrogram):
+    n = tree.num_nodes
+    assert sorted(tree.order.tolist()) == list(range(n))
+    assert (tree.pos[tree.order] == np.arange(n)).all()
+    for r in range(n, 2 * n - 1):
+        a, b = tree.left[r], tree.right[r]
+        assert tree.parent[a] == r and tree.parent[b] == r
+        assert tree.lo[r] == tree.lo[a] and tree.hi[a] == tree.lo[b] and tree.hi[b] == tree.hi[r]
+
+
+# ----------------------------------------------------------------- annotations
+def test_mark_private_edges_is_symmetric_seeded_and_validated():
+    data = _graph(ratio=0.25)
+    pub, pri = split_edges(data)
+    undirected = data.edge_index.shape[1] // 2
+    assert pri.shape[1] // 2 == round(0.25 * undirected)
+    assert pub.shape[1] + pri.shape[1] == data.edge_index.shape[1]
+    again = mark_private_edges(_graph(ratio=0.25), 0.25, seed=0)
+    assert torch.equal(again.private_edge_mask, data.private_edge_mask)
+    with pytest.raises(ValueError, match="ratio"):
+        mark_private_edges(_graph(), 1.5)
+    bad = _graph()
+    bad.private_node_mask = torch.zeros(bad.num_nodes, dtype=torch.bool)
+    with pytest.raises(ValueError, match="private-eligible"):
+        split_edges(bad)
+    bare = Data(edge_index=data.edge_index, num_nodes=data.num_nodes)
+    with pytest.raises(ValueError, match="no private-edge annotation"):
+        split_edges(bare)
+    assert private_nodes(bare).all()
+
+
+# ------------------------------------------------------------------- pHRG MCMC
+def test_local_moves_keep_loglik_equal_to_full_recomputation():
+    data = _graph(n=80, seed=3)
+    pub, pri = split_edges(data)
+    eligible = np.ones(80, dtype=np.int64)
+    eligible[::7] = 0
+    pri_mask = torch.from_numpy(eligible.astype(bool))
+    keep = pri_mask[pri[0]] & pri_mask[pri[1]]
+    pri = pri[:, keep]
+    sampler = PHRGSampler(80, pub, pri, eligible, 0.7, torch.Generator().manual_seed(1))
+    for _ in range(5):
+        sampler.run(3000, chunk=1000)
+        tree = sampler.tree
+        _check_tree(tree)
+        e_pub, e_pri = _lca_counts(tree, pub), _lca_counts(tree, pri)
+        assert (e_pub[80:] == tree.e_pub[80:]).all() and (e_pri[80:] == tree.e_pri[80:]).all()
+        has_pub = np.zeros(80, dtype=np.int64)
+        has_pub[pub[0].numpy()] = 1
+        cnt_pub = kernels.subtree_counts(tree.left, tree.right, tree.root, has_pub)
+        cnt_pri = kernels.subtree_counts(tree.left, tree.right, tree.root, eligible)
+        assert (cnt_pub == tree.cnt_pub).all() and (cnt_pri == tree.cnt_pri).all()
+        full = (_brute_loglik(tree, e_pub, cnt_pub), _brute_loglik(tree, e_pri, cnt_pri))
+        assert sampler.loglik[0] == pytest.approx(full[0], abs=1e-7)
+        assert sampler.loglik[1] == pytest.approx(full[1], abs=1e-7)
+    assert 0 < sampler.accepted < sampler.steps_done
+
+
+def _topology(tree: Dendrogram) -> frozenset:
+    n = tree.num_nodes
+    return frozenset(frozenset(tree.order[tree.lo[r]:tree.hi[r]].tolist()) for r in range(n, 2 * n - 1))
+
+
+def test_mcmc_stationary_distribution_is_the_exponential_mechanism():
+    """4 leaves: 15 dendrograms.  The chain's visit frequencies must match
+    π(D) ∝ exp(L_pub(D) + s·L_pri(D)) (chi-square)."""
+    n, scale = 4, 0.8
+    pub = to_undirected(torch.tensor([[0, 1, 2], [1, 2, 3]]))
+    pri = to_undirected(torch.tensor([[0, 1], [2, 3]]))
+    eligible = np.ones(n, dtype=np.int64)
+    sampler = PHRGSampler(n, pub, pri, eligible, scale, torch.Generator().manual_seed(5))
+    counts, logpi = Counter(), {}
+    for _ in range(20000):
+        sampler.run(7, chunk=7)  # thin the chain
+        topo = _topology(sampler.tree)
+        counts[topo] += 1
+        if topo not in logpi:
+            lp, lq = sampler.tree.log_likelihood()
+            logpi[topo] = lp + scale * lq
+    assert len(counts) == 15  # every dendrogram of 4 leaves is visited: (2·4 − 3)!! = 15
+    keys = sorted(counts, key=lambda k: sorted(map(sorted, k)))
+    w = np.exp(np.array([logpi[k] for k in keys]))
+    expected = w / w.sum() * sum(counts.values())
+    observed = np.array([counts[k] for k in keys])
+    assert stats.chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_lemma4_sensitivity_matches_brute_force():
+    def h(e, n):
+        return 0.0 if e in (0, n) else e * math.log(e / n) + (n - e) * math.log(1 - e / n)
+
+    for v in (3, 4, 5, 9, 12):
+        n_max = v * v // 4
+        brute = max(abs(h(e, n) - h(e - 1, n)) for n in range(1, n_max + 1) for e in range(1, n + 1))
+        assert lemma4_sensitivity(v) == pytest.approx(brute, rel=1e-12)
+        if n_max > 2:  # eq. 15 as printed (no exponent N_max − 1) underestimates it
+            assert math.log(n_max) + math.log(1 + 1 / (n_max - 1)) < brute
+    with pytest.raises(ValueError):
+        lemma4_sensitivity(1)
+
+
+def test_noisy_probabilities_count_every_private_edge_once():
+    """With negligible noise, Σ_r p̃_r·N̄_r over the released counts equals |E_pri|."""
+    data = _graph(n=70, seed=4, ratio=0.5)
+    pub, pri = split_edges(data)
+    eligible = np.ones(70, dtype=np.int64)
+    gen = torch.Generator().manual_seed(0)
+    sampler = PHRGSampler(70, pub, pri, eligible, 0.1, gen)
+    sampler.run(2000)
+    for threshold in (0.0, 1e-6, 1e9):
+        probs, details = noisy_probabilities(sampler.tree, 1e9, gen, threshold)
+        expected = float((probs * sampler.tree.private_pairs()).sum())
+        assert expected == pytest.approx(pri.shape[1] // 2, abs=1e-3)
+    _, everything = noisy_probabilities(sampler.tree, 1.0, gen, 0.0)
+    assert everything["noisy_counts"] == 1  # τ = 0: one aggregated count at the root
+    _, none = noisy_probabilities(sampler.tree, 1.0, gen, 1e9)
+    assert none["noisy_counts"] == int((sampler.tree.private_pairs() > 0).sum())  # one count per split
+
+
+def test_sampling_from_the_dendrogram_covers_each_pair_once():
+    data = _graph(n=40, seed=2)
+    pub, pri = split_edges(data)
+    eligible = np.ones(40, dtype=np.int64)
+    eligible[:5] = 0
+    sampler = PHRGSampler(40, pub, pri[:, (pri >= 5).all(0)], eligible, 0.1, torch.Generator().manual_seed(0))
+    sampler.run(500)
+    full = sample_private_edges(sampler.tree, np.ones(39), torch.Generator())
+    pairs = {tuple(p) for p in full.T.tolist() if p[0] < p[1]}
+    assert len(pairs) == 35 * 34 // 2 == full.shape[1] // 2
+    assert all(min(p) >= 5 for p in pairs)
+
+
+def test_bernoulli_positions_rate():
+    sizes = np.array([1000, 0, 50000, 10], np.int64)
+    probs = np.array([0.3, 0.5, 0.01, 1.0])
+    group, index, _ = kernels.bernoulli_positions(sizes, probs, np.uint64(99), np.uint64(1), 0)
+    counts = np.bincount(group, minlength=4)
+    assert counts[1] == 0 and counts[3] == 10
+    for g in (0, 2):
+        assert abs(counts[g] - sizes[g] * probs[g]) < 5 * math.sqrt(sizes[g] * probs[g] * (1 - probs[g]))
+        idx = index[group == g]
+        assert len(np.unique(idx)) == idx.size and idx.max() < sizes[g]
+
+
+# ---------------------------------------------------------------- edge releases
+@pytest.mark.parametrize("release", [edge_rr, edge_rand, lap_graph])
+def test_edge_releases_are_deterministic_by_seed_and_keep_public_edges(release):
+    data = _graph(n=50, seed=6)
+    pub, _ = split_edges(data)
+
+    def run(seed):
+        kwargs = {"steps": 3000} if release is edge_rr else {}
+        return release(data, 1.0, torch.Generator().manual_seed(seed), **kwargs)
+
+    a, ga, da = run(3)
+    b, _, _ = run(3)
+    c, _, _ = run(4)
+    assert torch.equal(a, b) and not torch.equal(a, c)
+    released = {tuple(p) for p in a.T.tolist()}
+    assert all(tuple(p) in released for p in pub.T.tolist())
+    assert ga.epsilon == 1.0 and ga.unit == "private edge"
+    assert {tuple(p) for p in a.T.tolist()} == {(v, u) for u, v in a.T.tolist()}  # undirected
+
+
+def test_edge_rr_guarantee_states_calibration_and_stationarity():
+    data = _graph(n=50, seed=6)
+    _, g, details = edge_rr(data, 2.0, torch.Generator().manual_seed(0), steps=1000, mcmc_share=0.25)
+    assert details["epsilon_mcmc"] == 0.5 and details["epsilon_probabilities"] == 1.5
+    assert details["sensitivity"] == pytest.approx(lemma4_sensitivity(50))
+    text = " ".join(g.notes)
+    assert "ε₁/(2Δ_e)" in text and "stationary distribution" in text
+    with pytest.raises(ValueError, match="epsilon"):
+        edge_rr(data, 0.0, torch.Generator())
+    with pytest.raises(ValueError, match="mcmc_share"):
+        edge_rr(data, 1.0, torch.Generator(), mcmc_share=1.0)
+
+
+def test_edge_rand_flip_rate():
+    data = _graph(n=120, seed=7, ratio=1.0)
+    eps = 1.5
+    released, _, details = edge_rand(data, eps, torch.Generator().manual_seed(0))
+    _, pri = split_edges(data)
+    true = {tuple(p) for p in pri.T.tolist() if p[0] < p[1]}
+    out = {tuple(p) for p in released.T.tolist() if p[0] < p[1]}
+    universe = 120 * 119 // 2
+    flips = len(true ^ out)
+    p = 1 / (math.exp(eps) + 1)
+    assert abs(flips - universe * p) < 5 * math.sqrt(universe * p * (1 - p))
+    assert details["flipped"] == flips
+
+
+def test_lap_graph_keeps_the_true_edges_at_huge_epsilon_and_the_noisy_count():
+    data = _graph(n=80, seed=8, ratio=0.4)
+    _, pri = split_edges(data)
+    released, _, details = lap_graph(data, 1e6, torch.Generator().manual_seed(0))
+    assert details["noisy_count"] == pri.shape[1] // 2
+    assert {tuple(p) for p in released.T.tolist()} == {tuple(p) for p in data.edge_index.T.tolist()}
+    _, _, small = lap_graph(data, 0.5, torch.Generator().manual_seed(1))
+    assert small["released_private_edges"] == small["noisy_count"]
+
+
+def test_lap_graph_top_count_matches_brute_force_distribution():
+    """The band sampler's number of true edges kept has the brute-force law (KS test)."""
+    data = _graph(n=30, seed=9, ratio=1.0)
+    _, pri = split_edges(data)
+    true = {tuple(p) for p in pri.T.tolist() if p[0] < p[1]}
+    eps = 2.0
+    fast, brute = [], []
+    rng = np.random.default_rng(0)
+    m = 30 * 29 // 2
+    iu = np.triu_indices(30, 1)
+    is_edge = np.array([(int(i), int(j)) in true for i, j in zip(*iu)])
+    for s in range(300):
+        out, _, d = lap_graph(data, eps, torch.Generator().manual_seed(s))
+        fast.append(len({tuple(p) for p in out.T.tolist() if p[0] < p[1]} & true))
+        t = int(min(max(round(len(true) + rng.laplace(0, 1 / (0.01 * eps))), 0), m))
+        values = is_edge + rng.laplace(0, 1 / (0.99 * eps), m)
+        brute.append(int(is_edge[np.argsort(-values)[:t]].sum()))
+    assert stats.ks_2samp(fast, brute).pvalue > 1e-3
+
+
+# -------------------------------------------------------------- FeatureRR scores
+def test_budget_shares_eq7_and_bad_gamma():
+    alpha = np.array([0.5, 0.3, 0.2])
+    beta = np.array([0.1, 0.6, 0.3])
+    theta = budget_shares(alpha, beta, 0.4)
+    raw = 0.4 * alpha + 0.6 * (0.1 + (0.6 - beta))
+    assert np.allclose(theta, raw / raw.sum())
+    for g in (-0.1, 1.5):
+        with pytest.raises(ValueError, match="gamma"):
+            budget_shares(alpha, beta, g)
+    x = torch.tensor([[1.0, 0.0, 0.5], [1.0, 1.0, 0.5]])
+    beta_s, declared = sensitivity_scores(x, [0, 2])
+    assert declared and np.allclose(beta_s, [2 / 3, 0.0, 1 / 3])
+    uniform, declared = sensitivity_scores(x, None)
+    assert not declared and np.allclose(uniform, 1 / 3)
+
+
+def test_featurerr_and_heterorr_releases(gen):
+    data = sbm_graph(seed=0)
+    mark_private_edges(data, 0.2, seed=0)
+    hp = Hyperparameters()
+    options = {"gamma": 0.5, "bins": 3, "mcmc_steps": 2000}
+    rel = get_method("heterorr").release(data, 1.0, torch.Generator().manual_seed(0), hp, options)
+    again = get_method("heterorr").release(data, 1.0, torch.Generator().manual_seed(0), hp, options)
+    assert torch.equal(rel.x, again.x) and torch.equal(rel.edge_index, again.edge_index)
+    units = {rel.guarantee.unit, rel.extra_guarantees[0].unit}
+    assert units == {"node feature vector", "private edge"}
+    assert rel.details["features"]["bins"] == 3
+    fr = get_method("featurerr").release(data, 2.0, gen, hp, {})
+    assert fr.guarantee.epsilon == 2.0 and any("uniform sensitivity" in n for n in fr.guarantee.notes)
+    with pytest.raises(ValueError, match="bins"):
+        get_method("featurerr").release(data, 1.0, gen, hp, {"bins": 1})
+    with pytest.raises(ValueError, match="gamma"):
+        get_method("featurerr").release(data, 1.0, gen, hp, {"gamma": 2.0})
