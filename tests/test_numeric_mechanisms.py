@@ -191,3 +191,17 @@ def test_feature_baselines_bad_inputs(name):
         get_feature_mechanism(name, -1.0)
     with pytest.raises(ValueError, match="outside the declared domain"):
         get_feature_mechanism(name, 1.0).perturb(torch.tensor([[0.5, 1.2]]), torch.Generator())
+
+
+def test_featurerr_debiased_estimate_is_unbiased_for_the_binned_value(gen):
+    k = 4
+    mech = FeatureRR(3.0, torch.tensor([0.6, 0.4, 0.0]), bins=k, debias=True)
+    x = torch.tensor([[0.1, 0.9, 0.5]]).repeat(100000, 1)
+    est = mech.estimate(mech.perturb(x, gen))
+    binned = torch.tensor([0.25, 1.0])  # t/k of 0.1 and 0.9
+    se = est[:, :2].std(0) / math.sqrt(est.shape[0])
+    assert ((est[:, :2].mean(0) - binned).abs() < 5 * se).all()
+    assert torch.allclose(est[:, 2], torch.full_like(est[:, 2], 0.625))  # ε_i = 0: the constant mean value
+    f = mech.unbiased_values()
+    p = transition_matrix(mech.lam, k)
+    assert torch.allclose((p[:2] @ f[:2, :, None]).squeeze(-1), torch.arange(1, k + 1).double().div(k).expand(2, -1))

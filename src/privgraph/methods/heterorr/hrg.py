@@ -214,13 +214,10 @@ def noisy_probabilities(tree: Dendrogram, epsilon: float, rng: RandomSource,
 def sample_private_edges(tree: Dendrogram, probs: np.ndarray, rng: RandomSource) -> torch.Tensor:
     """Each pair of private-eligible leaves split at r is an edge with probability p̃_r
     (geometric skips: time proportional to the sampled edges).  Returns an undirected edge_index."""
-    n = tree.num_nodes
     internal = tree.internal_nodes()
-    flag = np.zeros(n, dtype=np.int64)
-    is_pri = tree.cnt_pri[:n] > 0
-    flag[tree.order] = is_pri[tree.order]
-    prefix = np.concatenate([[0], np.cumsum(flag[tree.order])])  # private leaves before each position
-    pri_order = tree.order[is_pri[tree.order]]
+    in_order = tree.cnt_pri[tree.order] > 0  # private-eligible leaves, in leaf order
+    prefix = np.concatenate([[0], np.cumsum(in_order)])  # eligible leaves before each position
+    pri_order = tree.order[in_order]
     sizes = tree.private_pairs().astype(np.int64)
     key = np.uint64(int(integers(2**62, (1,), rng)[0]))
     group, index, _ = kernels.bernoulli_positions(sizes, probs.astype(np.float64), key, np.uint64(11), 0)

@@ -5,7 +5,9 @@ Release options (``options`` of :meth:`Method.release`, set by the command line)
 * feature level — ``gamma`` (eq. 7, default 0.5), ``bins`` (k, default 2),
   ``public_fraction`` (share of the training nodes declared public for the
   SHAP importance model, default 0.1; ``data.public_node_mask`` wins when set),
-  ``sensitive_features`` (indices; none: uniform sensitivity);
+  ``sensitive_features`` (indices; none: uniform sensitivity), ``debias``
+  (server-side unbiased estimate of the binned values, default True; False
+  trains on the raw reports u/k as the paper does);
 * edge level — ``mcmc_share`` (ε₁/ε_e, default 0.5), ``mcmc_steps``
   (default 1000·n), ``threshold`` (τ of Alg. 3, default 0.02);
 * ``epsilon_f`` / ``epsilon_e`` fix one budget of ``heterorr``; the swept ε
