@@ -72,16 +72,16 @@ def main() -> None:
             try:
                 result = run_experiment(spec, store)
             except ValueError as err:  # e.g. EdgeRand's output too dense at small ε on a large graph
-                cells = {}
+                cells, name = {}, dataset
                 for eps in epsilons:  # run what fits, one ε at a time
                     try:
                         one = run_experiment(ExperimentSpec(**{**spec.__dict__, "epsilons": [eps]}), store)
-                        r = one.summary()[0]
+                        r, name = one.summary()[0], one.records[0].dataset
                         cells[f"{eps:g}"] = f"{100 * r['mean']:.1f} ± {100 * r['std']:.1f}"
                     except ValueError:
                         cells[f"{eps:g}"] = "too dense"
                 print(f"# {label} on {dataset}: {err}", flush=True)
-                rows.append({"dataset": dataset, "level": level, "method": label, "rho": rho, "cells": cells,
+                rows.append({"dataset": name, "level": level, "method": label, "rho": rho, "cells": cells,
                              "seconds": round(time.perf_counter() - start, 1)})
                 print(json.dumps(rows[-1]), flush=True)
                 continue

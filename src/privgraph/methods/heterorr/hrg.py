@@ -27,9 +27,9 @@ Privacy (edge-level DP for the private edges, trusted curator):
   moves with ``ε₁/Δ_e`` (which gives 2ε₁) and accepts its public and private
   moves on ``L_pub`` and ``L_pri`` *separately*; a product of two kernels with
   different stationary laws has a stationary law of no exponential-mechanism
-  form, so no DP statement follows for it.  Here both the "public" and the
-  "private" half-sweep accept on the joint target (the schedule of the paper
-  is kept, each half being π-invariant).  The guarantee holds for a sample
+  form, so no DP statement follows for it.  Here every move accepts on the joint
+  target (with one acceptance rule the paper's public and private half-steps
+  are the same move, so the chain simply runs moves; each is π-invariant).  The guarantee holds for a sample
   from the chain's stationary distribution; a finite run approximates it (the
   log-likelihood trace is returned so mixing can be inspected).
 * **CalculateNoisyProb** (Alg. 3, Xiao et al. KDD'14): every private edge is
