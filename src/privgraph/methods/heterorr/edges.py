@@ -42,7 +42,9 @@ MAX_OUTPUT_EDGES = 50_000_000
 
 def _guarantee(epsilon: float, mechanism: str, notes: tuple[str, ...]) -> PrivacyGuarantee:
     return PrivacyGuarantee(Unit.PRIVATE_EDGE, TrustModel.CENTRAL, epsilon, 0.0, mechanism,
-                            notes + ("public edges are released as they are; the private-eligible node set is public",))
+                            notes + ("public edges are released as they are; the private-eligible node set is public",
+                                     "compiled sampling draws from Philox-4x32-10 keyed by the generator (the OS "
+                                     "source with --secure): a statistical, not a cryptographic, PRF"))
 
 
 def _merge(public: torch.Tensor, private: torch.Tensor, num_nodes: int) -> torch.Tensor:
