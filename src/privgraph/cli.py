@@ -111,8 +111,8 @@ def _parse_hparams(items: list[str]) -> dict[str, Any]:
 
 
 def _release_options(epsilon_f, epsilon_e, gamma, bins, public_fraction, sensitive, mcmc_steps,
-                     mcmc_share) -> dict[str, Any]:
-    options = {"epsilon_f": epsilon_f, "epsilon_e": epsilon_e, "gamma": gamma, "bins": bins,
+                     mcmc_share, debias=None) -> dict[str, Any]:
+    options = {"epsilon_f": epsilon_f, "epsilon_e": epsilon_e, "gamma": gamma, "bins": bins, "debias": debias,
                "public_fraction": public_fraction, "mcmc_steps": mcmc_steps, "mcmc_share": mcmc_share,
                "sensitive_features": [int(i) for i in sensitive.split(",")] if sensitive else None}
     return {k: v for k, v in options.items() if v is not None}
@@ -169,6 +169,9 @@ def run(
         None, "--sensitive-features", help="FeatureRR: comma-separated sensitive feature indices"),
     mcmc_steps: Optional[int] = typer.Option(None, "--mcmc-steps", help="EdgeRR/privHRG: MCMC moves (default 1000·n)"),
     mcmc_share: Optional[float] = typer.Option(None, "--mcmc-share", help="EdgeRR/privHRG: ε₁/ε_e (default 0.5)"),
+    debias: Optional[bool] = typer.Option(
+        None, "--debias/--raw-reports", help="FeatureRR: train on the unbiased estimate (default) or on the raw "
+                                             "reports u/k as the paper does"),
     db: Path = typer.Option(Path("results/privgraph.db"), help="SQLite results database"),
     format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
 ) -> None:
@@ -181,7 +184,7 @@ def run(
         tune_budget=tune_budget, split=split, hyperparameters=_parse_hparams(hparam), secure=secure, clip=clip,
         data_root=str(data_root) if data_root else None, private_ratio=private_ratio,
         options=_release_options(epsilon_f, epsilon_e, gamma, bins, public_fraction, sensitive_features,
-                                 mcmc_steps, mcmc_share),
+                                 mcmc_steps, mcmc_share, debias),
     )
     start = time.perf_counter()
     try:
@@ -220,6 +223,7 @@ def release(
     sensitive_features: Optional[str] = typer.Option(None, "--sensitive-features", help="FeatureRR: indices"),
     mcmc_steps: Optional[int] = typer.Option(None, "--mcmc-steps", help="EdgeRR/privHRG: MCMC moves"),
     mcmc_share: Optional[float] = typer.Option(None, "--mcmc-share", help="EdgeRR/privHRG: ε₁/ε_e"),
+    debias: Optional[bool] = typer.Option(None, "--debias/--raw-reports", help="FeatureRR: estimate or raw reports"),
 ) -> None:
     """Privatize a graph once and write it with its privacy report (GRAPH + GRAPH.json)."""
     from privgraph.experiments.release import release_graph
@@ -229,7 +233,7 @@ def release(
         delta=delta, variant=variant, secure=secure, clip=clip, data_root=str(data_root) if data_root else None,
         private_ratio=private_ratio,
         options=_release_options(epsilon_f, epsilon_e, gamma, bins, public_fraction, sensitive_features,
-                                 mcmc_steps, mcmc_share),
+                                 mcmc_steps, mcmc_share, debias),
     )
     try:
         with RichProgress(enabled=sys.stderr.isatty()) as progress:
