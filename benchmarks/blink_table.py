@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
+
+from _tables import accuracy_cells, write_markdown
 
 from privgraph.experiments import ExperimentSpec, ResultsStore, run_experiment
 
@@ -67,25 +68,17 @@ def main() -> None:
                                       epsilons=args.epsilons, trials=args.trials, seed=args.seed, tune=args.tune,
                                       tune_budget=args.tune_budget)
                 result = run_experiment(spec, store)
-                cells = {("—" if r["epsilon"] is None else f"{r['epsilon']:g}"):
-                         f"{100 * r['mean']:.1f} ± {100 * r['std']:.1f}" for r in result.summary()}
+                cells = accuracy_cells(result.summary())
                 name = result.records[0].dataset
                 rows.append({"dataset": name, "model": model, "method": label, "cells": cells,
                              "seconds": time.perf_counter() - start})
                 print(json.dumps(rows[-1]), flush=True)
 
-    eps_cols = [f"{e:g}" for e in args.epsilons]
-    lines = [f"| dataset | model | method | {' | '.join('ε=' + e for e in eps_cols)} | paper (GCN, ε=1/4/8) |",
-             "|---" * (4 + len(eps_cols)) + "|"]
-    for r in rows:
-        c = r["cells"]
-        values = [c["—"]] * len(eps_cols) if "—" in c else [c.get(e, "") for e in eps_cols]
-        paper = PAPER_GCN.get(r["dataset"], {}).get(r["method"], "") if r["model"] == "gcn" else ""
-        lines.append(f"| {r['dataset']} | {r['model']} | {r['method']} | {' | '.join(values)} | {paper} |")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    def paper(r):
+        return [PAPER_GCN.get(r["dataset"], {}).get(r["method"], "") if r["model"] == "gcn" else ""]
 
+    print(write_markdown(args.out, ["dataset", "model", "method"], ["paper (GCN, ε=1/4/8)"], args.epsilons, rows,
+                         lambda r: [r["dataset"], r["model"], r["method"]], paper))
 
 if __name__ == "__main__":
     main()

@@ -21,7 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
+
+from _tables import accuracy_cells, write_markdown
 
 from privgraph.experiments import ExperimentSpec, ResultsStore, run_experiment
 
@@ -85,24 +86,16 @@ def main() -> None:
                              "seconds": round(time.perf_counter() - start, 1)})
                 print(json.dumps(rows[-1]), flush=True)
                 continue
-            cells = {("—" if r["epsilon"] is None else f"{r['epsilon']:g}"):
-                     f"{100 * r['mean']:.1f} ± {100 * r['std']:.1f}" for r in result.summary()}
+            cells = accuracy_cells(result.summary())
             rows.append({"dataset": result.records[0].dataset, "level": level, "method": label,
                          "rho": rho, "cells": cells, "seconds": round(time.perf_counter() - start, 1)})
             print(json.dumps(rows[-1]), flush=True)
 
-    eps_cols = [f"{e:g}" for e in args.epsilons]
-    lines = [f"| dataset | level | method | ρ | {' | '.join('ε=' + e for e in eps_cols)} |",
-             "|---" * (4 + len(eps_cols)) + "|"]
-    for r in rows:
-        c = r["cells"]
-        values = [c["—"]] * len(eps_cols) if "—" in c else [c.get(e, "") for e in eps_cols]
+    def lead(r):
         rho = "all" if r["method"] == "privHRG" else ("" if r["rho"] is None else f"{r['rho']:g}")
-        lines.append(f"| {r['dataset']} | {r['level']} | {r['method']} | {rho} | {' | '.join(values)} |")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+        return [r["dataset"], r["level"], r["method"], rho]
 
+    print(write_markdown(args.out, ["dataset", "level", "method", "ρ"], [], args.epsilons, rows, lead))
 
 if __name__ == "__main__":
     main()
