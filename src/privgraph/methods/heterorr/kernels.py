@@ -40,6 +40,17 @@ def _loglik(e: float, n_pairs: float) -> float:
     return e * math.log(p) + (n_pairs - e) * math.log1p(-p)
 
 
+@nb.njit(inline="always", cache=True)
+def _join(v, a, b, left, right, parent, lo, hi):
+    """Make the adjacent subtrees a (first) and b (second) the children of internal node v."""
+    left[v] = a
+    right[v] = b
+    parent[a] = v
+    parent[b] = v
+    lo[v] = lo[a]
+    hi[v] = hi[b]
+
+
 @nb.njit(cache=True)
 def balanced_dendrogram(perm: np.ndarray):
     """A balanced dendrogram over the leaves in the order ``perm`` (pairs merged level by level).
@@ -66,14 +77,7 @@ def balanced_dendrogram(perm: np.ndarray):
         new_count = 0
         i = 0
         while i + 1 < count:
-            a = level[i]
-            b = level[i + 1]
-            left[nxt] = a
-            right[nxt] = b
-            parent[a] = nxt
-            parent[b] = nxt
-            lo[nxt] = lo[a]
-            hi[nxt] = hi[b]
+            _join(nxt, level[i], level[i + 1], left, right, parent, lo, hi)
             level[new_count] = nxt
             new_count += 1
             nxt += 1
@@ -252,13 +256,7 @@ def mcmc_steps(steps, counter0, key, stream, scale_pri, root,
             else:
                 _rotate(y, b2, n, left, right, lo, hi, order, pos, buf, stack)
         first = x if lo[x] < lo[s] else s
-        second = s if first == x else x
-        left[c] = first
-        right[c] = second
-        parent[first] = c
-        parent[second] = c
-        lo[c] = lo[first]
-        hi[c] = hi[second]
+        _join(c, first, s if first == x else x, left, right, parent, lo, hi)
         if lo[c] < lo[y]:
             left[r] = c
             right[r] = y
