@@ -11,10 +11,11 @@ its numbers of public-/private-eligible leaves (``cnt_pub``, ``cnt_pri``), so
 MCMC move (Clauset et al.; HeteroRR Fig. 5).  Pick a non-root internal node
 ``c`` with children ``a, b``, its parent ``r`` and sibling ``s``; replace
 ``((a, b), s)`` by ``((a, s), b)`` or ``((b, s), a)``.  Only ``c`` and ``r``
-change: their new counts follow from ``e_as`` (edges between ``a`` and ``s``),
-which is counted by scanning the edges of the smaller of ``a``/``s`` — time
+change: with ``x`` the child joining ``s``, their new counts follow from
+``e_xs`` (``e_ys = e_r − e_xs``), counted by scanning the edges of the smaller
+of ``x``/``s`` — time
 proportional to the touched subtrees' edges, never the whole tree.  An
-accepted move that needs ``a``/``b`` and ``s`` adjacent rotates the cheaper
+accepted move that needs ``x`` and ``s`` adjacent rotates the cheaper
 pair of blocks (positions and intervals of the moved subtrees only).
 
 Randomness comes from the keyed compiled Philox (:func:`philox_uniform`), so a
@@ -181,6 +182,20 @@ def _rotate(pb, qb, n, left, right, lo, hi, order, pos, buf, stack):
     _shift_subtree(qb, -sp, n, left, right, lo, hi, stack)
 
 
+@nb.njit(inline="always", cache=True)
+def _proposal(a, b, c, r, s, x, y, cnt, e, order, lo, hi, indptr, indices, pos):
+    """New edge counts of c = (x, s) and r = (c, y) for one edge kind, and the log-likelihood change."""
+    e_xs = _between(x, s, order, lo, hi, indptr, indices, pos)
+    e_ys = e[r] - e_xs  # edges from s go to a or b
+    new_c = e_xs
+    new_r = e[c] + e_ys
+    delta = (_loglik(new_c, float(cnt[x] * cnt[s]))
+             + _loglik(new_r, float((cnt[x] + cnt[s]) * cnt[y]))
+             - _loglik(e[c], float(cnt[a] * cnt[b]))
+             - _loglik(e[r], float(cnt[c] * cnt[s])))
+    return new_c, new_r, delta
+
+
 @nb.njit(cache=True)
 def mcmc_steps(steps, counter0, key, stream, scale_pri, root,
                left, right, parent, lo, hi, order, pos, cnt_pub, cnt_pri, e_pub, e_pri,
@@ -208,32 +223,10 @@ def mcmc_steps(steps, counter0, key, stream, scale_pri, root,
         a = left[c]
         b = right[c]
         s = right[r] if left[r] == c else left[r]
-        ep_as = _between(a, s, order, lo, hi, pub_ptr, pub_idx, pos)
-        eq_as = _between(a, s, order, lo, hi, pri_ptr, pri_idx, pos)
-        ep_bs = e_pub[r] - ep_as
-        eq_bs = e_pri[r] - eq_as
-        if choice == 0:  # ((a, s), b)
-            x = a
-            y = b
-            ep_c = ep_as
-            eq_c = eq_as
-            ep_r = e_pub[c] + ep_bs
-            eq_r = e_pri[c] + eq_bs
-        else:  # ((b, s), a)
-            x = b
-            y = a
-            ep_c = ep_bs
-            eq_c = eq_bs
-            ep_r = e_pub[c] + ep_as
-            eq_r = e_pri[c] + eq_as
-        d_pub = (_loglik(ep_c, float(cnt_pub[x] * cnt_pub[s]))
-                 + _loglik(ep_r, float((cnt_pub[x] + cnt_pub[s]) * cnt_pub[y]))
-                 - _loglik(e_pub[c], float(cnt_pub[a] * cnt_pub[b]))
-                 - _loglik(e_pub[r], float(cnt_pub[c] * cnt_pub[s])))
-        d_pri = (_loglik(eq_c, float(cnt_pri[x] * cnt_pri[s]))
-                 + _loglik(eq_r, float((cnt_pri[x] + cnt_pri[s]) * cnt_pri[y]))
-                 - _loglik(e_pri[c], float(cnt_pri[a] * cnt_pri[b]))
-                 - _loglik(e_pri[r], float(cnt_pri[c] * cnt_pri[s])))
+        x = a if choice == 0 else b  # the new c = (x, s), the new r = (c, y): ((a, s), b) or ((b, s), a)
+        y = b if choice == 0 else a
+        ep_c, ep_r, d_pub = _proposal(a, b, c, r, s, x, y, cnt_pub, e_pub, order, lo, hi, pub_ptr, pub_idx, pos)
+        eq_c, eq_r, d_pri = _proposal(a, b, c, r, s, x, y, cnt_pri, e_pri, order, lo, hi, pri_ptr, pri_idx, pos)
         log_ratio = d_pub + scale_pri * d_pri
         if log_ratio < 0.0 and math.log(philox_uniform(key, ctr + 1, stream)) >= log_ratio:
             continue
