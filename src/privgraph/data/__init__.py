@@ -13,6 +13,7 @@ from privgraph.data.datasets import (
     load,
     load_pyg,
 )
+from privgraph.data.sensitive import SENSITIVE_DATASETS, load_sensitive
 from privgraph.data.splits import stratified_split
 from privgraph.data.synthetic import sbm_graph
 from privgraph.data.transforms import minmax_normalize, one_hot_degree
@@ -27,6 +28,8 @@ __all__ = [
     "dataset_names",
     "load",
     "load_pyg",
+    "load_sensitive",
+    "SENSITIVE_DATASETS",
     "mark_private_edges",
     "mark_public_nodes",
     "private_nodes",

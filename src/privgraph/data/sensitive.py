@@ -1,0 +1,153 @@
+"""Graphs with a sensitive node attribute (PPCVGAE, §6.1): German credit, Recidivism
+(Bail), Credit defaulter and Pokec-z/-n, as released by NIFTY (Agarwal et al.
+2021) and FairGNN (Dai & Wang 2021).
+
+``load_sensitive(name)`` returns a PyG ``Data`` with
+
+* ``x`` — the non-sensitive features, min–max normalised to [0, 1] per column
+  (the sensitive attribute is *not* among them: PPCVGAE conditions on ``s``
+  separately, and a release must not carry it);
+* ``y`` — the utility label (0/1), ``sens`` — the sensitive attribute (0/1);
+* ``edge_index`` — undirected, without self-loops or duplicate rows;
+* ``private_mask`` — a seeded random 70 % of the nodes whose ``sens`` is to be
+  protected (P), the others are public (Q); ``train/val/test_mask`` a seeded
+  random 50/30/20 split (stratified by ``y``), as the paper.
+
+Raw files are read from ``$PRIVGRAPH_DATA/<Folder>/raw`` (German:
+``german.csv``, ``german_edges.txt``; Bail: ``bail.csv``, ``bail_edges.txt``;
+Credit: ``credit.csv``, ``credit_edges.txt``; Pokec-z: ``region_job.csv``,
+``region_job_relationship.txt``; Pokec-n: ``region_job_2.csv``,
+``region_job_2_relationship.txt``).  Feature choices follow NIFTY/FairGNN's
+loaders: German drops ``PurposeOfLoan`` (categorical) and
+``OtherLoansAtStore``, Gender Female = 1; Pokec labels > 1 become 1 and
+nodes with label −1 are in no split.  Edge counts: the paper's Table 1
+counts ``(directed edges + n)/2`` (NIFTY's adjacency with self-loops), e.g.
+German (43,484 + 1,000)/2 = 22,242.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch_geometric.data import Data
+from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
+
+from privgraph.data.datasets import DATA_ENV, DatasetUnavailableError
+from privgraph.data.splits import stratified_split
+
+
+@dataclass(frozen=True)
+class SensitiveSpec:
+    name: str
+    folder: str
+    table: str
+    edges: str
+    label: str
+    sensitive: str
+    drop: tuple[str, ...] = ()
+    id_column: str | None = None
+
+
+SENSITIVE_DATASETS: dict[str, SensitiveSpec] = {
+    "german": SensitiveSpec("German", "German", "german.csv", "german_edges.txt", "GoodCustomer", "Gender",
+                            ("PurposeOfLoan", "OtherLoansAtStore")),
+    "bail": SensitiveSpec("Recidivism", "Bail", "bail.csv", "bail_edges.txt", "RECID", "WHITE"),
+    "credit": SensitiveSpec("Credit", "Credit", "credit.csv", "credit_edges.txt", "NoDefaultNextMonth", "Age"),
+    "pokec-z": SensitiveSpec("Pokec-z", "Pokec", "region_job.csv", "region_job_relationship.txt",
+                             "I_am_working_in_field", "region", id_column="user_id"),
+    "pokec-n": SensitiveSpec("Pokec-n", "Pokec", "region_job_2.csv", "region_job_2_relationship.txt",
+                             "I_am_working_in_field", "region", id_column="user_id"),
+}
+ALIASES = {"recidivism": "bail", "pokec_z": "pokec-z", "pokec_n": "pokec-n", "pokecz": "pokec-z", "pokecn": "pokec-n"}
+
+
+def resolve_sensitive(name: str) -> SensitiveSpec:
+    key = ALIASES.get(name.lower(), name.lower())
+    if key not in SENSITIVE_DATASETS:
+        raise ValueError(f"unknown dataset with a sensitive attribute {name!r}; choose from {sorted(SENSITIVE_DATASETS)}")
+    return SENSITIVE_DATASETS[key]
+
+
+def _raw_dir(spec: SensitiveSpec, root: str | os.PathLike | None) -> Path:
+    base = root if root is not None else os.environ.get(DATA_ENV)
+    if not base:
+        raise DatasetUnavailableError(f"{spec.name}: set ${DATA_ENV} (or pass root=) to the folder holding "
+                                      f"{spec.folder}/raw/{spec.table}")
+    return Path(base) / spec.folder / "raw"
+
+
+def _read_table(path: Path) -> tuple[list[str], list[list[str]]]:
+    with open(path, newline="") as fh:
+        rows = list(csv.reader(fh))
+    return rows[0], rows[1:]
+
+
+def _encode(column: list[str], name: str, positive: str | None = None) -> np.ndarray:
+    if positive is not None:
+        return np.array([v == positive for v in column], dtype=np.int64)
+    return np.array([float(v) for v in column], dtype=np.float64)
+
+
+def load_sensitive(name: str, root: str | os.PathLike | None = None, seed: int = 0, private_ratio: float = 0.7,
+                   train_ratio: float = 0.5, val_ratio: float = 0.3) -> Data:
+    """Load a graph with a sensitive attribute (module docstring)."""
+    spec = resolve_sensitive(name)
+    if not 0.0 < private_ratio < 1.0:
+        raise ValueError(f"private_ratio must lie in (0, 1), got {private_ratio}")
+    raw = _raw_dir(spec, root)
+    table, edges = raw / spec.table, raw / spec.edges
+    if not table.is_file():
+        raise DatasetUnavailableError(f"{spec.name}: {table} not found")
+    if not edges.is_file():
+        raise DatasetUnavailableError(
+            f"{spec.name}: the edge file {edges} is missing (our copy of Credit defaulter has none); "
+            "the graph cannot be loaded without it")
+    header, rows = _read_table(table)
+    columns = {h: [r[i] for r in rows] for i, h in enumerate(header)}
+    for required in (spec.label, spec.sensitive):
+        if required not in columns:
+            raise ValueError(f"{table}: no column {required!r}")
+    if spec.sensitive == "Gender":
+        sens = _encode(columns[spec.sensitive], spec.sensitive, positive="Female")
+    else:
+        sens = _encode(columns[spec.sensitive], spec.sensitive).astype(np.int64)
+    labels = _encode(columns[spec.label], spec.label).astype(np.int64)
+    if spec.label == "GoodCustomer":  # {-1, 1} → {0, 1}
+        labels = (labels > 0).astype(np.int64)
+    if spec.id_column is not None:  # Pokec (FairGNN): labels > 1 → 1, sensitive > 0 → 1, −1 unlabeled
+        labels = np.where(labels > 1, 1, labels)
+        sens = (sens > 0).astype(np.int64)
+    skip = {spec.label, spec.sensitive, *spec.drop} | ({spec.id_column} if spec.id_column else set())
+    feature_names = [h for h in header if h not in skip]
+    x = np.stack([_encode(columns[h], h) for h in feature_names], axis=1)
+    span = x.max(axis=0) - x.min(axis=0)
+    x = (x - x.min(axis=0)) / np.where(span > 0, span, 1.0)
+
+    pairs = np.loadtxt(edges, dtype=np.float64, ndmin=2).astype(np.int64)
+    n = len(rows)
+    if spec.id_column is not None:
+        ids = np.array([int(float(v)) for v in columns[spec.id_column]], dtype=np.int64)
+        lookup = dict(zip(ids.tolist(), range(n)))
+        mapped = np.array([[lookup.get(a, -1), lookup.get(b, -1)] for a, b in pairs.tolist()], dtype=np.int64)
+        pairs = mapped[(mapped >= 0).all(axis=1)]
+    if pairs.size and (pairs.min() < 0 or pairs.max() >= n):
+        raise ValueError(f"{edges}: node ids outside 0..{n - 1}")
+    edge_index, _ = remove_self_loops(torch.from_numpy(pairs.T.copy()))
+    edge_index = coalesce(to_undirected(edge_index, num_nodes=n), num_nodes=n)
+
+    data = Data(x=torch.from_numpy(x).float(), y=torch.from_numpy(labels), edge_index=edge_index, num_nodes=n)
+    data.sens = torch.from_numpy(sens)
+    data.name = spec.name
+    data.feature_names = feature_names
+    data.sensitive_name = spec.sensitive
+    data = stratified_split(data, train_ratio, val_ratio, seed=seed)
+    gen = np.random.default_rng([seed, 70])
+    private = np.zeros(n, dtype=bool)
+    private[gen.permutation(n)[: int(round(private_ratio * n))]] = True
+    data.private_mask = torch.from_numpy(private)
+    return data
