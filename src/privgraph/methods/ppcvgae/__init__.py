@@ -1,0 +1,1 @@
+"""PPCVGAE (privacy-preserving conditional variational graph autoencoders)."""

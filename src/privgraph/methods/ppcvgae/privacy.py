@@ -1,0 +1,93 @@
+"""PPCVGAE's privacy quantities (§5, Appendix A).
+
+* Privacy candidates (Definition 1): ``S = {s, s'}`` with ``s'`` equal to ``s``
+  on the public nodes Q and flipped on the private nodes P (the paper's §6.2).
+* Penalty ``Δν = max_{s'∈S} Σ_i ‖ν_i(s) − ν_i(s')‖²`` (§5.2) — a *squared*
+  L2 distance between the conditional prior means.
+* Eq. 6: ``γ(Δ) = 2 log(1.25/δ)·‖Δ‖²/ε²``, the classical Gaussian mechanism's
+  variance, valid for ε < 1 (Dwork & Roth Thm. A.1), so ε and δ are checked
+  to lie in (0, 1) as Definition 2 requires; with the penalty,
+  ``‖Δ‖² = Δν`` and PPCVGAE+DP's extra noise has variance
+  ``max(γ(Δν) − 1, 0)`` (the prior's own unit variance counted).
+* Appendix A: ``I(Z; s) ≤ Δν`` (nats).  Its detection-error bound divides by
+  ``log(|S| − 1)``, which is 0 for the paper's two candidates; for |S| = 2
+  Fano's inequality reads ``H(s|Z) ≤ h(P_e)``, so
+  ``P_e ≥ h⁻¹(max(H(s) − Δν, 0))`` (binary entropy in nats), reported here.
+* The guarantee is DP *with respect to the candidates* (Definition 2), not
+  standard DP: it compares the release under ``s`` and under ``s'`` for the
+  same trained networks.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Iterable
+
+import torch
+
+from privgraph.mechanisms.base import check_delta
+
+
+def flip_candidate(sens: torch.Tensor, private_mask: torch.Tensor) -> torch.Tensor:
+    """``s'``: the binary sensitive attribute flipped on the private nodes, unchanged on the public ones."""
+    sens = torch.as_tensor(sens)
+    if sens.numel() == 0:
+        raise ValueError("no sensitive attribute given")
+    values = set(torch.unique(sens).tolist())
+    if not values <= {0, 1}:
+        raise ValueError(f"the sensitive attribute must be binary (0/1), got values {sorted(values)}")
+    mask = torch.as_tensor(private_mask, dtype=torch.bool)
+    if mask.shape != sens.shape:
+        raise ValueError(f"private_mask shape {tuple(mask.shape)} does not match the attribute's {tuple(sens.shape)}")
+    return torch.where(mask, 1 - sens, sens)
+
+
+def privacy_penalty(prior_mean: Callable[[torch.Tensor], torch.Tensor], sens: torch.Tensor,
+                    candidates: Iterable[torch.Tensor]) -> torch.Tensor:
+    """Δν = max over candidates of Σ_i ‖ν_i(s) − ν_i(s')‖² (differentiable)."""
+    base = prior_mean(sens.float())
+    gaps = [((base - prior_mean(c.float())) ** 2).sum() for c in candidates]
+    if not gaps:
+        raise ValueError("need at least one other privacy candidate")
+    return torch.stack(gaps).max()
+
+
+def check_candidate_epsilon(epsilon: float) -> float:
+    eps = float(epsilon)
+    if not (0.0 < eps < 1.0):
+        raise ValueError(f"PPCVGAE+DP uses the classical Gaussian mechanism (eq. 6), which needs epsilon in (0, 1); "
+                         f"got {epsilon!r}")
+    return eps
+
+
+def gaussian_variance(squared_sensitivity: float, epsilon: float, delta: float) -> float:
+    """γ of eq. 6 for ‖Δ‖² = ``squared_sensitivity``."""
+    eps = check_candidate_epsilon(epsilon)
+    d = check_delta(delta)
+    if squared_sensitivity < 0:
+        raise ValueError("the squared sensitivity must be >= 0")
+    return 2.0 * math.log(1.25 / d) * float(squared_sensitivity) / eps**2
+
+
+def paper_noise_variance(delta_nu: float, epsilon: float, delta: float) -> float:
+    """PPCVGAE+DP's extra noise variance max(γ(Δν) − 1, 0) (§5.2)."""
+    return max(gaussian_variance(delta_nu, epsilon, delta) - 1.0, 0.0)
+
+
+def binary_entropy(p: float) -> float:
+    if p <= 0.0 or p >= 1.0:
+        return 0.0
+    return -p * math.log(p) - (1 - p) * math.log(1 - p)
+
+
+def detection_error_bound(mutual_information: float, prior_min: float = 0.5) -> float:
+    """Lower bound on an adversary's error in telling the two candidates apart:
+    ``P_e ≥ h⁻¹(max(h(p_min) − I, 0))`` (Fano for |S| = 2, nats)."""
+    if not 0.0 < prior_min <= 0.5:
+        raise ValueError(f"prior_min must lie in (0, 0.5], got {prior_min}")
+    target = max(binary_entropy(prior_min) - float(mutual_information), 0.0)
+    lo, hi = 0.0, 0.5
+    for _ in range(100):  # h is increasing on [0, 1/2]
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if binary_entropy(mid) < target else (lo, mid)
+    return lo
