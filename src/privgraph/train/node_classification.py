@@ -19,6 +19,7 @@ class TrainResult:
     best_epoch: int
     epochs_run: int
     seconds: float
+    test_predictions: Tensor | None = None  # predicted classes of the test nodes (selected model)
 
 
 def accuracy(logits: Tensor, y: Tensor) -> float:
@@ -117,4 +118,5 @@ def train_node_classifier(
         best_epoch=best_epoch,
         epochs_run=epoch,
         seconds=time.perf_counter() - start,
+        test_predictions=out[test_mask].argmax(dim=-1),
     )

@@ -1,0 +1,118 @@
+"""Conditional variational graph autoencoders (PPCVGAE §4) and the VGAE baseline.
+
+* Case (a), the adversary knows A (§4.1): encoder ``GCN_μ, GCN_σ(A, [X, s])``,
+  feature decoder ``GCN_φ(A, [Z, s])`` (``p(x_i | ·) = N(φ_i, I)``), conditional
+  prior ``p(z_i | A, s) = N(ν_i(A, s), I)`` with ``ν = GCN_ν(A, s)``; ELBO eq. 3.
+* Case (b), the adversary does not know A (§4.2): the same encoder, decoders
+  on ``z'_i = [z_i, s_i]`` — features ``N(φ(z'_i), I)``, edges
+  ``σ(ψ(z'_i)ᵀψ(z'_j))`` — and the prior ``N(ν(s_i), I)`` with an MLP ν; ELBO
+  eq. 4.  The adjacency term is the usual VGAE estimate over the edges and as
+  many negative-sampled non-edges (never a dense n×n matrix).
+* :class:`VGAEBaseline` — Kipf & Welling (2016): GCN encoder on X, inner-product
+  decoder, standard-normal prior (no s).
+
+``loss`` returns the reconstruction term plus the KL divergence scaled by
+``kl_weight`` (default 1/N, PyG's VGAE recipe; 1 is the ELBO itself), plus ``penalty_weight·Δν/N`` (§5.2),
+and the pieces for logging.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+from torch_geometric.nn import GCNConv
+from torch_geometric.utils import negative_sampling
+
+
+class _GCN2(nn.Module):
+    """Two GCN layers with a ReLU between them."""
+
+    def __init__(self, in_dim: int, hidden: int, out_dim: int):
+        super().__init__()
+        self.conv1, self.conv2 = GCNConv(in_dim, hidden), GCNConv(hidden, out_dim)
+
+    def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        return self.conv2(torch.relu(self.conv1(x, edge_index)), edge_index)
+
+
+def _mlp(in_dim: int, hidden: int, out_dim: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU(), nn.Linear(hidden, out_dim))
+
+
+def _adjacency_nll(h: Tensor, edge_index: Tensor, num_nodes: int) -> Tensor:
+    """−log p(A | ·) per node, VGAE's estimate: positive edges + as many sampled non-edges."""
+    src, dst = edge_index
+    pos = torch.nn.functional.logsigmoid((h[src] * h[dst]).sum(-1)).mean()
+    neg_index = negative_sampling(edge_index, num_nodes=num_nodes, num_neg_samples=src.numel())
+    neg = torch.nn.functional.logsigmoid(-(h[neg_index[0]] * h[neg_index[1]]).sum(-1)).mean()
+    return -(pos + neg)
+
+
+class CVGAE(nn.Module):
+    """CVGAE for ``case`` "a" (adversary knows A) or "b" (it does not)."""
+
+    def __init__(self, in_dim: int, latent: int = 16, hidden: int = 32, case: str = "a",
+                 kl_weight: float | None = None):
+        super().__init__()
+        if case not in ("a", "b"):
+            raise ValueError(f"case must be 'a' or 'b', got {case!r}")
+        self.case = case
+        self.kl_weight = kl_weight  # None: 1/N
+        self.enc = GCNConv(in_dim + 1, hidden)
+        self.enc_mu, self.enc_logstd = GCNConv(hidden, latent), GCNConv(hidden, latent)
+        if case == "a":
+            self.prior = _GCN2(1, hidden, latent)
+            self.dec_x = _GCN2(latent + 1, hidden, in_dim)
+        else:
+            self.prior = _mlp(1, hidden, latent)
+            self.dec_x = _mlp(latent + 1, hidden, in_dim)
+            self.dec_a = _mlp(latent + 1, hidden, latent)
+
+    def encode(self, x: Tensor, sens: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
+        h = torch.relu(self.enc(torch.cat([x, sens.float()[:, None]], dim=1), edge_index))
+        return self.enc_mu(h, edge_index), self.enc_logstd(h, edge_index).clamp(max=10)
+
+    def prior_mean(self, sens: Tensor, edge_index: Tensor) -> Tensor:
+        s = sens.float()[:, None]
+        return self.prior(s, edge_index) if self.case == "a" else self.prior(s)
+
+    def loss(self, x: Tensor, sens: Tensor, edge_index: Tensor, candidates: list[Tensor] = (),
+             penalty_weight: float = 0.0) -> tuple[Tensor, dict[str, float]]:
+        mu, logstd = self.encode(x, sens, edge_index)
+        z = mu + torch.randn_like(mu) * logstd.exp()
+        zs = torch.cat([z, sens.float()[:, None]], dim=1)
+        phi = self.dec_x(zs, edge_index) if self.case == "a" else self.dec_x(zs)
+        recon = 0.5 * ((x - phi) ** 2).sum(-1).mean()
+        if self.case == "b":
+            recon = recon + _adjacency_nll(self.dec_a(zs), edge_index, x.shape[0])
+        nu = self.prior_mean(sens, edge_index)
+        kl = 0.5 * ((2 * logstd).exp() + (mu - nu) ** 2 - 1 - 2 * logstd).sum(-1).mean()
+        total = recon + kl * (1.0 / x.shape[0] if self.kl_weight is None else self.kl_weight)
+        parts = {"reconstruction": float(recon.detach()), "kl": float(kl.detach())}
+        if candidates:
+            gaps = [((nu - self.prior_mean(c, edge_index)) ** 2).sum() for c in candidates]
+            delta_nu = torch.stack(gaps).max()
+            total = total + penalty_weight * delta_nu / x.shape[0]
+            parts["delta_nu"] = float(delta_nu.detach())
+        return total, parts
+
+
+class VGAEBaseline(nn.Module):
+    """Kipf & Welling's VGAE (no sensitive attribute): the unsanitised embedding."""
+
+    def __init__(self, in_dim: int, latent: int = 16, hidden: int = 32):
+        super().__init__()
+        self.enc = GCNConv(in_dim, hidden)
+        self.enc_mu, self.enc_logstd = GCNConv(hidden, latent), GCNConv(hidden, latent)
+
+    def encode(self, x: Tensor, sens: Tensor | None, edge_index: Tensor) -> tuple[Tensor, Tensor]:
+        h = torch.relu(self.enc(x, edge_index))
+        return self.enc_mu(h, edge_index), self.enc_logstd(h, edge_index).clamp(max=10)
+
+    def loss(self, x: Tensor, sens: Tensor | None, edge_index: Tensor, candidates: list[Tensor] = (),
+             penalty_weight: float = 0.0) -> tuple[Tensor, dict[str, float]]:
+        mu, logstd = self.encode(x, sens, edge_index)
+        z = mu + torch.randn_like(mu) * logstd.exp()
+        recon = _adjacency_nll(z, edge_index, x.shape[0])
+        kl = 0.5 * ((2 * logstd).exp() + mu**2 - 1 - 2 * logstd).sum(-1).mean() / x.shape[0]
+        return recon + kl, {"reconstruction": float(recon.detach()), "kl": float(kl.detach())}
