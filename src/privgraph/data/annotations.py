@@ -30,13 +30,27 @@ def _undirected_ids(edge_index: torch.Tensor, num_nodes: int) -> tuple[torch.Ten
     return pair, torch.unique(pair)
 
 
+def check_private_ratio(ratio: float) -> float:
+    """The private-edge ratio ρ must lie in [0, 1]."""
+    ratio = float(ratio)
+    if not 0.0 <= ratio <= 1.0:
+        raise ValueError(f"the private-edge ratio ρ must lie in [0, 1], got {ratio}")
+    return ratio
+
+
+def check_public_fraction(fraction: float) -> float:
+    """The share of training nodes declared public must lie in (0, 1]."""
+    fraction = float(fraction)
+    if not 0.0 < fraction <= 1.0:
+        raise ValueError(f"the public-node fraction must lie in (0, 1], got {fraction}")
+    return fraction
+
+
 def mark_private_edges(data: Data, ratio: float, seed: int | None = 0, rng: RandomSource | None = None) -> Data:
     """Mark a uniformly random fraction ``ratio`` of the undirected edges private
     (both directions alike), by seed; sets ``data.private_edge_mask`` and, if
     absent, ``data.private_node_mask`` (all nodes).  Returns ``data``."""
-    ratio = float(ratio)
-    if not 0.0 <= ratio <= 1.0:
-        raise ValueError(f"the private-edge ratio ρ must lie in [0, 1], got {ratio}")
+    ratio = check_private_ratio(ratio)
     rng = rng if rng is not None else make_generator(seed)
     pair, unique = _undirected_ids(data.edge_index, data.num_nodes)
     count = int(round(ratio * unique.numel()))
@@ -82,8 +96,7 @@ def private_nodes(data: Data) -> torch.Tensor:
 
 def sample_public_nodes(train_mask: torch.Tensor, fraction: float, seed: int | None = 0) -> torch.Tensor:
     """A seeded random ``fraction`` of the training nodes (at least one), as a node mask."""
-    if not 0.0 < fraction <= 1.0:
-        raise ValueError(f"the public-node fraction must lie in (0, 1], got {fraction}")
+    fraction = check_public_fraction(fraction)
     train = train_mask.nonzero().flatten()
     gen = np.random.default_rng(seed)
     count = max(1, int(round(fraction * train.numel())))

@@ -37,9 +37,13 @@ from torch_geometric.data import Data
 from privgraph import __version__
 from privgraph.accounting import PrivacyReport
 from privgraph.data import load, mark_private_edges, sbm_graph, stratified_split
+from privgraph.data.annotations import check_private_ratio, check_public_fraction
 from privgraph.mechanisms import SecureRandom, check_delta, check_epsilon, make_generator
 from privgraph.methods import SEARCH_SPACE, Hyperparameters, Method, denoise_labels, get_method, report_labels
+from privgraph.mechanisms.feature_rr import check_bins
 from privgraph.methods.base import Release
+from privgraph.methods.heterorr.edges import check_mcmc_steps, check_share
+from privgraph.methods.heterorr.scores import check_gamma
 from privgraph.nn import MODELS
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
@@ -99,7 +103,6 @@ class ExperimentSpec:
         self._validate_options(method)
         Hyperparameters().update(**self.hyperparameters)
 
-
     def _validate_options(self, method: Method) -> None:
         o = self.options
         unknown = set(o) - RELEASE_OPTIONS
@@ -108,18 +111,14 @@ class ExperimentSpec:
         for name in ("epsilon_f", "epsilon_e"):
             if o.get(name) is not None:
                 check_epsilon(o[name], name)
-        if o.get("gamma") is not None and not 0.0 <= float(o["gamma"]) <= 1.0:
-            raise ValueError(f"gamma must lie in [0, 1], got {o['gamma']}")
-        if o.get("bins") is not None and (int(o["bins"]) != o["bins"] or o["bins"] < 2):
-            raise ValueError(f"the number of bins k must be an integer >= 2, got {o['bins']}")
-        if o.get("public_fraction") is not None and not 0.0 < float(o["public_fraction"]) <= 1.0:
-            raise ValueError(f"public_fraction must lie in (0, 1], got {o['public_fraction']}")
-        if o.get("mcmc_steps") is not None and int(o["mcmc_steps"]) < 0:
-            raise ValueError(f"mcmc_steps must be >= 0, got {o['mcmc_steps']}")
-        if o.get("mcmc_share") is not None and not 0.0 < float(o["mcmc_share"]) < 1.0:
-            raise ValueError(f"mcmc_share must lie in (0, 1), got {o['mcmc_share']}")
-        if self.private_ratio is not None and not 0.0 <= self.private_ratio <= 1.0:
-            raise ValueError(f"the private-edge ratio must lie in [0, 1], got {self.private_ratio}")
+        # the methods' own checks, run before the dataset loads
+        checks = {"gamma": check_gamma, "bins": check_bins, "public_fraction": check_public_fraction,
+                  "mcmc_steps": check_mcmc_steps, "mcmc_share": lambda v: check_share(v, "mcmc_share")}
+        for name, check in checks.items():
+            if o.get(name) is not None:
+                check(o[name])
+        if self.private_ratio is not None:
+            check_private_ratio(self.private_ratio)
         if getattr(method, "needs_private_edges", False) and self.private_ratio is None:
             raise ValueError(f"method {self.method!r} protects private edges: say which with --private-ratio ρ "
                              "(a seeded random fraction of the edges is marked private)")

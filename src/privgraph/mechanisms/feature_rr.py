@@ -30,6 +30,13 @@ from privgraph.mechanisms.base import FeatureMechanism, worst_case_log_ratio
 from privgraph.mechanisms.randomness import RandomSource, uniform
 
 
+def check_bins(bins: int) -> int:
+    """The number of bins k must be an integer >= 2."""
+    if isinstance(bins, bool) or int(bins) != bins or bins < 2:
+        raise ValueError(f"the number of bins k must be an integer >= 2, got {bins!r}")
+    return int(bins)
+
+
 def transition_matrix(lam: torch.Tensor, k: int) -> torch.Tensor:
     """``P[..., t, u] = P(u | t)`` of eq. 8 for each ``λ = 1/(kσ)`` (indices 0-based)."""
     grid = torch.arange(k, dtype=torch.float64)
@@ -71,14 +78,13 @@ class FeatureRR(FeatureMechanism):
                  domain: tuple[float, float] = (0.0, 1.0), clip: bool = False, debias: bool = False):
         super().__init__(epsilon, domain, clip)
         self.debias = bool(debias)
-        if isinstance(bins, bool) or int(bins) != bins or bins < 2:
-            raise ValueError(f"the number of bins k must be an integer >= 2, got {bins!r}")
+        bins = check_bins(bins)
         shares = torch.as_tensor(shares, dtype=torch.float64).flatten()
         if shares.numel() == 0 or not torch.isfinite(shares).all() or (shares < 0).any():
             raise ValueError("budget shares θ must be finite and non-negative")
         if abs(float(shares.sum()) - 1.0) > 1e-6:
             raise ValueError(f"budget shares θ must sum to 1 (got {float(shares.sum()):.6g})")
-        self.k = int(bins)
+        self.k = bins
         self.shares = shares
         self.budgets = self.epsilon * shares
         self.lam = calibrate_lambda(self.budgets, self.k)

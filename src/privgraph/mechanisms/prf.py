@@ -17,6 +17,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from privgraph.mechanisms.randomness import RandomSource, integers
+
 _M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
 _W0, _W1 = np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)
 _MASK = np.uint64(0xFFFFFFFF)
@@ -36,6 +38,11 @@ def philox4x32(counter: tuple[np.ndarray, ...], key: tuple[np.ndarray, np.ndarra
         k0 = (k0 + _W0) & _MASK
         k1 = (k1 + _W1) & _MASK
     return c0, c1, c2, c3
+
+
+def draw_key(rng: RandomSource) -> np.uint64:
+    """A fresh secret Philox key (62 random bits) from a generator or the OS source."""
+    return np.uint64(int(integers(2**62, (1,), rng)[0]))
 
 
 def prf_uniform(keys: np.ndarray, counters: np.ndarray, stream: int = 0) -> np.ndarray:

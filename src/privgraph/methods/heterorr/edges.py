@@ -32,12 +32,34 @@ from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.data.annotations import private_nodes, split_edges
 from privgraph.data.synthetic import unrank_lower_triangle
 from privgraph.mechanisms import RandomSource, check_epsilon
-from privgraph.mechanisms.randomness import integers, laplace, uniform
+from privgraph.mechanisms.prf import draw_key
+from privgraph.mechanisms.randomness import laplace, uniform
 from privgraph.methods.heterorr import kernels
-from privgraph.methods.heterorr.hrg import PHRGSampler, lemma4_sensitivity, noisy_probabilities, sample_private_edges
+from privgraph.methods.heterorr.hrg import (
+    PHRGSampler,
+    both_directions,
+    lemma4_sensitivity,
+    noisy_probabilities,
+    sample_private_edges,
+)
 
 ProgressHook = Callable[[str, int, int], None]
 MAX_OUTPUT_EDGES = 50_000_000
+
+
+def check_share(share: float, name: str) -> float:
+    """A budget split ε₁/ε must lie in (0, 1)."""
+    share = float(share)
+    if not 0.0 < share < 1.0:
+        raise ValueError(f"{name} must lie in (0, 1), got {share}")
+    return share
+
+
+def check_mcmc_steps(steps: int) -> int:
+    steps = int(steps)
+    if steps < 0:
+        raise ValueError(f"mcmc_steps must be >= 0, got {steps}")
+    return steps
 
 
 def _guarantee(epsilon: float, mechanism: str, notes: tuple[str, ...]) -> PrivacyGuarantee:
@@ -51,9 +73,12 @@ def _merge(public: torch.Tensor, private: torch.Tensor, num_nodes: int) -> torch
     return coalesce(torch.cat([public, private], dim=1), num_nodes=num_nodes)
 
 
-def _all_private(data: Data) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    empty = torch.empty((2, 0), dtype=torch.long)
-    return empty, data.edge_index, torch.ones(data.num_nodes, dtype=torch.bool)
+def _edge_sets(data: Data, all_private: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(public edges, private edges, private-eligible node mask); ``all_private``: every edge and node."""
+    if all_private:
+        return torch.empty((2, 0), dtype=torch.long), data.edge_index, torch.ones(data.num_nodes, dtype=torch.bool)
+    public, private = split_edges(data)
+    return public, private, private_nodes(data)
 
 
 def edge_rr(data: Data, epsilon: float, rng: RandomSource, mcmc_share: float = 0.5, steps: int | None = None,
@@ -61,20 +86,13 @@ def edge_rr(data: Data, epsilon: float, rng: RandomSource, mcmc_share: float = 0
             progress: ProgressHook | None = None) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
     """EdgeRR (Alg. 2; ``all_private``: privHRG).  Returns the released graph, its guarantee and details."""
     epsilon = check_epsilon(epsilon, "epsilon_e")
-    if not 0.0 < mcmc_share < 1.0:
-        raise ValueError(f"mcmc_share (ε₁/ε) must lie in (0, 1), got {mcmc_share}")
-    if all_private:
-        public, private, eligible = _all_private(data)
-    else:
-        public, private = split_edges(data)
-        eligible = private_nodes(data)
+    mcmc_share = check_share(mcmc_share, "mcmc_share (ε₁/ε)")
+    public, private, eligible = _edge_sets(data, all_private)
     n = data.num_nodes
     eps1, eps2 = mcmc_share * epsilon, (1.0 - mcmc_share) * epsilon
     delta_e = lemma4_sensitivity(int(eligible.sum()))
     scale = eps1 / (2.0 * delta_e) if delta_e > 0 else 0.0
-    steps = int(steps if steps is not None else 1000 * n)
-    if steps < 0:
-        raise ValueError(f"mcmc steps must be >= 0, got {steps}")
+    steps = check_mcmc_steps(steps if steps is not None else 1000 * n)
     sampler = PHRGSampler(n, public, private, eligible.numpy().astype(np.int64), scale, rng)
     trace = sampler.run(steps, progress=progress)
     probs, noisy = noisy_probabilities(sampler.tree, eps2, rng, threshold)
@@ -101,11 +119,7 @@ def edge_rr(data: Data, epsilon: float, rng: RandomSource, mcmc_share: float = 0
 
 def _pair_universe(data: Data, all_private: bool):
     """(public edges, private-eligible node ids, linear ids of the private edges in the V̄ lower triangle)."""
-    if all_private:
-        public, private, eligible = _all_private(data)
-    else:
-        public, private = split_edges(data)
-        eligible = private_nodes(data)
+    public, private, eligible = _edge_sets(data, all_private)
     nodes = eligible.nonzero().flatten().numpy()
     if nodes.size < 2:
         raise ValueError("need at least 2 private-eligible nodes")
@@ -120,12 +134,7 @@ def _pair_universe(data: Data, all_private: bool):
 
 def _pairs_to_edges(linear: np.ndarray, nodes: np.ndarray) -> torch.Tensor:
     i, j = unrank_lower_triangle(linear)
-    u, v = nodes[i], nodes[j]
-    return torch.from_numpy(np.stack([np.concatenate([u, v]), np.concatenate([v, u])])).long()
-
-
-def _key(rng: RandomSource) -> np.uint64:
-    return np.uint64(int(integers(2**62, (1,), rng)[0]))
+    return both_directions(nodes[i], nodes[j])
 
 
 def edge_rand(data: Data, epsilon: float, rng: RandomSource,
@@ -139,7 +148,7 @@ def edge_rand(data: Data, epsilon: float, rng: RandomSource,
     if universe * flip > MAX_OUTPUT_EDGES:
         raise ValueError(f"EdgeRand at ε={epsilon:g} on {m} private-eligible nodes would output ~{universe * flip:.3g} "
                          f"edges (> {MAX_OUTPUT_EDGES:.0e}); use a larger ε or fewer private-eligible nodes")
-    _, flipped, _ = kernels.bernoulli_positions(np.array([universe], np.int64), np.array([flip]), _key(rng),
+    _, flipped, _ = kernels.bernoulli_positions(np.array([universe], np.int64), np.array([flip]), draw_key(rng),
                                                 np.uint64(31), 0)
     kept = np.setxor1d(edges, flipped, assume_unique=True)
     released = _merge(public, _pairs_to_edges(kept, nodes), data.num_nodes)
@@ -148,10 +157,6 @@ def edge_rand(data: Data, epsilon: float, rng: RandomSource,
     details = {"mechanism": "edgerand", "pairs": int(universe), "flipped": int(flipped.size),
                "released_private_edges": int(kept.size), "edges": int(released.shape[1] // 2)}
     return released, _guarantee(epsilon, "EdgeRand", notes), details
-
-
-def _laplace_survival(t: float, eps: float) -> float:
-    return 0.5 * math.exp(-eps * t) if t >= 0 else 1.0 - 0.5 * math.exp(eps * t)
 
 
 def _laplace_inverse_survival(s: np.ndarray | float, eps: float):
@@ -165,8 +170,7 @@ def lap_graph(data: Data, epsilon: float, rng: RandomSource, count_share: float 
               all_private: bool = False) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
     """LapGraph: top-T̃ pairs of A + Laplace(1/ε₂), T̃ = |E_pri| + Laplace(1/ε₁)."""
     epsilon = check_epsilon(epsilon)
-    if not 0.0 < count_share < 1.0:
-        raise ValueError(f"count_share must lie in (0, 1), got {count_share}")
+    count_share = check_share(count_share, "count_share")
     eps1, eps2 = count_share * epsilon, (1.0 - count_share) * epsilon
     public, nodes, edges = _pair_universe(data, all_private)
     m = nodes.size
@@ -175,9 +179,8 @@ def lap_graph(data: Data, epsilon: float, rng: RandomSource, count_share: float 
     if target > MAX_OUTPUT_EDGES:
         raise ValueError(f"LapGraph would keep {target} pairs (> {MAX_OUTPUT_EDGES:.0e})")
     edge_values = 1.0 + laplace((edges.size,), 1.0 / eps2, rng).numpy()
-    cand_keys, cand_values = [np.empty(0, np.int64)], [np.empty(0)]
-    selected = np.empty(0, np.int64)
-    key = _key(rng)
+    cand_keys, cand_values = [np.empty(0, np.int64)], [np.empty(0)]  # non-edges drawn so far (disjoint)
+    key = draw_key(rng)
     s_old, rounds = 0.0, 0  # survival probability of the current threshold (0: +∞)
     while True:
         rounds += 1
@@ -187,10 +190,9 @@ def lap_graph(data: Data, epsilon: float, rng: RandomSource, count_share: float 
         if band > 0:
             _, picks, _ = kernels.bernoulli_positions(np.array([universe], np.int64), np.array([min(band, 1.0)]),
                                                       key, np.uint64(40 + rounds), 0)
-            picks = np.setdiff1d(picks, np.concatenate([edges, selected]), assume_unique=True)
+            picks = np.setdiff1d(picks, np.concatenate([edges] + cand_keys), assume_unique=True)
             u = uniform((picks.size,), rng).numpy()
             values = _laplace_inverse_survival(s_old + u * (s_new - s_old), eps2)
-            selected = np.union1d(selected, picks)
             cand_keys.append(picks)
             cand_values.append(values)
         s_old = s_new

@@ -27,11 +27,12 @@ Privacy (edge-level DP for the private edges, trusted curator):
   moves with ``ε₁/Δ_e`` (which gives 2ε₁) and accepts its public and private
   moves on ``L_pub`` and ``L_pri`` *separately*; a product of two kernels with
   different stationary laws has a stationary law of no exponential-mechanism
-  form, so no DP statement follows for it.  Here every move accepts on the joint
-  target (with one acceptance rule the paper's public and private half-steps
-  are the same move, so the chain simply runs moves; each is π-invariant).  The guarantee holds for a sample
-  from the chain's stationary distribution; a finite run approximates it (the
-  log-likelihood trace is returned so mixing can be inspected).
+  form, so no DP statement follows for it.  Here every move accepts on the
+  joint target (with one acceptance rule the paper's public and private
+  half-steps are the same move, so the chain simply runs moves; each is
+  π-invariant).  The guarantee holds for a sample from the chain's stationary
+  distribution; a finite run approximates it (the log-likelihood trace is
+  returned so mixing can be inspected).
 * **CalculateNoisyProb** (Alg. 3, Xiao et al. KDD'14): every private edge is
   counted in exactly one released count — its LCA's ``ē_r`` or, inside a
   subtree whose noise would dominate (``1/(ε₂ L̄R̄) ≥ τ`` and
@@ -49,7 +50,8 @@ import numpy as np
 import torch
 
 from privgraph.mechanisms import RandomSource, check_epsilon
-from privgraph.mechanisms.randomness import integers, laplace, uniform
+from privgraph.mechanisms.prf import draw_key
+from privgraph.mechanisms.randomness import laplace, uniform
 from privgraph.methods.heterorr import kernels
 
 ProgressHook = Callable[[str, int, int], None]
@@ -141,7 +143,7 @@ class PHRGSampler:
         self.tree = Dendrogram.random(num_nodes, public_edges, private_edges, private_nodes, rng)
         self.pub_ptr, self.pub_idx = _csr(public_edges, num_nodes)
         self.pri_ptr, self.pri_idx = _csr(private_edges, num_nodes)
-        self.key = np.uint64(int(integers(2**62, (1,), rng)[0]))
+        self.key = draw_key(rng)
         self.loglik = np.array(self.tree.log_likelihood(), dtype=np.float64)
         self.steps_done = 0
         self.accepted = 0
@@ -219,12 +221,15 @@ def sample_private_edges(tree: Dendrogram, probs: np.ndarray, rng: RandomSource)
     prefix = np.concatenate([[0], np.cumsum(in_order)])  # eligible leaves before each position
     pri_order = tree.order[in_order]
     sizes = tree.private_pairs().astype(np.int64)
-    key = np.uint64(int(integers(2**62, (1,), rng)[0]))
-    group, index, _ = kernels.bernoulli_positions(sizes, probs.astype(np.float64), key, np.uint64(11), 0)
+    group, index, _ = kernels.bernoulli_positions(sizes, probs.astype(np.float64), draw_key(rng), np.uint64(11), 0)
     r = internal[group]
     left, right = tree.left[r], tree.right[r]
     width = tree.cnt_pri[right]
     u = pri_order[prefix[tree.lo[left]] + index // width]
     v = pri_order[prefix[tree.lo[right]] + index % width]
-    ei = torch.from_numpy(np.stack([np.concatenate([u, v]), np.concatenate([v, u])])).long()
-    return ei
+    return both_directions(u, v)
+
+
+def both_directions(u: np.ndarray, v: np.ndarray) -> torch.Tensor:
+    """The undirected edge_index of the pairs (u_k, v_k): each pair in both directions."""
+    return torch.from_numpy(np.stack([np.concatenate([u, v]), np.concatenate([v, u])])).long()

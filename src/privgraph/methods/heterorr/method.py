@@ -28,8 +28,8 @@ from privgraph.mechanisms.feature_rr import FeatureRR
 from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import Hyperparameters, Method, Release
 from privgraph.methods.heterorr.edges import edge_rand, edge_rr, lap_graph
-from privgraph.methods.lpgnn import LPGNN
 from privgraph.methods.heterorr.scores import budget_shares, importance_scores, sensitivity_scores
+from privgraph.methods.lpgnn import LPGNN
 
 
 def feature_rr_release(data: Data, epsilon: float, rng: RandomSource,
@@ -156,6 +156,3 @@ class HeteroRR(Method):
         edge_index, g_e, d_e = edge_rr(data, eps_e, rng, **_edge_rr_options(options))
         details = {"mechanism": "heterorr", "epsilon_f": eps_f, "epsilon_e": eps_e, "features": d_f, "edges": d_e}
         return Release(x, g_f, details, edge_index, extra_guarantees=[g_e])
-
-
-HETERORR_METHODS = (FeatureRRMethod, FeatureLDP, EdgeRRMethod, PrivHRG, EdgeRand, LapGraph, HeteroRR)

@@ -56,11 +56,17 @@ def sensitivity_scores(x_public: torch.Tensor, sensitive: Sequence[int] | None) 
     return change / total, True
 
 
-def budget_shares(alpha: np.ndarray, beta: np.ndarray, gamma: float) -> np.ndarray:
-    """θ of eq. 7, normalised (Alg. 1, line 5)."""
+def check_gamma(gamma: float) -> float:
+    """γ of eq. 7 must lie in [0, 1]."""
     gamma = float(gamma)
     if not 0.0 <= gamma <= 1.0:
         raise ValueError(f"gamma must lie in [0, 1], got {gamma}")
+    return gamma
+
+
+def budget_shares(alpha: np.ndarray, beta: np.ndarray, gamma: float) -> np.ndarray:
+    """θ of eq. 7, normalised (Alg. 1, line 5)."""
+    gamma = check_gamma(gamma)
     alpha, beta = np.asarray(alpha, np.float64), np.asarray(beta, np.float64)
     if alpha.shape != beta.shape:
         raise ValueError("importance and sensitivity scores must have one entry per feature each")
