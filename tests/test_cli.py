@@ -114,3 +114,12 @@ def test_release_writes_graph_and_report(tmp_path, method):
     again = tmp_path / "h.pt"
     assert runner.invoke(app, args[:-1] + [str(again)]).exit_code == 0
     assert torch.equal(torch.load(again)["edge_index"], graph["edge_index"])  # seeded: the same release
+
+
+def test_secure_note_reaches_every_guarantee(tmp_path):
+    args = ["run", "heterorr", "--dataset", "sbm", "--private-ratio", "0.2", "--epsilon", "1", "--trials", "1",
+            "--mcmc-steps", "500", "--secure", "--db", str(tmp_path / "r.db"), "--format", "json", *FAST]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    for g in json.loads(res.stdout)["results"][0]["privacy"]["guarantees"]:
+        assert "randomness from the OS cryptographic source" in g["notes"]

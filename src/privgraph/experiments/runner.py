@@ -241,7 +241,7 @@ class Experiment:
         report = PrivacyReport([release.guarantee] + list(release.extra_guarantees)
                                + ([labels.guarantee()] if labels else []))
         if self.spec.secure:
-            report.guarantees[0] = report.guarantees[0].with_note("randomness from the OS cryptographic source")
+            report.guarantees = [g.with_note("randomness from the OS cryptographic source") for g in report.guarantees]
         return release, labels, report
 
     def _select_release_options(self, data: Data, eps: float | None, eps_index: int,
