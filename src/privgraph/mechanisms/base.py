@@ -92,6 +92,14 @@ class FeatureMechanism(ABC):
         self.clipped_values = n_out
         return x
 
+    def to_unit(self, x: torch.Tensor) -> torch.Tensor:
+        """The domain [α, β] mapped affinely onto [−1, 1] (the numeric mechanisms' input)."""
+        return 2.0 * (x - self.alpha) / (self.beta - self.alpha) - 1.0
+
+    def from_unit(self, u: torch.Tensor) -> torch.Tensor:
+        """The inverse of :meth:`to_unit` (keeps estimates unbiased: it is affine)."""
+        return self.alpha + (u + 1.0) * (self.beta - self.alpha) / 2.0
+
     # -------------------------------------------------------------- interface
     @abstractmethod
     def perturb(self, x: torch.Tensor, rng: RandomSource) -> torch.Tensor:

@@ -52,6 +52,7 @@ class ScalarMechanism:
     """An unbiased ε-LDP randomizer of one value in ``[−1, 1]``."""
 
     name = "scalar"
+    continuous = True  # floating-point continuous noise (Mironov caveat); False: finitely many outputs
 
     def sample(self, x: torch.Tensor, epsilon: float, rng: RandomSource) -> torch.Tensor:
         raise NotImplementedError
@@ -63,6 +64,7 @@ class ScalarMechanism:
 
 class Duchi1D(ScalarMechanism):
     name = "duchi"
+    continuous = False
 
     @staticmethod
     def magnitude(epsilon: float) -> float:
@@ -169,6 +171,7 @@ def three_output_anchors(epsilon: float, grid: int = 4001) -> tuple[float, float
 
 class ThreeOutput(ScalarMechanism):
     name = "three-output"
+    continuous = False
 
     def magnitude(self, epsilon: float) -> float:
         a, _, c, _ = three_output_anchors(float(epsilon))
@@ -209,16 +212,13 @@ class SampledNumeric(FeatureMechanism):
         super().__init__(epsilon, domain, clip)
         self._last: tuple[int, int] | None = None
 
-    def _to_unit(self, x: torch.Tensor) -> torch.Tensor:
-        return 2.0 * (x - self.alpha) / (self.beta - self.alpha) - 1.0
-
     def perturb(self, x: torch.Tensor, rng: RandomSource) -> torch.Tensor:
         x = self.validate(x)
         n, d = x.shape
         k = sampled_dimensions(self.epsilon, d)
         self._last = (k, d)
         cols = sample_subsets(n, d, k, rng)
-        values = self.scalar.sample(self._to_unit(x.gather(1, cols)), self.epsilon / k, rng)
+        values = self.scalar.sample(self.to_unit(x.gather(1, cols)), self.epsilon / k, rng)
         out = torch.zeros((n, d), dtype=torch.float64)
         out.scatter_(1, cols, values)
         return out
@@ -226,8 +226,7 @@ class SampledNumeric(FeatureMechanism):
     def estimate(self, reports: torch.Tensor) -> torch.Tensor:
         d = reports.shape[1]
         k = sampled_dimensions(self.epsilon, d)
-        unit = reports.to(torch.float64) * (d / k)
-        return self.alpha + (unit + 1.0) * (self.beta - self.alpha) / 2.0
+        return self.from_unit(reports.to(torch.float64) * (d / k))
 
     def guarantee(self):
         g = super().guarantee()
@@ -235,7 +234,7 @@ class SampledNumeric(FeatureMechanism):
             k, d = self._last
             g = g.with_note(f"{self.scalar.name}: k={k} of d={d} features reported per node, ε/k={self.epsilon / k:g} "
                             "each (Wang et al. ICDE'19 Alg. 4; basic composition)")
-        if not isinstance(self.scalar, ThreeOutput):
+        if self.scalar.continuous:
             g = g.with_note("continuous noise sampled in floating point (Mironov 2012 caveat)")
         return g
 
@@ -285,7 +284,7 @@ class DuchiFeatures(FeatureMechanism):
     def perturb(self, x: torch.Tensor, rng: RandomSource) -> torch.Tensor:
         x = self.validate(x)
         n, d = x.shape
-        unit = 2.0 * (x - self.alpha) / (self.beta - self.alpha) - 1.0
+        unit = self.to_unit(x)
         if d % 2 == 0:
             unit = torch.cat([unit, torch.zeros((n, 1), dtype=unit.dtype)], dim=1)
         dd = unit.shape[1]
@@ -304,4 +303,4 @@ class DuchiFeatures(FeatureMechanism):
         return out
 
     def estimate(self, reports: torch.Tensor) -> torch.Tensor:
-        return self.alpha + (reports.to(torch.float64) + 1.0) * (self.beta - self.alpha) / 2.0
+        return self.from_unit(reports.to(torch.float64))
