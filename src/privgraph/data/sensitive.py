@@ -5,8 +5,9 @@
 ``load_sensitive(name)`` returns a PyG ``Data`` with
 
 * ``x`` — the non-sensitive features, min–max normalised to [0, 1] per column
-  (the sensitive attribute is *not* among them: PPCVGAE conditions on ``s``
-  separately, and a release must not carry it);
+  by :func:`minmax_normalize` (constant columns dropped).  The sensitive
+  attribute is *not* among them: PPCVGAE conditions on ``s`` separately, and
+  a release must not carry it;
 * ``y`` — the utility label (0/1), ``sens`` — the sensitive attribute (0/1);
 * ``edge_index`` — undirected, without self-loops or duplicate rows;
 * ``private_mask`` — a seeded random 70 % of the nodes whose ``sens`` is to be
@@ -39,6 +40,7 @@ from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
 from privgraph.data.datasets import DATA_ENV, DatasetUnavailableError
 from privgraph.data.splits import stratified_split
+from privgraph.data.transforms import minmax_normalize
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ def _read_table(path: Path) -> tuple[list[str], list[list[str]]]:
     return rows[0], rows[1:]
 
 
-def _encode(column: list[str], name: str, positive: str | None = None) -> np.ndarray:
+def _encode(column: list[str], positive: str | None = None) -> np.ndarray:
     if positive is not None:
         return np.array([v == positive for v in column], dtype=np.int64)
     return np.array([float(v) for v in column], dtype=np.float64)
@@ -113,10 +115,10 @@ def load_sensitive(name: str, root: str | os.PathLike | None = None, seed: int =
         if required not in columns:
             raise ValueError(f"{table}: no column {required!r}")
     if spec.sensitive == "Gender":
-        sens = _encode(columns[spec.sensitive], spec.sensitive, positive="Female")
+        sens = _encode(columns[spec.sensitive], positive="Female")
     else:
-        sens = _encode(columns[spec.sensitive], spec.sensitive).astype(np.int64)
-    labels = _encode(columns[spec.label], spec.label).astype(np.int64)
+        sens = _encode(columns[spec.sensitive]).astype(np.int64)
+    labels = _encode(columns[spec.label]).astype(np.int64)
     if spec.label == "GoodCustomer":  # {-1, 1} → {0, 1}
         labels = (labels > 0).astype(np.int64)
     if spec.id_column is not None:  # Pokec (FairGNN): labels > 1 → 1, sensitive > 0 → 1, −1 unlabeled
@@ -124,9 +126,7 @@ def load_sensitive(name: str, root: str | os.PathLike | None = None, seed: int =
         sens = (sens > 0).astype(np.int64)
     skip = {spec.label, spec.sensitive, *spec.drop} | ({spec.id_column} if spec.id_column else set())
     feature_names = [h for h in header if h not in skip]
-    x = np.stack([_encode(columns[h], h) for h in feature_names], axis=1)
-    span = x.max(axis=0) - x.min(axis=0)
-    x = (x - x.min(axis=0)) / np.where(span > 0, span, 1.0)
+    x = np.stack([_encode(columns[h]) for h in feature_names], axis=1)
 
     pairs = np.loadtxt(edges, dtype=np.float64, ndmin=2).astype(np.int64)
     n = len(rows)
@@ -140,10 +140,11 @@ def load_sensitive(name: str, root: str | os.PathLike | None = None, seed: int =
     edge_index, _ = remove_self_loops(torch.from_numpy(pairs.T.copy()))
     edge_index = coalesce(to_undirected(edge_index, num_nodes=n), num_nodes=n)
 
-    data = Data(x=torch.from_numpy(x).float(), y=torch.from_numpy(labels), edge_index=edge_index, num_nodes=n)
+    data = minmax_normalize(Data(x=torch.from_numpy(x), y=torch.from_numpy(labels), edge_index=edge_index,
+                                 num_nodes=n))
     data.sens = torch.from_numpy(sens)
     data.name = spec.name
-    data.feature_names = feature_names
+    data.feature_names = [h for h, col in zip(feature_names, x.T) if col.max() > col.min()]
     data.sensitive_name = spec.sensitive
     data = stratified_split(data, train_ratio, val_ratio, seed=seed)
     gen = np.random.default_rng([seed, 70])

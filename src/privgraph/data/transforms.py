@@ -16,11 +16,11 @@ def minmax_normalize(data: Data) -> Data:
     must be fixed in advance; for the published benchmarks (binary
     bag-of-words features) min/max are 0/1 anyway.
     """
-    x = data.x.to(torch.float32)
+    x = data.x if data.x.dtype == torch.float64 else data.x.to(torch.float32)  # float64 input: scaled in float64
     lo, hi = x.min(dim=0).values, x.max(dim=0).values
     keep = hi > lo
     x = (x[:, keep] - lo[keep]) / (hi[keep] - lo[keep])
-    data.x = x.clamp_(0.0, 1.0)
+    data.x = x.clamp_(0.0, 1.0).to(torch.float32)
     data.feature_domain = (0.0, 1.0)
     data.normalization = {
         "method": "per-feature min-max to [0, 1]",
