@@ -23,6 +23,8 @@ from torch import Tensor, nn
 from torch_geometric.nn import GCNConv
 from torch_geometric.utils import negative_sampling
 
+from privgraph.methods.ppcvgae.privacy import privacy_penalty
+
 
 class _GCN2(nn.Module):
     """Two GCN layers with a ReLU between them."""
@@ -33,6 +35,19 @@ class _GCN2(nn.Module):
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         return self.conv2(torch.relu(self.conv1(x, edge_index)), edge_index)
+
+
+class _GaussianEncoder(nn.Module):
+    """GCN → ReLU → two GCN heads: the posterior mean μ and log-std (VGAE's encoder)."""
+
+    def __init__(self, in_dim: int, hidden: int, latent: int):
+        super().__init__()
+        self.conv = GCNConv(in_dim, hidden)
+        self.mu, self.logstd = GCNConv(hidden, latent), GCNConv(hidden, latent)
+
+    def forward(self, x: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
+        h = torch.relu(self.conv(x, edge_index))
+        return self.mu(h, edge_index), self.logstd(h, edge_index).clamp(max=10)
 
 
 def _mlp(in_dim: int, hidden: int, out_dim: int) -> nn.Sequential:
@@ -58,8 +73,7 @@ class CVGAE(nn.Module):
             raise ValueError(f"case must be 'a' or 'b', got {case!r}")
         self.case = case
         self.kl_weight = kl_weight  # None: 1/N
-        self.enc = GCNConv(in_dim + 1, hidden)
-        self.enc_mu, self.enc_logstd = GCNConv(hidden, latent), GCNConv(hidden, latent)
+        self.encoder = _GaussianEncoder(in_dim + 1, hidden, latent)
         if case == "a":
             self.prior = _GCN2(1, hidden, latent)
             self.dec_x = _GCN2(latent + 1, hidden, in_dim)
@@ -69,8 +83,7 @@ class CVGAE(nn.Module):
             self.dec_a = _mlp(latent + 1, hidden, latent)
 
     def encode(self, x: Tensor, sens: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
-        h = torch.relu(self.enc(torch.cat([x, sens.float()[:, None]], dim=1), edge_index))
-        return self.enc_mu(h, edge_index), self.enc_logstd(h, edge_index).clamp(max=10)
+        return self.encoder(torch.cat([x, sens.float()[:, None]], dim=1), edge_index)
 
     def prior_mean(self, sens: Tensor, edge_index: Tensor) -> Tensor:
         s = sens.float()[:, None]
@@ -90,8 +103,7 @@ class CVGAE(nn.Module):
         total = recon + kl * (1.0 / x.shape[0] if self.kl_weight is None else self.kl_weight)
         parts = {"reconstruction": float(recon.detach()), "kl": float(kl.detach())}
         if candidates:
-            gaps = [((nu - self.prior_mean(c, edge_index)) ** 2).sum() for c in candidates]
-            delta_nu = torch.stack(gaps).max()
+            delta_nu = privacy_penalty(lambda s: self.prior_mean(s, edge_index), sens, candidates)
             total = total + penalty_weight * delta_nu / x.shape[0]
             parts["delta_nu"] = float(delta_nu.detach())
         return total, parts
@@ -102,12 +114,10 @@ class VGAEBaseline(nn.Module):
 
     def __init__(self, in_dim: int, latent: int = 16, hidden: int = 32):
         super().__init__()
-        self.enc = GCNConv(in_dim, hidden)
-        self.enc_mu, self.enc_logstd = GCNConv(hidden, latent), GCNConv(hidden, latent)
+        self.encoder = _GaussianEncoder(in_dim, hidden, latent)
 
     def encode(self, x: Tensor, sens: Tensor | None, edge_index: Tensor) -> tuple[Tensor, Tensor]:
-        h = torch.relu(self.enc(x, edge_index))
-        return self.enc_mu(h, edge_index), self.enc_logstd(h, edge_index).clamp(max=10)
+        return self.encoder(x, edge_index)
 
     def loss(self, x: Tensor, sens: Tensor | None, edge_index: Tensor, candidates: list[Tensor] = (),
              penalty_weight: float = 0.0) -> tuple[Tensor, dict[str, float]]:
