@@ -3,7 +3,8 @@ penalty trade utility against attribute hiding in the encoder mean μ.
 
     PRIVGRAPH_DATA=../shared/datasets python benchmarks/ppcvgae_probe.py --dataset german
 
-Trains VGAE and CVGAE (cases a, b) for 300 full-batch Adam epochs (seed 0) and
+Trains VGAE and CVGAE (cases a, b) for 300 full-batch Adam epochs (torch and
+Python's random seeded with 0) and
 probes μ with logistic regressions: utility = test accuracy on y (50/30/20
 split), attack = accuracy on s of the private nodes, trained on the public
 nodes' s.  Not the paper's evaluation (GCN/MLP on (A, Z, s_Q)); a diagnostic.
@@ -12,6 +13,7 @@ nodes' s.  Not the paper's evaluation (GCN/MLP on (A, Z, s_Q)); a diagnostic.
 from __future__ import annotations
 
 import argparse
+import random
 
 import torch
 from sklearn.linear_model import LogisticRegression
@@ -45,6 +47,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for case, k, w in runs:
         torch.manual_seed(0)
+        random.seed(0)  # PyG's negative sampling draws from Python's random module
         m = VGAEBaseline(d.x.shape[1]) if case == "VGAE" else CVGAE(d.x.shape[1], case=case,
                                                                       kl_weight=None if k == -1 else k)
         opt = torch.optim.Adam(m.parameters(), lr=0.01)
