@@ -183,6 +183,24 @@ def test_noisy_probabilities_count_every_private_edge_once():
     assert none["noisy_counts"] == int((sampler.tree.private_pairs() > 0).sum())  # one count per split
 
 
+def test_noisy_counts_have_laplace_scale_one_over_epsilon2():
+    """Unaggregated counts: p̃_r·N̄_r − ē_r is Laplace(1/ε₂) (std √2/ε₂) where no clamping occurs."""
+    data = _graph(n=70, seed=4, ratio=0.5)
+    pub, pri = split_edges(data)
+    sampler = PHRGSampler(70, pub, pri, np.ones(70, dtype=np.int64), 0.1, torch.Generator().manual_seed(0))
+    tree = sampler.tree
+    pairs = tree.private_pairs()
+    e = tree.e_pri[tree.internal_nodes()]
+    inner = np.flatnonzero((e >= 12) & (pairs - e >= 12))
+    assert inner.size > 0
+    eps2 = 1.5
+    draws = np.stack([noisy_probabilities(tree, eps2, torch.Generator().manual_seed(s), 1e9)[0][inner]
+                      for s in range(600)])
+    noise = (draws * pairs[inner] - e[inner]).ravel()
+    assert abs(noise.mean()) < 5 * math.sqrt(2) / eps2 / math.sqrt(noise.size)
+    assert noise.std() == pytest.approx(math.sqrt(2) / eps2, rel=0.1)
+
+
 def test_sampling_from_the_dendrogram_covers_each_pair_once():
     data = _graph(n=40, seed=2)
     pub, pri = split_edges(data)
@@ -233,6 +251,7 @@ def test_edge_rr_guarantee_states_calibration_and_stationarity():
     _, g, details = edge_rr(data, 2.0, torch.Generator().manual_seed(0), steps=1000, mcmc_share=0.25)
     assert details["epsilon_mcmc"] == 0.5 and details["epsilon_probabilities"] == 1.5
     assert details["sensitivity"] == pytest.approx(lemma4_sensitivity(50))
+    assert details["mcmc_scale"] == pytest.approx(0.5 / (2 * lemma4_sensitivity(50)))  # ε₁/(2Δ_e), not ε₁/Δ_e
     text = " ".join(g.notes)
     assert "ε₁/(2Δ_e)" in text and "stationary distribution" in text
     with pytest.raises(ValueError, match="epsilon"):

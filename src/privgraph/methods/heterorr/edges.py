@@ -109,6 +109,7 @@ def edge_rr(data: Data, epsilon: float, rng: RandomSource, mcmc_share: float = 0
     )
     details = {
         "mechanism": name.lower(), "epsilon_mcmc": eps1, "epsilon_probabilities": eps2, "sensitivity": delta_e,
+        "mcmc_scale": scale,
         "mcmc_steps": steps, "mcmc_accepted": sampler.accepted,
         "loglik_trace": [[s, lp, lq] for s, lp, lq in trace],
         "public_edges": int(public.shape[1] // 2), "private_edges": int(private.shape[1] // 2),
