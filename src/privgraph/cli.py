@@ -72,6 +72,15 @@ def _pct(mean: float, half: float) -> str:
     return f"{100 * mean:.1f}{ci}"
 
 
+def print_reports(reports: dict, console: Console = out_console) -> None:
+    """The privacy report of each ε."""
+    console.print("[bold]Privacy report[/bold]")
+    for eps, report in reports.items():
+        console.print(f"  ε = {_fmt_eps(eps)}:")
+        for line in report.lines():
+            console.print(f"    {escape(line)}")
+
+
 def print_summary(result, console: Console = out_console) -> None:
     rows = result.summary()
     title = f"{result.spec.method} on {rows[0]['dataset'] if rows else result.spec.dataset} " \
@@ -91,11 +100,7 @@ def print_summary(result, console: Console = out_console) -> None:
                       f"{100 * r['std']:.1f}", str(r["trials"]),
                       ", ".join(f"{k}={v:g}" for k, v in shown.items()) + (" (tuned)" if r["tuned"] else ""))
     console.print(table)
-    console.print("[bold]Privacy report[/bold]")
-    for eps, report in result.reports.items():
-        console.print(f"  ε = {_fmt_eps(eps)}:")
-        for line in report.lines():
-            console.print(f"    {escape(line)}")
+    print_reports(result.reports, console)
 
 
 def _parse_hparams(items: list[str]) -> dict[str, Any]:
@@ -106,7 +111,7 @@ def _parse_hparams(items: list[str]) -> dict[str, Any]:
         key, value = item.split("=", 1)
         num = float(value)
         out[key.strip().replace("-", "_")] = int(num) if num.is_integer() and key.strip() in (
-            "hidden", "epochs", "patience", "kprop_steps", "label_steps") else num
+            "hidden", "epochs", "patience", "kprop_steps", "label_steps", "latent") else num
     return out
 
 
@@ -132,15 +137,64 @@ def _checked_spec(**fields: Any):
 
 
 METHOD_HELP = ("lpgnn, gcn-raw, gcn-rnd, gcn-ohd, mlp, blink, rr, symrr, ldpgcn, dprr, ldpgen, solitude, "
-               "featureldp, featurerr, edgerr, privhrg, edgerand, lapgraph or heterorr")
+               "featureldp, featurerr, edgerr, privhrg, edgerand, lapgraph, heterorr, "
+               "or the embeddings ppcvgae, vgae, dpgcn")
+EMBEDDING_METHODS = ("ppcvgae", "vgae", "dpgcn")
+
+
+class Case(str, Enum):
+    a = "a"
+    b = "b"
+
+
+def _embedding_spec(method: str, dataset: str, epsilon: list[float], delta: Optional[float], case: "Case", dp: bool,
+                    penalty: Optional[float], balance: bool, hparam: list[str], trials: int, seed: int,
+                    data_root: Optional[Path]):
+    """An :class:`EmbeddingSpec`, validated; bad input exits with status 2 and the reason."""
+    from privgraph.experiments.embedding import EmbeddingSpec
+
+    config = _parse_hparams(hparam)
+    if penalty is not None:
+        config["penalty"] = penalty
+    try:
+        spec = EmbeddingSpec(method=method, dataset=dataset, case=case.value, dp=dp,
+                             epsilons=list(epsilon) or [0.01], delta=1e-4 if delta is None else delta,
+                             trials=trials, seed=seed, balance=balance, config=config,
+                             data_root=str(data_root) if data_root else None)
+        spec.validate()
+    except ValueError as err:
+        err_console.print(f"[red]error:[/red] {err}")
+        raise typer.Exit(2) from None
+    return spec
+
+
+def print_embedding_summary(result, console: Console = out_console) -> None:
+    from privgraph.experiments.embedding import METRICS
+
+    rows = result.summary()
+    spec = result.spec
+    title = (f"{spec.method} case ({spec.case}) on {rows[0]['dataset'] if rows else spec.dataset} "
+             f"({rows[0]['model'] if rows else ''}) — %, mean ± 95% CI")
+    table = Table(title=title)
+    for col in ("ε", *METRICS, "trials"):
+        table.add_column(col)
+    by_eps: dict = {}
+    for r in rows:
+        by_eps.setdefault(r["epsilon"], {})[r["metric"]] = r
+    for eps, metrics in by_eps.items():
+        table.add_row(_fmt_eps(eps), *(_pct(metrics[m]["mean"], metrics[m]["ci95"]) for m in METRICS),
+                      str(metrics[METRICS[0]]["trials"]))
+    console.print(table)
+    print_reports(result.reports, console)
 
 
 @app.command()
 def run(
     method: str = typer.Argument(..., help=METHOD_HELP),
     dataset: str = typer.Option("sbm", help="cora, citeseer, pubmed, facebook, github, lastfm, or sbm (synthetic)"),
-    epsilon: list[float] = typer.Option([1.0], help="privacy budget(s) ε (features for lpgnn, adjacency lists for "
-                                                    "the link methods), e.g. --epsilon 1 2 4 8"),
+    epsilon: list[float] = typer.Option([], help="privacy budget(s) ε (features for lpgnn, adjacency lists for "
+                                                 "the link methods, the candidates for ppcvgae --dp), e.g. "
+                                                 "--epsilon 1 2 4 8 (default 1; ppcvgae: 0.01)"),
     model: Optional[str] = typer.Option(None, help="gcn, sage, gat or mlp (default: the method's own)"),
     trials: int = typer.Option(10, min=1),
     seed: int = typer.Option(0),
@@ -172,31 +226,51 @@ def run(
     debias: Optional[bool] = typer.Option(
         None, "--debias/--raw-reports", help="FeatureRR: train on the unbiased estimate (default) or on the raw "
                                              "reports u/k as the paper does"),
+    case: Case = typer.Option(Case.a, help="ppcvgae/vgae/dpgcn: threat model — a: the adversary knows A (GCN "
+                                           "attack), b: it does not (MLP attack)"),
+    dp: bool = typer.Option(False, "--dp", help="ppcvgae: add Gaussian noise for (ε, δ)-DP w.r.t. the candidates"),
+    penalty: Optional[float] = typer.Option(None, help="ppcvgae: weight λ of the privacy penalty Δν (default 10)"),
+    balance: bool = typer.Option(False, "--balance", help="ppcvgae/vgae/dpgcn: balance the attack's classes by "
+                                                          "resampling (the paper's Credit treatment)"),
     db: Path = typer.Option(Path("results/privgraph.db"), help="SQLite results database"),
     format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
 ) -> None:
     """Run a method over one or more ε, several seeded trials; store and print results."""
-    from privgraph.experiments import ResultsStore, run_experiment
+    from privgraph.experiments import run_experiment
 
+    if method in EMBEDDING_METHODS:
+        from privgraph.experiments.embedding import run_embedding_experiment
+
+        spec = _embedding_spec(method, dataset, epsilon, delta, case, dp, penalty, balance, hparam, trials, seed,
+                               data_root)
+        _run_and_report(run_embedding_experiment, spec, db, format, print_embedding_summary)
+        return
     spec = _checked_spec(
-        method=method, dataset=dataset, epsilons=list(epsilon), model=model, trials=trials, seed=seed,
+        method=method, dataset=dataset, epsilons=list(epsilon) or [1.0], model=model, trials=trials, seed=seed,
         mechanism=mechanism.value, delta=delta, variant=variant, epsilon_y=epsilon_y, tune=tune,
         tune_budget=tune_budget, split=split, hyperparameters=_parse_hparams(hparam), secure=secure, clip=clip,
         data_root=str(data_root) if data_root else None, private_ratio=private_ratio,
         options=_release_options(epsilon_f, epsilon_e, gamma, bins, public_fraction, sensitive_features,
                                  mcmc_steps, mcmc_share, debias),
     )
+    _run_and_report(run_experiment, spec, db, format, print_summary)
+
+
+def _run_and_report(run_fn, spec, db: Path, format: OutputFormat, printer) -> None:
+    """Run ``spec`` with a progress display, store the trials, print JSON or ``printer``'s table."""
+    from privgraph.experiments import ResultsStore
+
     start = time.perf_counter()
     try:
         with RichProgress(enabled=sys.stderr.isatty()) as progress:
-            result = run_experiment(spec, ResultsStore(db), progress)
+            result = run_fn(spec, ResultsStore(db), progress)
     except (ValueError, RuntimeError) as err:
         err_console.print(f"[red]error:[/red] {err}")
         raise typer.Exit(1) from None
     if format == OutputFormat.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
-        print_summary(result)
+        printer(result)
         out_console.print(f"[dim]{len(result.records)} trials stored in {db} (run {result.run_id}), "
                           f"{time.perf_counter() - start:.1f}s[/dim]")
 
@@ -206,7 +280,8 @@ def release(
     method: str = typer.Argument(..., help=METHOD_HELP),
     output: Path = typer.Option(..., "-o", "--output", help="file for the privatized graph (torch.save)"),
     dataset: str = typer.Option("sbm", help="cora, citeseer, facebook, github, ... or sbm (synthetic)"),
-    epsilon: float = typer.Option(1.0, help="privacy budget ε (the method's own meaning)"),
+    epsilon: Optional[float] = typer.Option(None, help="privacy budget ε (the method's own meaning; default 1, "
+                                                      "ppcvgae --dp: 0.01)"),
     seed: int = typer.Option(0, help="seed of the split, the annotations and the release"),
     secure: bool = typer.Option(False, help="draw noise from the OS cryptographic source (not reproducible)"),
     mechanism: Mechanism = typer.Option(Mechanism.multibit, help="feature mechanism of lpgnn and featureldp"),
@@ -224,26 +299,42 @@ def release(
     mcmc_steps: Optional[int] = typer.Option(None, "--mcmc-steps", help="EdgeRR/privHRG: MCMC moves"),
     mcmc_share: Optional[float] = typer.Option(None, "--mcmc-share", help="EdgeRR/privHRG: ε₁/ε_e"),
     debias: Optional[bool] = typer.Option(None, "--debias/--raw-reports", help="FeatureRR: estimate or raw reports"),
+    case: Case = typer.Option(Case.a, help="ppcvgae: a (the adversary knows A) or b"),
+    dp: bool = typer.Option(False, "--dp", help="ppcvgae: add Gaussian noise for (ε, δ)-DP w.r.t. the candidates"),
+    penalty: Optional[float] = typer.Option(None, help="ppcvgae: weight λ of the privacy penalty Δν (default 10)"),
+    hparam: list[str] = typer.Option([], "--set", help="ppcvgae: embedding setting, e.g. --set epochs=500"),
 ) -> None:
-    """Privatize a graph once and write it with its privacy report (GRAPH + GRAPH.json)."""
-    from privgraph.experiments.release import release_graph
+    """Privatize a graph (or train and release an embedding) once and write it with its
+    privacy report (OUTPUT + OUTPUT.json)."""
+    from privgraph.experiments.release import release_embedding_file, release_graph
 
+    if method in EMBEDDING_METHODS:
+        spec = _embedding_spec(method, dataset, [epsilon] if epsilon is not None else [], delta, case, dp, penalty,
+                               False, hparam, 1, seed, data_root)
+        _release_and_report(release_embedding_file, spec, output)
+        return
     spec = _checked_spec(
-        method=method, dataset=dataset, epsilons=[epsilon], trials=1, seed=seed, mechanism=mechanism.value,
+        method=method, dataset=dataset, epsilons=[1.0 if epsilon is None else epsilon], trials=1, seed=seed,
+        mechanism=mechanism.value,
         delta=delta, variant=variant, secure=secure, clip=clip, data_root=str(data_root) if data_root else None,
         private_ratio=private_ratio,
         options=_release_options(epsilon_f, epsilon_e, gamma, bins, public_fraction, sensitive_features,
                                  mcmc_steps, mcmc_share, debias),
     )
+    _release_and_report(release_graph, spec, output)
+
+
+def _release_and_report(release_fn, spec, output: Path) -> None:
+    """Write the release and its report; print the report's lines."""
     try:
         with RichProgress(enabled=sys.stderr.isatty()) as progress:
-            graph_path, report_path, report = release_graph(spec, output, progress)
+            path, report_path, report = release_fn(spec, output, progress)
     except (ValueError, RuntimeError) as err:
         err_console.print(f"[red]error:[/red] {err}")
         raise typer.Exit(1) from None
     for line in report.lines():
         out_console.print(escape(line))
-    out_console.print(f"wrote {graph_path} and {report_path}")
+    out_console.print(f"wrote {path} and {report_path}")
 
 
 @app.command()

@@ -13,9 +13,9 @@ from privgraph.data.datasets import (
     load,
     load_pyg,
 )
-from privgraph.data.sensitive import SENSITIVE_DATASETS, load_sensitive
+from privgraph.data.sensitive import SENSITIVE_DATASETS, load_sensitive, split_sensitive
 from privgraph.data.splits import stratified_split
-from privgraph.data.synthetic import sbm_graph
+from privgraph.data.synthetic import sbm_graph, sensitive_sbm_graph
 from privgraph.data.transforms import minmax_normalize, one_hot_degree
 
 __all__ = [
@@ -30,6 +30,8 @@ __all__ = [
     "load_pyg",
     "load_sensitive",
     "SENSITIVE_DATASETS",
+    "sensitive_sbm_graph",
+    "split_sensitive",
     "mark_private_edges",
     "mark_public_nodes",
     "private_nodes",

@@ -146,7 +146,17 @@ def load_sensitive(name: str, root: str | os.PathLike | None = None, seed: int =
     data.name = spec.name
     data.feature_names = [h for h, col in zip(feature_names, x.T) if col.max() > col.min()]
     data.sensitive_name = spec.sensitive
+    return split_sensitive(data, seed, private_ratio, train_ratio, val_ratio)
+
+
+def split_sensitive(data: Data, seed: int, private_ratio: float = 0.7, train_ratio: float = 0.5,
+                    val_ratio: float = 0.3) -> Data:
+    """Seeded private nodes (``private_mask``, a ``private_ratio`` share) and a
+    stratified ``train/val/test`` split, in place; returns ``data``."""
+    if not 0.0 < private_ratio < 1.0:
+        raise ValueError(f"private_ratio must lie in (0, 1), got {private_ratio}")
     data = stratified_split(data, train_ratio, val_ratio, seed=seed)
+    n = data.num_nodes
     gen = np.random.default_rng([seed, 70])
     private = np.zeros(n, dtype=bool)
     private[gen.permutation(n)[: int(round(private_ratio * n))]] = True

@@ -46,6 +46,15 @@ def sbm_edges(block_sizes: list[int], p_in: float, p_out: float, rng: np.random.
     return to_undirected(ei, num_nodes=int(offsets[-1]))
 
 
+def block_probabilities(num_nodes: int, num_blocks: int, avg_degree: float, homophily: float) -> tuple[float, float]:
+    """(p_in, p_out) so that a node's expected degree is ``avg_degree`` with a ``homophily``
+    share inside its block (blocks of about equal size)."""
+    size = num_nodes / num_blocks
+    p_in = min(1.0, homophily * avg_degree / max(size - 1, 1))
+    p_out = min(1.0, (1 - homophily) * avg_degree / max(num_nodes - size, 1))
+    return p_in, p_out
+
+
 def sbm_graph(
     num_nodes: int = 2000,
     num_classes: int = 4,
@@ -71,9 +80,7 @@ def sbm_graph(
         raise ValueError("homophily must lie in [0, 1]")
     rng = np.random.default_rng(seed)
     sizes = [num_nodes // num_classes + (1 if c < num_nodes % num_classes else 0) for c in range(num_classes)]
-    size = num_nodes / num_classes
-    p_in = min(1.0, homophily * avg_degree / max(size - 1, 1))
-    p_out = min(1.0, (1 - homophily) * avg_degree / max(num_nodes - size, 1))
+    p_in, p_out = block_probabilities(num_nodes, num_classes, avg_degree, homophily)
     edge_index = sbm_edges(sizes, p_in, p_out, rng)
     y = torch.from_numpy(np.repeat(np.arange(num_classes), sizes)).long()
     topic = rng.random((num_classes, num_features)) < 1.0 / num_classes
@@ -83,3 +90,60 @@ def sbm_graph(
     data.name = "SBM"
     data.feature_domain = (0.0, 1.0)
     return stratified_split(data, train_ratio, val_ratio, seed=seed)
+
+
+def sensitive_sbm_graph(
+    num_nodes: int = 600,
+    num_features: int = 16,
+    planted_features: int = 4,
+    attribute_signal: float = 2.0,
+    proxy_agreement: float = 0.9,
+    label_signal: float = 1.0,
+    avg_degree: float = 8.0,
+    homophily: float = 0.8,
+    sensitive_rate: float = 0.4,
+    seed: int = 0,
+    private_ratio: float = 0.7,
+) -> Data:
+    """A two-class SBM whose nodes carry a binary sensitive attribute ``sens``
+    planted in the features (PPCVGAE tests and the CLI default).
+
+    ``y ~ Bernoulli(1/2)`` and ``sens ~ Bernoulli(sensitive_rate)``
+    independently.  A binary *proxy* ``c`` agrees with ``sens`` with
+    probability ``proxy_agreement`` (like marital status and gender in German
+    credit).  The SBM's four blocks are the (y, c) pairs — edges follow the
+    label and the proxy, as in the similarity graphs of the credit datasets.
+    Features are Gaussian: the first ``planted_features`` columns have mean
+    ``attribute_signal·c``, the next ``planted_features`` mean
+    ``label_signal·y``, the rest are noise.  So s is predictable from X and A
+    (through c), useless for the utility task, and c is not a function of s:
+    an autoencoder must encode c, and can do so with or without revealing s.
+    70 % private nodes and a 50/30/20 split as
+    :func:`~privgraph.data.sensitive.load_sensitive`.
+    """
+    from privgraph.data.sensitive import split_sensitive
+
+    if num_features < 2 * planted_features or planted_features < 1:
+        raise ValueError("need planted_features >= 1 and num_features >= 2·planted_features")
+    if not 0.0 < sensitive_rate < 1.0:
+        raise ValueError(f"sensitive_rate must lie in (0, 1), got {sensitive_rate}")
+    if not 0.5 <= proxy_agreement <= 1.0:
+        raise ValueError(f"proxy_agreement must lie in [0.5, 1], got {proxy_agreement}")
+    rng = np.random.default_rng(seed)
+    y = (rng.random(num_nodes) < 0.5).astype(np.int64)
+    sens = (rng.random(num_nodes) < sensitive_rate).astype(np.int64)
+    proxy = np.where(rng.random(num_nodes) < proxy_agreement, sens, 1 - sens)
+    group = 2 * y + proxy  # the blocks: (y, c) — edges follow the label and the proxy, as similarity graphs do
+    order = np.argsort(group, kind="stable")
+    sizes = np.bincount(group, minlength=4)
+    p_in, p_out = block_probabilities(num_nodes, 4, avg_degree, homophily)
+    edge_index = torch.from_numpy(order)[sbm_edges([int(v) for v in sizes], p_in, p_out, rng)]
+    x = rng.standard_normal((num_nodes, num_features))
+    x[:, :planted_features] += attribute_signal * proxy[:, None]
+    x[:, planted_features : 2 * planted_features] += label_signal * y[:, None]
+    data = Data(x=torch.from_numpy(x).float(), edge_index=edge_index, y=torch.from_numpy(y).long(),
+                num_nodes=num_nodes)
+    data.sens = torch.from_numpy(sens)
+    data.name = "SBM (planted attribute)"
+    data.sensitive_name = "planted"
+    return split_sensitive(data, seed, private_ratio)

@@ -1,4 +1,4 @@
-"""``privgraph release``: privatize a graph once and keep it (post-processing thereafter).
+"""``privgraph release``: privatize a graph (or an embedding) once and keep it (post-processing thereafter).
 
 Writes ``GRAPH`` (``torch.save`` of a dict: ``x``, ``edge_index``, optional
 ``edge_weight``, ``y``, split masks, ``num_nodes``) and ``GRAPH.json``: the
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -17,6 +18,9 @@ from privgraph import __version__
 from privgraph.accounting import PrivacyReport
 from privgraph.experiments.runner import Experiment, ExperimentSpec, ProgressHook, _json_safe, load_dataset
 from privgraph.methods import Hyperparameters
+
+if TYPE_CHECKING:
+    from privgraph.experiments.embedding import EmbeddingSpec
 
 
 def release_graph(spec: ExperimentSpec, output: Path, progress: ProgressHook | None = None
@@ -43,6 +47,34 @@ def release_graph(spec: ExperimentSpec, output: Path, progress: ProgressHook | N
         "mechanism": spec.mechanism, "delta": spec.delta, "variant": spec.variant, "version": __version__,
         "privacy": report.to_dict(), "report": report.lines(), "details": release.details,
         "edges": int(graph["edge_index"].shape[1]),
+    }
+    report_path = output.with_name(output.name + ".json")
+    report_path.write_text(json.dumps(_json_safe(meta), indent=2))
+    return output, report_path, report
+
+
+def release_embedding_file(spec: "EmbeddingSpec", output: Path, progress: ProgressHook | None = None
+                           ) -> tuple[Path, Path, PrivacyReport]:
+    """``privgraph release ppcvgae|vgae|dpgcn``: train on the seed's private nodes,
+    write ``{"z", "num_nodes", "private_mask"}`` (which nodes are private — not
+    their attribute) and ``OUTPUT.json`` with the privacy report, the release
+    details (Δν, Δμ, noise variance, mutual-information bounds) and settings."""
+    from privgraph.experiments.embedding import _release, load_sensitive_data, trial_data
+
+    spec.validate()
+    data = trial_data(load_sensitive_data(spec), spec.seed)
+    spec.epsilons = spec.epsilons[:1]
+    releases, training = _release(spec, data, spec.seed, progress)
+    eps, release = releases[-1]  # with --dp: the noisy release
+    report = PrivacyReport([release.guarantee])
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"z": release.z, "num_nodes": data.num_nodes, "private_mask": data.private_mask}, output)
+    meta = {
+        "method": spec.method, "case": spec.case, "dataset": getattr(data, "name", spec.dataset), "dp": spec.dp,
+        "epsilon": eps, "delta": spec.delta if spec.dp else None, "seed": spec.seed,
+        "config": spec.embedding_config().to_dict(), "version": __version__, "privacy": report.to_dict(),
+        "report": report.lines(), "details": release.details, "training": training,
     }
     report_path = output.with_name(output.name + ".json")
     report_path.write_text(json.dumps(_json_safe(meta), indent=2))

@@ -11,9 +11,13 @@
 * :class:`VGAEBaseline` — Kipf & Welling (2016): GCN encoder on X, inner-product
   decoder, standard-normal prior (no s).
 
-``loss`` returns the reconstruction term plus the KL divergence scaled by
-``kl_weight`` (default 1/N, PyG's VGAE recipe; 1 is the ELBO itself), plus ``penalty_weight·Δν/N`` (§5.2),
-and the pieces for logging.
+``loss`` returns the negative ELBO per node — the reconstruction term plus the
+KL divergence scaled by ``kl_weight`` (1: the ELBO itself) — and its pieces for
+logging.  The privacy penalty Δν (§5.2) is added by the trainer
+(:mod:`privgraph.methods.ppcvgae.embedding`), which owns the privacy candidates.
+
+The GCN layers cache their normalised adjacency: a model serves one graph
+(transductive embedding), as PyG's ``cached=True`` requires.
 """
 
 from __future__ import annotations
@@ -21,9 +25,6 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 from torch_geometric.nn import GCNConv
-from torch_geometric.utils import negative_sampling
-
-from privgraph.methods.ppcvgae.privacy import privacy_penalty
 
 
 class _GCN2(nn.Module):
@@ -31,7 +32,7 @@ class _GCN2(nn.Module):
 
     def __init__(self, in_dim: int, hidden: int, out_dim: int):
         super().__init__()
-        self.conv1, self.conv2 = GCNConv(in_dim, hidden), GCNConv(hidden, out_dim)
+        self.conv1, self.conv2 = GCNConv(in_dim, hidden, cached=True), GCNConv(hidden, out_dim, cached=True)
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         return self.conv2(torch.relu(self.conv1(x, edge_index)), edge_index)
@@ -42,8 +43,8 @@ class _GaussianEncoder(nn.Module):
 
     def __init__(self, in_dim: int, hidden: int, latent: int):
         super().__init__()
-        self.conv = GCNConv(in_dim, hidden)
-        self.mu, self.logstd = GCNConv(hidden, latent), GCNConv(hidden, latent)
+        self.conv = GCNConv(in_dim, hidden, cached=True)
+        self.mu, self.logstd = GCNConv(hidden, latent, cached=True), GCNConv(hidden, latent, cached=True)
 
     def forward(self, x: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
         h = torch.relu(self.conv(x, edge_index))
@@ -54,11 +55,24 @@ def _mlp(in_dim: int, hidden: int, out_dim: int) -> nn.Sequential:
     return nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU(), nn.Linear(hidden, out_dim))
 
 
+def sample_non_edges(edge_index: Tensor, num_nodes: int, count: int) -> Tensor:
+    """About ``count`` uniform random ordered pairs (i ≠ j) that are not edges, vectorised
+    (torch's global generator): candidates drawn with 20 % extra, edges and self-pairs
+    removed by binary search in the sorted edge keys.  O(count·log |E|), no n×n matrix."""
+    keys = torch.sort(edge_index[0] * num_nodes + edge_index[1]).values
+    draw = int(count * 1.2) + 16
+    cand = torch.randint(0, num_nodes * num_nodes, (draw,))
+    pos = torch.searchsorted(keys, cand).clamp(max=max(keys.numel() - 1, 0))
+    is_edge = keys[pos] == cand if keys.numel() else torch.zeros_like(cand, dtype=torch.bool)
+    cand = cand[~is_edge & (cand // num_nodes != cand % num_nodes)][:count]
+    return torch.stack([cand // num_nodes, cand % num_nodes])
+
+
 def _adjacency_nll(h: Tensor, edge_index: Tensor, num_nodes: int) -> Tensor:
     """−log p(A | ·) per node, VGAE's estimate: positive edges + as many sampled non-edges."""
     src, dst = edge_index
     pos = torch.nn.functional.logsigmoid((h[src] * h[dst]).sum(-1)).mean()
-    neg_index = negative_sampling(edge_index, num_nodes=num_nodes, num_neg_samples=src.numel())
+    neg_index = sample_non_edges(edge_index, num_nodes, src.numel())
     neg = torch.nn.functional.logsigmoid(-(h[neg_index[0]] * h[neg_index[1]]).sum(-1)).mean()
     return -(pos + neg)
 
@@ -66,13 +80,14 @@ def _adjacency_nll(h: Tensor, edge_index: Tensor, num_nodes: int) -> Tensor:
 class CVGAE(nn.Module):
     """CVGAE for ``case`` "a" (adversary knows A) or "b" (it does not)."""
 
-    def __init__(self, in_dim: int, latent: int = 16, hidden: int = 32, case: str = "a",
-                 kl_weight: float | None = None):
+    def __init__(self, in_dim: int, latent: int = 16, hidden: int = 32, case: str = "a", kl_weight: float = 1.0):
         super().__init__()
         if case not in ("a", "b"):
             raise ValueError(f"case must be 'a' or 'b', got {case!r}")
+        if not kl_weight >= 0:
+            raise ValueError(f"kl_weight must be >= 0, got {kl_weight}")
         self.case = case
-        self.kl_weight = kl_weight  # None: 1/N
+        self.kl_weight = float(kl_weight)
         self.encoder = _GaussianEncoder(in_dim + 1, hidden, latent)
         if case == "a":
             self.prior = _GCN2(1, hidden, latent)
@@ -89,8 +104,7 @@ class CVGAE(nn.Module):
         s = sens.float()[:, None]
         return self.prior(s, edge_index) if self.case == "a" else self.prior(s)
 
-    def loss(self, x: Tensor, sens: Tensor, edge_index: Tensor, candidates: list[Tensor] = (),
-             penalty_weight: float = 0.0) -> tuple[Tensor, dict[str, float]]:
+    def loss(self, x: Tensor, sens: Tensor, edge_index: Tensor) -> tuple[Tensor, dict[str, float]]:
         mu, logstd = self.encode(x, sens, edge_index)
         z = mu + torch.randn_like(mu) * logstd.exp()
         zs = torch.cat([z, sens.float()[:, None]], dim=1)
@@ -100,29 +114,24 @@ class CVGAE(nn.Module):
             recon = recon + _adjacency_nll(self.dec_a(zs), edge_index, x.shape[0])
         nu = self.prior_mean(sens, edge_index)
         kl = 0.5 * ((2 * logstd).exp() + (mu - nu) ** 2 - 1 - 2 * logstd).sum(-1).mean()
-        total = recon + kl * (1.0 / x.shape[0] if self.kl_weight is None else self.kl_weight)
-        parts = {"reconstruction": float(recon.detach()), "kl": float(kl.detach())}
-        if candidates:
-            delta_nu = privacy_penalty(lambda s: self.prior_mean(s, edge_index), sens, candidates)
-            total = total + penalty_weight * delta_nu / x.shape[0]
-            parts["delta_nu"] = float(delta_nu.detach())
-        return total, parts
+        return recon + self.kl_weight * kl, {"reconstruction": float(recon.detach()), "kl": float(kl.detach())}
 
 
 class VGAEBaseline(nn.Module):
     """Kipf & Welling's VGAE (no sensitive attribute): the unsanitised embedding."""
 
-    def __init__(self, in_dim: int, latent: int = 16, hidden: int = 32):
+    def __init__(self, in_dim: int, latent: int = 16, hidden: int = 32, kl_weight: float | None = None):
         super().__init__()
         self.encoder = _GaussianEncoder(in_dim, hidden, latent)
+        self.kl_weight = kl_weight  # None: 1/N, Kipf & Welling's (and PyG's) weighting
 
     def encode(self, x: Tensor, sens: Tensor | None, edge_index: Tensor) -> tuple[Tensor, Tensor]:
         return self.encoder(x, edge_index)
 
-    def loss(self, x: Tensor, sens: Tensor | None, edge_index: Tensor, candidates: list[Tensor] = (),
-             penalty_weight: float = 0.0) -> tuple[Tensor, dict[str, float]]:
+    def loss(self, x: Tensor, sens: Tensor | None, edge_index: Tensor) -> tuple[Tensor, dict[str, float]]:
         mu, logstd = self.encode(x, sens, edge_index)
         z = mu + torch.randn_like(mu) * logstd.exp()
         recon = _adjacency_nll(z, edge_index, x.shape[0])
-        kl = 0.5 * ((2 * logstd).exp() + mu**2 - 1 - 2 * logstd).sum(-1).mean() / x.shape[0]
-        return recon + kl, {"reconstruction": float(recon.detach()), "kl": float(kl.detach())}
+        kl = 0.5 * ((2 * logstd).exp() + mu**2 - 1 - 2 * logstd).sum(-1).mean()
+        weight = 1.0 / x.shape[0] if self.kl_weight is None else self.kl_weight
+        return recon + weight * kl, {"reconstruction": float(recon.detach()), "kl": float(kl.detach())}

@@ -1,0 +1,206 @@
+"""PPCVGAE end to end: the penalty against an MLP adversary, the calibrated DP
+release, the attacks, DP-GCN, the experiment runner and the command line."""
+
+import json
+import math
+
+import pytest
+import torch
+from sklearn.linear_model import LogisticRegression
+from typer.testing import CliRunner
+
+from privgraph.attacks import attribute_inference, balanced_mask, known_attribute_features
+from privgraph.cli import app, expand_multi_value_options
+from privgraph.data import sensitive_sbm_graph
+from privgraph.experiments.embedding import METRICS, EmbeddingSpec, run_embedding_experiment
+from privgraph.methods.ppcvgae.dpgcn import disentangle
+from privgraph.methods.ppcvgae.embedding import (
+    EmbeddingConfig,
+    build_autoencoder,
+    release_embedding,
+    standardize,
+    train_embedding,
+)
+from privgraph.methods.ppcvgae.privacy import binary_entropy, flip_candidate, gaussian_variance
+
+
+def _trained(case, d, penalty, epochs=200, encoder_penalty=0.0, seed=0):
+    config = EmbeddingConfig(epochs=epochs, penalty=penalty, encoder_penalty=encoder_penalty)
+    model = build_autoencoder(case, d.x.shape[1], config, seed)
+    candidate = flip_candidate(d.sens, d.private_mask)
+    train_embedding(model, d, candidate, config, seed)
+    return model, candidate
+
+
+def test_penalty_lowers_an_mlp_adversarys_accuracy_on_a_planted_graph():
+    """s is planted in X through a proxy; without Δν the conditional prior carries s into μ."""
+    plain, penalised = [], []
+    for seed in range(3):
+        d = sensitive_sbm_graph(seed=seed)
+        for weight, out in ((0.0, plain), (100.0, penalised)):
+            model, candidate = _trained("b", d, weight, seed=seed)
+            z = release_embedding(model, d, candidate, None).z
+            out.append(attribute_inference("b", z, d.edge_index, d.sens, d.private_mask, seed).accuracy)
+    majority = max(float(d.sens[d.private_mask].float().mean()), 1 - float(d.sens[d.private_mask].float().mean()))
+    assert sum(plain) / 3 > majority + 0.15  # the unpenalised CVGAE leaks s
+    assert sum(plain) / 3 - sum(penalised) / 3 > 0.08
+
+
+def test_dp_release_noise_is_calibrated_on_the_encoder_mean():
+    d = sensitive_sbm_graph(seed=0)
+    model, candidate = _trained("b", d, 10.0, epochs=30)
+    x = standardize(d.x)
+    with torch.no_grad():
+        mu_s = model.encode(x, d.sens, d.edge_index)[0]
+        mu_c = model.encode(x, candidate, d.edge_index)[0]
+    delta_mu = float(torch.linalg.norm(mu_s - mu_c))
+    assert delta_mu > 0
+    rel = release_embedding(model, d, candidate, (0.5, 1e-4), torch.Generator().manual_seed(0))
+    variance = gaussian_variance(delta_mu**2, 0.5, 1e-4)
+    assert rel.details["delta_mu"] == pytest.approx(delta_mu, rel=1e-5)
+    assert rel.details["noise_variance"] == pytest.approx(variance, rel=1e-5)
+    assert variance == pytest.approx(2 * math.log(1.25 / 1e-4) * delta_mu**2 / 0.25, rel=1e-6)
+    # the released noise has that variance (χ² test on all n·M entries) and mean zero
+    noise = (rel.z - mu_s).flatten().double()
+    k = noise.numel()
+    chi2 = float((noise**2).sum() / variance)
+    assert abs(chi2 - k) < 5 * math.sqrt(2 * k)
+    assert abs(float(noise.mean())) < 5 * math.sqrt(variance / k)
+    g = rel.guarantee
+    assert (g.epsilon, g.delta) == (0.5, 1e-4)
+    assert any("candidates" in n for n in g.notes)
+    # the mutual-information bound of this release: KL between the two candidate laws
+    assert rel.details["mi_bound_release"] == pytest.approx(delta_mu**2 / (2 * variance), rel=1e-6)
+    assert rel.details["mi_bound_release"] == pytest.approx(0.25 / (4 * math.log(1.25e4)), rel=1e-6)
+    bound = rel.details["detection_error_bound_release"]
+    assert 0.4 < bound < 0.5
+    assert binary_entropy(bound) == pytest.approx(math.log(2) - rel.details["mi_bound_release"], abs=1e-9)
+
+
+def test_the_two_candidates_give_the_same_release_law_up_to_the_calibrated_shift():
+    """The privacy loss of the release at a point z: the Gaussian log-ratio; its tail beyond ε is ≤ δ."""
+    d = sensitive_sbm_graph(seed=1)
+    model, candidate = _trained("a", d, 10.0, epochs=30)
+    eps, delta = 0.5, 1e-3
+    rel = release_embedding(model, d, candidate, (eps, delta), torch.Generator().manual_seed(1))
+    var = rel.details["noise_variance"]
+    dm = rel.details["delta_mu"]
+    # privacy loss L = (Δμ² + 2Δμ·ξ)/(2σ²) with ξ ~ N(0, σ²) along the shift: P[L > ε] by the normal tail
+    mean, sd = dm**2 / (2 * var), dm / math.sqrt(var)
+    tail = 0.5 * math.erfc((eps - mean) / (sd * math.sqrt(2)))
+    assert tail <= delta
+
+
+def test_encoder_penalty_shrinks_the_sensitivity_and_the_noise():
+    d = sensitive_sbm_graph(seed=0)
+    noisy = []
+    for weight in (0.0, 100.0):
+        model, candidate = _trained("b", d, 10.0, epochs=80, encoder_penalty=weight)
+        noisy.append(release_embedding(model, d, candidate, (0.5, 1e-4), torch.Generator()).details["delta_mu"])
+    assert noisy[1] < 0.5 * noisy[0]
+
+
+def test_known_attribute_features_never_use_the_nodes_own_value():
+    d = sensitive_sbm_graph(seed=0)
+    public = ~d.private_mask
+    f = known_attribute_features(d.edge_index, d.sens, public, d.num_nodes)
+    flipped = d.sens.clone()
+    node = int(public.nonzero()[0])
+    flipped[node] = 1 - flipped[node]
+    g = known_attribute_features(d.edge_index, flipped, public, d.num_nodes)
+    assert torch.equal(f[node], g[node])
+    neighbours = d.edge_index[1][d.edge_index[0] == node]
+    assert not torch.equal(f[neighbours], g[neighbours])  # ...but its neighbours see it
+    deg = torch.bincount(d.edge_index[1], minlength=d.num_nodes).float().clamp_min(1)
+    seen = torch.zeros(d.num_nodes).index_add_(0, d.edge_index[1], public[d.edge_index[0]].float())
+    assert torch.allclose(f[:, 1], seen / deg)
+
+
+def test_attack_reads_a_leaking_embedding_and_balancing_equalises_classes():
+    d = sensitive_sbm_graph(seed=0)
+    leaking = torch.nn.functional.one_hot(d.sens, 2).float() + 0.01 * torch.randn(d.num_nodes, 2)
+    assert attribute_inference("b", leaking, d.edge_index, d.sens, d.private_mask, 0).accuracy > 0.97
+    # the GCN mixes in the neighbours' values (s is only 90 % homophilous here), still far above chance
+    assert attribute_inference("a", leaking, d.edge_index, d.sens, d.private_mask, 0).accuracy > 0.8
+    noise = torch.randn(d.num_nodes, 4, generator=torch.Generator().manual_seed(0))
+    score = attribute_inference("b", noise, d.edge_index, d.sens, d.private_mask, 0, balance=True)
+    assert score.accuracy < 0.62  # balanced classes: chance is 0.5
+    mask = balanced_mask(d.private_mask, d.sens, torch.Generator().manual_seed(0))
+    assert int(d.sens[mask].sum()) == int((1 - d.sens[mask]).sum()) > 0
+    with pytest.raises(ValueError, match="case"):
+        attribute_inference("c", leaking, d.edge_index, d.sens, d.private_mask, 0)
+
+
+def test_dpgcn_removes_the_sensitive_direction_but_not_all_linear_information():
+    """Orthogonal *weights* do not decorrelate the projections of correlated
+    features — the PPCVGAE paper's point against DP-GCN: a linear probe on Z_n
+    does worse than on X, but not at chance."""
+    d = sensitive_sbm_graph(seed=0)
+    x = standardize(d.x)
+    public = ~d.private_mask
+    z, info = disentangle(x, d.sens, public, seed=0)
+    assert info["max_orthogonality_residual"] < 0.05
+    assert z.shape == (d.num_nodes, d.x.shape[1] - 2)
+
+    def probe(features):
+        clf = LogisticRegression(max_iter=2000).fit(features[public].numpy(), d.sens[public].numpy())
+        return clf.score(features[d.private_mask].numpy(), d.sens[d.private_mask].numpy())
+
+    majority = 1 - float(d.sens[d.private_mask].float().mean())
+    assert majority + 0.05 < probe(z) < probe(x) - 0.02
+
+
+def test_experiment_json_has_one_entry_per_metric_and_dp_rows():
+    spec = EmbeddingSpec(method="ppcvgae", case="b", dp=True, epsilons=[0.01, 0.5], trials=2,
+                         config={"epochs": 20})
+    result = run_embedding_experiment(spec)
+    out = result.to_json()
+    got = {(r["metric"], r["epsilon"]) for r in out["results"]}
+    assert got == {(m, e) for m in METRICS for e in (None, 0.01, 0.5)}
+    for r in out["results"]:
+        assert 0.0 <= r["mean"] <= 1.0 and r["trials"] == 2
+    dp = [r for r in out["results"] if r["epsilon"] == 0.01][0]["privacy"]["guarantees"][0]
+    assert dp["epsilon"] == 0.01 and dp["delta"] == 1e-4 and dp["unit"] == "sensitive attribute"
+    again = run_embedding_experiment(EmbeddingSpec(method="ppcvgae", case="b", dp=True, epsilons=[0.01, 0.5],
+                                                   trials=2, config={"epochs": 20}))
+    assert [r.metrics for r in again.records] == [r.metrics for r in result.records]  # seeded
+
+
+@pytest.mark.parametrize("spec, match", [
+    (dict(method="ppcvgae", dp=True, epsilons=[1.5]), "epsilon in \\(0, 1\\)"),
+    (dict(method="ppcvgae", dp=True, epsilons=[0.1], delta=1.0), "delta"),
+    (dict(method="vgae", dp=True), "ppcvgae only"),
+    (dict(method="ppcvgae", case="c"), "case"),
+    (dict(method="nope"), "unknown embedding method"),
+    (dict(method="ppcvgae", config={"bogus": 1}), "unknown embedding setting"),
+])
+def test_bad_embedding_specs_fail_clearly(spec, match):
+    with pytest.raises(ValueError, match=match):
+        EmbeddingSpec(**spec).validate()
+
+
+def test_a_graph_without_a_sensitive_attribute_is_refused():
+    d = sensitive_sbm_graph(seed=0)
+    del d.sens
+    config = EmbeddingConfig(epochs=2)
+    with pytest.raises(ValueError, match="no sensitive attribute"):
+        train_embedding(build_autoencoder("a", d.x.shape[1], config), d, None, config, 0)
+
+
+def test_cli_run_and_release(tmp_path):
+    runner = CliRunner()
+    args = ["run", "ppcvgae", "--case", "b", "--dp", "--epsilon", "0.01", "--trials", "1", "--set", "epochs=10",
+            "--db", str(tmp_path / "r.db"), "--format", "json"]
+    res = runner.invoke(app, expand_multi_value_options(args))
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert {r["metric"] for r in out["results"]} == set(METRICS)
+    res = runner.invoke(app, ["run", "ppcvgae", "--dp", "--epsilon", "2", "--db", str(tmp_path / "r.db")])
+    assert res.exit_code == 2 and "(0, 1)" in res.output
+    target = tmp_path / "emb.pt"
+    res = runner.invoke(app, ["release", "ppcvgae", "--dp", "-o", str(target), "--set", "epochs=10"])
+    assert res.exit_code == 0, res.output
+    saved = torch.load(target)
+    meta = json.loads((tmp_path / "emb.pt.json").read_text())
+    assert saved["z"].shape[0] == saved["num_nodes"] and "sens" not in saved
+    assert meta["privacy"]["guarantees"][0]["epsilon"] == 0.01 and meta["details"]["noise_variance"] > 0
