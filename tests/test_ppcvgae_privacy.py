@@ -37,7 +37,7 @@ def test_penalty_is_zero_when_the_prior_ignores_s_and_positive_otherwise():
     with torch.no_grad():
         uses.weight.copy_(torch.tensor([[1.0], [2.0], [0.0]]))
     penalty = privacy_penalty(lambda v: uses(v[:, None]), s, [candidate])
-    assert float(penalty) == pytest.approx(4 * (1 + 4))  # 4 flipped nodes, ‖w‖² = 5
+    assert float(penalty.detach()) == pytest.approx(4 * (1 + 4))  # 4 flipped nodes, ‖w‖² = 5
     penalty.backward()
     assert uses.weight.grad is not None and float(uses.weight.grad.abs().sum()) > 0
 

@@ -15,7 +15,7 @@ from privgraph.data.datasets import (
 )
 from privgraph.data.sensitive import SENSITIVE_DATASETS, load_sensitive, split_sensitive
 from privgraph.data.splits import stratified_split
-from privgraph.data.synthetic import sbm_graph, sensitive_sbm_graph
+from privgraph.data.synthetic import hetero_sbm_graph, sbm_graph, sensitive_sbm_graph
 from privgraph.data.transforms import minmax_normalize, one_hot_degree
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "load_sensitive",
     "SENSITIVE_DATASETS",
     "sensitive_sbm_graph",
+    "hetero_sbm_graph",
     "split_sensitive",
     "mark_private_edges",
     "mark_public_nodes",

@@ -84,9 +84,20 @@ def cache_dir() -> Path:
 
 
 def _link_raw_files(spec: DatasetSpec, data_root: Path | None, folder: Path) -> None:
-    """Symlink read-only raw files from ``data_root/<folder>/raw`` into the cache."""
+    """Symlink read-only raw files from ``data_root/<folder>/raw`` into the cache; a
+    ``data_root/<folder>/<NAME>.zip`` (HGB's DBLP and IMDB) is unpacked into the
+    cache's ``raw/<NAME>/`` instead (never next to the zip)."""
     if data_root is None:
         return
+    for archive in sorted((data_root / spec.folder).glob("*.zip")):
+        target = folder / "raw" / archive.stem
+        if not target.is_dir():
+            import zipfile
+
+            partial = target.with_name(target.name + ".partial")
+            with zipfile.ZipFile(archive) as z:
+                z.extractall(partial)
+            partial.rename(target)
     src = data_root / spec.folder / "raw"
     if not src.is_dir():
         return
@@ -102,7 +113,11 @@ def _link_raw_files(spec: DatasetSpec, data_root: Path | None, folder: Path) -> 
 
 def load_pyg(name: str, root: str | os.PathLike | None = None) -> Data:
     """The unmodified PyG ``Data`` object of a dataset (see module docstring)."""
-    spec = resolve_name(name)
+    return load_spec(resolve_name(name), root)
+
+
+def load_spec(spec: DatasetSpec, root: str | os.PathLike | None = None):
+    """``spec``'s PyG dataset, first graph (``Data`` or ``HeteroData``), built in the cache."""
     data_root = Path(root) if root is not None else (Path(os.environ[DATA_ENV]) if os.environ.get(DATA_ENV) else None)
     folder = cache_dir() / "datasets" / spec.folder
     if data_root is not None and data_root.resolve() == folder.parent.resolve():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from torch_geometric.data import Data
+from torch_geometric.data import Data, HeteroData
 from torch_geometric.utils import to_undirected
 
 from privgraph.data.splits import stratified_split
@@ -147,3 +147,37 @@ def sensitive_sbm_graph(
     data.name = "SBM (planted attribute)"
     data.sensitive_name = "planted"
     return split_sensitive(data, seed, private_ratio)
+
+
+def hetero_sbm_graph(num_papers: int = 300, num_authors: int = 200, num_subjects: int = 6, num_classes: int = 3,
+                     num_features: int = 32, authors_per_paper: int = 3, homophily: float = 0.8,
+                     seed: int = 0) -> HeteroData:
+    """A small ACM-like heterogeneous graph for tests: papers (labelled, features
+    correlated with the class), authors and subjects, with both directions of
+    paper–author and paper–subject.  Each author and subject has a home class; a
+    paper picks its authors and its subject from its own class with probability
+    ``homophily``."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, num_classes, num_papers)
+    author_class = rng.integers(0, num_classes, num_authors)
+    subject_class = np.arange(num_subjects) % num_classes
+    topic = rng.random((num_classes, num_features)) < 0.3
+    x = (rng.random((num_papers, num_features)) < 0.05 + 0.3 * topic[y]).astype(np.float32)
+    x_author = (rng.random((num_authors, num_features)) < 0.05 + 0.3 * topic[author_class]).astype(np.float32)
+
+    def pick(home: np.ndarray, cls: int) -> int:
+        pool = np.flatnonzero(home == cls) if rng.random() < homophily else np.arange(home.size)
+        return int(rng.choice(pool if pool.size else np.arange(home.size)))
+
+    pa = sorted({(p, pick(author_class, y[p])) for p in range(num_papers) for _ in range(authors_per_paper)})
+    ps = [(p, pick(subject_class, y[p])) for p in range(num_papers)]
+    data = HeteroData()
+    data["paper"].x, data["paper"].y = torch.from_numpy(x), torch.from_numpy(y).long()
+    data["author"].x = torch.from_numpy(x_author)
+    data["subject"].num_nodes = num_subjects
+    for pairs, other in ((pa, "author"), (ps, "subject")):
+        ei = torch.tensor(pairs, dtype=torch.long).T
+        data["paper", "to", other].edge_index = ei
+        data[other, "to", "paper"].edge_index = ei.flip(0)
+    data.name = "hetero SBM"
+    return data
