@@ -1,0 +1,103 @@
+"""HeteDP topology learning with DP-SGD: per-example clipping, noise, accounting."""
+
+import math
+
+import dp_accounting
+import pytest
+import torch
+from sklearn.metrics import roc_auc_score
+from torch.func import grad, vmap
+
+from privgraph.data import hetero_sbm_graph
+from privgraph.data.hetero import HeteroTask, link_split
+from privgraph.methods.hetedp.topology import (
+    DPSGDConfig,
+    NodeVGAEEncoder,
+    clipped_noisy_gradient,
+    example_loss,
+    link_scores,
+    noise_multiplier_for,
+    rdp_epsilon,
+    train_link_model_dp,
+)
+
+
+def _per_example(seed=0, n=6):
+    torch.manual_seed(seed)
+    model = NodeVGAEEncoder({"a": 5, "b": 4}, 8, 6)
+    xs, xd, xn = torch.randn(n, 5) * 5, torch.randn(n, 4) * 5, torch.randn(n, 3, 4) * 5
+    draws = torch.randn(n, 5, 6)
+    params = {k: p.detach() for k, p in model.named_parameters()}
+    fn = vmap(grad(lambda p, a, b, c, d: example_loss(model, p, "a", "b", a, b, c, d)), in_dims=(None, 0, 0, 0, 0))
+    return model, params, fn(params, xs, xd, xn, draws), (xs, xd, xn, draws)
+
+
+def test_vmapped_per_example_gradients_equal_one_by_one_autograd():
+    model, params, grads, (xs, xd, xn, draws) = _per_example()
+    for i in range(xs.shape[0]):
+        model.zero_grad()
+        example_loss(model, dict(model.named_parameters()), "a", "b", xs[i], xd[i], xn[i], draws[i]).backward()
+        for name, p in model.named_parameters():
+            assert torch.allclose(grads[name][i], p.grad, atol=1e-5)
+
+
+def test_clipping_bounds_each_examples_contribution():
+    _, _, grads, _ = _per_example()
+    clip = 0.5
+    full, norms = clipped_noisy_gradient(grads, clip, 0.0, 1.0, None)
+    assert float(norms.min()) > clip  # all examples are clipped here
+    for drop in range(norms.numel()):
+        rest = {k: torch.cat([g[:drop], g[drop + 1:]]) for k, g in grads.items()}
+        without, _ = clipped_noisy_gradient(rest, clip, 0.0, 1.0, None)
+        diff = torch.sqrt(sum(((full[k] - without[k]) ** 2).sum() for k in full))
+        assert float(diff) <= clip + 1e-5  # sensitivity of the summed gradient: C
+        assert float(diff) == pytest.approx(clip, rel=1e-4)
+
+
+def test_noise_std_equals_sigma_times_c_and_is_divided_by_the_expected_batch():
+    shapes = {"w": (200, 100), "b": (100,)}
+    zero = {k: torch.zeros((0, *s)) for k, s in shapes.items()}
+    sigma, clip, batch = 1.3, 0.7, 4.0
+    noisy, _ = clipped_noisy_gradient(zero, clip, sigma * clip, batch, torch.Generator().manual_seed(0))
+    values = torch.cat([v.flatten() for v in noisy.values()]).double() * batch
+    k = values.numel()
+    assert abs(float((values**2).sum()) / (sigma * clip) ** 2 - k) < 5 * math.sqrt(2 * k)
+
+
+@pytest.mark.parametrize("sigma, rate, steps", [(1.1, 0.01, 1000), (0.8, 0.05, 200), (4.0, 0.2, 50)])
+def test_accountant_matches_dp_accounting(sigma, rate, steps):
+    ours = rdp_epsilon(sigma, rate, steps, 1e-5)
+    acc = dp_accounting.rdp.RdpAccountant()
+    acc.compose(dp_accounting.PoissonSampledDpEvent(rate, dp_accounting.GaussianDpEvent(sigma)), steps)
+    assert ours == pytest.approx(acc.get_epsilon(1e-5), rel=0.02)
+
+
+def test_noise_multiplier_meets_the_target_and_is_not_loose():
+    sigma = noise_multiplier_for(1.0, 1e-5, 0.02, 500)
+    assert rdp_epsilon(sigma, 0.02, 500, 1e-5) <= 1.0
+    assert rdp_epsilon(sigma * 0.95, 0.02, 500, 1e-5) > 1.0
+
+
+def test_dp_training_spends_its_budget_and_learns_at_large_epsilon():
+    d = hetero_sbm_graph(seed=0, num_papers=600, num_authors=400)
+    task = HeteroTask("paper", ("paper", "to", "author"), ("author", "to", "paper"))
+    train, _, test = link_split(d, task, 0.1, 0.2, seed=0)
+    et = task.edge_type
+    config = DPSGDConfig(batch_size=128, epochs=20, lr=0.01)
+    aucs = {}
+    for eps in (1.0, 1000.0):
+        res = train_link_model_dp(d["paper"].x, d["author"].x, train[et].edge_label_index, "paper", "author",
+                                  eps, 1e-5, config, seed=0)
+        assert res.epsilon <= eps and res.steps == round(20 / res.sample_rate)
+        scores = link_scores(res.model, "paper", "author", d["paper"].x, d["author"].x, test[et].edge_label_index)
+        aucs[eps] = roc_auc_score(test[et].edge_label.numpy(), scores.numpy())
+    assert aucs[1000.0] > 0.65 and aucs[1000.0] > aucs[1.0]
+
+
+def test_bad_settings_fail_clearly():
+    with pytest.raises(ValueError, match="clip"):
+        DPSGDConfig(clip=0)
+    with pytest.raises(ValueError, match="epsilon_s"):
+        noise_multiplier_for(0.0, 1e-5, 0.1, 10)
+    with pytest.raises(ValueError, match="delta"):
+        rdp_epsilon(1.0, 0.1, 10, 2.0)
