@@ -138,8 +138,29 @@ def _checked_spec(**fields: Any):
 
 METHOD_HELP = ("lpgnn, gcn-raw, gcn-rnd, gcn-ohd, mlp, blink, rr, symrr, ldpgcn, dprr, ldpgen, solitude, "
                "featureldp, featurerr, edgerr, privhrg, edgerand, lapgraph, heterorr, "
-               "or the embeddings ppcvgae, vgae, dpgcn")
+               "the embeddings ppcvgae, vgae, dpgcn, or the heterogeneous hetedp, rgcn, hgt, metapath2vec")
 EMBEDDING_METHODS = ("ppcvgae", "vgae", "dpgcn")
+HETERO_METHODS = ("hetedp", "rgcn", "hgt", "metapath2vec")
+
+
+class Task(str, Enum):
+    nc = "nc"
+    lp = "lp"
+
+
+def print_hetero_summary(result, console: Console = out_console) -> None:
+    rows = result.summary()
+    spec = result.spec
+    table = Table(title=f"{spec.method} {spec.task.upper()} on {rows[0]['dataset'] if rows else spec.dataset} — %, "
+                        "mean ± 95% CI")
+    for col in ("ε", "metric", "value", "trials", "release options"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(_fmt_eps(r["epsilon"]), r["metric"], _pct(r["mean"], r["ci95"]), str(r["trials"]),
+                      ", ".join(f"{k}={v:g}" for k, v in (r["release_options"] or {}).items()
+                                if isinstance(v, (int, float))))
+    console.print(table)
+    print_reports(result.reports, console)
 
 
 class Case(str, Enum):
@@ -232,12 +253,31 @@ def run(
     penalty: Optional[float] = typer.Option(None, help="ppcvgae: weight λ of the privacy penalty Δν (default 10)"),
     balance: bool = typer.Option(False, "--balance", help="ppcvgae/vgae/dpgcn: balance the attack's classes by "
                                                           "resampling (the paper's Credit treatment)"),
+    task: Task = typer.Option(Task.nc, help="hetedp/rgcn/hgt/metapath2vec: nc (node classification) or lp (link "
+                                            "prediction)"),
+    feature_share: Optional[float] = typer.Option(
+        None, "--feature-share", help="hetedp --task lp: ε_f/ε (default: chosen on validation, bi-level search)"),
+    clip_bound: float = typer.Option(1.0, "--clip-bound", help="hetedp: L2 bound C_f of each node's features"),
     db: Path = typer.Option(Path("results/privgraph.db"), help="SQLite results database"),
     format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
 ) -> None:
     """Run a method over one or more ε, several seeded trials; store and print results."""
     from privgraph.experiments import run_experiment
 
+    if method in HETERO_METHODS:
+        from privgraph.experiments.hetero import HeteroSpec, run_hetero_experiment
+
+        try:
+            hetero = HeteroSpec(method=method, dataset=dataset, task=task.value, epsilons=list(epsilon),
+                                delta=1e-5 if delta is None else delta, trials=trials, seed=seed,
+                                feature_share=feature_share, clip=clip_bound,
+                                data_root=str(data_root) if data_root else None, **_parse_hparams(hparam))
+            hetero.validate()
+        except (ValueError, TypeError) as err:
+            err_console.print(f"[red]error:[/red] {err}")
+            raise typer.Exit(2) from None
+        _run_and_report(run_hetero_experiment, hetero, db, format, print_hetero_summary)
+        return
     if method in EMBEDDING_METHODS:
         from privgraph.experiments.embedding import run_embedding_experiment
 

@@ -62,7 +62,7 @@ HETERO_SPECS: dict[str, DatasetSpec] = {
     "dblp-magnn": DatasetSpec("DBLP (MAGNN)", "DBLP", _magnn("DBLP")),
     "imdb-magnn": DatasetSpec("IMDB (MAGNN)", "IMDB", _magnn("IMDB")),
 }
-HETERO_DATASETS = (*HETERO_SPECS, "amazon")
+HETERO_DATASETS = (*HETERO_SPECS, "amazon", "sbm")
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,7 @@ TASKS: dict[str, HeteroTask] = {
     "dblp-magnn": HeteroTask("author", _to("author", "paper"), _to("paper", "author")),
     "imdb-magnn": HeteroTask("movie", _to("movie", "actor"), _to("actor", "movie")),
     "amazon": HeteroTask(None, ("user", "rates", "item"), ("item", "rev_rates", "user")),
+    "sbm": HeteroTask("paper", _to("paper", "author"), _to("author", "paper")),  # hetero_sbm_graph
 }
 
 
@@ -100,6 +101,7 @@ METAPATHS: dict[str, dict[str, list[EdgeType]]] = {
                    "APTPA": _path("author", "paper", "term", "paper", "author"),
                    "APCPA": _path("author", "paper", "conference", "paper", "author")},
     "imdb-magnn": {"MDM": _path("movie", "director", "movie"), "MAM": _path("movie", "actor", "movie")},
+    "sbm": {"PAP": _path("paper", "author", "paper"), "PSP": _path("paper", "subject", "paper")},
     "amazon": {"IVI": [("item", "has_view", "view"), ("view", "rev_has_view", "item")],
                "ICI": [("item", "has_category", "category"), ("category", "rev_has_category", "item")],
                "IBI": [("item", "has_brand", "brand"), ("brand", "rev_has_brand", "item")]},
@@ -153,10 +155,15 @@ def _amazon(root: Path) -> HeteroData:
     return ToUndirected()(data)
 
 
-def load_hetero(name: str, root: str | os.PathLike | None = None) -> HeteroData:
-    """Load a heterogeneous graph by name (module docstring); raises
+def load_hetero(name: str, root: str | os.PathLike | None = None, seed: int = 0) -> HeteroData:
+    """Load a heterogeneous graph by name (module docstring; ``sbm``: the synthetic
+    :func:`~privgraph.data.synthetic.hetero_sbm_graph` from ``seed``); raises
     :class:`DatasetUnavailableError` when its files are neither local nor downloadable."""
     key = name.lower()
+    if key == "sbm":
+        from privgraph.data.synthetic import hetero_sbm_graph
+
+        return hetero_sbm_graph(seed=seed)
     if key == "amazon":
         base = root if root is not None else os.environ.get(DATA_ENV)
         if not base:

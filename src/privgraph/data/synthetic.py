@@ -176,8 +176,8 @@ def hetero_sbm_graph(num_papers: int = 300, num_authors: int = 200, num_subjects
     data["author"].x = torch.from_numpy(x_author)
     data["subject"].num_nodes = num_subjects
     for pairs, other in ((pa, "author"), (ps, "subject")):
-        ei = torch.tensor(pairs, dtype=torch.long).T
+        ei = torch.tensor(pairs, dtype=torch.long).T.contiguous()
         data["paper", "to", other].edge_index = ei
-        data[other, "to", "paper"].edge_index = ei.flip(0)
+        data[other, "to", "paper"].edge_index = ei.flip(0).contiguous()
     data.name = "hetero SBM"
     return data
