@@ -2,8 +2,8 @@
 
 import math
 
-import dp_accounting
 import pytest
+from opacus.accountants import RDPAccountant
 import torch
 from sklearn.metrics import roc_auc_score
 from torch.func import grad, vmap
@@ -66,11 +66,12 @@ def test_noise_std_equals_sigma_times_c_and_is_divided_by_the_expected_batch():
 
 
 @pytest.mark.parametrize("sigma, rate, steps", [(1.1, 0.01, 1000), (0.8, 0.05, 200), (4.0, 0.2, 50)])
-def test_accountant_matches_dp_accounting(sigma, rate, steps):
+def test_accountant_matches_opacus(sigma, rate, steps):
+    """Independent implementation: Opacus' RDP accountant on the orders where its sums are stable."""
     ours = rdp_epsilon(sigma, rate, steps, 1e-5)
-    acc = dp_accounting.rdp.RdpAccountant(orders=list(RDP_ORDERS))
-    acc.compose(dp_accounting.PoissonSampledDpEvent(rate, dp_accounting.GaussianDpEvent(sigma)), steps)
-    assert ours == pytest.approx(acc.get_epsilon(1e-5), rel=0.02)
+    theirs = RDPAccountant()
+    theirs.history = [(sigma, rate, steps)]
+    assert ours == pytest.approx(theirs.get_epsilon(1e-5, alphas=[a for a in RDP_ORDERS if a <= 512]), rel=0.01)
 
 
 @pytest.mark.parametrize("target", [0.01, 1.0])
@@ -80,20 +81,21 @@ def test_noise_multiplier_meets_the_target_and_is_not_loose(target):
     assert rdp_epsilon(sigma * 0.95, 0.02, 500, 1e-5) > target
 
 
-def test_dp_training_spends_its_budget_and_learns_at_large_epsilon():
+def test_dp_training_spends_its_budget_and_noise_costs_accuracy():
     d = hetero_sbm_graph(seed=0, num_papers=600, num_authors=400)
     task = HeteroTask("paper", ("paper", "to", "author"), ("author", "to", "paper"))
     train, _, test = link_split(d, task, 0.1, 0.2, seed=0)
     et = task.edge_type
     config = DPSGDConfig(batch_size=128, epochs=20, lr=0.01)
     aucs = {}
-    for eps in (1.0, 1000.0):
+    for eps in (1.0, None):  # None: same sampling and loss, no clipping or noise
         res = train_link_model_dp(d["paper"].x, d["author"].x, train[et].edge_label_index, "paper", "author",
                                   eps, 1e-5, config, seed=0)
-        assert res.epsilon <= eps and res.steps == round(20 / res.sample_rate)
+        assert res.steps == round(20 / res.sample_rate)
+        assert res.epsilon <= eps if eps is not None else res.epsilon == math.inf
         scores = link_scores(res.model, "paper", "author", d["paper"].x, d["author"].x, test[et].edge_label_index)
         aucs[eps] = roc_auc_score(test[et].edge_label.numpy(), scores.numpy())
-    assert aucs[1000.0] > 0.65 and aucs[1000.0] > aucs[1.0]
+    assert aucs[None] > 0.65 and aucs[None] > aucs[1.0]
 
 
 def test_bad_settings_fail_clearly():

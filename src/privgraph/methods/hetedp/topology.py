@@ -16,7 +16,7 @@ the edge set).  Then adding or removing one edge of the protected relation
 changes one example, whose clipped gradient moves the noisy sum by at most C:
 with Poisson sampling at rate q = B/|E| and T steps the release of the trained
 weights is (ε, δ)-DP for one edge of that relation, ε from the RDP accountant
-(Opacus; checked against dp-accounting in the tests).  The sum is divided by
+(dp-accounting; checked against Opacus in the tests).  The sum is divided by
 the *expected* batch size B (dividing by the realised size would leak it).
 """
 
@@ -60,38 +60,46 @@ class DPSGDConfig:
 
 
 # RDP orders: Opacus' defaults stop at 63, where log(1/δ)/(α − 1) alone exceeds small targets
-# (0.19 at δ = 1e-5), so ε = 0.01 could not be certified; these reach α ≈ 2.8·10⁴ (any
-# set of orders gives a valid bound; fewer large ones keep the accountant fast).
+# (0.19 at δ = 1e-5), and its sums give NaN above α ≈ 700, so ε = 0.01 could not be certified.
+# dp-accounting evaluates large orders stably; 1.25…1.75 (for large ε), integers 2…32, then ×1.3
+# up to ~2.3·10⁴ (any set of orders gives a valid bound).
 RDP_ORDERS: tuple[float, ...] = tuple(
-    [1.1, 1.25, 1.5, 1.75, 2.0, 2.5] + list(range(3, 64)) + [float(round(64 * 1.5**k)) for k in range(15)])
+    [1.25, 1.5, 1.75] + [float(a) for a in range(2, 33)] + [float(round(33 * 1.3**k)) for k in range(26)])
+
+
+def _sampled_gaussian(noise_multiplier: float, sample_rate: float, steps: int):
+    import dp_accounting
+
+    return dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(sample_rate, dp_accounting.GaussianDpEvent(noise_multiplier)), steps)
+
+
+def _accountant():
+    import dp_accounting
+
+    return dp_accounting.rdp.RdpAccountant(orders=list(RDP_ORDERS))
 
 
 def rdp_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float) -> float:
-    """ε of ``steps`` Poisson-subsampled Gaussian steps (RDP accountant, Opacus)."""
-    import warnings
-
-    from opacus.accountants import RDPAccountant
-
-    accountant = RDPAccountant()
-    accountant.history = [(noise_multiplier, sample_rate, steps)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # "optimal order is the largest alpha": a looser bound, still valid
-        return float(accountant.get_epsilon(check_delta(delta), alphas=list(RDP_ORDERS)))
+    """ε of ``steps`` Poisson-subsampled Gaussian steps (RDP accountant, dp-accounting)."""
+    check_delta(delta)
+    accountant = _accountant()
+    accountant.compose(_sampled_gaussian(noise_multiplier, sample_rate, steps))
+    return float(accountant.get_epsilon(delta))
 
 
 def noise_multiplier_for(epsilon: float, delta: float, sample_rate: float, steps: int) -> float:
-    """The smallest σ (Opacus' search, precision 0.01) whose accountant ε is ≤ ``epsilon``."""
-    import warnings
-
-    from opacus.accountants.utils import get_noise_multiplier
+    """The smallest σ (bisection to 0.5 % of ε) whose accountant ε is ≤ ``epsilon``."""
+    import dp_accounting
 
     if not (epsilon > 0 and math.isfinite(epsilon)):
         raise ValueError(f"epsilon_s must be a finite number > 0, got {epsilon}")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return float(get_noise_multiplier(target_epsilon=epsilon, target_delta=check_delta(delta),
-                                          sample_rate=sample_rate, steps=steps, accountant="rdp",
-                                          epsilon_tolerance=min(0.005, epsilon / 100), alphas=list(RDP_ORDERS)))
+    check_delta(delta)
+    sigma = float(dp_accounting.calibrate_dp_mechanism(
+        _accountant, lambda s: _sampled_gaussian(s, sample_rate, steps), epsilon, delta, tol=epsilon / 200))
+    if rdp_epsilon(sigma, sample_rate, steps, delta) > epsilon:  # never round down
+        raise RuntimeError(f"noise calibration failed: σ = {sigma} does not reach ε = {epsilon}")
+    return sigma
 
 
 def clipped_noisy_gradient(per_example: dict[str, Tensor], clip: float, noise_std: float, expected_batch: float,
