@@ -126,7 +126,7 @@ class EmbeddingResult:
         })
 
 
-def _release(spec: EmbeddingSpec, data: Data, seed: int, progress: ProgressHook | None
+def train_and_release(spec: EmbeddingSpec, data: Data, seed: int, progress: ProgressHook | None
              ) -> tuple[list[tuple[float | None, EmbeddingRelease]], dict[str, Any]]:
     """Train once on the trial's data; one release per ε (or one without DP)."""
     config = spec.embedding_config()
@@ -163,7 +163,7 @@ def run_embedding_experiment(spec: EmbeddingSpec, store: ResultsStore | None = N
         start = time.perf_counter()
         seed = spec.seed + t
         tdata = trial_data(data, seed)
-        releases, training = _release(spec, tdata, seed, progress)
+        releases, training = train_and_release(spec, tdata, seed, progress)
         for eps, release in releases:
             u = utility(spec.case, release.z, tdata.edge_index, tdata.y, tdata.sens, tdata.private_mask,
                         tdata.train_mask, tdata.val_mask, tdata.test_mask, seed)

@@ -59,12 +59,12 @@ def release_embedding_file(spec: "EmbeddingSpec", output: Path, progress: Progre
     write ``{"z", "num_nodes", "private_mask"}`` (which nodes are private — not
     their attribute) and ``OUTPUT.json`` with the privacy report, the release
     details (Δν, Δμ, noise variance, mutual-information bounds) and settings."""
-    from privgraph.experiments.embedding import _release, load_sensitive_data, trial_data
+    from privgraph.experiments.embedding import load_sensitive_data, train_and_release, trial_data
 
     spec.validate()
     data = trial_data(load_sensitive_data(spec), spec.seed)
     spec.epsilons = spec.epsilons[:1]
-    releases, training = _release(spec, data, spec.seed, progress)
+    releases, training = train_and_release(spec, data, spec.seed, progress)
     eps, release = releases[-1]  # with --dp: the noisy release
     report = PrivacyReport([release.guarantee])
     output = Path(output)
