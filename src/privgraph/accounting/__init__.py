@@ -7,6 +7,7 @@ from privgraph.accounting.guarantee import (
     TrustModel,
     Unit,
     compose,
+    unprotected,
 )
 
-__all__ = ["NON_PRIVATE", "PrivacyGuarantee", "PrivacyReport", "TrustModel", "Unit", "compose"]
+__all__ = ["NON_PRIVATE", "PrivacyGuarantee", "PrivacyReport", "TrustModel", "Unit", "compose", "unprotected"]

@@ -93,7 +93,12 @@ def _json_float(x: float) -> float | str:
     return "inf" if math.isinf(x) else x
 
 
-NON_PRIVATE = PrivacyGuarantee(Unit.NODE_FEATURES, TrustModel.NONE, math.inf, 0.0, "raw features")
+def unprotected(unit: str, mechanism: str, *notes: str, trust_model: str = TrustModel.NONE) -> PrivacyGuarantee:
+    """The guarantee of a release that does not protect ``unit`` (ε = ∞)."""
+    return PrivacyGuarantee(unit, trust_model, math.inf, 0.0, mechanism, notes)
+
+
+NON_PRIVATE = unprotected(Unit.NODE_FEATURES, "raw features")
 
 
 def compose(guarantees: Iterable[PrivacyGuarantee], unit: str | None = None) -> PrivacyGuarantee:

@@ -39,7 +39,7 @@ from privgraph.methods.ppcvgae.dpgcn import disentangle
 from privgraph.methods.ppcvgae.embedding import (
     EmbeddingConfig,
     EmbeddingRelease,
-    unprotected,
+    unprotected_attribute,
     build_autoencoder,
     release_embedding,
     standardize,
@@ -133,7 +133,7 @@ def train_and_release(spec: EmbeddingSpec, data: Data, seed: int, progress: Prog
     if spec.method == "dpgcn":
         z, info = disentangle(standardize(data.x), data.sens, ~data.private_mask, seed, epochs=config.epochs,
                               lr=config.lr)
-        g = unprotected("DP-GCN's non-sensitive representation (orthogonal projection)",
+        g = unprotected_attribute("DP-GCN's non-sensitive representation (orthogonal projection)",
                           "no formal guarantee: removing a linear subspace leaves nonlinear dependence on s")
         return [(None, EmbeddingRelease(z, g, info))], {}
     kind = "vgae" if spec.method == "vgae" else spec.case

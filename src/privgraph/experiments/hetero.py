@@ -27,7 +27,6 @@ initialisation, noise).
 from __future__ import annotations
 
 import copy
-import math
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from torch_geometric.data import HeteroData
 from torch_geometric.transforms import AddMetaPaths
 
 from privgraph import __version__
-from privgraph.accounting import PrivacyGuarantee, PrivacyReport, TrustModel, Unit
+from privgraph.accounting import PrivacyGuarantee, PrivacyReport, TrustModel, Unit, unprotected
 from privgraph.data.hetero import METAPATHS, TASKS, HeteroTask, link_split, load_hetero
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
@@ -150,10 +149,6 @@ def _f1(truth: Tensor, predicted: Tensor) -> dict[str, float]:
             "macro_f1": float(f1_score(truth, predicted, average="macro"))}
 
 
-def _unprotected(what: str) -> PrivacyGuarantee:
-    return PrivacyGuarantee(Unit.NODE_FEATURES, TrustModel.NONE, math.inf, 0.0, what)
-
-
 def _metapath2vec(edge_index_dict, metapath, num_nodes_dict, seed: int, epochs: int = 5) -> dict[str, Tensor]:
     from torch_geometric.nn import MetaPath2Vec
 
@@ -184,11 +179,12 @@ def _node_classification(spec: HeteroSpec, data: HeteroData, eps: float | None, 
         path = list(METAPATHS[name].values())[0]
         z = _metapath2vec(data.edge_index_dict, path, {t: data[t].num_nodes for t in data.node_types}, seed)[target]
         clf = LogisticRegression(max_iter=3000).fit(z[train].numpy(), y[train].numpy())
-        return _f1(y[test], torch.from_numpy(clf.predict(z[test].numpy()))), [_unprotected("metapath2vec")], details
+        predicted = torch.from_numpy(clf.predict(z[test].numpy()))
+        return _f1(y[test], predicted), [unprotected(Unit.NODE_FEATURES, "metapath2vec")], details
     if spec.method == "hetedp":
         graph = _metapath_graph(data, name)
         x = graph[target].x.float()
-        guarantees = [_unprotected("HeteDP without noise")]
+        guarantees = [unprotected(Unit.NODE_FEATURES, "HeteDP without noise")]
         if eps is not None:
             release = privatize_features(data, eps, spec.delta, spec.clip, make_generator(seed), node_types=[target])
             x = release.x[target]
@@ -202,7 +198,7 @@ def _node_classification(spec: HeteroSpec, data: HeteroData, eps: float | None, 
         inputs = node_inputs(data, seed=seed)
         cls = RGCNClassifier if spec.method == "rgcn" else HGTClassifier
         model = cls({t: v.shape[1] for t, v in inputs.items()}, spec.hidden, classes, data.metadata(), target)
-        edges, guarantees = data.edge_index_dict, [_unprotected(spec.method)]
+        edges, guarantees = data.edge_index_dict, [unprotected(Unit.NODE_FEATURES, spec.method)]
     result = train_node_classifier(model, inputs, edges, y, y, train, val, test, lr=0.005, weight_decay=1e-3,
                                    epochs=spec.epochs, patience=None)
     details["val_accuracy"] = result.val_accuracy
@@ -241,7 +237,7 @@ def _lp_hetedp(spec: HeteroSpec, data: HeteroData, task: HeteroTask, splits, eps
              "training edge of this relation); the other relations are not used by this model",
              "validation/test edges are never trained on")))
     else:
-        guarantees.append(_unprotected("HeteDP without noise"))
+        guarantees.append(unprotected(Unit.NODE_FEATURES, "HeteDP without noise"))
     details["dpsgd"] = {**res.details, "epsilon_s": res.epsilon, "noise_multiplier": res.noise_multiplier}
 
     def score(split):
@@ -323,7 +319,7 @@ def run_hetero_experiment(spec: HeteroSpec, store: ResultsStore | None = None,
                     val_auc, auc, guarantees, details = _lp_hetedp(spec, data, task, splits, eps, share or 0.5, seed)
                 else:
                     (val_auc, auc), guarantees, details = _lp_baseline(spec, data, task, splits, seed), \
-                        [_unprotected(spec.method)], {}
+                        [unprotected(Unit.NODE_FEATURES, spec.method)], {}
                 metrics = {"roc_auc": auc, "val_roc_auc": val_auc}
             if selection:
                 guarantees = [g.with_note(f"ε_f/ε = {share:g} chosen on validation AUC among {len(SHARE_GRID)} "

@@ -30,7 +30,7 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit, unprotected
 from privgraph.methods.ppcvgae.privacy import (
     detection_error_bound,
     gaussian_variance,
@@ -141,8 +141,9 @@ class EmbeddingRelease:
     details: dict[str, Any]
 
 
-def unprotected(mechanism: str, *notes: str) -> PrivacyGuarantee:
-    return PrivacyGuarantee(Unit.SENSITIVE_ATTRIBUTE, TrustModel.CENTRAL, math.inf, 0.0, mechanism, notes)
+def unprotected_attribute(mechanism: str, *notes: str) -> PrivacyGuarantee:
+    """An embedding release without a guarantee for the sensitive attribute (curator-side)."""
+    return unprotected(Unit.SENSITIVE_ATTRIBUTE, mechanism, *notes, trust_model=TrustModel.CENTRAL)
 
 
 CANDIDATES_NOTE = ("DP with respect to the privacy candidates S = {s, s'} (Definition 2): s' flips the sensitive "
@@ -163,7 +164,7 @@ def release_embedding(model: nn.Module, data: Data, candidate: Tensor | None, dp
         if dp is not None:
             raise ValueError("the DP release needs a conditional model (PPCVGAE): the VGAE has no candidates to "
                              "compare — its embedding does not take s as an input")
-        return EmbeddingRelease(mu, unprotected("VGAE embedding (unsanitised)"), details)
+        return EmbeddingRelease(mu, unprotected_attribute("VGAE embedding (unsanitised)"), details)
     if candidate is None:
         raise ValueError("PPCVGAE needs the privacy candidate s' (see flip_candidate)")
     delta_nu = float(privacy_penalty(lambda s: model.prior_mean(s, edge_index), sens, [candidate]))
@@ -178,8 +179,8 @@ def release_embedding(model: nn.Module, data: Data, candidate: Tensor | None, dp
              f"telling s from s' errs with probability ≥ {details['detection_error_bound_prior_model']:.3g} "
              "(binary Fano) — a property of the model, not of the released encoder mean"]
     if dp is None:
-        return EmbeddingRelease(mu, unprotected(f"{method.upper()} case ({model.case}) encoder mean, no noise",
-                                                  *notes), details)
+        mechanism = f"{method.upper()} case ({model.case}) encoder mean, no noise"
+        return EmbeddingRelease(mu, unprotected_attribute(mechanism, *notes), details)
     epsilon, delta = dp
     variance = gaussian_variance(delta_mu**2, epsilon, delta)
     z = mu + math.sqrt(variance) * torch.randn(mu.shape, generator=generator, dtype=mu.dtype)
