@@ -32,6 +32,7 @@ from privgraph import __version__
 from privgraph.accounting import PrivacyReport
 from privgraph.attacks import CASE_MODELS, attribute_inference, check_case, utility
 from privgraph.data import load_sensitive, sensitive_sbm_graph, split_sensitive
+from privgraph.experiments.runner import ExperimentResult
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
 from privgraph.mechanisms import check_delta
@@ -103,27 +104,18 @@ def trial_data(data: Data, seed: int) -> Data:
     return split_sensitive(copy.copy(data), seed)
 
 
-@dataclass
-class EmbeddingResult:
-    spec: EmbeddingSpec
-    run_id: str
-    records: list[TrialRecord]
-    reports: dict[float | None, PrivacyReport]
+class EmbeddingResult(ExperimentResult):
+    """Trials of an :class:`EmbeddingSpec`: one summary row per metric and ε."""
+
+    JSON_KEYS = ("epsilon", "metric", "mean", "std", "ci95", "trials", "privacy")
 
     def summary(self) -> list[dict[str, Any]]:
         return [row for metric in METRICS for row in summarize(self.records, metric)]
 
-    def to_json(self) -> dict[str, Any]:
-        from privgraph.experiments.runner import _json_safe
-
-        keys = ("epsilon", "metric", "mean", "std", "ci95", "trials", "privacy")
-        return _json_safe({
-            "method": self.spec.method, "case": self.spec.case, "dp": self.spec.dp,
-            "delta": self.spec.delta if self.spec.dp else None, "balance": self.spec.balance,
-            "dataset": self.records[0].dataset if self.records else self.spec.dataset,
-            "model": CASE_MODELS[self.spec.case], "config": self.spec.embedding_config().to_dict(),
-            "run_id": self.run_id, "results": [{k: row[k] for k in keys} for row in self.summary()],
-        })
+    def json_header(self) -> dict[str, Any]:
+        spec = self.spec
+        return {"case": spec.case, "dp": spec.dp, "delta": spec.delta if spec.dp else None, "balance": spec.balance,
+                "model": CASE_MODELS[spec.case], "config": spec.embedding_config().to_dict()}
 
 
 def train_and_release(spec: EmbeddingSpec, data: Data, seed: int, progress: ProgressHook | None

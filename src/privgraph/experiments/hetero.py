@@ -42,6 +42,7 @@ from torch_geometric.transforms import AddMetaPaths
 from privgraph import __version__
 from privgraph.accounting import PrivacyGuarantee, PrivacyReport, TrustModel, Unit, unprotected
 from privgraph.data.hetero import METAPATHS, TASKS, HeteroTask, link_split, load_hetero
+from privgraph.experiments.runner import ExperimentResult
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
 from privgraph.mechanisms import check_delta, check_epsilon, make_generator
@@ -96,23 +97,16 @@ class HeteroSpec:
         DPSGDConfig(**self.dpsgd)
 
 
-@dataclass
-class HeteroResult:
-    spec: HeteroSpec
-    run_id: str
-    records: list[TrialRecord]
-    reports: dict[float | None, PrivacyReport]
+class HeteroResult(ExperimentResult):
+    """Trials of a :class:`HeteroSpec`: one summary row per metric of its task and ε."""
+
+    JSON_KEYS = ("epsilon", "metric", "mean", "std", "ci95", "trials", "release_options", "privacy")
 
     def summary(self) -> list[dict[str, Any]]:
         return [row for m in TASK_METRICS[self.spec.task] for row in summarize(self.records, m)]
 
-    def to_json(self) -> dict[str, Any]:
-        from privgraph.experiments.runner import _json_safe
-
-        keys = ("epsilon", "metric", "mean", "std", "ci95", "trials", "release_options", "privacy")
-        return _json_safe({"method": self.spec.method, "dataset": self.records[0].dataset if self.records else
-                           self.spec.dataset, "task": self.spec.task, "run_id": self.run_id,
-                           "results": [{k: row[k] for k in keys} for row in self.summary()]})
+    def json_header(self) -> dict[str, Any]:
+        return {"task": self.spec.task}
 
 
 # --------------------------------------------------------------------------- helpers

@@ -28,7 +28,7 @@ import math
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 import torch
@@ -130,28 +130,33 @@ RELEASE_OPTIONS = {"epsilon_f", "epsilon_e", "gamma", "bins", "public_fraction",
 
 @dataclass
 class ExperimentResult:
+    """A run's trials and reports; ``to_json`` is one object with one entry per summary row.
+    The embedding and heterogeneous runners subclass it (their own metrics and header)."""
+
     spec: ExperimentSpec
     run_id: str
     records: list[TrialRecord]
     reports: dict[float | None, PrivacyReport]
 
+    JSON_KEYS: ClassVar[tuple[str, ...]] = ("epsilon", "epsilon_y", "metric", "mean", "std", "ci95", "trials",
+                                            "mechanism", "model", "hyperparameters", "release_options", "tuned",
+                                            "privacy")
+
     def summary(self) -> list[dict[str, Any]]:
         return summarize(self.records)
 
+    def json_header(self) -> dict[str, Any]:
+        """Run-level fields of the JSON object besides method, dataset, run id and results."""
+        return {"model": self.records[0].model if self.records else self.spec.model}
+
     def to_json(self) -> dict[str, Any]:
-        results = []
-        for row in self.summary():
-            results.append(
-                {k: row[k] for k in ("epsilon", "epsilon_y", "metric", "mean", "std", "ci95", "trials",
-                                     "mechanism", "model", "hyperparameters", "release_options", "tuned", "privacy")}
-            )
-        return {
+        return _json_safe({
             "method": self.spec.method,
             "dataset": self.records[0].dataset if self.records else self.spec.dataset,
-            "model": self.records[0].model if self.records else self.spec.model,
+            **self.json_header(),
             "run_id": self.run_id,
-            "results": [_json_safe(r) for r in results],
-        }
+            "results": [{k: row[k] for k in self.JSON_KEYS} for row in self.summary()],
+        })
 
 
 def _json_safe(obj: Any) -> Any:
