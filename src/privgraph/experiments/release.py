@@ -9,6 +9,7 @@ and the release details — what a data owner hands over with the graph.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,16 +39,21 @@ def release_graph(spec: ExperimentSpec, output: Path, progress: ProgressHook | N
     }
     if release.edge_weight is not None:
         graph["edge_weight"] = release.edge_weight
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(graph, output)
     meta = {
         "method": spec.method, "dataset": getattr(data, "name", spec.dataset), "epsilon": eps, "seed": spec.seed,
         "secure": spec.secure, "private_ratio": spec.private_ratio, "options": spec.options,
-        "mechanism": spec.mechanism, "delta": spec.delta, "variant": spec.variant, "version": __version__,
-        "privacy": report.to_dict(), "report": report.lines(), "details": release.details,
-        "edges": int(graph["edge_index"].shape[1]),
+        "mechanism": spec.mechanism, "delta": spec.delta, "variant": spec.variant,
+        "details": release.details, "edges": int(graph["edge_index"].shape[1]),
     }
+    return _write(output, graph, meta, report)
+
+
+def _write(output: Path, payload: dict, meta: dict, report: PrivacyReport) -> tuple[Path, Path, PrivacyReport]:
+    """``torch.save`` the payload to ``output`` and the metadata with the report to ``output.json``."""
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(payload, output)
+    meta = {**meta, "version": __version__, "privacy": report.to_dict(), "report": report.lines()}
     report_path = output.with_name(output.name + ".json")
     report_path.write_text(json.dumps(_json_safe(meta), indent=2))
     return output, report_path, report
@@ -59,23 +65,17 @@ def release_embedding_file(spec: "EmbeddingSpec", output: Path, progress: Progre
     write ``{"z", "num_nodes", "private_mask"}`` (which nodes are private — not
     their attribute) and ``OUTPUT.json`` with the privacy report, the release
     details (Δν, Δμ, noise variance, mutual-information bounds) and settings."""
-    from privgraph.experiments.embedding import load_sensitive_data, train_and_release, trial_data
+    from privgraph.experiments.embedding import load_sensitive_data, train_and_release
 
+    spec = replace(spec, epsilons=spec.epsilons[:1])
     spec.validate()
-    data = trial_data(load_sensitive_data(spec), spec.seed)
-    spec.epsilons = spec.epsilons[:1]
+    data = load_sensitive_data(spec)  # private nodes and split drawn from spec.seed
     releases, training = train_and_release(spec, data, spec.seed, progress)
     eps, release = releases[-1]  # with --dp: the noisy release
-    report = PrivacyReport([release.guarantee])
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"z": release.z, "num_nodes": data.num_nodes, "private_mask": data.private_mask}, output)
+    payload = {"z": release.z, "num_nodes": data.num_nodes, "private_mask": data.private_mask}
     meta = {
         "method": spec.method, "case": spec.case, "dataset": getattr(data, "name", spec.dataset), "dp": spec.dp,
         "epsilon": eps, "delta": spec.delta if spec.dp else None, "seed": spec.seed,
-        "config": spec.embedding_config().to_dict(), "version": __version__, "privacy": report.to_dict(),
-        "report": report.lines(), "details": release.details, "training": training,
+        "config": spec.embedding_config().to_dict(), "details": release.details, "training": training,
     }
-    report_path = output.with_name(output.name + ".json")
-    report_path.write_text(json.dumps(_json_safe(meta), indent=2))
-    return output, report_path, report
+    return _write(output, payload, meta, PrivacyReport([release.guarantee]))
