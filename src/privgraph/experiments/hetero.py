@@ -200,8 +200,10 @@ def _node_classification(spec: HeteroSpec, data: HeteroData, eps: float | None, 
 
 
 # --------------------------------------------------------------------------- LP
-def _auc(labels: Tensor, scores: Tensor) -> float:
-    return float(roc_auc_score(labels.numpy(), scores.numpy()))
+def _split_auc(split: HeteroData, edge_type, score_pairs: Callable[[Tensor], Tensor]) -> float:
+    """ROC-AUC of ``score_pairs`` on a split's labelled pairs of ``edge_type``."""
+    store = split[edge_type]
+    return float(roc_auc_score(store.edge_label.numpy(), score_pairs(store.edge_label_index).numpy()))
 
 
 def _lp_hetedp(spec: HeteroSpec, data: HeteroData, task: HeteroTask, splits, eps: float | None, share: float,
@@ -234,11 +236,10 @@ def _lp_hetedp(spec: HeteroSpec, data: HeteroData, task: HeteroTask, splits, eps
         guarantees.append(unprotected(Unit.NODE_FEATURES, "HeteDP without noise"))
     details["dpsgd"] = {**res.details, "epsilon_s": res.epsilon, "noise_multiplier": res.noise_multiplier}
 
-    def score(split):
-        pairs = split[task.edge_type].edge_label_index
-        return _auc(split[task.edge_type].edge_label, link_scores(res.model, src, dst, inputs[src], inputs[dst], pairs))
+    def score(pairs: Tensor) -> Tensor:
+        return link_scores(res.model, src, dst, inputs[src], inputs[dst], pairs)
 
-    return score(val), score(test), guarantees, details
+    return _split_auc(val, task.edge_type, score), _split_auc(test, task.edge_type, score), guarantees, details
 
 
 def _lp_baseline(spec: HeteroSpec, data: HeteroData, task: HeteroTask, splits, seed: int) -> tuple[float, float]:
@@ -248,11 +249,10 @@ def _lp_baseline(spec: HeteroSpec, data: HeteroData, task: HeteroTask, splits, s
         z = _metapath2vec(train.edge_index_dict, [task.edge_type, task.reverse],
                           {t: data[t].num_nodes for t in data.node_types}, seed)
 
-        def score(split):
-            pairs = split[task.edge_type].edge_label_index
-            return _auc(split[task.edge_type].edge_label, (z[src][pairs[0]] * z[dst][pairs[1]]).sum(-1))
+        def dot(pairs: Tensor) -> Tensor:
+            return (z[src][pairs[0]] * z[dst][pairs[1]]).sum(-1)
 
-        return score(val), score(test)
+        return _split_auc(val, task.edge_type, dot), _split_auc(test, task.edge_type, dot)
     torch.manual_seed(seed)
     inputs = node_inputs(data, seed=seed)
     cls = RGCNClassifier if spec.method == "rgcn" else HGTClassifier
@@ -277,9 +277,9 @@ def _lp_baseline(spec: HeteroSpec, data: HeteroData, task: HeteroTask, splits, s
         opt.step()
         model.eval()
         with torch.no_grad():
-            v = _auc(val[task.edge_type].edge_label, scores(val, val[task.edge_type].edge_label_index))
+            v = _split_auc(val, task.edge_type, lambda p: scores(val, p))
             if v > best[0]:
-                best = (v, _auc(test[task.edge_type].edge_label, scores(test, test[task.edge_type].edge_label_index)))
+                best = (v, _split_auc(test, task.edge_type, lambda p: scores(test, p)))
     return best
 
 
@@ -296,10 +296,11 @@ def run_hetero_experiment(spec: HeteroSpec, store: ResultsStore | None = None,
     settings: list[float | None] = list(spec.epsilons) or [None]
     total, done = len(settings) * spec.trials, 0
     for eps in settings:
-        share, selection = spec.feature_share, {}
+        share, selection, candidates = spec.feature_share, {}, {}
         if spec.task == "lp" and spec.method == "hetedp" and eps is not None and share is None:
-            splits = link_split(data, task, seed=spec.seed)
-            vals = {s: _lp_hetedp(spec, data, task, splits, eps, s, spec.seed)[0] for s in SHARE_GRID}
+            splits = link_split(data, task, seed=spec.seed)  # trial 0's split
+            candidates = {s: _lp_hetedp(spec, data, task, splits, eps, s, spec.seed) for s in SHARE_GRID}
+            vals = {s: c[0] for s, c in candidates.items()}
             share = max(vals, key=vals.get)
             selection = {"feature_share": share, "selection_val_auc": vals}
         for t in range(spec.trials):
@@ -309,7 +310,9 @@ def run_hetero_experiment(spec: HeteroSpec, store: ResultsStore | None = None,
                 metrics, guarantees, details = _node_classification(spec, data, eps, seed)
             else:
                 splits = link_split(data, task, seed=seed)
-                if spec.method == "hetedp":
+                if spec.method == "hetedp" and t == 0 and candidates:  # trained during the selection
+                    val_auc, auc, guarantees, details = candidates[share]
+                elif spec.method == "hetedp":
                     val_auc, auc, guarantees, details = _lp_hetedp(spec, data, task, splits, eps, share or 0.5, seed)
                 else:
                     (val_auc, auc), guarantees, details = _lp_baseline(spec, data, task, splits, seed), \
