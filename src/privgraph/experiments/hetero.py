@@ -46,6 +46,7 @@ from privgraph.experiments.runner import ExperimentResult
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
 from privgraph.mechanisms import check_delta, check_epsilon, make_generator
+from privgraph.methods.heterorr.edges import check_share
 from privgraph.methods.hetedp.features import check_clip_bound, privatize_features
 from privgraph.methods.hetedp.models import HANClassifier, HGTClassifier, RGCNClassifier, node_inputs
 from privgraph.methods.hetedp.topology import DPSGDConfig, link_scores, train_link_model_dp
@@ -90,8 +91,8 @@ class HeteroSpec:
         self.epsilons = [check_epsilon(e) for e in self.epsilons]
         check_delta(self.delta)
         check_clip_bound(self.clip)
-        if self.feature_share is not None and not 0.0 < self.feature_share < 1.0:
-            raise ValueError(f"feature_share (ε_f/ε) must lie in (0, 1), got {self.feature_share}")
+        if self.feature_share is not None:
+            check_share(self.feature_share, "feature_share (ε_f/ε)")
         if self.trials < 1 or self.epochs < 1:
             raise ValueError("trials and epochs must be >= 1")
         DPSGDConfig(**self.dpsgd)
