@@ -105,3 +105,26 @@ def test_bad_settings_fail_clearly():
         noise_multiplier_for(0.0, 1e-5, 0.1, 10)
     with pytest.raises(ValueError, match="delta"):
         rdp_epsilon(1.0, 0.1, 10, 2.0)
+
+
+def test_training_adds_sigma_times_c_each_step_and_the_accountant_covers_it(monkeypatch):
+    """The loop's own noise: every step calls eq. 22 with std σ·C (C ≠ 1 here) over the expected batch,
+    and σ, q, T reported give ε ≤ the target."""
+    import privgraph.methods.hetedp.topology as topology
+
+    calls = []
+    real = topology.clipped_noisy_gradient
+
+    def spy(per_example, clip, noise_std, expected_batch, generator):
+        calls.append((clip, noise_std, expected_batch))
+        return real(per_example, clip, noise_std, expected_batch, generator)
+
+    monkeypatch.setattr(topology, "clipped_noisy_gradient", spy)
+    d = hetero_sbm_graph(seed=1)
+    edges = d["paper", "to", "author"].edge_index
+    config = DPSGDConfig(batch_size=64, epochs=2, clip=0.3)
+    res = train_link_model_dp(d["paper"].x, d["author"].x, edges, "paper", "author", 0.5, 1e-5, config, seed=0)
+    assert len(calls) == res.steps
+    assert all(c == (0.3, pytest.approx(res.noise_multiplier * 0.3), 64) for c in calls)
+    assert res.sample_rate == pytest.approx(64 / edges.shape[1])
+    assert rdp_epsilon(res.noise_multiplier, res.sample_rate, res.steps, 1e-5) <= 0.5
