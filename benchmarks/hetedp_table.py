@@ -47,6 +47,10 @@ def main() -> None:
     ap.add_argument("--feature-share", type=float, default=0.5)
     ap.add_argument("--search", action="store_true", help="choose ε_f/ε on validation (5× the LP cost)")
     ap.add_argument("--only", nargs="*", default=None, help="dataset:task pairs to run, e.g. acm:nc amazon:lp")
+    ap.add_argument("--rows", nargs="*", default=None, choices=["rgcn", "hgt", "metapath2vec", "hetedp"],
+                    help="run only these methods (default: all)")
+    ap.add_argument("--topology", default="edge", choices=["edge", "message-passing"],
+                    help="HeteDP LP's DP-SGD mode (what ε covers: README)")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out"))
     ap.add_argument("--name", default="hetedp_table", help="output file stem")
     args = ap.parse_args()
@@ -60,8 +64,10 @@ def main() -> None:
         runs = [("RGCN", "rgcn", []), ("HGT", "hgt", []), ("metapath2vec", "metapath2vec", []),
                 ("HeteDP (no)", "hetedp", []), ("HeteDP", "hetedp", args.epsilons)]
         for label, method, eps in runs:
+            if args.rows and method not in args.rows:
+                continue
             spec = HeteroSpec(method=method, dataset=dataset, task=task, epsilons=list(eps), trials=args.trials,
-                              feature_share=None if args.search else args.feature_share)
+                              feature_share=None if args.search else args.feature_share, topology=args.topology)
             result = run_hetero_experiment(spec)
             metric = "micro_f1" if task == "nc" else "roc_auc"
             for row in result.summary():
@@ -69,6 +75,8 @@ def main() -> None:
                     continue
                 name = label if row["epsilon"] is None else f"HeteDP ε={row['epsilon']:g}"
                 paper = PAPER.get((paper_name, task), {}).get(name)
+                if method == "hetedp" and task == "lp" and args.topology != "edge":
+                    name += f" [{args.topology}]"
                 cell = f"{100 * row['mean']:.2f}" + (f" ± {100 * row['std']:.2f}" if row["trials"] > 1 else "")
                 lines.append(f"| {dataset} | {task.upper()} | {name} | {cell} | "
                              f"{'—' if paper is None else f'{paper:.2f}'} |")

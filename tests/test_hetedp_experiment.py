@@ -35,6 +35,19 @@ def test_link_prediction_reports_both_units_and_the_budget_search():
     edge = units["edge of ('paper', 'to', 'author')"]
     assert edge["epsilon"] <= (1 - chosen) * 2.0 + 1e-9
     assert any("5×ε" in n for n in edge["notes"])  # the selection's cost is stated
+    assert res.records[0].config["details"]["dpsgd"]["relations"] == ["subject__to__paper"]  # not paper–author
+
+
+def test_message_passing_mode_claims_no_edge_level_epsilon(tmp_path):
+    args = ["run", "hetedp", "--task", "lp", "--topology", "message-passing", "--epsilon", "1", "--trials", "1",
+            "--feature-share", "0.5", "--set", "dpsgd.epochs=2", "--db", str(tmp_path / "r.db"), "--format", "json"]
+    res = CliRunner().invoke(app, expand_multi_value_options(args))
+    assert res.exit_code == 0, res.output
+    guarantees = json.loads(res.output)["results"][0]["privacy"]["guarantees"]
+    topology = [g for g in guarantees if g["unit"] != "node feature vector"]
+    assert len(topology) == 1 and topology[0]["unit"].startswith("loss term of one training example")
+    assert not any(g["unit"].startswith("edge") for g in guarantees)
+    assert any("NOT edge-level DP" in n for n in topology[0]["notes"])
 
 
 @pytest.mark.parametrize("spec, match", [
@@ -46,6 +59,7 @@ def test_link_prediction_reports_both_units_and_the_budget_search():
     (dict(epsilons=[-1.0]), "epsilon"),
     (dict(clip=0.0), "clipping bound"),
     (dict(dpsgd={"clip": -1}), "clip"),
+    (dict(task="lp", topology="full"), "topology"),
 ])
 def test_bad_hetero_specs(spec, match):
     with pytest.raises(ValueError, match=match):

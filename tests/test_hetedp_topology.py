@@ -12,11 +12,15 @@ from privgraph.data import hetero_sbm_graph
 from privgraph.data.hetero import HeteroTask, link_split
 from privgraph.methods.hetedp.topology import (
     RDP_ORDERS,
+    TOPOLOGY_MODES,
     DPSGDConfig,
-    NodeVGAEEncoder,
+    LinkInputs,
+    RelationalVGAEEncoder,
     clipped_noisy_gradient,
     example_loss,
     link_scores,
+    message_relations,
+    neighbour_means,
     noise_multiplier_for,
     rdp_epsilon,
     train_link_model_dp,
@@ -25,21 +29,33 @@ from privgraph.methods.hetedp.topology import (
 
 def _per_example(seed=0, n=6):
     torch.manual_seed(seed)
-    model = NodeVGAEEncoder({"a": 5, "b": 4}, 8, 6)
-    xs, xd, xn = torch.randn(n, 5) * 5, torch.randn(n, 4) * 5, torch.randn(n, 3, 4) * 5
+    rel = ("c", "r", "b")
+    model = RelationalVGAEEncoder({"a": 5, "b": 4, "c": 3}, ["a", "b"], [rel], 8, 6)
+    xs, xd = torch.randn(n, 5) * 5, torch.randn(n, 4, 4) * 5  # destinations: v and 3 negatives
+    md = {"c__r__b": torch.randn(n, 4, 3)}
     draws = torch.randn(n, 5, 6)
     params = {k: p.detach() for k, p in model.named_parameters()}
-    fn = vmap(grad(lambda p, a, b, c, d: example_loss(model, p, "a", "b", a, b, c, d)), in_dims=(None, 0, 0, 0, 0))
-    return model, params, fn(params, xs, xd, xn, draws), (xs, xd, xn, draws)
+    fn = vmap(grad(lambda p, a, b, d: example_loss(model, p, "a", "b", a, b, d)), in_dims=(None, 0, 0, 0))
+    return model, params, fn(params, (xs, {}), (xd, md), draws), (xs, xd, md, draws)
 
 
 def test_vmapped_per_example_gradients_equal_one_by_one_autograd():
-    model, params, grads, (xs, xd, xn, draws) = _per_example()
+    model, params, grads, (xs, xd, md, draws) = _per_example()
+    assert float(grads["rel.c__r__b.weight"].abs().sum()) > 0  # the relation's weight is trained
     for i in range(xs.shape[0]):
         model.zero_grad()
-        example_loss(model, dict(model.named_parameters()), "a", "b", xs[i], xd[i], xn[i], draws[i]).backward()
+        example_loss(model, dict(model.named_parameters()), "a", "b", (xs[i], {}),
+                     (xd[i], {k: m[i] for k, m in md.items()}), draws[i]).backward()
         for name, p in model.named_parameters():
             assert torch.allclose(grads[name][i], p.grad, atol=1e-5)
+
+
+def test_neighbour_means_are_one_rgcn_aggregation():
+    x = {"a": torch.randn(4, 3), "b": torch.randn(3, 2)}
+    ei = torch.tensor([[0, 1, 3, 2], [0, 0, 0, 2]])  # a → b; b1 has no neighbour
+    means = neighbour_means(x, {("a", "r", "b"): ei}, [("a", "r", "b")])[("a", "r", "b")]
+    assert torch.allclose(means[0], x["a"][[0, 1, 3]].mean(0))
+    assert torch.allclose(means[2], x["a"][2]) and torch.equal(means[1], torch.zeros(3))
 
 
 def test_clipping_bounds_each_examples_contribution():
@@ -89,11 +105,11 @@ def test_dp_training_spends_its_budget_and_noise_costs_accuracy():
     config = DPSGDConfig(batch_size=128, epochs=20, lr=0.01)
     aucs = {}
     for eps in (1.0, None):  # None: same sampling and loss, no clipping or noise
-        res = train_link_model_dp(d["paper"].x, d["author"].x, train[et].edge_label_index, "paper", "author",
-                                  eps, 1e-5, config, seed=0)
+        inputs = LinkInputs({"paper": d["paper"].x, "author": d["author"].x})
+        res = train_link_model_dp(inputs, train[et].edge_label_index, et, eps, 1e-5, config, seed=0)
         assert res.steps == round(20 / res.sample_rate)
         assert res.epsilon <= eps if eps is not None else res.epsilon == math.inf
-        scores = link_scores(res.model, "paper", "author", d["paper"].x, d["author"].x, test[et].edge_label_index)
+        scores = link_scores(res.model, inputs, et, test[et].edge_label_index)
         aucs[eps] = roc_auc_score(test[et].edge_label.numpy(), scores.numpy())
     assert aucs[None] > 0.65 and aucs[None] > aucs[1.0]
 
@@ -123,8 +139,54 @@ def test_training_adds_sigma_times_c_each_step_and_the_accountant_covers_it(monk
     d = hetero_sbm_graph(seed=1)
     edges = d["paper", "to", "author"].edge_index
     config = DPSGDConfig(batch_size=64, epochs=2, clip=0.3)
-    res = train_link_model_dp(d["paper"].x, d["author"].x, edges, "paper", "author", 0.5, 1e-5, config, seed=0)
+    inputs = LinkInputs({"paper": d["paper"].x, "author": d["author"].x})
+    res = train_link_model_dp(inputs, edges, ("paper", "to", "author"), 0.5, 1e-5, config, seed=0)
     assert len(calls) == res.steps
     assert all(c == (0.3, pytest.approx(res.noise_multiplier * 0.3), 64) for c in calls)
     assert res.sample_rate == pytest.approx(64 / edges.shape[1])
     assert rdp_epsilon(res.noise_multiplier, res.sample_rate, res.steps, 1e-5) <= 0.5
+
+
+@pytest.mark.parametrize("mode", TOPOLOGY_MODES)
+def test_what_one_protected_edge_changes_in_each_mode(mode):
+    """Remove one training edge of the protected relation (and its reverse) from the graph: in edge
+    mode every *other* example's gradient is unchanged (the sum moves by ≤ C); in message-passing
+    mode the examples that touch its endpoints change too — clipping bounds no edge there."""
+    from privgraph.data.hetero import link_split as split
+    from privgraph.methods.hetedp.models import node_inputs
+
+    d = hetero_sbm_graph(seed=0, num_papers=80, num_authors=50)
+    task = HeteroTask("paper", ("paper", "to", "author"), ("author", "to", "paper"))
+    et, rev = task.edge_type, task.reverse
+    train, _, _ = split(d, task, 0.1, 0.2, seed=0)
+    examples = train[et].edge_label_index
+    u, v = (int(i) for i in examples[:, 0])
+    neighbour = dict(train.edge_index_dict)
+    for rel, (a, b) in ((et, (u, v)), (rev, (v, u))):
+        ei = neighbour[rel]
+        neighbour[rel] = ei[:, ~((ei[0] == a) & (ei[1] == b))]
+        assert neighbour[rel].shape[1] == ei.shape[1] - 1
+    relations = message_relations(train.edge_types, et, rev, mode)
+    assert (et in relations) == (mode == "message-passing") and ("subject", "to", "paper") in relations
+    x = node_inputs(d, dim=4, seed=0)
+    torch.manual_seed(0)
+    model = RelationalVGAEEncoder({t: v.shape[1] for t, v in x.items()}, ["paper", "author"], relations, 8, 4)
+    params = {k: p.detach() for k, p in model.named_parameters()}
+    rest = examples[:, 1:]
+    g = torch.Generator().manual_seed(1)
+    neg = torch.randint(0, d["author"].num_nodes, (rest.shape[1], 3), generator=g)
+    draws = torch.randn(rest.shape[1], 5, 4, generator=g)
+    fn = vmap(grad(lambda p, s, t, z: example_loss(model, p, "paper", "author", s, t, z)), in_dims=(None, 0, 0, 0))
+
+    def flat_grads(edge_index_dict):
+        inputs = LinkInputs.build(x, edge_index_dict, relations)
+        grads = fn(params, inputs.rows("paper", rest[0]), inputs.rows("author", torch.cat([rest[1, :, None], neg], 1)),
+                   draws)
+        return torch.cat([g.flatten(1) for g in grads.values()], dim=1)
+
+    moved = (flat_grads(train.edge_index_dict) - flat_grads(neighbour)).norm(dim=1) > 1e-6
+    touches = (rest[0] == u) | (rest[1] == v) | (neg == v).any(1)
+    if mode == "edge":
+        assert not moved.any()
+    else:
+        assert touches.any() and moved[touches].all() and not moved[~touches].any()

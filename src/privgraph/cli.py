@@ -110,9 +110,16 @@ def _parse_hparams(items: list[str]) -> dict[str, Any]:
             raise typer.BadParameter(f"expected NAME=VALUE, got {item!r}")
         key, value = item.split("=", 1)
         num = float(value)
-        out[key.strip().replace("-", "_")] = int(num) if num.is_integer() and key.strip() in (
-            "hidden", "epochs", "patience", "kprop_steps", "label_steps", "latent") else num
+        key = key.strip().replace("-", "_")
+        out[key] = int(num) if num.is_integer() and key.split(".")[-1] in (
+            "hidden", "epochs", "patience", "kprop_steps", "label_steps", "latent", "batch_size", "negatives") else num
     return out
+
+
+def _nested(params: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """``{prefix.name: v}`` entries moved into ``params[prefix] = {name: v}`` (``--set dpsgd.epochs=5``)."""
+    inner = {k.split(".", 1)[1]: params.pop(k) for k in [k for k in params if k.startswith(prefix + ".")]}
+    return {**params, **({prefix: inner} if inner else {})}
 
 
 def _release_options(epsilon_f, epsilon_e, gamma, bins, public_fraction, sensitive, mcmc_steps,
@@ -146,6 +153,11 @@ HETERO_METHODS = ("hetedp", "rgcn", "hgt", "metapath2vec")
 class Task(str, Enum):
     nc = "nc"
     lp = "lp"
+
+
+class Topology(str, Enum):
+    edge = "edge"
+    message_passing = "message-passing"
 
 
 def print_hetero_summary(result, console: Console = out_console) -> None:
@@ -228,7 +240,8 @@ def run(
     tune: bool = typer.Option(False, help="choose hyperparameters on validation per dataset and ε"),
     tune_budget: int = typer.Option(20, help="configurations tried by --tune"),
     split: str = typer.Option("random", help="random (seeded stratified 50/25/25) or public (Planetoid)"),
-    hparam: list[str] = typer.Option([], "--set", help="override a hyperparameter, e.g. --set kprop_steps=8"),
+    hparam: list[str] = typer.Option(
+        [], "--set", help="override a hyperparameter, e.g. --set kprop_steps=8 (hetedp DP-SGD: --set dpsgd.epochs=5)"),
     secure: bool = typer.Option(False, help="draw noise from the OS cryptographic source (not reproducible)"),
     clip: bool = typer.Option(False, help="clip features into the declared domain instead of failing"),
     data_root: Optional[Path] = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)"),
@@ -258,6 +271,10 @@ def run(
     feature_share: Optional[float] = typer.Option(
         None, "--feature-share", help="hetedp --task lp: ε_f/ε (default: chosen on validation, bi-level search)"),
     clip_bound: float = typer.Option(1.0, "--clip-bound", help="hetedp: L2 bound C_f of each node's features"),
+    topology: Topology = typer.Option(
+        Topology.edge, help="hetedp --task lp: edge (messages over the other relations only: ε is edge-level DP) "
+                            "or message-passing (the paper's: also over the predicted relation; ε covers one "
+                            "example's loss term, not an edge)"),
     db: Path = typer.Option(Path("results/privgraph.db"), help="SQLite results database"),
     format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
 ) -> None:
@@ -270,8 +287,9 @@ def run(
         try:
             hetero = HeteroSpec(method=method, dataset=dataset, task=task.value, epsilons=list(epsilon),
                                 delta=1e-5 if delta is None else delta, trials=trials, seed=seed,
-                                feature_share=feature_share, clip=clip_bound,
-                                data_root=str(data_root) if data_root else None, **_parse_hparams(hparam))
+                                feature_share=feature_share, clip=clip_bound, topology=topology.value,
+                                data_root=str(data_root) if data_root else None,
+                                **_nested(_parse_hparams(hparam), "dpsgd"))
             hetero.validate()
         except (ValueError, TypeError) as err:
             err_console.print(f"[red]error:[/red] {err}")

@@ -7,9 +7,13 @@ metapath2vec.
   (ε_f = ε, :mod:`privgraph.methods.hetedp.features`); a HAN layer over the
   dataset's metapaths (eq. 7–13) and a linear layer are trained on them.
   The graph and the labels are not protected (stated in the report).
-* **LP, HeteDP**: features of the relation's endpoint types perturbed with
-  ε_f, the node-level VGAE trained by edge-level DP-SGD with ε_s on the
-  training edges (:mod:`privgraph.methods.hetedp.topology`); ε = ε_f + ε_s.
+* **LP, HeteDP**: the features the encoder reads (endpoint types and the
+  sources of its relations) perturbed with ε_f, the RGCN-VGAE trained by
+  DP-SGD with ε_s on the training edges
+  (:mod:`privgraph.methods.hetedp.topology`); ε = ε_f + ε_s.  ``topology``:
+  ``"edge"`` (messages over the other relations: edge-level DP) or
+  ``"message-passing"`` (the paper's: also over the protected relation's
+  training edges; ε then covers one example's loss term, not an edge).
   Without ``feature_share`` the share ε_f/ε is chosen on trial 0's
   validation AUC among {0.1, 0.3, 0.5, 0.7, 0.9} (the bi-level search: the
   share fixed, the model trained, the best kept); those candidate releases
@@ -49,7 +53,14 @@ from privgraph.mechanisms import check_delta, check_epsilon, make_generator
 from privgraph.methods.heterorr.edges import check_share
 from privgraph.methods.hetedp.features import check_clip_bound, privatize_features
 from privgraph.methods.hetedp.models import HANClassifier, HGTClassifier, RGCNClassifier, node_inputs
-from privgraph.methods.hetedp.topology import DPSGDConfig, link_scores, train_link_model_dp
+from privgraph.methods.hetedp.topology import (
+    TOPOLOGY_MODES,
+    DPSGDConfig,
+    LinkInputs,
+    link_scores,
+    message_relations,
+    train_link_model_dp,
+)
 from privgraph.train import train_node_classifier
 
 HETERO_METHODS = ("hetedp", "rgcn", "hgt", "metapath2vec")
@@ -69,6 +80,7 @@ class HeteroSpec:
     trials: int = 3
     seed: int = 0
     feature_share: float | None = None  # ε_f / ε for LP; None: bi-level search
+    topology: str = "edge"  # LP: TOPOLOGY_MODES (what DP-SGD's ε covers, methods.hetedp.topology)
     clip: float = 1.0  # C_f, feature L2 bound
     epochs: int = 100
     hidden: int = 64
@@ -93,6 +105,8 @@ class HeteroSpec:
         check_clip_bound(self.clip)
         if self.feature_share is not None:
             check_share(self.feature_share, "feature_share (ε_f/ε)")
+        if self.topology not in TOPOLOGY_MODES:
+            raise ValueError(f"topology must be one of {TOPOLOGY_MODES}, got {self.topology!r}")
         if self.trials < 1 or self.epochs < 1:
             raise ValueError("trials and epochs must be >= 1")
         DPSGDConfig(**self.dpsgd)
@@ -211,10 +225,12 @@ def _lp_hetedp(spec: HeteroSpec, data: HeteroData, task: HeteroTask, splits, eps
                seed: int) -> tuple[float, float, list[PrivacyGuarantee], dict[str, Any]]:
     train, val, test = splits
     src, _, dst = task.edge_type
-    inputs = node_inputs(data, seed=seed)
-    featured = [t for t in dict.fromkeys((src, dst)) if "x" in data[t]]
+    relations = message_relations(train.edge_types, task.edge_type, task.reverse, spec.topology)
+    read = list(dict.fromkeys([src, dst, *(et[0] for et in relations)]))
+    inputs = {t: x for t, x in node_inputs(data, seed=seed).items() if t in read}
+    featured = [t for t in read if "x" in data[t]]
     guarantees: list[PrivacyGuarantee] = []
-    details: dict[str, Any] = {}
+    details: dict[str, Any] = {"topology": spec.topology}
     eps_s = eps
     if eps is not None and featured:
         eps_f, eps_s = share * eps, (1 - share) * eps
@@ -223,24 +239,44 @@ def _lp_hetedp(spec: HeteroSpec, data: HeteroData, task: HeteroTask, splits, eps
         guarantees.append(release.guarantee)
         details["features"] = release.details
     config = DPSGDConfig(**spec.dpsgd)
-    res = train_link_model_dp(inputs[src], inputs[dst], train[task.edge_type].edge_label_index, src, dst, eps_s,
+    link_inputs = LinkInputs.build(inputs, train.edge_index_dict, relations)
+    res = train_link_model_dp(link_inputs, train[task.edge_type].edge_label_index, task.edge_type, eps_s,
                               spec.delta, config, seed)
     if eps is not None:
-        guarantees.append(PrivacyGuarantee(
-            f"edge of {task.edge_type}", TrustModel.CENTRAL, res.epsilon, spec.delta, "HeteDP topology: DP-SGD",
-            (f"RDP accountant: noise multiplier {res.noise_multiplier:.4g}, sampling rate {res.sample_rate:.4g}, "
-             f"{res.steps} steps, clip C = {config.clip:g}",
-             "edge level: per-node encoder on inputs fixed before training, one example per edge (add/remove one "
-             "training edge of this relation); the other relations are not used by this model",
-             "validation/test edges are never trained on")))
+        guarantees.append(_topology_guarantee(spec, task, res, config, relations))
     else:
         guarantees.append(unprotected(Unit.NODE_FEATURES, "HeteDP without noise"))
     details["dpsgd"] = {**res.details, "epsilon_s": res.epsilon, "noise_multiplier": res.noise_multiplier}
 
     def score(pairs: Tensor) -> Tensor:
-        return link_scores(res.model, src, dst, inputs[src], inputs[dst], pairs)
+        return link_scores(res.model, link_inputs, task.edge_type, pairs)
 
     return _split_auc(val, task.edge_type, score), _split_auc(test, task.edge_type, score), guarantees, details
+
+
+def _topology_guarantee(spec: HeteroSpec, task: HeteroTask, res, config: DPSGDConfig,
+                        relations: list) -> PrivacyGuarantee:
+    """What DP-SGD's ε covers in each mode (:mod:`privgraph.methods.hetedp.topology`)."""
+    accounting = (f"RDP accountant: noise multiplier {res.noise_multiplier:.4g}, sampling rate "
+                  f"{res.sample_rate:.4g}, {res.steps} steps, clip C = {config.clip:g}")
+    others = ", ".join(sorted({et[1] if et[1] != "to" else f"{et[0]}-{et[2]}" for et in relations
+                               if et not in (task.edge_type, task.reverse)})) or "none"
+    if spec.topology == "edge":
+        return PrivacyGuarantee(
+            f"edge of {task.edge_type}", TrustModel.CENTRAL, res.epsilon, spec.delta,
+            "HeteDP topology: DP-SGD (edge mode)",
+            (accounting, "edge level: one example per training edge of this relation, and messages pass over "
+             f"the other relations only ({others}), so one edge changes one example",
+             "the other relations are used as they are (not protected)",
+             "validation/test edges are never trained on"))
+    return PrivacyGuarantee(
+        f"loss term of one training example of {task.edge_type} (graph held fixed)", TrustModel.CENTRAL,
+        res.epsilon, spec.delta, "HeteDP topology: DP-SGD (message-passing mode, the paper's)",
+        (accounting, "NOT edge-level DP: each training edge (u, v) also passes messages into u's and v's "
+         "encoder inputs, changing the gradients of every example that touches u or v; per-example clipping "
+         "does not bound that, and no edge-level ε is claimed (use --topology edge)",
+         f"relations passing messages: the protected one's training edges and {others} (not protected)",
+         "validation/test edges are never trained on"))
 
 
 def _lp_baseline(spec: HeteroSpec, data: HeteroData, task: HeteroTask, splits, seed: int) -> tuple[float, float]:

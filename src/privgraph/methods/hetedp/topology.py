@@ -1,35 +1,45 @@
 """HeteDP's topology learning (§IV-B): a VGAE link reconstructor trained with
-DP-SGD (eq. 22), edge-level mode.
+DP-SGD (eq. 22), and what its ε protects.
 
-Eq. 22 clips per-example gradients to norm C and adds N(0, σ²C²) to their
-sum.  That bounds one *example's* contribution — but in a message-passing
-encoder one edge also changes its neighbours' embeddings, hence every other
-example's gradient, so per-edge clipping there gives no edge-level
-guarantee.  This module implements the mode that does: each node's encoder
-input is fixed before training (the released noisy features of
-:mod:`privgraph.methods.hetedp.features`, computed without the protected
-relation), the encoder is per node (an MLP per node type producing μ and
-log σ, VGAE reparameterisation, eq. 18), the decoder is the inner product
-(eq. 19), and example e = (u, v) has the loss of eq. 20–21 on its own nodes
-and k negatives v' drawn uniformly from the destination type (independently of
-the edge set).  Then adding or removing one edge of the protected relation
-changes one example, whose clipped gradient moves the noisy sum by at most C:
-with Poisson sampling at rate q = B/|E| and T steps the release of the trained
-weights is (ε, δ)-DP for one edge of that relation, ε from the RDP accountant
-(dp-accounting; checked against Opacus in the tests).  The sum is divided by
-the *expected* batch size B (dividing by the realised size would leak it).
+The encoder (eq. 18) is one RGCN layer — a projection per node type, a weight
+per relation applied to the mean of the neighbours' projections — then μ and
+log σ, VGAE reparameterisation; the decoder is the inner product (eq. 19).
+Example e = (u, v) has the loss of eq. 20–21 on its own nodes and k negatives
+v' drawn uniformly from the destination type (independently of the edges).
+Eq. 22 clips each example's gradient to norm C, adds N(0, σ²C²) to the sum and
+divides by the *expected* Poisson batch B (the realised size would leak);
+σ comes from the RDP accountant (dp-accounting; checked against Opacus in the
+tests) for rate q = B/|E| and T steps.
+
+Clipping bounds one *example's* gradient.  Whether that bounds one *edge*
+depends on the message-passing graph, fixed before training (the means are
+taken on the inputs, so the layer's aggregation is computed once,
+:func:`neighbour_means`):
+
+* **edge mode** — messages pass over the other relations only, never over the
+  protected relation (nor its reverse).  Adding or removing one protected edge
+  changes exactly one example, whose clipped gradient moves the noisy sum by at
+  most C: the trained weights are (ε, δ)-DP for one edge of that relation.
+  The other relations are used as they are (not protected).
+* **message-passing mode** (the paper's) — messages also pass over the
+  protected relation's training edges.  Edge (u, v) then enters the means of
+  u and v, hence the gradient of every example that touches u or v (as an
+  endpoint or as a drawn negative): per-example clipping bounds none of that.
+  ε is then a guarantee for one example's *loss term* with the graph held
+  fixed — not edge-level DP, and no edge-level ε is claimed.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Sequence
 
 import torch
 from torch import Tensor, nn
 from torch.func import functional_call, grad, vmap
 
+from privgraph.data.hetero import EdgeType
 from privgraph.mechanisms.base import check_delta
 
 ProgressHook = Callable[[str, int, int], None]
@@ -120,23 +130,85 @@ def clipped_noisy_gradient(per_example: dict[str, Tensor], clip: float, noise_st
     return out, norms
 
 
-class NodeVGAEEncoder(nn.Module):
-    """Per node type: MLP → (μ, log σ) (eq. 18 without message passing)."""
+def relation_key(edge_type: EdgeType) -> str:
+    """A module-dict key for a relation (``src__rel__dst``)."""
+    return "__".join(edge_type)
 
-    def __init__(self, in_dims: dict[str, int], hidden: int, latent: int):
+
+TOPOLOGY_MODES = ("edge", "message-passing")
+
+
+def message_relations(edge_types: Sequence[EdgeType], protected: EdgeType, reverse: EdgeType,
+                      mode: str) -> list[EdgeType]:
+    """The relations whose messages reach the endpoint types of ``protected``: all of them in
+    ``"message-passing"`` mode, all but ``protected`` and ``reverse`` in ``"edge"`` mode."""
+    if mode not in TOPOLOGY_MODES:
+        raise ValueError(f"topology must be one of {TOPOLOGY_MODES}, got {mode!r}")
+    relations = [et for et in edge_types if et[2] in (protected[0], protected[2])]
+    if mode == "edge":
+        relations = [et for et in relations if et not in (protected, reverse)]
+    return relations
+
+
+def neighbour_means(x: dict[str, Tensor], edge_index_dict: dict[EdgeType, Tensor],
+                    relations: Sequence[EdgeType]) -> dict[EdgeType, Tensor]:
+    """Per relation r = (s, ·, t): row v is the mean of ``x[s]`` over v's r-neighbours (zeros
+    where none), a sparse product.  It is one RGCN layer's aggregation taken before the weights
+    (mean_u W x_u = W mean_u x_u), so it is computed once, before training."""
+    out = {}
+    for et in relations:
+        s, _, t = et
+        ei = edge_index_dict[et]
+        n_dst, n_src = x[t].shape[0], x[s].shape[0]
+        deg = torch.bincount(ei[1], minlength=n_dst).clamp_min(1).to(x[s].dtype)
+        adj = torch.sparse_coo_tensor(ei.flip(0), 1.0 / deg[ei[1]], (n_dst, n_src), check_invariants=True)
+        out[et] = torch.sparse.mm(adj, x[s])
+    return out
+
+
+@dataclass
+class LinkInputs:
+    """What the link encoder reads, fixed before training: node inputs ``x`` per type and the
+    neighbour means per relation of the message-passing graph (:func:`neighbour_means`)."""
+
+    x: dict[str, Tensor]
+    means: dict[EdgeType, Tensor] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, x: dict[str, Tensor], edge_index_dict: dict[EdgeType, Tensor] | None = None,
+              relations: Sequence[EdgeType] = ()) -> "LinkInputs":
+        return cls(x, neighbour_means(x, edge_index_dict or {}, relations))
+
+    def rows(self, node_type: str, index: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
+        """Inputs of nodes ``index`` of ``node_type``: own rows and neighbour means by relation key."""
+        return self.x[node_type][index], {relation_key(r): m[index] for r, m in self.means.items()
+                                          if r[2] == node_type}
+
+
+class RelationalVGAEEncoder(nn.Module):
+    """Eq. 18's encoder: one RGCN layer (Schlichtkrull et al.: a projection per node type, a weight
+    per relation on the mean of the neighbours' projections, summed with the node's own, ReLU),
+    then μ and log σ per encoded type.  With no relations it is a per-node MLP."""
+
+    def __init__(self, in_dims: dict[str, int], encoded_types: Sequence[str], relations: Sequence[EdgeType],
+                 hidden: int, latent: int):
         super().__init__()
-        self.body = nn.ModuleDict({t: nn.Sequential(nn.Linear(d, hidden), nn.ReLU()) for t, d in in_dims.items()})
-        self.mu = nn.ModuleDict({t: nn.Linear(hidden, latent) for t in in_dims})
-        self.logstd = nn.ModuleDict({t: nn.Linear(hidden, latent) for t in in_dims})
+        self.inp = nn.ModuleDict({t: nn.Linear(d, hidden) for t, d in in_dims.items()})
+        self.rel = nn.ModuleDict({relation_key(r): nn.Linear(hidden, hidden, bias=False) for r in relations})
+        self.mu = nn.ModuleDict({t: nn.Linear(hidden, latent) for t in encoded_types})
+        self.logstd = nn.ModuleDict({t: nn.Linear(hidden, latent) for t in encoded_types})
 
-    def forward(self, node_type: str, x: Tensor) -> tuple[Tensor, Tensor]:
-        h = self.body[node_type](x)
+    def forward(self, node_type: str, x: Tensor, means: dict[str, Tensor] | None = None) -> tuple[Tensor, Tensor]:
+        h = self.inp[node_type](x)
+        for key, m in (means or {}).items():
+            h = h + self.rel[key](self.inp[key.split("__")[0]](m))
+        h = torch.relu(h)
         return self.mu[node_type](h), self.logstd[node_type](h).clamp(-10, 10)
 
 
 @dataclass
 class DPSGDResult:
-    model: NodeVGAEEncoder
+    model: RelationalVGAEEncoder
     epsilon: float
     delta: float
     noise_multiplier: float
@@ -145,11 +217,13 @@ class DPSGDResult:
     details: dict[str, Any]
 
 
-def train_link_model_dp(x_src: Tensor, x_dst: Tensor, edges: Tensor, src_type: str, dst_type: str,
-                        epsilon: float | None, delta: float, config: DPSGDConfig, seed: int,
+def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, epsilon: float | None,
+                        delta: float, config: DPSGDConfig, seed: int,
                         progress: ProgressHook | None = None) -> DPSGDResult:
-    """DP-SGD on the edges ``edges`` [2, E] (src indices into ``x_src``, dst into ``x_dst``);
-    ``epsilon=None`` trains the same model with the same sampling, unclipped and noiseless."""
+    """DP-SGD on the examples ``edges`` [2, E] of ``edge_type`` (indices into the source and
+    destination types of ``inputs``); ``epsilon=None`` trains the same model with the same
+    sampling, unclipped and noiseless.  What ε protects depends on ``inputs`` (module docstring)."""
+    src_type, _, dst_type = edge_type
     num_edges = int(edges.shape[1])
     if num_edges < 2:
         raise ValueError("need at least two edges of the protected relation to train on")
@@ -161,22 +235,25 @@ def train_link_model_dp(x_src: Tensor, x_dst: Tensor, edges: Tensor, src_type: s
     clip = config.clip if private else math.inf
     g = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
-    model = NodeVGAEEncoder({src_type: x_src.shape[1], dst_type: x_dst.shape[1]}, config.hidden, config.latent)
+    model = RelationalVGAEEncoder({t: v.shape[1] for t, v in inputs.x.items()}, list(dict.fromkeys(
+        (src_type, dst_type))), list(inputs.means), config.hidden, config.latent)
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
+    num_dst = inputs.x[dst_type].shape[0]
 
-    def loss_of(p: dict[str, Tensor], xs: Tensor, xd: Tensor, xn: Tensor, draws: Tensor) -> Tensor:
-        return example_loss(model, p, src_type, dst_type, xs, xd, xn, draws, config.kl_weight)
+    def loss_of(p: dict[str, Tensor], source, destinations, draws: Tensor) -> Tensor:
+        return example_loss(model, p, src_type, dst_type, source, destinations, draws, config.kl_weight)
 
-    per_example_grad = vmap(grad(loss_of), in_dims=(None, 0, 0, 0, 0))
+    per_example_grad = vmap(grad(loss_of), in_dims=(None, 0, 0, 0))
     clipped_share = []
     for step in range(steps):
         chosen = (torch.rand(num_edges, generator=g) < sample_rate).nonzero().flatten()
         if chosen.numel():
             u, v = edges[0, chosen], edges[1, chosen]
-            neg = torch.randint(0, x_dst.shape[0], (chosen.numel(), config.negatives), generator=g)
+            neg = torch.randint(0, num_dst, (chosen.numel(), config.negatives), generator=g)
             draws = torch.randn(chosen.numel(), 2 + config.negatives, config.latent, generator=g)
             params = {k: p.detach() for k, p in model.named_parameters()}
-            grads = per_example_grad(params, x_src[u], x_dst[v], x_dst[neg], draws)
+            grads = per_example_grad(params, inputs.rows(src_type, u),
+                                     inputs.rows(dst_type, torch.cat([v[:, None], neg], dim=1)), draws)
         else:  # an empty Poisson batch still releases noise
             grads = {k: torch.zeros((0, *p.shape)) for k, p in model.named_parameters()}
         noisy, norms = clipped_noisy_gradient(grads, clip, sigma * config.clip, expected_batch, g)
@@ -190,21 +267,22 @@ def train_link_model_dp(x_src: Tensor, x_dst: Tensor, edges: Tensor, src_type: s
             progress("DP-SGD (link reconstruction)", step + 1, steps)
     spent = rdp_epsilon(sigma, sample_rate, steps, delta) if private else math.inf
     details = {"config": config.to_dict(), "noise_std": sigma * config.clip, "expected_batch": expected_batch,
-               "clipped_share": sum(clipped_share) / max(len(clipped_share), 1), "edges": num_edges}
+               "clipped_share": sum(clipped_share) / max(len(clipped_share), 1), "edges": num_edges,
+               "relations": [relation_key(r) for r in inputs.means]}
     return DPSGDResult(model, spent, delta, sigma, sample_rate, steps, details)
 
 
-def example_loss(model: NodeVGAEEncoder, params: dict[str, Tensor], src_type: str, dst_type: str, xs: Tensor,
-                 xd: Tensor, xn: Tensor, draws: Tensor, kl_weight: float = 1.0) -> Tensor:
+def example_loss(model: RelationalVGAEEncoder, params: dict[str, Tensor], src_type: str, dst_type: str,
+                 source: tuple[Tensor, dict[str, Tensor]], destinations: tuple[Tensor, dict[str, Tensor]],
+                 draws: Tensor, kl_weight: float = 1.0) -> Tensor:
     """Eq. 20–21 for one edge (u, v) with parameters ``params``:
-    −log σ(z_u·z_v) − Σ_k log σ(−z_u·z_v'_k) + w·(KL(q_u‖N(0, I)) + KL(q_v‖N(0, I)));
-    ``draws`` are the reparameterisation noises of u, v and the k negatives (rows)."""
-
-    def call(node_type: str, x: Tensor) -> tuple[Tensor, Tensor]:
-        return functional_call(model, params, (node_type, x))
-
-    mu_u, ls_u = call(src_type, xs[None])
-    mu_v, ls_v = call(dst_type, torch.cat([xd[None], xn]))
+    −log σ(z_u·z_v) − Σ_k log σ(−z_u·z_v'_k) + w·(KL(q_u‖N(0, I)) + KL(q_v‖N(0, I))).
+    ``source`` = u's inputs (:meth:`LinkInputs.rows`), ``destinations`` = v's then the k
+    negatives' (rows); ``draws`` are the reparameterisation noises of u, v and the negatives."""
+    xs, ms = source
+    xd, md = destinations
+    mu_u, ls_u = functional_call(model, params, (src_type, xs[None], {k: m[None] for k, m in ms.items()}))
+    mu_v, ls_v = functional_call(model, params, (dst_type, xd, md))
     z_u = mu_u + draws[:1] * ls_u.exp()
     z_v = mu_v + draws[1:] * ls_v.exp()
     scores = (z_u * z_v).sum(-1)
@@ -215,9 +293,8 @@ def example_loss(model: NodeVGAEEncoder, params: dict[str, Tensor], src_type: st
 
 
 @torch.no_grad()
-def link_scores(model: NodeVGAEEncoder, src_type: str, dst_type: str, x_src: Tensor, x_dst: Tensor,
-                pairs: Tensor) -> Tensor:
+def link_scores(model: RelationalVGAEEncoder, inputs: LinkInputs, edge_type: EdgeType, pairs: Tensor) -> Tensor:
     """Decoder scores μ_u·μ_v (eq. 19's logit at the posterior mean) for ``pairs`` [2, P]."""
-    mu_u, _ = model(src_type, x_src[pairs[0]])
-    mu_v, _ = model(dst_type, x_dst[pairs[1]])
+    mu_u, _ = model(edge_type[0], *inputs.rows(edge_type[0], pairs[0]))
+    mu_v, _ = model(edge_type[2], *inputs.rows(edge_type[2], pairs[1]))
     return (mu_u * mu_v).sum(-1)
