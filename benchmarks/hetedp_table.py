@@ -49,7 +49,7 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=None, help="dataset:task pairs to run, e.g. acm:nc amazon:lp")
     ap.add_argument("--rows", nargs="*", default=None, choices=["rgcn", "hgt", "metapath2vec", "hetedp"],
                     help="run only these methods (default: all)")
-    ap.add_argument("--topology", default="edge", choices=["edge", "message-passing"],
+    ap.add_argument("--topology", default="edge", choices=["edge", "node", "message-passing"],
                     help="HeteDP LP's DP-SGD mode (what ε covers: README)")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out"))
     ap.add_argument("--name", default="hetedp_table", help="output file stem")

@@ -31,9 +31,9 @@ def _per_example(seed=0, n=6):
     torch.manual_seed(seed)
     rel = ("c", "r", "b")
     model = RelationalVGAEEncoder({"a": 5, "b": 4, "c": 3}, ["a", "b"], [rel], 8, 6)
-    xs, xd = torch.randn(n, 5) * 5, torch.randn(n, 4, 4) * 5  # destinations: v and 3 negatives
+    xs, xd = torch.randn(n, 4, 5) * 5, torch.randn(n, 4, 4) * 5  # u, v and 3 negative pairs
     md = {"c__r__b": torch.randn(n, 4, 3)}
-    draws = torch.randn(n, 5, 6)
+    draws = torch.randn(n, 8, 6)
     params = {k: p.detach() for k, p in model.named_parameters()}
     fn = vmap(grad(lambda p, a, b, d: example_loss(model, p, "a", "b", a, b, d)), in_dims=(None, 0, 0, 0))
     return model, params, fn(params, (xs, {}), (xd, md), draws), (xs, xd, md, draws)
@@ -150,7 +150,7 @@ def test_training_adds_sigma_times_c_each_step_and_the_accountant_covers_it(monk
 @pytest.mark.parametrize("mode", TOPOLOGY_MODES)
 def test_what_one_protected_edge_changes_in_each_mode(mode):
     """Remove one training edge of the protected relation (and its reverse) from the graph: in edge
-    mode every *other* example's gradient is unchanged (the sum moves by ≤ C); in message-passing
+    and node modes every *other* example's gradient is unchanged (the sum moves by ≤ C); in message-passing
     mode the examples that touch its endpoints change too — clipping bounds no edge there."""
     from privgraph.data.hetero import link_split as split
     from privgraph.methods.hetedp.models import node_inputs
@@ -167,26 +167,28 @@ def test_what_one_protected_edge_changes_in_each_mode(mode):
         neighbour[rel] = ei[:, ~((ei[0] == a) & (ei[1] == b))]
         assert neighbour[rel].shape[1] == ei.shape[1] - 1
     relations = message_relations(train.edge_types, et, rev, mode)
-    assert (et in relations) == (mode == "message-passing") and ("subject", "to", "paper") in relations
+    assert (et in relations) == (mode == "message-passing")
+    assert (("subject", "to", "paper") in relations) == (mode != "node")
     x = node_inputs(d, dim=4, seed=0)
     torch.manual_seed(0)
     model = RelationalVGAEEncoder({t: v.shape[1] for t, v in x.items()}, ["paper", "author"], relations, 8, 4)
     params = {k: p.detach() for k, p in model.named_parameters()}
     rest = examples[:, 1:]
     g = torch.Generator().manual_seed(1)
-    neg = torch.randint(0, d["author"].num_nodes, (rest.shape[1], 3), generator=g)
-    draws = torch.randn(rest.shape[1], 5, 4, generator=g)
+    neg_u = torch.randint(0, d["paper"].num_nodes, (rest.shape[1], 3), generator=g)
+    neg_v = torch.randint(0, d["author"].num_nodes, (rest.shape[1], 3), generator=g)
+    draws = torch.randn(rest.shape[1], 8, 4, generator=g)
     fn = vmap(grad(lambda p, s, t, z: example_loss(model, p, "paper", "author", s, t, z)), in_dims=(None, 0, 0, 0))
 
     def flat_grads(edge_index_dict):
         inputs = LinkInputs.build(x, edge_index_dict, relations)
-        grads = fn(params, inputs.rows("paper", rest[0]), inputs.rows("author", torch.cat([rest[1, :, None], neg], 1)),
-                   draws)
+        grads = fn(params, inputs.rows("paper", torch.cat([rest[0, :, None], neg_u], 1)),
+                   inputs.rows("author", torch.cat([rest[1, :, None], neg_v], 1)), draws)
         return torch.cat([g.flatten(1) for g in grads.values()], dim=1)
 
     moved = (flat_grads(train.edge_index_dict) - flat_grads(neighbour)).norm(dim=1) > 1e-6
-    touches = (rest[0] == u) | (rest[1] == v) | (neg == v).any(1)
-    if mode == "edge":
+    touches = (rest[0] == u) | (rest[1] == v) | (neg_u == u).any(1) | (neg_v == v).any(1)
+    if mode != "message-passing":
         assert not moved.any()
     else:
         assert touches.any() and moved[touches].all() and not moved[~touches].any()

@@ -157,6 +157,7 @@ class Task(str, Enum):
 
 class Topology(str, Enum):
     edge = "edge"
+    node = "node"
     message_passing = "message-passing"
 
 
@@ -272,9 +273,9 @@ def run(
         None, "--feature-share", help="hetedp --task lp: ε_f/ε (default: chosen on validation, bi-level search)"),
     clip_bound: float = typer.Option(1.0, "--clip-bound", help="hetedp: L2 bound C_f of each node's features"),
     topology: Topology = typer.Option(
-        Topology.edge, help="hetedp --task lp: edge (messages over the other relations only: ε is edge-level DP) "
-                            "or message-passing (the paper's: also over the predicted relation; ε covers one "
-                            "example's loss term, not an edge)"),
+        Topology.edge, help="hetedp --task lp: edge (messages over the other relations only: ε is edge-level DP), "
+                            "node (no messages; edge-level DP) or message-passing (the paper's: also over the "
+                            "predicted relation; ε covers one example's loss term, not an edge)"),
     db: Path = typer.Option(Path("results/privgraph.db"), help="SQLite results database"),
     format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
 ) -> None:

@@ -11,8 +11,8 @@ metapath2vec.
   sources of its relations) perturbed with ε_f, the RGCN-VGAE trained by
   DP-SGD with ε_s on the training edges
   (:mod:`privgraph.methods.hetedp.topology`); ε = ε_f + ε_s.  ``topology``:
-  ``"edge"`` (messages over the other relations: edge-level DP) or
-  ``"message-passing"`` (the paper's: also over the protected relation's
+  ``"edge"`` (messages over the other relations: edge-level DP), ``"node"``
+  (no messages: edge-level DP) or ``"message-passing"`` (the paper's: also over the protected relation's
   training edges; ε then covers one example's loss term, not an edge).
   Without ``feature_share`` the share ε_f/ε is chosen on trial 0's
   validation AUC among {0.1, 0.3, 0.5, 0.7, 0.9} (the bi-level search: the
@@ -261,10 +261,10 @@ def _topology_guarantee(spec: HeteroSpec, task: HeteroTask, res, config: DPSGDCo
                   f"{res.sample_rate:.4g}, {res.steps} steps, clip C = {config.clip:g}")
     others = ", ".join(sorted({et[1] if et[1] != "to" else f"{et[0]}-{et[2]}" for et in relations
                                if et not in (task.edge_type, task.reverse)})) or "none"
-    if spec.topology == "edge":
+    if spec.topology in ("edge", "node"):
         return PrivacyGuarantee(
             f"edge of {task.edge_type}", TrustModel.CENTRAL, res.epsilon, spec.delta,
-            "HeteDP topology: DP-SGD (edge mode)",
+            f"HeteDP topology: DP-SGD ({spec.topology} mode)",
             (accounting, "edge level: one example per training edge of this relation, and messages pass over "
              f"the other relations only ({others}), so one edge changes one example",
              "the other relations are used as they are (not protected)",

@@ -4,8 +4,11 @@ DP-SGD (eq. 22), and what its ε protects.
 The encoder (eq. 18) is one RGCN layer — a projection per node type, a weight
 per relation applied to the mean of the neighbours' projections — then μ and
 log σ, VGAE reparameterisation; the decoder is the inner product (eq. 19).
-Example e = (u, v) has the loss of eq. 20–21 on its own nodes and k negatives
-v' drawn uniformly from the destination type (independently of the edges).
+Example e = (u, v) has the loss of eq. 20–21 on its own nodes and k negative
+pairs (u', v') drawn uniformly from the two endpoint types, independently of
+the edges ("k negative pairs for each edge", §V; corrupting only v left the
+scale across sources unconstrained, and evaluation pairs are uniform on both
+sides).
 Eq. 22 clips each example's gradient to norm C, adds N(0, σ²C²) to the sum and
 divides by the *expected* Poisson batch B (the realised size would leak);
 σ comes from the RDP accountant (dp-accounting; checked against Opacus in the
@@ -20,11 +23,13 @@ taken on the inputs, so the layer's aggregation is computed once,
   protected relation (nor its reverse).  Adding or removing one protected edge
   changes exactly one example, whose clipped gradient moves the noisy sum by at
   most C: the trained weights are (ε, δ)-DP for one edge of that relation.
-  The other relations are used as they are (not protected).
+  The other relations are used as they are (not protected).  **node mode**
+  passes no messages (a per-node encoder): the same edge-level guarantee,
+  using no other relation.
 * **message-passing mode** (the paper's) — messages also pass over the
   protected relation's training edges.  Edge (u, v) then enters the means of
   u and v, hence the gradient of every example that touches u or v (as an
-  endpoint or as a drawn negative): per-example clipping bounds none of that.
+  endpoint or inside a drawn negative pair): per-example clipping bounds none of that.
   ε is then a guarantee for one example's *loss term* with the graph held
   fixed — not edge-level DP, and no edge-level ε is claimed.
 """
@@ -135,15 +140,18 @@ def relation_key(edge_type: EdgeType) -> str:
     return "__".join(edge_type)
 
 
-TOPOLOGY_MODES = ("edge", "message-passing")
+TOPOLOGY_MODES = ("edge", "node", "message-passing")
 
 
 def message_relations(edge_types: Sequence[EdgeType], protected: EdgeType, reverse: EdgeType,
                       mode: str) -> list[EdgeType]:
     """The relations whose messages reach the endpoint types of ``protected``: all of them in
-    ``"message-passing"`` mode, all but ``protected`` and ``reverse`` in ``"edge"`` mode."""
+    ``"message-passing"`` mode, all but ``protected`` and ``reverse`` in ``"edge"`` mode, none in
+    ``"node"`` mode."""
     if mode not in TOPOLOGY_MODES:
         raise ValueError(f"topology must be one of {TOPOLOGY_MODES}, got {mode!r}")
+    if mode == "node":
+        return []
     relations = [et for et in edge_types if et[2] in (protected[0], protected[2])]
     if mode == "edge":
         relations = [et for et in relations if et not in (protected, reverse)]
@@ -238,7 +246,7 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
     model = RelationalVGAEEncoder({t: v.shape[1] for t, v in inputs.x.items()}, list(dict.fromkeys(
         (src_type, dst_type))), list(inputs.means), config.hidden, config.latent)
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
-    num_dst = inputs.x[dst_type].shape[0]
+    num_src, num_dst = inputs.x[src_type].shape[0], inputs.x[dst_type].shape[0]
 
     def loss_of(p: dict[str, Tensor], source, destinations, draws: Tensor) -> Tensor:
         return example_loss(model, p, src_type, dst_type, source, destinations, draws, config.kl_weight)
@@ -249,11 +257,12 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
         chosen = (torch.rand(num_edges, generator=g) < sample_rate).nonzero().flatten()
         if chosen.numel():
             u, v = edges[0, chosen], edges[1, chosen]
-            neg = torch.randint(0, num_dst, (chosen.numel(), config.negatives), generator=g)
-            draws = torch.randn(chosen.numel(), 2 + config.negatives, config.latent, generator=g)
+            neg_u = torch.randint(0, num_src, (chosen.numel(), config.negatives), generator=g)
+            neg_v = torch.randint(0, num_dst, (chosen.numel(), config.negatives), generator=g)
+            draws = torch.randn(chosen.numel(), 2 + 2 * config.negatives, config.latent, generator=g)
             params = {k: p.detach() for k, p in model.named_parameters()}
-            grads = per_example_grad(params, inputs.rows(src_type, u),
-                                     inputs.rows(dst_type, torch.cat([v[:, None], neg], dim=1)), draws)
+            grads = per_example_grad(params, inputs.rows(src_type, torch.cat([u[:, None], neg_u], dim=1)),
+                                     inputs.rows(dst_type, torch.cat([v[:, None], neg_v], dim=1)), draws)
         else:  # an empty Poisson batch still releases noise
             grads = {k: torch.zeros((0, *p.shape)) for k, p in model.named_parameters()}
         noisy, norms = clipped_noisy_gradient(grads, clip, sigma * config.clip, expected_batch, g)
@@ -273,23 +282,25 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
 
 
 def example_loss(model: RelationalVGAEEncoder, params: dict[str, Tensor], src_type: str, dst_type: str,
-                 source: tuple[Tensor, dict[str, Tensor]], destinations: tuple[Tensor, dict[str, Tensor]],
+                 sources: tuple[Tensor, dict[str, Tensor]], destinations: tuple[Tensor, dict[str, Tensor]],
                  draws: Tensor, kl_weight: float = 1.0) -> Tensor:
     """Eq. 20–21 for one edge (u, v) with parameters ``params``:
-    −log σ(z_u·z_v) − Σ_k log σ(−z_u·z_v'_k) + w·(KL(q_u‖N(0, I)) + KL(q_v‖N(0, I))).
-    ``source`` = u's inputs (:meth:`LinkInputs.rows`), ``destinations`` = v's then the k
-    negatives' (rows); ``draws`` are the reparameterisation noises of u, v and the negatives."""
-    xs, ms = source
+    −log σ(z_u·z_v) − Σ_k log σ(−z_u'_k·z_v'_k) + w·(KL(q_u‖N(0, I)) + KL(q_v‖N(0, I))).
+    ``sources`` / ``destinations`` = inputs (:meth:`LinkInputs.rows`) of u then the u'_k, of v then
+    the v'_k; ``draws`` [2(k + 1), latent] are the reparameterisation noises (sources, then
+    destinations)."""
+    xs, ms = sources
     xd, md = destinations
-    mu_u, ls_u = functional_call(model, params, (src_type, xs[None], {k: m[None] for k, m in ms.items()}))
+    mu_u, ls_u = functional_call(model, params, (src_type, xs, ms))
     mu_v, ls_v = functional_call(model, params, (dst_type, xd, md))
-    z_u = mu_u + draws[:1] * ls_u.exp()
-    z_v = mu_v + draws[1:] * ls_v.exp()
+    rows = xs.shape[0]
+    z_u = mu_u + draws[:rows] * ls_u.exp()
+    z_v = mu_v + draws[rows:] * ls_v.exp()
     scores = (z_u * z_v).sum(-1)
     rec = -nn.functional.logsigmoid(scores[0]) - nn.functional.logsigmoid(-scores[1:]).sum()
-    kl_u = 0.5 * ((2 * ls_u).exp() + mu_u**2 - 1 - 2 * ls_u).sum()
-    kl_v = 0.5 * ((2 * ls_v[:1]).exp() + mu_v[:1] ** 2 - 1 - 2 * ls_v[:1]).sum()
-    return rec + kl_weight * (kl_u + kl_v)
+    kl = 0.5 * ((2 * ls_u[0]).exp() + mu_u[0] ** 2 - 1 - 2 * ls_u[0]).sum() \
+        + 0.5 * ((2 * ls_v[0]).exp() + mu_v[0] ** 2 - 1 - 2 * ls_v[0]).sum()
+    return rec + kl_weight * kl
 
 
 @torch.no_grad()
