@@ -158,14 +158,17 @@ def _f1(truth: Tensor, predicted: Tensor) -> dict[str, float]:
             "macro_f1": float(f1_score(truth, predicted, average="macro"))}
 
 
-def _metapath2vec(edge_index_dict, metapath, num_nodes_dict, seed: int, epochs: int = 5) -> dict[str, Tensor]:
+def _metapath2vec(edge_index_dict, metapath, num_nodes_dict, seed: int, epochs: int = 10) -> dict[str, Tensor]:
+    """PyG's MetaPath2Vec, walks from the metapath's first type.  Our graphs have a few thousand
+    start nodes (PyG's AMiner example: 1.7M), so small batches (32) and lr 0.05 give ~10³ steps
+    in 10 epochs; 5 epochs of 128 (~10² steps) left the embeddings at chance level."""
     from torch_geometric.nn import MetaPath2Vec
 
     torch.manual_seed(seed)
     model = MetaPath2Vec(edge_index_dict, embedding_dim=64, metapath=metapath, walk_length=20, context_size=5,
                          walks_per_node=5, num_negative_samples=5, num_nodes_dict=num_nodes_dict, sparse=True)
-    loader = model.loader(batch_size=128, shuffle=True)
-    opt = torch.optim.SparseAdam(list(model.parameters()), lr=0.01)
+    loader = model.loader(batch_size=32, shuffle=True)
+    opt = torch.optim.SparseAdam(list(model.parameters()), lr=0.05)
     for _ in range(epochs):
         for pos, neg in loader:
             opt.zero_grad()
