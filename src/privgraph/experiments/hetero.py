@@ -268,9 +268,10 @@ def _topology_guarantee(spec: HeteroSpec, task: HeteroTask, res, config: DPSGDCo
         return PrivacyGuarantee(
             f"edge of {task.edge_type}", TrustModel.CENTRAL, res.epsilon, spec.delta,
             f"HeteDP topology: DP-SGD ({spec.topology} mode)",
-            (accounting, "edge level: one example per training edge of this relation, and messages pass over "
-             f"the other relations only ({others}), so one edge changes one example",
-             "the other relations are used as they are (not protected)",
+            (accounting, "edge level: one example per training edge of this relation, and "
+             + (f"messages pass over the other relations only ({others}; used as they are, not protected)"
+                if spec.topology == "edge" else "no messages pass (per-node encoder)")
+             + ", so one edge changes one example",
              "validation/test edges are never trained on"))
     return PrivacyGuarantee(
         f"loss term of one training example of {task.edge_type} (graph held fixed)", TrustModel.CENTRAL,
