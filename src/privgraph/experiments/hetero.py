@@ -12,8 +12,9 @@ metapath2vec.
   DP-SGD with ε_s on the training edges
   (:mod:`privgraph.methods.hetedp.topology`); ε = ε_f + ε_s.  ``topology``:
   ``"edge"`` (messages over the other relations: edge-level DP), ``"node"``
-  (no messages: edge-level DP) or ``"message-passing"`` (the paper's: also over the protected relation's
-  training edges; ε then covers one example's loss term, not an edge).
+  (no messages: edge-level DP) or ``"message-passing"`` (the paper's: also
+  over the protected relation's training edges; ε then covers one example's
+  loss term, not an edge).
   Without ``feature_share`` the share ε_f/ε is chosen on trial 0's
   validation AUC among {0.1, 0.3, 0.5, 0.7, 0.9} (the bi-level search: the
   share fixed, the model trained, the best kept); those candidate releases
@@ -54,9 +55,9 @@ from privgraph.methods.heterorr.edges import check_share
 from privgraph.methods.hetedp.features import check_clip_bound, privatize_features
 from privgraph.methods.hetedp.models import HANClassifier, HGTClassifier, RGCNClassifier, node_inputs
 from privgraph.methods.hetedp.topology import (
-    TOPOLOGY_MODES,
     DPSGDConfig,
     LinkInputs,
+    check_topology,
     link_scores,
     message_relations,
     train_link_model_dp,
@@ -80,7 +81,7 @@ class HeteroSpec:
     trials: int = 3
     seed: int = 0
     feature_share: float | None = None  # ε_f / ε for LP; None: bi-level search
-    topology: str = "edge"  # LP: TOPOLOGY_MODES (what DP-SGD's ε covers, methods.hetedp.topology)
+    topology: str = "edge"  # LP: edge | node | message-passing (what DP-SGD's ε covers, methods.hetedp.topology)
     clip: float = 1.0  # C_f, feature L2 bound
     epochs: int = 100
     hidden: int = 64
@@ -105,8 +106,7 @@ class HeteroSpec:
         check_clip_bound(self.clip)
         if self.feature_share is not None:
             check_share(self.feature_share, "feature_share (ε_f/ε)")
-        if self.topology not in TOPOLOGY_MODES:
-            raise ValueError(f"topology must be one of {TOPOLOGY_MODES}, got {self.topology!r}")
+        check_topology(self.topology)
         if self.trials < 1 or self.epochs < 1:
             raise ValueError("trials and epochs must be >= 1")
         DPSGDConfig(**self.dpsgd)

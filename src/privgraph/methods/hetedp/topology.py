@@ -143,14 +143,18 @@ def relation_key(edge_type: EdgeType) -> str:
 TOPOLOGY_MODES = ("edge", "node", "message-passing")
 
 
+def check_topology(mode: str) -> str:
+    if mode not in TOPOLOGY_MODES:
+        raise ValueError(f"topology must be one of {TOPOLOGY_MODES}, got {mode!r}")
+    return mode
+
+
 def message_relations(edge_types: Sequence[EdgeType], protected: EdgeType, reverse: EdgeType,
                       mode: str) -> list[EdgeType]:
     """The relations whose messages reach the endpoint types of ``protected``: all of them in
     ``"message-passing"`` mode, all but ``protected`` and ``reverse`` in ``"edge"`` mode, none in
     ``"node"`` mode."""
-    if mode not in TOPOLOGY_MODES:
-        raise ValueError(f"topology must be one of {TOPOLOGY_MODES}, got {mode!r}")
-    if mode == "node":
+    if check_topology(mode) == "node":
         return []
     relations = [et for et in edge_types if et[2] in (protected[0], protected[2])]
     if mode == "edge":
