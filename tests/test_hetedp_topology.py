@@ -111,7 +111,7 @@ def test_dp_training_spends_its_budget_and_noise_costs_accuracy():
         assert res.epsilon <= eps if eps is not None else res.epsilon == math.inf
         scores = link_scores(res.model, inputs, et, test[et].edge_label_index)
         aucs[eps] = roc_auc_score(test[et].edge_label.numpy(), scores.numpy())
-    assert aucs[None] > 0.65 and aucs[None] > aucs[1.0]
+    assert aucs[None] > 0.6 and aucs[None] > aucs[1.0] + 0.1  # chance: 0.5 (margins: CPU kernels vary ~1e-7)
 
 
 def test_bad_settings_fail_clearly():
