@@ -123,3 +123,14 @@ def test_secure_note_reaches_every_guarantee(tmp_path):
     assert res.exit_code == 0, res.output
     for g in json.loads(res.stdout)["results"][0]["privacy"]["guarantees"]:
         assert "randomness from the OS cryptographic source" in g["notes"]
+
+
+def test_cli_copies_of_the_library_choices_match():
+    """The CLI restates method lists and modes to keep start-up free of torch imports; they must agree."""
+    import privgraph.cli as cli
+    from privgraph.experiments.embedding import EMBEDDING_METHODS
+    from privgraph.experiments.hetero import HETERO_METHODS
+    from privgraph.methods.hetedp.topology import TOPOLOGY_MODES
+
+    assert cli.HETERO_METHODS == HETERO_METHODS and cli.EMBEDDING_METHODS == EMBEDDING_METHODS
+    assert tuple(t.value for t in cli.Topology) == TOPOLOGY_MODES

@@ -27,6 +27,12 @@ from torch import Tensor, nn
 from torch_geometric.nn import GCNConv
 
 
+def gaussian_kl(mu: Tensor, logstd: Tensor, prior_mean: Tensor | None = None) -> Tensor:
+    """KL(N(μ, diag σ²) ‖ N(ν, I)) per row (summed over the last dimension); ν = 0 by default."""
+    diff = mu if prior_mean is None else mu - prior_mean
+    return 0.5 * ((2 * logstd).exp() + diff**2 - 1 - 2 * logstd).sum(-1)
+
+
 class _GCN2(nn.Module):
     """Two GCN layers with a ReLU between them."""
 
@@ -113,7 +119,7 @@ class CVGAE(nn.Module):
         if self.case == "b":
             recon = recon + _adjacency_nll(self.dec_a(zs), edge_index, x.shape[0])
         nu = self.prior_mean(sens, edge_index)
-        kl = 0.5 * ((2 * logstd).exp() + (mu - nu) ** 2 - 1 - 2 * logstd).sum(-1).mean()
+        kl = gaussian_kl(mu, logstd, nu).mean()
         return recon + self.kl_weight * kl, {"reconstruction": float(recon.detach()), "kl": float(kl.detach())}
 
 
@@ -132,6 +138,6 @@ class VGAEBaseline(nn.Module):
         mu, logstd = self.encode(x, sens, edge_index)
         z = mu + torch.randn_like(mu) * logstd.exp()
         recon = _adjacency_nll(z, edge_index, x.shape[0])
-        kl = 0.5 * ((2 * logstd).exp() + mu**2 - 1 - 2 * logstd).sum(-1).mean()
+        kl = gaussian_kl(mu, logstd).mean()
         weight = 1.0 / x.shape[0] if self.kl_weight is None else self.kl_weight
         return recon + weight * kl, {"reconstruction": float(recon.detach()), "kl": float(kl.detach())}

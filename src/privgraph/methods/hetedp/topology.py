@@ -46,6 +46,7 @@ from torch.func import functional_call, grad, vmap
 
 from privgraph.data.hetero import EdgeType
 from privgraph.mechanisms.base import check_delta
+from privgraph.nn.cvgae import gaussian_kl
 
 ProgressHook = Callable[[str, int, int], None]
 
@@ -302,8 +303,7 @@ def example_loss(model: RelationalVGAEEncoder, params: dict[str, Tensor], src_ty
     z_v = mu_v + draws[rows:] * ls_v.exp()
     scores = (z_u * z_v).sum(-1)
     rec = -nn.functional.logsigmoid(scores[0]) - nn.functional.logsigmoid(-scores[1:]).sum()
-    kl = 0.5 * ((2 * ls_u[0]).exp() + mu_u[0] ** 2 - 1 - 2 * ls_u[0]).sum() \
-        + 0.5 * ((2 * ls_v[0]).exp() + mu_v[0] ** 2 - 1 - 2 * ls_v[0]).sum()
+    kl = gaussian_kl(mu_u[0], ls_u[0]) + gaussian_kl(mu_v[0], ls_v[0])
     return rec + kl_weight * kl
 
 
