@@ -1,5 +1,5 @@
 """Datasets (PyG classes, offline root via ``PRIVGRAPH_DATA``), splits,
-normalisation and synthetic graphs."""
+normalisation, synthetic graphs and graph validation."""
 
 from privgraph.data.annotations import mark_private_edges, mark_public_nodes, private_nodes, split_edges
 from privgraph.data.datasets import (
@@ -17,9 +17,13 @@ from privgraph.data.sensitive import SENSITIVE_DATASETS, load_sensitive, split_s
 from privgraph.data.splits import stratified_split
 from privgraph.data.synthetic import hetero_sbm_graph, sbm_graph, sensitive_sbm_graph
 from privgraph.data.transforms import minmax_normalize, one_hot_degree
+from privgraph.data.validation import CheckedGraph, check_graph, validate_graph
 
 __all__ = [
     "CACHE_ENV",
+    "CheckedGraph",
+    "check_graph",
+    "validate_graph",
     "DATASETS",
     "DATA_ENV",
     "DatasetUnavailableError",

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from torch_geometric.data import Data
 
+from privgraph.data.validation import check_graph
 from privgraph.mechanisms import RandomSource, make_generator
 from privgraph.mechanisms.randomness import uniform
 
@@ -63,24 +64,20 @@ def mark_private_edges(data: Data, ratio: float, seed: int | None = 0, rng: Rand
 
 
 def split_edges(data: Data) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(public edge_index, private edge_index)`` of an annotated graph (validated)."""
+    """``(public edge_index, private edge_index)`` of an annotated graph, validated: simple,
+    undirected, both directions of an edge flagged alike (:func:`~privgraph.data.check_graph`;
+    duplicates are refused, not merged), private edges between private-eligible nodes."""
     mask = getattr(data, "private_edge_mask", None)
     if mask is None:
         raise ValueError("the graph has no private-edge annotation: mark edges private first "
                          "(privgraph.data.mark_private_edges, or --private-ratio on the command line)")
-    mask = torch.as_tensor(mask, dtype=torch.bool)
-    if mask.shape != (data.edge_index.shape[1],):
-        raise ValueError(f"private_edge_mask must have one entry per edge ({data.edge_index.shape[1]}), "
-                         f"got shape {tuple(mask.shape)}")
-    pair, _ = _undirected_ids(data.edge_index, data.num_nodes)
-    pub_pairs, pri_pairs = set(pair[~mask].tolist()), set(pair[mask].tolist())
-    if pub_pairs & pri_pairs:
-        raise ValueError("private_edge_mask is not symmetric: some edge is private in one direction only")
+    checked = check_graph(data.edge_index, data.num_nodes, undirected=True, private_edge_mask=mask)
+    edge_index, mask = checked.edge_index, checked.private_edge_mask
     eligible = private_nodes(data)
-    ei = data.edge_index[:, mask]
+    ei = edge_index[:, mask]
     if ei.numel() and not bool((eligible[ei[0]] & eligible[ei[1]]).all()):
         raise ValueError("a private edge joins a node outside private_node_mask (the private-eligible nodes V̄)")
-    return data.edge_index[:, ~mask], ei
+    return edge_index[:, ~mask], ei
 
 
 def private_nodes(data: Data) -> torch.Tensor:

@@ -15,10 +15,14 @@ Datasets (``load_hetero(name)``):
   It has no node features.
 
 Every loader returns both directions of each relation (``rev_…`` types added
-where the source has only one).  :data:`TASKS` names, per dataset, the node
-type classified (NC) and the edge type predicted (LP), following HeteDP's
-Table II where the types exist, and :data:`METAPATHS` the metapaths (as
-sequences of edge types) that start and end at the NC type.
+where the source has only one) and at most one column per (source,
+destination) pair in each relation (:func:`merge_duplicate_edges`; none of the
+raw files we have holds a duplicate, ``data.merged_duplicate_edges`` = 0), so
+the examples :func:`link_split` yields are duplicate-free.  :data:`TASKS`
+names, per dataset, the node type classified (NC) and the edge type predicted
+(LP), following HeteDP's Table II where the types exist, and
+:data:`METAPATHS` the metapaths (as sequences of edge types) that start and
+end at the NC type.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from torch_geometric.data import HeteroData
 from torch_geometric.transforms import ToUndirected
 
 from privgraph.data.datasets import DATA_ENV, DatasetSpec, DatasetUnavailableError, load_spec
+from privgraph.data.validation import check_graph
 
 EdgeType = tuple[str, str, str]
 
@@ -155,6 +160,25 @@ def _amazon(root: Path) -> HeteroData:
     return ToUndirected()(data)
 
 
+def merge_duplicate_edges(data: HeteroData) -> HeteroData:
+    """Keep one column per (source, destination) pair in every relation (the first, with its
+    per-edge attributes): a duplicated edge would be two DP-SGD examples of one link.  Counts
+    the merged columns in ``data.merged_duplicate_edges``; in place, returns ``data``."""
+    merged = 0
+    for edge_type in data.edge_types:
+        store = data[edge_type]
+        sizes = (data[edge_type[0]].num_nodes, data[edge_type[2]].num_nodes)
+        checked = check_graph(store.edge_index, sizes, undirected=False, duplicates="coalesce", what=str(edge_type))
+        if checked.kept is None:
+            continue
+        merged += int(store.edge_index.shape[1] - checked.kept.numel())
+        for key in [k for k in store.keys() if "index" not in k and store.is_edge_attr(k)]:
+            store[key] = store[key][checked.kept]
+        store.edge_index = checked.edge_index
+    data.merged_duplicate_edges = merged
+    return data
+
+
 def load_hetero(name: str, root: str | os.PathLike | None = None, seed: int = 0) -> HeteroData:
     """Load a heterogeneous graph by name (module docstring; ``sbm``: the synthetic
     :func:`~privgraph.data.synthetic.hetero_sbm_graph` from ``seed``); raises
@@ -168,7 +192,7 @@ def load_hetero(name: str, root: str | os.PathLike | None = None, seed: int = 0)
         base = root if root is not None else os.environ.get(DATA_ENV)
         if not base:
             raise DatasetUnavailableError(f"Amazon (HeteDP): set ${DATA_ENV} to the folder holding HeteDP/Amazon")
-        data = _amazon(Path(base))
+        data = merge_duplicate_edges(_amazon(Path(base)))
         data.name = "Amazon (HeteDP)"
         return data
     if key not in HETERO_SPECS:
@@ -179,6 +203,7 @@ def load_hetero(name: str, root: str | os.PathLike | None = None, seed: int = 0)
         del data["movie", ">actorh", "actor"]
     if not _has_reverse(data):
         data = ToUndirected()(data)
+    data = merge_duplicate_edges(data)
     data.name = HETERO_SPECS[key].name
     return data
 

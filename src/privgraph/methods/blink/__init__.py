@@ -1,7 +1,7 @@
 """Blink: link local differential privacy for GNNs (work in progress: client,
 β-model MLE, posterior, Hard and Hybrid graphs)."""
 
-from privgraph.methods.blink.client import LinkLDPReports, check_simple_undirected, flip_probability, link_ldp
+from privgraph.methods.blink.client import LinkLDPReports, flip_probability, link_ldp
 from privgraph.methods.blink.server import (
     BetaMLE,
     EstimatedGraph,
@@ -24,7 +24,6 @@ __all__ = [
     "LinkLDPReports",
     "beta_mle",
     "evidence_rows",
-    "check_simple_undirected",
     "clip_degrees",
     "expected_degrees",
     "flip_probability",

@@ -32,10 +32,10 @@ from sklearn.cluster import KMeans
 from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.data.validation import check_graph
 from privgraph.mechanisms import RandomSource
 from privgraph.mechanisms.randomness import integers, laplace, uniform
 from privgraph.methods.base import Hyperparameters, Method, Release
-from privgraph.methods.blink.client import check_simple_undirected
 
 
 def noisy_degree_vectors(edge_index: torch.Tensor, groups: np.ndarray, k: int, epsilon: float,
@@ -86,6 +86,7 @@ class LDPGen(Method):
     name = "ldpgen"
     description = "LDPGen: noisy degree vectors, k-means clustering, Chung–Lu synthesis"
     private = True
+    simple_graph = True
 
     def __init__(self, initial_groups: int = 2, max_clusters: int = 64):
         if initial_groups < 1 or max_clusters < 2:
@@ -97,18 +98,18 @@ class LDPGen(Method):
     ) -> Release:
         eps = self.check_epsilon_given(epsilon, self.name)
         n = data.num_nodes
-        check_simple_undirected(data.edge_index, n)
+        edge_index = check_graph(data.edge_index, n, undirected=True).edge_index
         half = eps / 2.0
         k0 = self.initial_groups
         groups0 = integers(k0, (n,), rng).numpy()
-        round1 = noisy_degree_vectors(data.edge_index, groups0, k0, half, rng)
+        round1 = noisy_degree_vectors(edge_index, groups0, k0, half, rng)
         mean_degree = max(float(round1.sum(1).mean()), 1.0)
         k1 = int(np.clip(round(mean_degree * half / math.sqrt(2.0)), 2, min(self.max_clusters, n)))
         features = np.clip(round1, 0.0, None)
         features /= np.maximum(features.sum(1, keepdims=True), 1e-12)
         seed = int(integers(2**31 - 1, (1,), rng)[0])
         clusters = KMeans(k1, n_init=4, random_state=seed).fit_predict(features)
-        round2 = noisy_degree_vectors(data.edge_index, clusters, k1, half, rng)
+        round2 = noisy_degree_vectors(edge_index, clusters, k1, half, rng)
         edges = chung_lu_blocks(round2, clusters, k1, rng)
         guarantee = PrivacyGuarantee(
             Unit.ADJACENCY_LIST, TrustModel.LOCAL, eps, 0.0, "LDPGen (two rounds of Laplace degree vectors)",

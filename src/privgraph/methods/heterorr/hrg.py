@@ -49,6 +49,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from privgraph.data.validation import check_graph
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.mechanisms.prf import draw_key
 from privgraph.mechanisms.randomness import laplace, uniform
@@ -77,9 +78,26 @@ def _csr(edge_index: torch.Tensor, num_nodes: int) -> tuple[np.ndarray, np.ndarr
 
 
 def _upper(edge_index: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """The (u, v), u < v, columns: each undirected pair once when ``edge_index`` is checked."""
     src, dst = edge_index.numpy().astype(np.int64)
     keep = src < dst
     return src[keep], dst[keep]
+
+
+def checked_edge_sets(num_nodes: int, public_edges: torch.Tensor,
+                      private_edges: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Both edge sets simple and undirected (:func:`~privgraph.data.check_graph`, duplicates
+    refused) and disjoint, so that the initial counts (:func:`_upper`) and the MCMC's CSR scans
+    count each undirected pair exactly once: a duplicated private edge would move ``e_r`` by 2,
+    and one listed in one direction only would be missed by one count and seen by the other."""
+    public = check_graph(public_edges, num_nodes, undirected=True, what="public edges").edge_index.cpu()
+    private = check_graph(private_edges, num_nodes, undirected=True, what="private edges").edge_index.cpu()
+    both = torch.isin(private[0] * num_nodes + private[1], public[0] * num_nodes + public[1])
+    if bool(both.any()):
+        u, v = private[:, both][:, 0].tolist()
+        raise ValueError(f"{int(both.sum()) // 2} edges are both public and private (e.g. ({u}, {v})); "
+                         "each edge is one or the other")
+    return public, private
 
 
 @dataclass
@@ -107,6 +125,7 @@ class Dendrogram:
         n = int(num_nodes)
         if n < 3:
             raise ValueError(f"an HRG needs at least 3 nodes, got {n}")
+        public_edges, private_edges = checked_edge_sets(n, public_edges, private_edges)
         perm = torch.argsort(uniform((n,), rng)).numpy().astype(np.int64)
         left, right, parent, lo, hi, order, pos, root = kernels.balanced_dendrogram(perm)
         has_pub = np.zeros(n, np.int64)
@@ -140,6 +159,7 @@ class PHRGSampler:
         if not private_scale >= 0:
             raise ValueError(f"private_scale must be >= 0, got {private_scale}")
         self.scale = float(private_scale)
+        public_edges, private_edges = checked_edge_sets(int(num_nodes), public_edges, private_edges)
         self.tree = Dendrogram.random(num_nodes, public_edges, private_edges, private_nodes, rng)
         self.pub_ptr, self.pub_idx = _csr(public_edges, num_nodes)
         self.pri_ptr, self.pri_idx = _csr(private_edges, num_nodes)
