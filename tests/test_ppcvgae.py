@@ -21,6 +21,8 @@ from privgraph.methods.ppcvgae.embedding import (
     standardize,
     train_embedding,
 )
+from privgraph.mechanisms import SecureRandom
+from privgraph.mechanisms.gaussian import analytic_gaussian_sigma, classical_gaussian_sigma, gaussian_delta
 from privgraph.methods.ppcvgae.privacy import binary_entropy, flip_candidate, gaussian_variance
 
 
@@ -46,26 +48,47 @@ def test_penalty_lowers_an_mlp_adversarys_accuracy_on_a_planted_graph():
     assert sum(plain) / 3 - sum(penalised) / 3 > 0.08
 
 
-def test_dp_release_noise_is_calibrated_on_the_encoder_mean():
-    d = sensitive_sbm_graph(seed=0)
-    model, candidate = _trained("b", d, 10.0, epochs=30)
+def _encoder_means(model, d, candidate):
     x = standardize(d.x)
     with torch.no_grad():
-        mu_s = model.encode(x, d.sens, d.edge_index)[0]
-        mu_c = model.encode(x, candidate, d.edge_index)[0]
-    delta_mu = float(torch.linalg.norm(mu_s - mu_c))
-    assert delta_mu > 0
-    rel = release_embedding(model, d, candidate, (0.5, 1e-4), torch.Generator().manual_seed(0))
-    variance = gaussian_variance(delta_mu**2, 0.5, 1e-4)
-    assert rel.details["delta_mu"] == pytest.approx(delta_mu, rel=1e-5)
-    assert rel.details["noise_variance"] == pytest.approx(variance, rel=1e-5)
-    assert variance == pytest.approx(2 * math.log(1.25 / 1e-4) * delta_mu**2 / 0.25, rel=1e-6)
-    # the released noise has that variance (χ² test on all n·M entries) and mean zero
-    noise = (rel.z - mu_s).flatten().double()
+        return model.encode(x, d.sens, d.edge_index)[0], model.encode(x, candidate, d.edge_index)[0]
+
+
+def _assert_noise_variance(noise, variance):
+    """χ² test on all n·M entries (5 standard deviations) and a mean-zero check."""
+    noise = noise.flatten().double()
     k = noise.numel()
     chi2 = float((noise**2).sum() / variance)
     assert abs(chi2 - k) < 5 * math.sqrt(2 * k)
     assert abs(float(noise.mean())) < 5 * math.sqrt(variance / k)
+
+
+def test_dp_release_noise_is_calibrated_on_the_encoder_mean():
+    """The classical option (eq. 6, the paper's calibration — the default before the analytic one)."""
+    d = sensitive_sbm_graph(seed=0)
+    model, candidate = _trained("b", d, 10.0, epochs=30)
+    mu_s, mu_c = _encoder_means(model, d, candidate)
+    delta_mu = float(torch.linalg.norm(mu_s - mu_c))
+    assert delta_mu > 0
+    rel = release_embedding(model, d, candidate, (0.5, 1e-4), torch.Generator().manual_seed(0),
+                            calibration="classical")
+    variance = gaussian_variance(delta_mu**2, 0.5, 1e-4)
+    assert rel.details["calibration"] == "classical"
+    assert rel.details["delta_mu"] == pytest.approx(delta_mu, rel=1e-5)
+    assert rel.details["noise_variance"] == pytest.approx(variance, rel=1e-5)
+    assert variance == pytest.approx(2 * math.log(1.25 / 1e-4) * delta_mu**2 / 0.25, rel=1e-6)
+    # eq. 6 exactly, for the Δμ the release computed
+    dm = rel.details["delta_mu"]
+    assert rel.details["noise_variance"] == pytest.approx(2 * math.log(1.25 / 1e-4) * dm**2 / 0.25, rel=1e-12)
+    assert rel.details["classical_noise_variance"] == pytest.approx(rel.details["noise_variance"], rel=1e-12)
+    # the report states the true δ at this σ: far below the δ claimed (eq. 6 over-noises)
+    true_delta = gaussian_delta(math.sqrt(rel.details["noise_variance"]), 0.5, dm)
+    assert rel.details["exact_delta"] == pytest.approx(true_delta, rel=1e-9)
+    assert true_delta < 1e-4 / 100
+    assert any("classical" in n and "loose" in n and f"{true_delta:.3g}" in n for n in rel.guarantee.notes)
+    assert "classical" in rel.guarantee.mechanism
+    # the released noise has that variance (χ² test on all n·M entries) and mean zero
+    _assert_noise_variance(rel.z - mu_s, variance)
     g = rel.guarantee
     assert (g.epsilon, g.delta) == (0.5, 1e-4)
     assert any("candidates" in n for n in g.notes)
@@ -77,18 +100,110 @@ def test_dp_release_noise_is_calibrated_on_the_encoder_mean():
     assert binary_entropy(bound) == pytest.approx(math.log(2) - rel.details["mi_bound_release"], abs=1e-9)
 
 
+def test_dp_release_defaults_to_the_analytic_gaussian():
+    """σ = analytic_gaussian_sigma(ε, δ, Δμ): exact δ(ε) at σ is ≤ δ and within 1 % of it, σ below eq. 6's."""
+    d = sensitive_sbm_graph(seed=0)
+    model, candidate = _trained("b", d, 10.0, epochs=30)
+    mu_s, _ = _encoder_means(model, d, candidate)
+    eps, delta = 0.5, 1e-4
+    rel = release_embedding(model, d, candidate, (eps, delta), torch.Generator().manual_seed(0))
+    dm = rel.details["delta_mu"]
+    assert dm > 0
+    sigma = analytic_gaussian_sigma(eps, delta, dm)
+    assert rel.details["calibration"] == "analytic"
+    assert rel.details["noise_std"] == pytest.approx(sigma, rel=1e-12)
+    assert rel.details["noise_variance"] == pytest.approx(sigma**2, rel=1e-12)
+    _assert_noise_variance(rel.z - mu_s, sigma**2)
+    exact = gaussian_delta(sigma, eps, dm)
+    assert exact <= delta and exact == pytest.approx(delta, rel=0.01)
+    assert rel.details["exact_delta"] == pytest.approx(exact, rel=1e-9)
+    classical = classical_gaussian_sigma(eps, delta, dm)
+    assert sigma < classical
+    assert sigma / classical == pytest.approx(0.678, abs=0.005)  # ε = 0.5, δ = 1e-4: about 2/3 of eq. 6's σ
+    assert rel.details["classical_noise_variance"] == pytest.approx(classical**2, rel=1e-12)
+    assert rel.details["paper_noise_variance"] is not None  # reported, not used
+    g = rel.guarantee
+    assert (g.epsilon, g.delta) == (eps, delta)
+    assert "analytic" in g.mechanism
+    assert any("analytic Gaussian calibration" in n and f"{sigma**2:.4g}" in n for n in g.notes)
+    assert rel.details["mi_bound_release"] == pytest.approx(dm**2 / (2 * sigma**2), rel=1e-9)
+
+
+def test_dp_release_with_epsilon_at_least_one_needs_the_analytic_calibration():
+    d = sensitive_sbm_graph(seed=0)
+    model, candidate = _trained("a", d, 10.0, epochs=20)
+    for eps in (1.0, 4.0):
+        rel = release_embedding(model, d, candidate, (eps, 1e-4), torch.Generator().manual_seed(0))
+        dm = rel.details["delta_mu"]
+        assert rel.details["noise_std"] == pytest.approx(analytic_gaussian_sigma(eps, 1e-4, dm), rel=1e-12)
+        assert rel.details["exact_delta"] <= 1e-4
+        assert rel.details["classical_noise_variance"] is None and rel.details["paper_noise_variance"] is None
+        assert rel.guarantee.epsilon == eps
+        with pytest.raises(ValueError, match=r"epsilon in \(0, 1\)"):
+            release_embedding(model, d, candidate, (eps, 1e-4), torch.Generator(), calibration="classical")
+    for bad in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="epsilon"):
+            release_embedding(model, d, candidate, (bad, 1e-4), torch.Generator())
+    with pytest.raises(ValueError, match="calibration"):
+        release_embedding(model, d, candidate, (0.5, 1e-4), torch.Generator(), calibration="exact")
+
+
+def test_dp_release_draws_from_the_given_rng_and_never_a_global_one():
+    d = sensitive_sbm_graph(seed=0)
+    model, candidate = _trained("b", d, 10.0, epochs=20)
+    mu_s, _ = _encoder_means(model, d, candidate)
+    first = release_embedding(model, d, candidate, (0.5, 1e-4), SecureRandom())
+    second = release_embedding(model, d, candidate, (0.5, 1e-4), SecureRandom())
+    assert not torch.equal(first.z, second.z)
+    assert first.z.dtype == mu_s.dtype and first.z.shape == mu_s.shape
+    _assert_noise_variance(first.z - mu_s, first.details["noise_variance"])
+    seeded = [release_embedding(model, d, candidate, (0.5, 1e-4), torch.Generator().manual_seed(3)).z
+              for _ in range(2)]
+    assert torch.equal(seeded[0], seeded[1])
+    with pytest.raises(ValueError, match="rng"):
+        release_embedding(model, d, candidate, (0.5, 1e-4))
+    with pytest.raises(TypeError, match="rng"):
+        release_embedding(model, d, candidate, (0.5, 1e-4), 3)
+    assert torch.equal(release_embedding(model, d, candidate, None).z, mu_s)  # no DP: no rng needed
+
+
+def test_dp_release_adds_no_noise_when_the_encoder_mean_ignores_the_candidates():
+    """Δμ = 0 (here: s' = s): the release is the same under every candidate, σ = 0 and δ(ε) = 0."""
+    d = sensitive_sbm_graph(seed=0)
+    model, _ = _trained("b", d, 10.0, epochs=5)
+    mu_s, _ = _encoder_means(model, d, d.sens)
+    for calibration in ("analytic", "classical"):
+        rel = release_embedding(model, d, d.sens.clone(), (0.5, 1e-4), torch.Generator(), calibration=calibration)
+        assert rel.details["delta_mu"] == 0.0
+        assert rel.details["noise_variance"] == 0.0 and rel.details["exact_delta"] == 0.0
+        assert torch.equal(rel.z, mu_s)
+        assert any("no noise is added" in n for n in rel.guarantee.notes)
+
+
 def test_the_two_candidates_give_the_same_release_law_up_to_the_calibrated_shift():
-    """The privacy loss of the release at a point z: the Gaussian log-ratio; its tail beyond ε is ≤ δ."""
+    """The privacy loss of the release at a point z is the Gaussian log-ratio L ~ N(η, 2η), η = Δμ²/(2σ²), under
+    s (N(−η, 2η) under s'); the release is (ε, δ)-DP w.r.t. the candidates iff the hockey-stick divergence
+    P_s[L > ε] − e^ε P_s'[L > ε] ≤ δ.  The analytic σ meets it with equality (up to the root finder's
+    tolerance); the classical σ already bounds the plain tail P_s[L > ε] by δ."""
     d = sensitive_sbm_graph(seed=1)
     model, candidate = _trained("a", d, 10.0, epochs=30)
     eps, delta = 0.5, 1e-3
-    rel = release_embedding(model, d, candidate, (eps, delta), torch.Generator().manual_seed(1))
-    var = rel.details["noise_variance"]
-    dm = rel.details["delta_mu"]
-    # privacy loss L = (Δμ² + 2Δμ·ξ)/(2σ²) with ξ ~ N(0, σ²) along the shift: P[L > ε] by the normal tail
-    mean, sd = dm**2 / (2 * var), dm / math.sqrt(var)
-    tail = 0.5 * math.erfc((eps - mean) / (sd * math.sqrt(2)))
-    assert tail <= delta
+
+    def tail(mean, sd):  # P[N(mean, sd²) > ε]
+        return 0.5 * math.erfc((eps - mean) / (sd * math.sqrt(2)))
+
+    for calibration in ("analytic", "classical"):
+        rel = release_embedding(model, d, candidate, (eps, delta), torch.Generator().manual_seed(1),
+                                calibration=calibration)
+        eta = rel.details["delta_mu"] ** 2 / (2 * rel.details["noise_variance"])
+        sd = math.sqrt(2 * eta)
+        hockey_stick = tail(eta, sd) - math.exp(eps) * tail(-eta, sd)
+        assert hockey_stick <= delta * (1 + 1e-9)  # erfc here vs log-space Φ in gaussian_delta: rounding only
+        if calibration == "analytic":
+            assert hockey_stick == pytest.approx(delta, rel=1e-6)
+        else:
+            assert tail(eta, sd) <= delta
+            assert hockey_stick < delta / 10
 
 
 def test_encoder_penalty_shrinks_the_sensitivity_and_the_noise():
@@ -172,7 +287,10 @@ def test_experiment_json_has_one_entry_per_metric_and_dp_rows():
 
 
 @pytest.mark.parametrize("spec, match", [
-    (dict(method="ppcvgae", dp=True, epsilons=[1.5]), "epsilon in \\(0, 1\\)"),
+    (dict(method="ppcvgae", dp=True, epsilons=[1.5], calibration="classical"), "epsilon in \\(0, 1\\)"),
+    (dict(method="ppcvgae", dp=True, epsilons=[0.0]), "epsilon > 0"),
+    (dict(method="ppcvgae", dp=True, epsilons=[math.inf]), "epsilon > 0"),
+    (dict(method="ppcvgae", dp=True, calibration="exact"), "calibration"),
     (dict(method="ppcvgae", dp=True, epsilons=[0.1], delta=1.0), "delta"),
     (dict(method="vgae", dp=True), "ppcvgae only"),
     (dict(method="ppcvgae", case="c"), "case"),
@@ -182,6 +300,24 @@ def test_experiment_json_has_one_entry_per_metric_and_dp_rows():
 def test_bad_embedding_specs_fail_clearly(spec, match):
     with pytest.raises(ValueError, match=match):
         EmbeddingSpec(**spec).validate()
+
+
+def test_analytic_spec_accepts_epsilon_above_one():
+    spec = EmbeddingSpec(method="ppcvgae", dp=True, epsilons=[0.5, 1, 8])
+    spec.validate()
+    assert spec.epsilons == [0.5, 1.0, 8.0] and spec.calibration == "analytic"
+
+
+def test_experiment_passes_the_calibration_to_the_release():
+    for calibration in ("analytic", "classical"):
+        spec = EmbeddingSpec(method="ppcvgae", case="b", dp=True, epsilons=[0.5], trials=1, calibration=calibration,
+                             config={"epochs": 5})
+        result = run_embedding_experiment(spec)
+        release = [r for r in result.records if r.epsilon == 0.5][0].config["release"]
+        assert release["calibration"] == calibration
+        sigma = (analytic_gaussian_sigma if calibration == "analytic" else classical_gaussian_sigma)(
+            0.5, 1e-4, release["delta_mu"])
+        assert release["noise_std"] == pytest.approx(sigma, rel=1e-12)
 
 
 def test_a_graph_without_a_sensitive_attribute_is_refused():
@@ -200,8 +336,9 @@ def test_cli_run_and_release(tmp_path):
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert {r["metric"] for r in out["results"]} == set(METRICS)
-    res = runner.invoke(app, ["run", "ppcvgae", "--dp", "--epsilon", "2", "--db", str(tmp_path / "r.db")])
-    assert res.exit_code == 2 and "(0, 1)" in res.output
+    # ε ≥ 1 is fine with the analytic calibration (the default); ε must still be > 0
+    res = runner.invoke(app, ["run", "ppcvgae", "--dp", "--epsilon", "0", "--db", str(tmp_path / "r.db")])
+    assert res.exit_code == 2 and "epsilon > 0" in res.output
     target = tmp_path / "emb.pt"
     res = runner.invoke(app, ["release", "ppcvgae", "--dp", "-o", str(target), "--set", "epochs=10"])
     assert res.exit_code == 0, res.output

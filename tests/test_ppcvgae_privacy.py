@@ -5,13 +5,16 @@ import math
 import pytest
 import torch
 
+from privgraph.mechanisms.gaussian import analytic_gaussian_sigma, classical_gaussian_sigma, gaussian_delta
 from privgraph.methods.ppcvgae.privacy import (
     binary_entropy,
+    check_candidate_epsilon,
     detection_error_bound,
     flip_candidate,
     gaussian_variance,
     paper_noise_variance,
     privacy_penalty,
+    release_noise_std,
 )
 
 
@@ -53,6 +56,63 @@ def test_noise_variance_follows_eq6():
     for bad_delta in (0.0, 1.0, 1.5):
         with pytest.raises(ValueError, match="delta"):
             gaussian_variance(1.0, eps, bad_delta)
+
+
+def test_classical_gaussian_sigma_is_eq6_and_loose():
+    for eps, delta, sens in ((0.01, 1e-4, 2.5), (0.5, 1e-4, 1.0), (0.9, 1e-5, 0.3)):
+        sigma = classical_gaussian_sigma(eps, delta, sens)
+        assert sigma == pytest.approx(math.sqrt(2 * math.log(1.25 / delta)) * sens / eps, rel=1e-15)
+        assert gaussian_variance(sens**2, eps, delta) == pytest.approx(sigma**2, rel=1e-12)
+        # the δ actually achieved at that σ is far below the δ claimed; the analytic σ is smaller
+        assert gaussian_delta(sigma, eps, sens) < delta / 100
+        assert analytic_gaussian_sigma(eps, delta, sens) < 0.8 * sigma
+    assert gaussian_delta(classical_gaussian_sigma(0.5, 1e-4, 1.0), 0.5, 1.0) == pytest.approx(2.18e-7, rel=0.01)
+    assert classical_gaussian_sigma(0.5, 1e-4, 0.0) == 0.0
+    for bad_eps in (0.0, 1.0, 2.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="epsilon"):
+            classical_gaussian_sigma(bad_eps, 1e-4, 1.0)
+    with pytest.raises(ValueError, match="delta"):
+        classical_gaussian_sigma(0.5, 0.0, 1.0)
+    with pytest.raises(ValueError, match="sensitivity"):
+        classical_gaussian_sigma(0.5, 1e-4, -1.0)
+
+
+def test_candidate_epsilon_depends_on_the_calibration():
+    assert check_candidate_epsilon(2.0) == 2.0  # analytic (default): any finite ε > 0
+    assert check_candidate_epsilon(0.5, "classical") == 0.5
+    for bad in (0.0, -0.5, math.inf, math.nan):
+        with pytest.raises(ValueError, match="epsilon > 0"):
+            check_candidate_epsilon(bad)
+    for bad in (1.0, 2.0, 0.0):
+        with pytest.raises(ValueError, match=r"epsilon in \(0, 1\)"):
+            check_candidate_epsilon(bad, "classical")
+    with pytest.raises(ValueError, match="calibration"):
+        check_candidate_epsilon(0.5, "exact")
+
+
+def test_release_noise_std_analytic_is_tight_and_classical_is_eq6():
+    for eps, delta, sens in ((0.01, 1e-4, 2.5), (0.5, 1e-4, 1.0), (0.5, 1e-3, 7.0), (3.0, 1e-5, 0.2)):
+        sigma = release_noise_std(sens, eps, delta)
+        assert sigma == analytic_gaussian_sigma(eps, delta, sens)
+        exact = gaussian_delta(sigma, eps, sens)
+        assert exact <= delta and exact == pytest.approx(delta, rel=0.01)
+        if eps < 1:
+            classical = release_noise_std(sens, eps, delta, "classical")
+            assert classical**2 == pytest.approx(2 * math.log(1.25 / delta) * sens**2 / eps**2, rel=1e-12)
+            assert sigma < classical
+    # at the test settings: analytic/classical σ ratio
+    assert release_noise_std(1.0, 0.5, 1e-4) / release_noise_std(1.0, 0.5, 1e-4, "classical") == pytest.approx(
+        0.678, abs=0.005)
+    assert release_noise_std(1.0, 0.01, 1e-4) / release_noise_std(1.0, 0.01, 1e-4, "classical") == pytest.approx(
+        0.397, abs=0.005)
+    # Δμ = 0: no noise needed, under either calibration
+    assert release_noise_std(0.0, 0.5, 1e-4) == release_noise_std(0.0, 0.5, 1e-4, "classical") == 0.0
+    with pytest.raises(ValueError, match=r"epsilon in \(0, 1\)"):
+        release_noise_std(1.0, 1.5, 1e-4, "classical")
+    with pytest.raises(ValueError, match="sensitivity"):
+        release_noise_std(-1.0, 0.5, 1e-4)
+    with pytest.raises(ValueError, match="delta"):
+        release_noise_std(1.0, 0.5, 1.0)
 
 
 def test_detection_error_bound_from_mutual_information():

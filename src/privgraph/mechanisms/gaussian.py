@@ -1,4 +1,7 @@
-"""Analytic Gaussian mechanism (Balle & Wang, ICML 2018)."""
+"""Gaussian mechanism calibration: the analytic one (Balle & Wang, ICML 2018),
+exact and valid for every ε > 0, and the classical bound (Dwork & Roth,
+Thm A.1), loose and valid for ε < 1 only, kept for comparison and for
+reproducing papers that use it."""
 
 from __future__ import annotations
 
@@ -46,6 +49,26 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     while gaussian_delta(sigma, epsilon, sensitivity) > delta:  # round up, never down
         sigma = float(np.nextafter(sigma, math.inf)) * (1 + 1e-12)
     return sigma
+
+
+def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """σ = √(2 ln(1.25/δ))·Δ/ε, the classical Gaussian mechanism (Dwork & Roth 2014, Theorem A.1).
+
+    Valid only for ε ∈ (0, 1), checked here.  The bound is loose: at this σ the
+    exact δ(ε) (:func:`gaussian_delta`) is far below the δ asked for, i.e. the
+    mechanism adds more noise than (ε, δ) needs — :func:`analytic_gaussian_sigma`
+    gives the same (ε, δ) with a smaller σ and for any ε > 0.  ``sensitivity``
+    is the L2 sensitivity Δ ≥ 0 (Δ = 0 gives σ = 0: no noise needed).
+    """
+    eps = check_epsilon(epsilon)
+    if not eps < 1.0:
+        raise ValueError(f"the classical Gaussian mechanism (Dwork & Roth Thm A.1) needs epsilon in (0, 1), got "
+                         f"{epsilon!r}; use analytic_gaussian_sigma for epsilon >= 1")
+    d = check_delta(delta)
+    sensitivity = float(sensitivity)
+    if not (sensitivity >= 0 and math.isfinite(sensitivity)):
+        raise ValueError(f"sensitivity must be a finite number >= 0, got {sensitivity}")
+    return math.sqrt(2.0 * math.log(1.25 / d)) * sensitivity / eps
 
 
 class AnalyticGaussian(FeatureMechanism):

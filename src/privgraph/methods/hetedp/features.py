@@ -33,7 +33,7 @@ from torch_geometric.data import HeteroData
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.mechanisms import RandomSource
 from privgraph.mechanisms.base import check_delta, check_epsilon
-from privgraph.mechanisms.gaussian import analytic_gaussian_sigma
+from privgraph.mechanisms.gaussian import analytic_gaussian_sigma, classical_gaussian_sigma
 from privgraph.mechanisms.randomness import normal
 
 
@@ -78,7 +78,7 @@ def privatize_features(data: HeteroData, epsilon: float, delta: float, clip_boun
     for t in types:
         x, clipped[t] = clip_rows(data[t].x, clip_bound)
         out[t] = x + normal(tuple(x.shape), sigma, rng).to(x.dtype)
-    classical = math.sqrt(2 * math.log(1.25 / delta)) / epsilon * sensitivity if epsilon < 1 else None
+    classical = classical_gaussian_sigma(epsilon, delta, sensitivity) if epsilon < 1 else None
     details = {"clip_bound": clip_bound, "sensitivity": sensitivity, "noise_std": sigma,
                "classical_noise_std": classical, "noise_multiplier": noise_multiplier, "clipped_rows": clipped,
                "node_types": types}

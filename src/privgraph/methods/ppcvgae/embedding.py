@@ -13,11 +13,21 @@ Calibration of PPCVGAE+DP (corrected).  The paper adds noise of variance
 carries unit variance.  That is the model's *prior*; the embedding actually
 released comes from the encoder, whose mean ``μ(X, A, s)`` differs from ν and
 whose variance σ² is learnt (and itself depends on s), so the argument does
-not bound the release.  Here the release is ``μ(X, A, s) + N(0, γ(Δμ)·I)``
-with ``Δμ = max_{s'∈S} ‖μ(X, A, s) − μ(X, A, s')‖_F`` computed exactly — the
-classical Gaussian mechanism (eq. 6) applied to the map ``s ↦ μ(X, A, s)`` on
-the candidate set S, hence (ε, δ)-DP *with respect to S* (Definition 2) for
-fixed trained weights.  The paper's variance is reported in the details.
+not bound the release.  Here the release is ``μ(X, A, s) + N(0, σ²·I)`` with
+``Δμ = max_{s'∈S} ‖μ(X, A, s) − μ(X, A, s')‖_F`` computed exactly — the
+Gaussian mechanism applied to the map ``s ↦ μ(X, A, s)`` on the candidate set
+S, hence (ε, δ)-DP *with respect to S* (Definition 2) for fixed trained
+weights.  σ comes from the analytic Gaussian calibration (Balle & Wang 2018,
+the default: the smallest σ whose exact δ(ε) is ≤ δ, any ε > 0), which needs
+a fraction of the σ of eq. 6's classical bound ``σ² = γ(Δμ)`` (at δ = 10⁻⁴:
+0.40× at ε = 0.01, 0.56× at 0.1, 0.68× at 0.5); the classical bound
+(Dwork & Roth Thm A.1, ε < 1 only) over-noises — at its σ the exact δ is far
+below the δ claimed — and stays available as ``calibration="classical"``.
+With Δμ = 0 the release does not depend on s over S and no noise is added.
+The noise is drawn from an explicit ``rng`` (a seeded ``torch.Generator``
+for experiments, :class:`privgraph.mechanisms.SecureRandom` for real
+releases).  The paper's variance, the classical σ² and the exact δ at the σ
+used are reported in the details.
 """
 
 from __future__ import annotations
@@ -31,11 +41,17 @@ from torch import Tensor, nn
 from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit, unprotected
+from privgraph.mechanisms.base import check_delta
+from privgraph.mechanisms.gaussian import gaussian_delta
+from privgraph.mechanisms.randomness import RandomSource, SecureRandom, normal
 from privgraph.methods.ppcvgae.privacy import (
+    check_calibration,
+    check_candidate_epsilon,
     detection_error_bound,
     gaussian_variance,
     paper_noise_variance,
     privacy_penalty,
+    release_noise_std,
 )
 from privgraph.nn.cvgae import CVGAE, VGAEBaseline
 
@@ -153,8 +169,24 @@ CANDIDATES_NOTE = ("DP with respect to the privacy candidates S = {s, s'} (Defin
 
 @torch.no_grad()
 def release_embedding(model: nn.Module, data: Data, candidate: Tensor | None, dp: tuple[float, float] | None,
-                      generator: torch.Generator | None = None, method: str = "ppcvgae") -> EmbeddingRelease:
-    """Release ``μ(X, A, s)`` (plus calibrated Gaussian noise with ``dp = (ε, δ)``); module docstring."""
+                      rng: RandomSource | None = None, method: str = "ppcvgae", *,
+                      calibration: str = "analytic") -> EmbeddingRelease:
+    """Release ``μ(X, A, s)``; with ``dp = (ε, δ)`` plus Gaussian noise calibrated on Δμ (module docstring).
+
+    ``rng`` (a ``torch.Generator`` or :class:`~privgraph.mechanisms.SecureRandom`) is required for the DP
+    release and unused without it.  ``calibration``: ``"analytic"`` (Balle & Wang 2018, default, ε > 0) or
+    ``"classical"`` (eq. 6, the paper's; ε ∈ (0, 1), loose).
+    """
+    calibration = check_calibration(calibration)
+    if dp is not None:
+        epsilon, delta = dp
+        epsilon, delta = check_candidate_epsilon(epsilon, calibration), check_delta(delta)
+        if rng is None:
+            raise ValueError("the DP release needs an explicit rng: a seeded torch.Generator (experiments) or "
+                             "privgraph.mechanisms.SecureRandom() (real releases); no global RNG is used")
+        if not isinstance(rng, (torch.Generator, SecureRandom)):
+            raise TypeError(f"rng must be a torch.Generator or privgraph.mechanisms.SecureRandom, "
+                            f"got {type(rng).__name__}")
     check_sensitive(data)
     x, sens, edge_index = standardize(data.x), data.sens, data.edge_index
     conditional = isinstance(model, CVGAE)
@@ -181,20 +213,43 @@ def release_embedding(model: nn.Module, data: Data, candidate: Tensor | None, dp
     if dp is None:
         mechanism = f"{method.upper()} case ({model.case}) encoder mean, no noise"
         return EmbeddingRelease(mu, unprotected_attribute(mechanism, *notes), details)
-    epsilon, delta = dp
-    variance = gaussian_variance(delta_mu**2, epsilon, delta)
-    z = mu + math.sqrt(variance) * torch.randn(mu.shape, generator=generator, dtype=mu.dtype)
+    sigma = release_noise_std(delta_mu, epsilon, delta, calibration)
+    variance = sigma**2
+    # eq. 6 for comparison (defined for ε < 1 only), and the exact δ(ε) at the σ used (Balle & Wang Thm 8)
+    classical_variance = gaussian_variance(delta_mu**2, epsilon, delta) if epsilon < 1 else None
+    exact_delta = gaussian_delta(sigma, epsilon, delta_mu) if sigma > 0 else 0.0
+    if sigma > 0:
+        z = mu + normal(tuple(mu.shape), sigma, rng).to(mu.dtype)
+    else:
+        z = mu.clone()  # Δμ = 0: the release is the same under every candidate
     mi_release = delta_mu**2 / (2 * variance) if variance > 0 else 0.0
     details.update({
-        "epsilon": epsilon, "delta": delta, "noise_variance": variance,
-        "paper_noise_variance": paper_noise_variance(delta_nu, epsilon, delta),
+        "epsilon": epsilon, "delta": delta, "calibration": calibration,
+        "noise_std": sigma, "noise_variance": variance,
+        "classical_noise_variance": classical_variance, "exact_delta": exact_delta,
+        "paper_noise_variance": paper_noise_variance(delta_nu, epsilon, delta) if epsilon < 1 else None,
         "mi_bound_release": mi_release, "detection_error_bound_release": detection_error_bound(mi_release, prior_min),
     })
+    if calibration == "classical":
+        calibration_note = (f"classical Gaussian calibration (eq. 6, Dwork & Roth Thm A.1): σ² = γ(Δμ) = "
+                            f"{variance:.4g}; this bound is loose — the exact δ at this σ is {exact_delta:.3g}, "
+                            f"below the δ = {delta:g} claimed, so the release is over-noised (the analytic "
+                            "calibration of Balle & Wang 2018 gives the same (ε, δ) with less noise)")
+    else:
+        classical = (f"eq. 6's classical σ² = γ(Δμ) = {classical_variance:.4g} would over-noise"
+                     if classical_variance is not None else "eq. 6's classical bound is not defined for ε ≥ 1")
+        calibration_note = (f"analytic Gaussian calibration (Balle & Wang 2018): σ² = {variance:.4g}, the smallest "
+                            f"variance whose exact δ(ε) ({exact_delta:.3g}) is ≤ δ = {delta:g}; {classical}")
+    if delta_mu == 0.0:
+        calibration_note = ("Δμ = 0: the encoder mean does not depend on s over the candidates, the release is the "
+                            "same under each, and no noise is added")
+    paper = details["paper_noise_variance"]
+    paper_note = (f"the paper's max(γ(Δν) − 1, 0) = {paper:.4g}" if paper is not None
+                  else "the paper's max(γ(Δν) − 1, 0) (undefined for ε ≥ 1)")
     notes = [
         CANDIDATES_NOTE,
-        f"Gaussian mechanism on the encoder mean: σ² = γ(Δμ) = {variance:.4g} (eq. 6) with Δμ = ‖μ(s) − μ(s')‖_F = "
-        f"{delta_mu:.4g}; the paper's max(γ(Δν) − 1, 0) = {details['paper_noise_variance']:.4g} assumes Z ~ N(ν, I), "
-        "the prior, not the released encoder output, and is not used",
+        f"Gaussian mechanism on the encoder mean with Δμ = ‖μ(s) − μ(s')‖_F = {delta_mu:.4g}; {calibration_note}",
+        f"{paper_note} assumes Z ~ N(ν, I), the prior, not the released encoder output, and is not used",
         "the networks' weights were trained on s and are held fixed: the guarantee covers the release given the "
         "weights (as the paper's), not what training stored in them",
         f"for this release I(Z̃; s) ≤ Δμ²/(2σ²) = {mi_release:.4g} nats, detection error ≥ "
@@ -202,5 +257,6 @@ def release_embedding(model: nn.Module, data: Data, candidate: Tensor | None, dp
         *notes,
     ]
     guarantee = PrivacyGuarantee(Unit.SENSITIVE_ATTRIBUTE, TrustModel.CENTRAL, epsilon, delta,
-                                 f"PPCVGAE+DP case ({model.case}): Gaussian on μ(X, A, s)", tuple(notes))
+                                 f"PPCVGAE+DP case ({model.case}): Gaussian on μ(X, A, s), {calibration} calibration",
+                                 tuple(notes))
     return EmbeddingRelease(z, guarantee, details)
