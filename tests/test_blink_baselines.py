@@ -8,7 +8,7 @@ import torch
 from scipy import stats
 
 from privgraph.data import sbm_graph
-from privgraph.mechanisms import make_generator
+from privgraph.mechanisms import MAX_EPSILON, make_generator
 from privgraph.methods import get_method
 from privgraph.methods.base import Hyperparameters
 from privgraph.methods.blink.baselines import LaplaceAdjacencyReports
@@ -41,11 +41,11 @@ def test_laplace_reports_have_scale_one_over_epsilon(scale_factor, should_pass):
 def test_ldpgcn_keeps_the_estimated_number_of_top_entries():
     data = graph(250, seed=2)
     true = set(map(tuple, data.edge_index.t().tolist()))
-    hi = release("ldpgcn", data, 50.0)  # noise scale 0.02: the top entries are the true links
+    hi = release("ldpgcn", data, MAX_EPSILON)  # noise scale 1/ε = 0.05: the top entries are the true links
     kept = {(i, j) for j, i in hi.edge_index.t().tolist()}  # messages j → i carry node i's entry (i, j)
     m = hi.details["estimated_links"]
     assert len(kept) == m and (kept <= true or true <= kept)
-    assert abs(m - len(true)) < 5 * 0.02 * math.sqrt(2 * 250 * 249)
+    assert abs(m - len(true)) < 5 / MAX_EPSILON * math.sqrt(2 * 250 * 249)
     lo = release("ldpgcn", data, 1.0, seed=3)
     m = lo.details["estimated_links"]
     # the estimate Σ Ã_ij = 2|E| + a sum of n(n−1) Laplace(1) variables (std √(2n(n−1)))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import torch
+from scipy.special import expit
 
 from privgraph.mechanisms.base import FeatureMechanism
 from privgraph.mechanisms.randomness import RandomSource, bernoulli, sample_subsets
@@ -52,10 +53,11 @@ class MultiBit(FeatureMechanism):
         return self.m
 
     def one_probability(self, x: torch.Tensor, m: int) -> torch.Tensor:
-        """P(t_i = 1) of Algorithm 1, line 4, for a sampled coordinate."""
-        e = math.exp(self.epsilon / m)
+        """P(t_i = 1) of Algorithm 1, line 4, for a sampled coordinate:
+        1/(e^a+1) + s·(e^a−1)/(e^a+1) = σ(−a) + s·tanh(a/2) with a = ε/m (no overflow)."""
+        a = self.epsilon / m
         scaled = (x - self.alpha) / (self.beta - self.alpha)
-        return 1.0 / (e + 1.0) + scaled * (e - 1.0) / (e + 1.0)
+        return float(expit(-a)) + scaled * math.tanh(a / 2.0)
 
     def coordinate_probabilities(self, x: torch.Tensor, d: int) -> torch.Tensor:
         """Marginal law of one output coordinate: P(x*_i = −1, 0, +1) stacked on the last dim."""
@@ -79,8 +81,7 @@ class MultiBit(FeatureMechanism):
     def estimate(self, reports: torch.Tensor) -> torch.Tensor:
         d = reports.shape[1]
         m = self.sample_size(d)
-        e = math.exp(self.epsilon / m)
-        scale = d * (self.beta - self.alpha) / (2.0 * m) * (e + 1.0) / (e - 1.0)
+        scale = d * (self.beta - self.alpha) / (2.0 * m) / math.tanh(self.epsilon / (2.0 * m))  # (e^a+1)/(e^a−1)
         return reports.to(torch.float64) * scale + (self.alpha + self.beta) / 2.0
 
     def log_prob(self, report: torch.Tensor, x: torch.Tensor) -> float:

@@ -43,6 +43,7 @@ from functools import lru_cache
 
 import numpy as np
 import torch
+from scipy.special import expit
 
 from privgraph.mechanisms.base import FeatureMechanism
 from privgraph.mechanisms.randomness import RandomSource, sample_subsets, uniform
@@ -68,12 +69,12 @@ class Duchi1D(ScalarMechanism):
 
     @staticmethod
     def magnitude(epsilon: float) -> float:
-        e = math.exp(epsilon)
-        return (e + 1.0) / (e - 1.0)
+        """C = (e^ε+1)/(e^ε−1) = 1/tanh(ε/2)."""
+        return 1.0 / math.tanh(epsilon / 2.0)
 
     def plus_probability(self, x: torch.Tensor, epsilon: float) -> torch.Tensor:
-        e = math.exp(epsilon)
-        return 0.5 + x * (e - 1.0) / (2.0 * (e + 1.0))
+        """1/2 + x(e^ε−1)/(2(e^ε+1)) = 1/2 + x·tanh(ε/2)/2."""
+        return 0.5 + x * (math.tanh(epsilon / 2.0) / 2.0)
 
     def sample(self, x, epsilon, rng):
         c = self.magnitude(epsilon)
@@ -141,7 +142,7 @@ class HybridMechanism(ScalarMechanism):
         self.pm, self.duchi = Piecewise(0.5), Duchi1D()
 
     def pm_probability(self, epsilon: float) -> float:
-        return 1.0 - math.exp(-epsilon / 2.0) if epsilon > self.EPSILON_STAR else 0.0
+        return -math.expm1(-epsilon / 2.0) if epsilon > self.EPSILON_STAR else 0.0
 
     def sample(self, x, epsilon, rng):
         use_pm = uniform(tuple(x.shape), rng) < self.pm_probability(epsilon)
@@ -156,10 +157,10 @@ class HybridMechanism(ScalarMechanism):
 @lru_cache(maxsize=256)
 def three_output_anchors(epsilon: float, grid: int = 4001) -> tuple[float, float, float, float]:
     """``(P(C|1), P(0|1), P(−C|1), P(0|0))`` minimising the worst-case variance (module docstring)."""
-    e = math.exp(epsilon)
+    e = math.exp(epsilon)  # finite for ε ≤ MAX_EPSILON
     b = np.linspace(0.0, 1.0, grid, endpoint=False)
-    c = (1.0 - b) / (1.0 + e)
-    a = e * c
+    c = (1.0 - b) * float(expit(-epsilon))  # (1 − b)/(1 + e^ε)
+    a = (1.0 - b) * float(expit(epsilon))  # e^ε·c
     z = np.minimum(np.minimum(e * b, 1.0 - 2.0 * c), 1.0)
     mag2 = 1.0 / (a - c) ** 2
     # Var(x) = C²(1 − z) + x·C²(z − b) − x² on [0, 1]: maximum at x* = clip(C²(z − b)/2, 0, 1)
@@ -276,10 +277,9 @@ class DuchiFeatures(FeatureMechanism):
     def bound(epsilon: float, d_odd: int) -> float:
         if d_odd % 2 == 0:
             raise ValueError("B is defined here for odd dimension")
-        e = math.exp(epsilon)
         m = d_odd - 1
         log_ratio = m * math.log(2.0) - (math.lgamma(m + 1) - 2 * math.lgamma(m // 2 + 1))
-        return (e + 1.0) / (e - 1.0) * math.exp(log_ratio)
+        return math.exp(log_ratio) / math.tanh(epsilon / 2.0)  # (e^ε+1)/(e^ε−1) = 1/tanh(ε/2)
 
     def perturb(self, x: torch.Tensor, rng: RandomSource) -> torch.Tensor:
         x = self.validate(x)
@@ -289,7 +289,7 @@ class DuchiFeatures(FeatureMechanism):
             unit = torch.cat([unit, torch.zeros((n, 1), dtype=unit.dtype)], dim=1)
         dd = unit.shape[1]
         out = torch.empty((n, d), dtype=torch.float64)
-        e = math.exp(self.epsilon)
+        right_side = float(expit(self.epsilon))  # e^ε/(e^ε+1)
         b = self.bound(self.epsilon, dd)
         block = max(1, (1 << 22) // dd)
         for s in range(0, n, block):
@@ -297,7 +297,7 @@ class DuchiFeatures(FeatureMechanism):
             v = torch.where(uniform(tuple(xs.shape), rng) < (1.0 + xs) / 2.0, 1.0, -1.0)
             t = torch.where(uniform(tuple(xs.shape), rng) < 0.5, 1.0, -1.0)
             positive = (t * v).sum(dim=1) > 0
-            want_positive = uniform((xs.shape[0],), rng) < e / (e + 1.0)
+            want_positive = uniform((xs.shape[0],), rng) < right_side
             t = torch.where((positive != want_positive)[:, None], -t, t)
             out[s:s + block] = b * t[:, :d]
         return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import torch
+from scipy.special import expit
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.mechanisms.base import check_epsilon
@@ -27,13 +28,18 @@ class RandomizedResponse:
 
     @property
     def keep_probability(self) -> float:
-        e = math.exp(self.epsilon)
-        return e / (e + self.k - 1)
+        """e^ε/(e^ε+k−1) = σ(ε − ln(k−1)) (no overflow)."""
+        return float(expit(self.epsilon - math.log(self.k - 1)))
+
+    @property
+    def other_probability(self) -> float:
+        """P(report j | true i) for one j ≠ i: 1/(e^ε+k−1), computed directly (1 − p rounds to 0 at large ε)."""
+        return float(expit(math.log(self.k - 1) - self.epsilon)) / (self.k - 1)
 
     def transition_matrix(self) -> torch.Tensor:
         """T[i, j] = P(report j | true i)."""
         p = self.keep_probability
-        q = (1 - p) / (self.k - 1)
+        q = self.other_probability
         return torch.full((self.k, self.k), q, dtype=torch.float64).fill_diagonal_(p)
 
     def perturb(self, y: torch.Tensor, rng: RandomSource) -> torch.Tensor:
