@@ -106,7 +106,7 @@ def test_dp_training_spends_its_budget_and_noise_costs_accuracy():
     aucs = {}
     for eps in (1.0, None):  # None: same sampling and loss, no clipping or noise
         inputs = LinkInputs({"paper": d["paper"].x, "author": d["author"].x})
-        res = train_link_model_dp(inputs, train[et].edge_label_index, et, eps, 1e-5, config, seed=0)
+        res = train_link_model_dp(inputs, train[et].edge_label_index, et, eps, 1e-5, config, rng=0)
         assert res.steps == round(20 / res.sample_rate)
         assert res.epsilon <= eps if eps is not None else res.epsilon == math.inf
         scores = link_scores(res.model, inputs, et, test[et].edge_label_index)
@@ -140,7 +140,7 @@ def test_training_adds_sigma_times_c_each_step_and_the_accountant_covers_it(monk
     edges = d["paper", "to", "author"].edge_index
     config = DPSGDConfig(batch_size=64, epochs=2, clip=0.3)
     inputs = LinkInputs({"paper": d["paper"].x, "author": d["author"].x})
-    res = train_link_model_dp(inputs, edges, ("paper", "to", "author"), 0.5, 1e-5, config, seed=0)
+    res = train_link_model_dp(inputs, edges, ("paper", "to", "author"), 0.5, 1e-5, config, rng=0)
     assert len(calls) == res.steps
     assert all(c == (0.3, pytest.approx(res.noise_multiplier * 0.3), 64) for c in calls)
     assert res.sample_rate == pytest.approx(64 / edges.shape[1])

@@ -176,6 +176,11 @@ def print_hetero_summary(result, console: Console = out_console) -> None:
     print_reports(result.reports, console)
 
 
+class Calibration(str, Enum):
+    analytic = "analytic"
+    classical = "classical"
+
+
 class Case(str, Enum):
     a = "a"
     b = "b"
@@ -183,7 +188,7 @@ class Case(str, Enum):
 
 def _embedding_spec(method: str, dataset: str, epsilon: list[float], delta: Optional[float], case: "Case", dp: bool,
                     penalty: Optional[float], balance: bool, hparam: list[str], trials: int, seed: int,
-                    data_root: Optional[Path]):
+                    data_root: Optional[Path], secure: bool = False, calibration: str = "analytic"):
     """An :class:`EmbeddingSpec`, validated; bad input exits with status 2 and the reason."""
     from privgraph.experiments.embedding import EmbeddingSpec
 
@@ -193,8 +198,8 @@ def _embedding_spec(method: str, dataset: str, epsilon: list[float], delta: Opti
     try:
         spec = EmbeddingSpec(method=method, dataset=dataset, case=case.value, dp=dp,
                              epsilons=list(epsilon) or [0.01], delta=1e-4 if delta is None else delta,
-                             trials=trials, seed=seed, balance=balance, config=config,
-                             data_root=str(data_root) if data_root else None)
+                             trials=trials, seed=seed, balance=balance, config=config, secure=secure,
+                             calibration=calibration, data_root=str(data_root) if data_root else None)
         spec.validate()
     except ValueError as err:
         err_console.print(f"[red]error:[/red] {err}")
@@ -248,6 +253,9 @@ def run(
     data_root: Optional[Path] = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)"),
     private_ratio: Optional[float] = typer.Option(
         None, "--private-ratio", help="mark this fraction ρ of the edges private at random (edge-level methods)"),
+    calibration: Calibration = typer.Option(
+        Calibration.analytic, help="ppcvgae --dp: Gaussian calibration — analytic (Balle & Wang, default) or "
+                                   "classical (the paper's eq. 6, ε < 1, over-noises)"),
     epsilon_f: Optional[float] = typer.Option(None, "--epsilon-f", help="heterorr: feature budget ε_f"),
     epsilon_e: Optional[float] = typer.Option(None, "--epsilon-e", help="heterorr: private-edge budget ε_e"),
     gamma: Optional[float] = typer.Option(None, help="FeatureRR: importance weight γ of eq. 7 (default 0.5)"),
@@ -282,6 +290,14 @@ def run(
     """Run a method over one or more ε, several seeded trials; store and print results."""
     from privgraph.experiments import run_experiment
 
+    if method in HETERO_METHODS or method in EMBEDDING_METHODS:
+        ignored = [flag for flag, given in (("--tune", tune), ("--model", model is not None), ("--clip", clip),
+                                             ("--epsilon-y", epsilon_y is not None), ("--variant", variant is not None),
+                                             ("--private-ratio", private_ratio is not None)) if given]
+        if ignored:
+            err_console.print(f"[red]error:[/red] {method} does not take {', '.join(ignored)} (hetedp's feature clipping "
+                              "bound is --clip-bound; ppcvgae's settings go through --set)")
+            raise typer.Exit(2)
     if method in HETERO_METHODS:
         from privgraph.experiments.hetero import HeteroSpec, run_hetero_experiment
 
@@ -289,7 +305,7 @@ def run(
             hetero = HeteroSpec(method=method, dataset=dataset, task=task.value, epsilons=list(epsilon),
                                 delta=1e-5 if delta is None else delta, trials=trials, seed=seed,
                                 feature_share=feature_share, clip=clip_bound, topology=topology.value,
-                                data_root=str(data_root) if data_root else None,
+                                secure=secure, data_root=str(data_root) if data_root else None,
                                 **_nested(_parse_hparams(hparam), "dpsgd"))
             hetero.validate()
         except (ValueError, TypeError) as err:
@@ -301,7 +317,7 @@ def run(
         from privgraph.experiments.embedding import run_embedding_experiment
 
         spec = _embedding_spec(method, dataset, epsilon, delta, case, dp, penalty, balance, hparam, trials, seed,
-                               data_root)
+                               data_root, secure, calibration.value)
         _run_and_report(run_embedding_experiment, spec, db, format, print_embedding_summary)
         return
     spec = _checked_spec(
@@ -341,8 +357,13 @@ def release(
     dataset: str = typer.Option("sbm", help="cora, citeseer, facebook, github, ... or sbm (synthetic)"),
     epsilon: Optional[float] = typer.Option(None, help="privacy budget ε (the method's own meaning; default 1, "
                                                       "ppcvgae --dp: 0.01)"),
-    seed: int = typer.Option(0, help="seed of the split, the annotations and the release"),
-    secure: bool = typer.Option(False, help="draw noise from the OS cryptographic source (not reproducible)"),
+    seed: int = typer.Option(0, help="seed of the split and the annotations (and of the noise only with "
+                                     "--reproducible)"),
+    secure: bool = typer.Option(False, "--secure", help="noise from the OS cryptographic source (the default; "
+                                                        "nothing recorded can regenerate it)"),
+    reproducible: bool = typer.Option(
+        False, "--reproducible", help="draw the noise from --seed and record it: anyone with the seed can remove "
+                                      "the noise, so the file is for research only"),
     mechanism: Mechanism = typer.Option(Mechanism.multibit, help="feature mechanism of lpgnn and featureldp"),
     delta: Optional[float] = typer.Option(None, help="as in `privgraph run`"),
     variant: Optional[str] = typer.Option(None, help="blink: hard, soft or hybrid"),
@@ -362,20 +383,32 @@ def release(
     dp: bool = typer.Option(False, "--dp", help="ppcvgae: add Gaussian noise for (ε, δ)-DP w.r.t. the candidates"),
     penalty: Optional[float] = typer.Option(None, help="ppcvgae: weight λ of the privacy penalty Δν (default 10)"),
     hparam: list[str] = typer.Option([], "--set", help="ppcvgae: embedding setting, e.g. --set epochs=500"),
+    calibration: Calibration = typer.Option(
+        Calibration.analytic, help="ppcvgae --dp: analytic (default) or classical (the paper's eq. 6)"),
 ) -> None:
     """Privatize a graph (or train and release an embedding) once and write it with its
-    privacy report (OUTPUT + OUTPUT.json)."""
+    privacy report (OUTPUT + OUTPUT.json).  The noise comes from the OS cryptographic
+    source unless --reproducible."""
     from privgraph.experiments.release import release_embedding_file, release_graph
 
+    if secure and reproducible:
+        err_console.print("[red]error:[/red] --secure and --reproducible exclude each other (--secure is the default)")
+        raise typer.Exit(2)
+    if method in HETERO_METHODS:
+        err_console.print(f"[red]error:[/red] {method} has no release file yet (heterogeneous releases are not "
+                          "written); use `privgraph run`")
+        raise typer.Exit(2)
     if method in EMBEDDING_METHODS:
         spec = _embedding_spec(method, dataset, [epsilon] if epsilon is not None else [], delta, case, dp, penalty,
-                               False, hparam, 1, seed, data_root)
+                               False, hparam, 1, seed, data_root, secure=dp and not reproducible,
+                               calibration=calibration.value)
         _release_and_report(release_embedding_file, spec, output)
         return
     spec = _checked_spec(
         method=method, dataset=dataset, epsilons=[1.0 if epsilon is None else epsilon], trials=1, seed=seed,
         mechanism=mechanism.value,
-        delta=delta, variant=variant, secure=secure, clip=clip, data_root=str(data_root) if data_root else None,
+        delta=delta, variant=variant, secure=not reproducible, clip=clip,
+        data_root=str(data_root) if data_root else None,
         private_ratio=private_ratio,
         options=_release_options(epsilon_f, epsilon_e, gamma, bins, public_fraction, sensitive_features,
                                  mcmc_steps, mcmc_share, debias),
@@ -391,7 +424,7 @@ def _release_and_report(release_fn, spec, output: Path) -> None:
     except (ValueError, RuntimeError) as err:
         err_console.print(f"[red]error:[/red] {err}")
         raise typer.Exit(1) from None
-    for line in report.lines():
+    for line in json.loads(report_path.read_text())["report"]:
         out_console.print(escape(line))
     out_console.print(f"wrote {path} and {report_path}")
 

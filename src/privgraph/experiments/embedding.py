@@ -2,8 +2,9 @@
 embedding, release it, attack it, measure its utility.
 
 Protocol for one setting (dataset, method, case, ε): trial ``t`` uses seed
-``seed + t`` for the private nodes (70 %), the 50/30/20 split, the model's
-initialisation and the release noise.  Each trial trains the autoencoder once
+``seed + t`` for the private nodes (70 %), the 50/30/20 split and the model's
+initialisation, and for the release noise unless ``secure`` (the OS source);
+each ε's noisy release draws from its own stream.  Each trial trains the autoencoder once
 and releases its encoder mean as it is (PPCVGAE) and, with ``dp``, once per ε
 with the calibrated noise (PPCVGAE+DP) — same model, the noise is the only
 difference.  Metrics per
@@ -25,7 +26,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import torch
 from torch_geometric.data import Data
 
 from privgraph import __version__
@@ -35,7 +35,7 @@ from privgraph.data import load_sensitive, sensitive_sbm_graph, split_sensitive
 from privgraph.experiments.runner import ExperimentResult
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
-from privgraph.mechanisms import check_delta
+from privgraph.mechanisms import SECURE_NOTE, check_delta, release_source
 from privgraph.methods.ppcvgae.dpgcn import disentangle
 from privgraph.methods.ppcvgae.embedding import (
     EmbeddingConfig,
@@ -46,7 +46,7 @@ from privgraph.methods.ppcvgae.embedding import (
     standardize,
     train_embedding,
 )
-from privgraph.methods.ppcvgae.privacy import check_candidate_epsilon, flip_candidate
+from privgraph.methods.ppcvgae.privacy import check_calibration, check_candidate_epsilon, flip_candidate
 
 EMBEDDING_METHODS = ("ppcvgae", "vgae", "dpgcn")
 METRICS = ("utility_accuracy", "utility_f1", "attack_accuracy", "attack_f1")
@@ -62,25 +62,31 @@ class EmbeddingSpec:
     dp: bool = False
     epsilons: list[float] = field(default_factory=lambda: [0.01])
     delta: float = 1e-4
+    calibration: str = "analytic"  # Gaussian calibration of the DP release: "analytic" or "classical" (eq. 6)
     trials: int = 5
     seed: int = 0
     balance: bool = False
     config: dict[str, Any] = field(default_factory=dict)  # EmbeddingConfig overrides
     data_root: str | None = None
     synthetic: dict[str, Any] = field(default_factory=dict)
+    secure: bool = False  # release noise from the OS source instead of the trial's seed
 
     def validate(self) -> None:
         if self.method not in EMBEDDING_METHODS:
             raise ValueError(f"unknown embedding method {self.method!r}; choose from {EMBEDDING_METHODS}")
         check_case(self.case)
+        check_calibration(self.calibration)
         if self.dp:
             if self.method != "ppcvgae":
                 raise ValueError(f"--dp applies to ppcvgae only (the {self.method} embedding does not take s as "
                                  "an input, so there is nothing to calibrate against the candidates)")
             if not self.epsilons:
                 raise ValueError("--dp needs at least one epsilon")
-            self.epsilons = [check_candidate_epsilon(e) for e in self.epsilons]
+            self.epsilons = [check_candidate_epsilon(e, self.calibration) for e in self.epsilons]
             check_delta(self.delta)
+        if self.secure and not self.dp:
+            raise ValueError("--secure draws the release noise from the OS source, but without --dp this embedding "
+                             "is released without noise (nothing to draw); add --dp or drop --secure")
         if self.trials < 1:
             raise ValueError("trials must be >= 1")
         self.embedding_config()
@@ -135,9 +141,12 @@ def train_and_release(spec: EmbeddingSpec, data: Data, seed: int, progress: Prog
     out: list[tuple[float | None, EmbeddingRelease]] = [(None, release_embedding(model, data, candidate, None))]
     if not spec.dp:
         return out, {"trace_last": trace[-1]}
-    for k, eps in enumerate(spec.epsilons):
-        generator = torch.Generator().manual_seed(seed * 1000 + k)
-        out.append((eps, release_embedding(model, data, candidate, (eps, spec.delta), generator)))
+    for k, eps in enumerate(spec.epsilons):  # one independent noise stream per ε
+        rng = release_source(None if spec.secure else seed, k)
+        release = release_embedding(model, data, candidate, (eps, spec.delta), rng=rng, calibration=spec.calibration)
+        if spec.secure:
+            release.guarantee = release.guarantee.with_note(SECURE_NOTE)
+        out.append((eps, release))
     return out, {"trace_last": trace[-1]}
 
 
@@ -168,6 +177,7 @@ def run_embedding_experiment(spec: EmbeddingSpec, store: ResultsStore | None = N
                 model=CASE_MODELS[spec.case], mechanism="gaussian" if eps is not None else None, epsilon=eps,
                 epsilon_y=None, trial=t, seed=seed,
                 config={"case": spec.case, "dp": spec.dp, "delta": spec.delta if spec.dp else None,
+                        "secure": spec.secure,
                         "balance": spec.balance, "embedding": spec.embedding_config().to_dict(),
                         "release": release.details, "training": training},
                 metrics={"utility_accuracy": u.accuracy, "utility_f1": u.f1, "utility_val_accuracy": u.val_accuracy,

@@ -26,7 +26,10 @@ metapath2vec.
   regression (NC) or their dot product (LP).
 
 Trial ``t`` uses seed ``seed + t`` (HGB validation split, link split, model
-initialisation, noise).
+initialisation) and, unless ``secure`` (the OS source), for its noise: every
+release — each trial, each ε, each candidate share of the search — draws
+from its own stream (:func:`~privgraph.mechanisms.release_source`), so no two
+releases of the same data share a draw.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from privgraph.data.hetero import METAPATHS, TASKS, HeteroTask, link_split, load
 from privgraph.experiments.runner import ExperimentResult
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
-from privgraph.mechanisms import check_delta, check_epsilon, make_generator
+from privgraph.mechanisms import SECURE_NOTE, RandomSource, check_delta, check_epsilon, release_source
 from privgraph.methods.heterorr.edges import check_share
 from privgraph.methods.hetedp.features import check_clip_bound, privatize_features
 from privgraph.methods.hetedp.models import HANClassifier, HGTClassifier, RGCNClassifier, node_inputs
@@ -87,6 +90,11 @@ class HeteroSpec:
     hidden: int = 64
     dpsgd: dict[str, Any] = field(default_factory=dict)  # DPSGDConfig overrides
     data_root: str | None = None
+    secure: bool = False  # noise (features, DP-SGD) from the OS source instead of the trial's seed
+
+    def source(self, seed: int, *stream: int) -> RandomSource:
+        """The randomness of one release (trial seed, then ε index and candidate index)."""
+        return release_source(None if self.secure else seed, *stream)
 
     def validate(self) -> None:
         if self.method not in HETERO_METHODS:
@@ -179,7 +187,7 @@ def _metapath2vec(edge_index_dict, metapath, num_nodes_dict, seed: int, epochs: 
 
 
 # --------------------------------------------------------------------------- NC
-def _node_classification(spec: HeteroSpec, data: HeteroData, eps: float | None, seed: int
+def _node_classification(spec: HeteroSpec, data: HeteroData, eps: float | None, seed: int, rng: RandomSource
                          ) -> tuple[dict[str, float], list[PrivacyGuarantee], dict[str, Any]]:
     name = spec.dataset.lower()
     target = TASKS[name].node_type
@@ -198,7 +206,7 @@ def _node_classification(spec: HeteroSpec, data: HeteroData, eps: float | None, 
         x = graph[target].x.float()
         guarantees = [unprotected(Unit.NODE_FEATURES, "HeteDP without noise")]
         if eps is not None:
-            release = privatize_features(data, eps, spec.delta, spec.clip, make_generator(seed), node_types=[target])
+            release = privatize_features(data, eps, spec.delta, spec.clip, rng, node_types=[target])
             x = release.x[target]
             guarantees = [release.guarantee.with_note("metapath graph and labels are not protected")]
             details["features"] = release.details
@@ -225,7 +233,8 @@ def _split_auc(split: HeteroData, edge_type, score_pairs: Callable[[Tensor], Ten
 
 
 def _lp_hetedp(spec: HeteroSpec, data: HeteroData, task: HeteroTask, splits, eps: float | None, share: float,
-               seed: int) -> tuple[float, float, list[PrivacyGuarantee], dict[str, Any]]:
+               seed: int, rng: RandomSource) -> tuple[float, float, list[PrivacyGuarantee], dict[str, Any]]:
+    """One release: features (ε_f) then DP-SGD (ε_s), both drawing from ``rng``."""
     train, val, test = splits
     src, _, dst = task.edge_type
     relations = message_relations(train.edge_types, task.edge_type, task.reverse, spec.topology)
@@ -237,14 +246,14 @@ def _lp_hetedp(spec: HeteroSpec, data: HeteroData, task: HeteroTask, splits, eps
     eps_s = eps
     if eps is not None and featured:
         eps_f, eps_s = share * eps, (1 - share) * eps
-        release = privatize_features(data, eps_f, spec.delta, spec.clip, make_generator(seed), node_types=featured)
+        release = privatize_features(data, eps_f, spec.delta, spec.clip, rng, node_types=featured)
         inputs.update(release.x)
         guarantees.append(release.guarantee)
         details["features"] = release.details
     config = DPSGDConfig(**spec.dpsgd)
     link_inputs = LinkInputs.build(inputs, train.edge_index_dict, relations)
     res = train_link_model_dp(link_inputs, train[task.edge_type].edge_label_index, task.edge_type, eps_s,
-                              spec.delta, config, seed)
+                              spec.delta, config, rng)
     if eps is not None:
         guarantees.append(_topology_guarantee(spec, task, res, config, relations))
     else:
@@ -336,11 +345,14 @@ def run_hetero_experiment(spec: HeteroSpec, store: ResultsStore | None = None,
     records, reports = [], {}
     settings: list[float | None] = list(spec.epsilons) or [None]
     total, done = len(settings) * spec.trials, 0
-    for eps in settings:
+    for k, eps in enumerate(settings):
         share, selection, candidates = spec.feature_share, {}, {}
         if spec.task == "lp" and spec.method == "hetedp" and eps is not None and share is None:
             splits = link_split(data, task, seed=spec.seed)  # trial 0's split
-            candidates = {s: _lp_hetedp(spec, data, task, splits, eps, s, spec.seed) for s in SHARE_GRID}
+            # each candidate is a release of its own, with its own randomness (shared draws at two
+            # known scales would reveal the features exactly)
+            candidates = {s: _lp_hetedp(spec, data, task, splits, eps, s, spec.seed, spec.source(spec.seed, k, 1 + i))
+                          for i, s in enumerate(SHARE_GRID)}
             vals = {s: c[0] for s, c in candidates.items()}
             share = max(vals, key=vals.get)
             selection = {"feature_share": share, "selection_val_auc": vals}
@@ -348,13 +360,14 @@ def run_hetero_experiment(spec: HeteroSpec, store: ResultsStore | None = None,
             progress(f"{spec.method} {spec.task} on {name}", done, total)
             start, seed = time.perf_counter(), spec.seed + t
             if spec.task == "nc":
-                metrics, guarantees, details = _node_classification(spec, data, eps, seed)
+                metrics, guarantees, details = _node_classification(spec, data, eps, seed, spec.source(seed, k, 0))
             else:
                 splits = link_split(data, task, seed=seed)
                 if spec.method == "hetedp" and t == 0 and candidates:  # trained during the selection
                     val_auc, auc, guarantees, details = candidates[share]
                 elif spec.method == "hetedp":
-                    val_auc, auc, guarantees, details = _lp_hetedp(spec, data, task, splits, eps, share or 0.5, seed)
+                    val_auc, auc, guarantees, details = _lp_hetedp(spec, data, task, splits, eps, share or 0.5, seed,
+                                                                   spec.source(seed, k, 0))
                 else:
                     (val_auc, auc), guarantees, details = _lp_baseline(spec, data, task, splits, seed), \
                         [unprotected(Unit.NODE_FEATURES, spec.method)], {}
@@ -364,12 +377,15 @@ def run_hetero_experiment(spec: HeteroSpec, store: ResultsStore | None = None,
                                           f"candidate releases on trial 0: counted, the selection spends "
                                           f"{len(SHARE_GRID)}×ε = {len(SHARE_GRID) * eps:g} (basic composition)")
                               for g in guarantees]
+            if spec.secure and eps is not None:
+                guarantees = [g.with_note(SECURE_NOTE) for g in guarantees]
             report = PrivacyReport(guarantees)
             reports[eps] = report
             record = TrialRecord(
                 run_id=run_id, method=spec.method, dataset=getattr(data, "name", name), model=spec.task,
                 mechanism="gaussian" if eps is not None else None, epsilon=eps, epsilon_y=None, trial=t, seed=seed,
                 config={"task": spec.task, "delta": spec.delta, "clip": spec.clip, "epochs": spec.epochs,
+                        "secure": spec.secure,
                         "release_options": selection, "details": details},
                 metrics=metrics, guarantee=report.to_dict(), wall_time=time.perf_counter() - start,
                 version=__version__)

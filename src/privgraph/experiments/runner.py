@@ -17,7 +17,16 @@ Protocol for one setting (dataset, method, ε):
   validation accuracy (default hyperparameters) is kept before the
   hyperparameters are searched on its release.  Those candidate releases
   are real privacy spending on the same data: the guarantee's notes state
-  the total (basic composition), as the source papers do not.
+  the total (basic composition), as the source papers do not;
+* randomness: every release draws from its own stream
+  (:func:`~privgraph.mechanisms.release_source`: trial seed, ε index and,
+  for a candidate of the selection, its index; the OS source with
+  ``secure``).  Basic composition over candidates holds only for independent
+  draws: two Blink candidates that shared one Laplace draw at two known
+  scales gave every node's exact degree.  Trial 0 *is* the chosen candidate's
+  release, and tuning reads trial 0's release, so neither is a new release;
+  label reports are drawn once per trial and ε and shared by the candidates
+  (they do not depend on the release parameters).
 """
 
 from __future__ import annotations
@@ -36,10 +45,18 @@ from torch_geometric.data import Data
 
 from privgraph import __version__
 from privgraph.accounting import PrivacyReport
-from privgraph.data import load, mark_private_edges, sbm_graph, stratified_split
+from privgraph.data import load, mark_private_edges, sbm_graph, stratified_split, validate_graph
 from privgraph.data.annotations import check_private_ratio, check_public_fraction
-from privgraph.mechanisms import SecureRandom, check_delta, check_epsilon, make_generator
-from privgraph.methods import SEARCH_SPACE, Hyperparameters, Method, denoise_labels, get_method, report_labels
+from privgraph.mechanisms import SECURE_NOTE, check_delta, check_epsilon, derive_seed, release_source
+from privgraph.methods import (
+    SEARCH_SPACE,
+    Hyperparameters,
+    LabelReports,
+    Method,
+    denoise_labels,
+    get_method,
+    report_labels,
+)
 from privgraph.mechanisms.feature_rr import check_bins
 from privgraph.methods.base import Release
 from privgraph.methods.heterorr.edges import check_mcmc_steps, check_share
@@ -169,17 +186,13 @@ def _json_safe(obj: Any) -> Any:
     return obj
 
 
-def _derive_seed(*parts: int) -> int:
-    return int(np.random.SeedSequence([int(p) & 0xFFFFFFFF for p in parts]).generate_state(1)[0])
-
-
 def load_dataset(spec: ExperimentSpec) -> Data:
     if spec.dataset.lower() == "sbm":
         data = sbm_graph(seed=spec.seed, **spec.synthetic)
     else:
         data = load(spec.dataset, root=spec.data_root, split=spec.split, seed=spec.seed)
     if spec.private_ratio is not None:
-        mark_private_edges(data, spec.private_ratio, seed=_derive_seed(spec.seed, 5))
+        mark_private_edges(data, spec.private_ratio, seed=derive_seed(spec.seed, 5))
     return data
 
 
@@ -210,10 +223,21 @@ class Experiment:
         self.store = store
         self.progress = progress or (lambda task, done, total: None)
         self.run_id = uuid.uuid4().hex[:12]
+        self.graph_notes: list[str] = []
 
     # -------------------------------------------------------------- pieces
-    def _rng(self, *parts: int):
-        return SecureRandom() if self.spec.secure else make_generator(_derive_seed(*parts))
+    def load(self) -> Data:
+        """The spec's graph, validated at the boundary (:func:`~privgraph.data.validate_graph`):
+        duplicate edges merged (stated in every report), and for link-level methods an undirected
+        graph without self-loops required."""
+        simple = self.method.simple_graph
+        data, notes = validate_graph(load_dataset(self.spec), undirected=simple, self_loops=not simple)
+        self.graph_notes = [f"input graph: {n}" for n in notes]
+        return data
+
+    def _source(self, trial_seed: int, *stream: int):
+        """The randomness of one release (module docstring, "randomness")."""
+        return release_source(None if self.spec.secure else trial_seed, *stream)
 
     def _trial_data(self, data: Data, trial_seed: int) -> Data:
         if self.spec.split == "public":
@@ -234,51 +258,64 @@ class Experiment:
             loss_transition=transition, edge_weight=release.edge_weight,
         )
 
+    def _labels(self, data: Data, trial_seed: int, eps_index: int) -> LabelReports | None:
+        """The trial's label reports (one collection per trial and ε), or None without label privacy."""
+        if self.spec.epsilon_y is None:
+            return None
+        return report_labels(data, self.spec.epsilon_y, self._source(trial_seed, 2, eps_index))
+
     def _release(self, data: Data, eps: float | None, trial_seed: int, eps_index: int, hp: Hyperparameters,
-                 overrides: dict[str, Any] | None = None):
+                 overrides: dict[str, Any] | None = None, candidate: int | None = None,
+                 labels: LabelReports | None = None) -> tuple[Release, LabelReports | None, PrivacyReport]:
+        """One release of ``data``; ``candidate`` (index of a selection candidate) gives it a stream of
+        its own; ``labels`` reuses the trial's label reports (drawn here when None)."""
         options = {"mechanism": self.spec.mechanism, "delta": self.spec.delta, "clip": self.spec.clip,
                    **self.spec.options, "progress": self.progress}
         options.update(overrides or {})
-        release = self.method.release(data, eps, self._rng(trial_seed, 1, eps_index), hp, options)
-        labels = None
-        if self.spec.epsilon_y is not None:
-            labels = report_labels(data, self.spec.epsilon_y, self._rng(trial_seed, 2, eps_index))
+        stream = (1, eps_index) if candidate is None else (1, eps_index, 1 + candidate)
+        release = self.method.release(data, eps, self._source(trial_seed, *stream), hp, options)
+        if labels is None:
+            labels = self._labels(data, trial_seed, eps_index)
         report = PrivacyReport([release.guarantee] + list(release.extra_guarantees)
                                + ([labels.guarantee()] if labels else []))
         if self.spec.secure:
-            report.guarantees = [g.with_note("randomness from the OS cryptographic source") for g in report.guarantees]
+            report.guarantees = [g.with_note(SECURE_NOTE) for g in report.guarantees]
+        for note in self.graph_notes:
+            report.guarantees[0] = report.guarantees[0].with_note(note)
         return release, labels, report
 
-    def _select_release_options(self, data: Data, eps: float | None, eps_index: int,
-                                base: Hyperparameters) -> dict[str, Any]:
-        """Choose the method's release parameters not given by the user (see module docstring)."""
+    def _select_release_options(self, data: Data, eps: float | None, eps_index: int, base: Hyperparameters
+                                ) -> tuple[dict[str, Any], int, tuple | None]:
+        """Choose the method's release parameters not given by the user (see module docstring).
+        Returns the chosen values, the number of candidate releases, and the chosen candidate's
+        release (trial 0's), or ``({}, 0, None)`` when nothing is chosen."""
         space = {k: v for k, v in self.method.release_search.items() if getattr(self.spec, k, None) is None}
         if not self.spec.tune or not space:
-            return {}
+            return {}, 0, None
         trial_seed = self.spec.seed
         tdata = self._trial_data(data, trial_seed)
+        labels = self._labels(tdata, trial_seed, eps_index)
         candidates = [dict(zip(space, values)) for values in itertools.product(*space.values())]
-        best, best_val = candidates[0], -1.0
+        best, best_val, best_release = candidates[0], -1.0, None
         for i, options in enumerate(candidates):
             self.progress(f"choosing {', '.join(space)} at ε={eps}", i, len(candidates))
-            release, labels, _ = self._release(tdata, eps, trial_seed, eps_index, base, options)
-            result = self._fit(tdata, release, labels, base, _derive_seed(trial_seed, 4, eps_index))
+            released = self._release(tdata, eps, trial_seed, eps_index, base, options, candidate=i, labels=labels)
+            result = self._fit(tdata, released[0], labels, base, derive_seed(trial_seed, 4, eps_index))
             if result.val_accuracy > best_val:
-                best, best_val = options, result.val_accuracy
+                best, best_val, best_release = options, result.val_accuracy, released
         self.progress(f"choosing {', '.join(space)} at ε={eps}", len(candidates), len(candidates))
-        return {**best, "selection_releases": len(candidates)}
+        return best, len(candidates), best_release
 
-    def _tune(self, data: Data, eps: float | None, eps_index: int, base: Hyperparameters,
-              overrides: dict[str, Any] | None = None) -> Hyperparameters:
-        trial_seed = self.spec.seed
-        tdata = self._trial_data(data, trial_seed)
-        release, labels, _ = self._release(tdata, eps, trial_seed, eps_index, base, overrides)
-        configs = search_configs(self.method, base, self.spec.tune_budget, _derive_seed(self.spec.seed, 3, eps_index),
+    def _tune(self, tdata: Data, released: tuple, eps: float | None, eps_index: int,
+              base: Hyperparameters) -> Hyperparameters:
+        """Hyperparameters chosen on validation accuracy over trial 0's own release (``released``)."""
+        release, labels, _ = released
+        configs = search_configs(self.method, base, self.spec.tune_budget, derive_seed(self.spec.seed, 3, eps_index),
                                  labels is not None)
         best, best_val = base, -1.0
         for i, hp in enumerate(configs):
             self.progress(f"tuning ε={eps}", i, len(configs))
-            result = self._fit(tdata, release, labels, hp, _derive_seed(trial_seed, 4, eps_index))
+            result = self._fit(tdata, release, labels, hp, derive_seed(self.spec.seed, 4, eps_index))
             if result.val_accuracy > best_val:
                 best, best_val = hp, result.val_accuracy
         self.progress(f"tuning ε={eps}", len(configs), len(configs))
@@ -287,7 +324,7 @@ class Experiment:
     # ----------------------------------------------------------------- run
     def run(self) -> ExperimentResult:
         spec = self.spec
-        data = load_dataset(spec)
+        data = self.load()
         base = Hyperparameters().update(**spec.hyperparameters)
         epsilons: list[float | None] = list(spec.epsilons) if self.method.private else [None]
         records: list[TrialRecord] = []
@@ -295,21 +332,28 @@ class Experiment:
         total = len(epsilons) * spec.trials
         done = 0
         for k, eps in enumerate(epsilons):
-            chosen = self._select_release_options(data, eps, k, base)
-            selections = chosen.pop("selection_releases", 0)
-            hp = self._tune(data, eps, k, base, chosen) if spec.tune else base
+            chosen, selections, first = self._select_release_options(data, eps, k, base)
+            if spec.tune:
+                tdata = self._trial_data(data, spec.seed)
+                first = first or self._release(tdata, eps, spec.seed, k, base, chosen)
+                hp = self._tune(tdata, first, eps, k, base)
+            else:
+                hp = base
             for t in range(spec.trials):
                 self.progress(f"{spec.method} on {spec.dataset}", done, total)
                 start = time.perf_counter()
                 trial_seed = spec.seed + t
                 tdata = self._trial_data(data, trial_seed)
-                release, labels, report = self._release(tdata, eps, trial_seed, k, hp, chosen)
+                # trial 0 is the release the selection and the tuning already looked at
+                release, labels, report = (first if t == 0 and first is not None
+                                           else self._release(tdata, eps, trial_seed, k, hp, chosen))
                 if selections:
                     report.guarantees[0] = report.guarantees[0].with_note(
                         f"{', '.join(f'{n}={v:g}' for n, v in chosen.items())} was chosen on validation accuracy "
                         f"among {selections} candidate releases on trial 0's split: counted, that selection "
-                        f"spends {selections}×ε = {selections * eps:g} (basic composition) on the same data")
-                result = self._fit(tdata, release, labels, hp, _derive_seed(trial_seed, 4, k))
+                        f"spends {selections}×ε = {selections * eps:g} (basic composition, valid because every "
+                        "candidate drew its own randomness) on the same data")
+                result = self._fit(tdata, release, labels, hp, derive_seed(trial_seed, 4, k))
                 reports[eps] = report
                 record = TrialRecord(
                     run_id=self.run_id, method=spec.method, dataset=getattr(data, "name", spec.dataset),

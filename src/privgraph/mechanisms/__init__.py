@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from privgraph.mechanisms.base import FeatureMechanism, check_delta, check_epsilon
+from privgraph.mechanisms.base import MAX_EPSILON, FeatureMechanism, check_delta, check_epsilon
 from privgraph.mechanisms.gaussian import AnalyticGaussian, analytic_gaussian_sigma, gaussian_delta
 from privgraph.mechanisms.laplace import Laplace
 from privgraph.mechanisms.multibit import MultiBit, OneBit, optimal_m
@@ -16,7 +16,15 @@ from privgraph.mechanisms.numeric import (
     ThreeOutputFeatures,
 )
 from privgraph.mechanisms.randomized_response import RandomizedResponse
-from privgraph.mechanisms.randomness import RandomSource, SecureRandom, make_generator
+from privgraph.mechanisms.randomness import (
+    SECURE_NOTE,
+    RandomSource,
+    SecureRandom,
+    derive_seed,
+    make_generator,
+    release_source,
+    reproducible_note,
+)
 
 FEATURE_MECHANISMS: dict[str, type[FeatureMechanism]] = {
     "multibit": MultiBit,
@@ -47,16 +55,21 @@ __all__ = [
     "AnalyticGaussian",
     "FeatureMechanism",
     "Laplace",
+    "MAX_EPSILON",
     "MultiBit",
     "OneBit",
     "RandomSource",
     "RandomizedResponse",
+    "SECURE_NOTE",
     "SecureRandom",
     "analytic_gaussian_sigma",
     "check_delta",
     "check_epsilon",
+    "derive_seed",
     "gaussian_delta",
     "get_feature_mechanism",
     "make_generator",
     "optimal_m",
+    "release_source",
+    "reproducible_note",
 ]

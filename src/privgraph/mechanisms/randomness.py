@@ -7,6 +7,20 @@ reads ``os.urandom``, the operating system's cryptographic source), the mode
 to use for a real release.  All samplers are inverse-CDF transforms of
 uniforms, so both modes draw from exactly the same distributions.
 
+Which source a *release* uses (see ``docs/privacy.md``, "Randomness"):
+
+* a release meant to leave the building draws from :class:`SecureRandom`
+  (``privgraph release`` does by default): nothing recorded can regenerate
+  its noise;
+* a seeded release (``--reproducible``) is for research only: anyone who
+  knows the seed regenerates the noise and subtracts it
+  (:data:`REPRODUCIBLE_NOTE` is added to its guarantees);
+* several releases of the same data (candidates of a selection on
+  validation, trials, one per ε) each draw from their own
+  :func:`release_source` stream: two releases that shared a draw at two
+  known scales would reveal the input exactly (e.g. x + b·L and x + b'·L
+  give x), whatever their composed ε says.
+
 Caveat (stated in the guarantees of continuous mechanisms): inverse-CDF
 sampling in floating point is not the idealised real-valued mechanism
 (Mironov, CCS 2012); the discrete mechanisms (multi-bit, one-bit, randomized
@@ -73,6 +87,29 @@ def make_generator(seed: int | None = None, secure: bool = False) -> RandomSourc
     return g
 
 
+SECURE_NOTE = "randomness from the OS cryptographic source (os.urandom); no seed can regenerate the noise"
+
+
+def reproducible_note(seed: int) -> str:
+    """The warning every guarantee of a seeded (``--reproducible``) release carries."""
+    return (f"REPRODUCIBLE release, for research only: the noise was drawn from seed {seed}, recorded in this "
+            "report; anyone with the seed can regenerate the noise and remove it, so this release gives NO "
+            "privacy protection once the seed is known")
+
+
+def derive_seed(*parts: int) -> int:
+    """A 32-bit seed determined by ``parts`` (NumPy's SeedSequence: distinct tuples give
+    statistically independent streams)."""
+    return int(np.random.SeedSequence([int(p) & 0xFFFFFFFF for p in parts]).generate_state(1)[0])
+
+
+def release_source(seed: int | None, *stream: int) -> RandomSource:
+    """The randomness of one release: the OS source when ``seed`` is None (secure mode),
+    else a generator seeded by ``derive_seed(seed, *stream)``.  Give every release of the
+    same data its own ``stream`` (trial, ε index, candidate index, ...)."""
+    return SecureRandom() if seed is None else make_generator(derive_seed(seed, *stream))
+
+
 def _check(rng: RandomSource) -> None:
     if not isinstance(rng, (torch.Generator, SecureRandom)):
         raise TypeError(
@@ -97,6 +134,24 @@ def integers(high: int, shape: tuple[int, ...], rng: RandomSource) -> torch.Tens
     if isinstance(rng, SecureRandom):
         return rng.integers(high, tuple(shape))
     return torch.randint(0, high, shape, generator=rng)
+
+
+def rand(shape: tuple[int, ...], rng: RandomSource, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Uniforms on [0, 1): ``torch.rand`` on a generator (its own stream, so seeded runs
+    keep their values), the OS source's uniforms otherwise."""
+    _check(rng)
+    if isinstance(rng, SecureRandom):
+        return rng.uniform(tuple(shape)).to(dtype)
+    return torch.rand(shape, generator=rng, dtype=dtype)
+
+
+def randn(shape: tuple[int, ...], rng: RandomSource, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Standard normals: ``torch.randn`` on a generator (its own stream), the inverse CDF
+    of the OS source's uniforms otherwise."""
+    _check(rng)
+    if isinstance(rng, SecureRandom):
+        return torch.special.ndtri(rng.uniform(tuple(shape))).to(dtype)
+    return torch.randn(shape, generator=rng, dtype=dtype)
 
 
 def bernoulli(p: torch.Tensor, rng: RandomSource) -> torch.Tensor:

@@ -3,7 +3,6 @@ guarantee, plus the model trained on it."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, ClassVar
 
@@ -11,7 +10,7 @@ import torch
 from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee
-from privgraph.mechanisms import RandomSource
+from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.nn import NodeClassifier
 from privgraph.nn.dense import BlockwiseAdjacency
 
@@ -76,6 +75,9 @@ class Method:
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     private: ClassVar[bool] = False  # whether --epsilon applies
+    # the unit is a link (adjacency list, private edge): the graph must be undirected, without
+    # self-loops (checked, duplicates merged, at the runner's boundary: privgraph.data.validate_graph)
+    simple_graph: ClassVar[bool] = False
     tunable: ClassVar[tuple[str, ...]] = ("lr", "weight_decay", "dropout")
     default_model: ClassVar[str] = "gcn"
     # release parameters chosen on validation by --tune when not given (each value is a new release)
@@ -100,6 +102,7 @@ class Method:
 
     @staticmethod
     def check_epsilon_given(epsilon: float | None, name: str) -> float:
-        if epsilon is None or not math.isfinite(epsilon) or epsilon <= 0:
-            raise ValueError(f"method {name!r} needs a finite epsilon > 0 (got {epsilon!r})")
-        return float(epsilon)
+        """The method's ε: given, and valid by :func:`check_epsilon` (in (0, MAX_EPSILON])."""
+        if epsilon is None:
+            raise ValueError(f"method {name!r} needs a finite epsilon > 0 (got None)")
+        return check_epsilon(epsilon, f"epsilon of method {name!r}")

@@ -33,11 +33,12 @@ import torch
 from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.data.validation import check_graph
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.mechanisms.prf import prf_uniform
 from privgraph.mechanisms.randomness import integers, uniform
 from privgraph.methods.base import Hyperparameters, Method, Release
-from privgraph.methods.blink.client import LinkLDPReports, check_simple_undirected, link_ldp
+from privgraph.methods.blink.client import LinkLDPReports, link_ldp
 
 _LAPLACE_STREAM = 2
 
@@ -65,6 +66,7 @@ def _directed(i: np.ndarray, j: np.ndarray) -> torch.Tensor:
 
 class _AllPairsBaseline(Method):
     private = True
+    simple_graph = True
     max_nodes = 50_000
 
     def checked_epsilon(self, data: Data, epsilon: float | None) -> float:
@@ -140,8 +142,7 @@ class LaplaceAdjacencyReports:
     def collect(cls, edge_index: torch.Tensor, num_nodes: int, epsilon: float,
                 rng: RandomSource) -> "LaplaceAdjacencyReports":
         epsilon = check_epsilon(epsilon)
-        check_simple_undirected(edge_index, num_nodes)
-        src, dst = edge_index.numpy()
+        src, dst = check_graph(edge_index, num_nodes, undirected=True).edge_index.cpu().numpy()
         keys = integers(2**62, (num_nodes,), rng).numpy().astype(np.uint64)  # each node's secret noise key
         return cls(num_nodes, epsilon, keys, np.sort(src.astype(np.int64) * num_nodes + dst))
 

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.data.validation import check_graph
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.mechanisms.prf import prf_uniform
 from privgraph.mechanisms.randomness import integers, laplace
@@ -32,23 +33,11 @@ from privgraph.mechanisms.randomness import integers, laplace
 _FLIP_STREAM = 1
 
 
-def check_simple_undirected(edge_index: torch.Tensor, num_nodes: int) -> None:
-    """Blink assumes an undirected simple graph: symmetric, no self-loops."""
-    from torch_geometric.utils import contains_self_loops, is_undirected
-
-    if edge_index.dim() != 2 or edge_index.shape[0] != 2:
-        raise ValueError(f"edge_index must have shape [2, E], got {tuple(edge_index.shape)}")
-    if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= num_nodes):
-        raise ValueError("edge_index refers to nodes outside [0, num_nodes)")
-    if contains_self_loops(edge_index):
-        raise ValueError("the graph has self-loops; link LDP is defined on simple graphs (remove them first)")
-    if not is_undirected(edge_index, num_nodes=num_nodes):
-        raise ValueError("the graph is directed; Blink needs an undirected graph (use to_undirected)")
-
-
 def flip_probability(epsilon_a: float) -> float:
-    """p_flip = 1 / (1 + e^{ε_a}) (ε_a = 0 gives 1/2: no information)."""
-    return 1.0 / (1.0 + math.exp(epsilon_a))
+    """p_flip = 1 / (1 + e^{ε_a}) = σ(−ε_a), without overflow (ε_a = 0 gives 1/2: no information;
+    a large ε_a gives ≈ e^{−ε_a}, tending to 0)."""
+    z = math.exp(-epsilon_a)  # ε_a ≥ 0: z ∈ (0, 1], e^{ε_a} never formed
+    return z / (1.0 + z)
 
 
 @dataclass
@@ -126,12 +115,13 @@ class LinkLDPReports:
 def link_ldp(
     edge_index: torch.Tensor, num_nodes: int, epsilon: float, delta: float, rng: RandomSource
 ) -> LinkLDPReports:
-    """Algorithm 1 for every node at once."""
+    """Algorithm 1 for every node at once, on a simple undirected graph (validated: a duplicated
+    edge would count twice in the degree and double its sensitivity, so duplicates are refused)."""
     epsilon = check_epsilon(epsilon)
     delta = float(delta)
     if not 0.0 <= delta <= 1.0 or math.isnan(delta):
         raise ValueError(f"degree privacy parameter delta must lie in [0, 1], got {delta!r}")
-    check_simple_undirected(edge_index, num_nodes)
+    edge_index = check_graph(edge_index, num_nodes, undirected=True).edge_index
     src, dst = edge_index.cpu().numpy().astype(np.int64)
     edge_keys = np.unique(src * num_nodes + dst)
     degrees = np.bincount(src, minlength=num_nodes).astype(np.float64)

@@ -30,6 +30,7 @@ class Blink(Method):
     name = "blink"
     description = "Blink: link LDP (randomized response + Laplace degree), Bayesian denoising"
     private = True
+    simple_graph = True
     release_search = {"delta": [0.1, 0.3, 0.5, 0.7, 0.9]}  # the paper's grid (Appendix B.2)
 
     def __init__(self, variant: str = "hard", soft_exact_limit: int = 20_000, soft_min_probability: float = 1e-3):

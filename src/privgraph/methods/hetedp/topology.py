@@ -45,7 +45,9 @@ from torch import Tensor, nn
 from torch.func import functional_call, grad, vmap
 
 from privgraph.data.hetero import EdgeType
+from privgraph.data.validation import check_graph
 from privgraph.mechanisms.base import check_delta
+from privgraph.mechanisms.randomness import RandomSource, integers, make_generator, rand, randn
 from privgraph.nn.cvgae import gaussian_kl
 
 ProgressHook = Callable[[str, int, int], None]
@@ -119,10 +121,13 @@ def noise_multiplier_for(epsilon: float, delta: float, sample_rate: float, steps
 
 
 def clipped_noisy_gradient(per_example: dict[str, Tensor], clip: float, noise_std: float, expected_batch: float,
-                           generator: torch.Generator | None) -> tuple[dict[str, Tensor], Tensor]:
+                           rng: RandomSource | None) -> tuple[dict[str, Tensor], Tensor]:
     """Eq. 22: per-example gradients (leading batch dimension) clipped jointly to norm ``clip``,
-    summed, plus N(0, noise_std²) per coordinate, divided by the expected batch size.
-    Returns the gradient and the per-example norms before clipping."""
+    summed, plus N(0, noise_std²) per coordinate drawn from ``rng``, divided by the expected
+    batch size (``rng=None`` only without noise).  Returns the gradient and the per-example
+    norms before clipping."""
+    if rng is None and noise_std > 0:
+        raise ValueError("DP-SGD noise needs an explicit random source (a torch.Generator or SecureRandom)")
     names = list(per_example)
     flat = torch.cat([per_example[n].flatten(1) for n in names], dim=1)
     norms = torch.linalg.vector_norm(flat, dim=1)
@@ -131,8 +136,9 @@ def clipped_noisy_gradient(per_example: dict[str, Tensor], clip: float, noise_st
     for n in names:
         g = per_example[n]
         summed = (g * scale.view(-1, *([1] * (g.dim() - 1)))).sum(0)
-        noise = torch.randn(summed.shape, generator=generator, dtype=summed.dtype) * noise_std
-        out[n] = (summed + noise) / expected_batch
+        if rng is not None:  # drawn even when noise_std = 0, so the noiseless run samples as the private one
+            summed = summed + randn(tuple(summed.shape), rng, summed.dtype) * noise_std
+        out[n] = summed / expected_batch
     return out, norms
 
 
@@ -230,12 +236,26 @@ class DPSGDResult:
     details: dict[str, Any]
 
 
+def check_examples(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType) -> None:
+    """DP-SGD's examples: ids in range for both endpoint types and no edge twice — one-example
+    accounting bounds one column's gradient by C, and a duplicated edge is two columns (2C)."""
+    sizes = (inputs.x[edge_type[0]].shape[0], inputs.x[edge_type[2]].shape[0])
+    check_graph(edges, sizes, undirected=False, what=f"the {relation_key(edge_type)} examples (edges)")
+
+
 def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, epsilon: float | None,
-                        delta: float, config: DPSGDConfig, seed: int,
+                        delta: float, config: DPSGDConfig, rng: RandomSource | int,
                         progress: ProgressHook | None = None) -> DPSGDResult:
     """DP-SGD on the examples ``edges`` [2, E] of ``edge_type`` (indices into the source and
     destination types of ``inputs``); ``epsilon=None`` trains the same model with the same
-    sampling, unclipped and noiseless.  What ε protects depends on ``inputs`` (module docstring)."""
+    sampling, unclipped and noiseless.  What ε protects depends on ``inputs`` (module docstring).
+
+    ``rng`` drives the Poisson sampling, the negatives, the reparameterisation draws and the
+    gradient noise: a ``torch.Generator``, :class:`~privgraph.mechanisms.SecureRandom` (the OS
+    source, for a model that leaves the building), or an int seed (a generator seeded with it;
+    the weights are then initialised from the same seed).  Otherwise the initialisation seed
+    is drawn from ``rng``."""
+    check_examples(inputs, edges, edge_type)
     src_type, _, dst_type = edge_type
     num_edges = int(edges.shape[1])
     if num_edges < 2:
@@ -246,8 +266,11 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
     private = epsilon is not None
     sigma = noise_multiplier_for(epsilon, delta, sample_rate, steps) if private else 0.0
     clip = config.clip if private else math.inf
-    g = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
+    if isinstance(rng, int):
+        g, init_seed = make_generator(rng), rng
+    else:
+        g, init_seed = rng, int(integers(2**31, (1,), rng)[0])
+    torch.manual_seed(init_seed)
     model = RelationalVGAEEncoder({t: v.shape[1] for t, v in inputs.x.items()}, list(dict.fromkeys(
         (src_type, dst_type))), list(inputs.means), config.hidden, config.latent)
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
@@ -259,12 +282,12 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
     per_example_grad = vmap(grad(loss_of), in_dims=(None, 0, 0, 0))
     clipped_share = []
     for step in range(steps):
-        chosen = (torch.rand(num_edges, generator=g) < sample_rate).nonzero().flatten()
+        chosen = (rand((num_edges,), g) < sample_rate).nonzero().flatten()
         if chosen.numel():
             u, v = edges[0, chosen], edges[1, chosen]
-            neg_u = torch.randint(0, num_src, (chosen.numel(), config.negatives), generator=g)
-            neg_v = torch.randint(0, num_dst, (chosen.numel(), config.negatives), generator=g)
-            draws = torch.randn(chosen.numel(), 2 + 2 * config.negatives, config.latent, generator=g)
+            neg_u = integers(num_src, (chosen.numel(), config.negatives), g)
+            neg_v = integers(num_dst, (chosen.numel(), config.negatives), g)
+            draws = randn((chosen.numel(), 2 + 2 * config.negatives, config.latent), g)
             params = {k: p.detach() for k, p in model.named_parameters()}
             grads = per_example_grad(params, inputs.rows(src_type, torch.cat([u[:, None], neg_u], dim=1)),
                                      inputs.rows(dst_type, torch.cat([v[:, None], neg_v], dim=1)), draws)

@@ -31,6 +31,7 @@ from torch_geometric.utils import coalesce
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.data.annotations import private_nodes, split_edges
 from privgraph.data.synthetic import unrank_lower_triangle
+from privgraph.data.validation import check_graph
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.mechanisms.prf import draw_key
 from privgraph.mechanisms.randomness import laplace, uniform
@@ -74,9 +75,11 @@ def _merge(public: torch.Tensor, private: torch.Tensor, num_nodes: int) -> torch
 
 
 def _edge_sets(data: Data, all_private: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(public edges, private edges, private-eligible node mask); ``all_private``: every edge and node."""
+    """(public edges, private edges, private-eligible node mask); ``all_private``: every edge and node.
+    The graph is validated (simple, undirected, flags symmetric; duplicates refused)."""
     if all_private:
-        return torch.empty((2, 0), dtype=torch.long), data.edge_index, torch.ones(data.num_nodes, dtype=torch.bool)
+        edges = check_graph(data.edge_index, data.num_nodes, undirected=True).edge_index
+        return torch.empty((2, 0), dtype=torch.long), edges, torch.ones(data.num_nodes, dtype=torch.bool)
     public, private = split_edges(data)
     return public, private, private_nodes(data)
 
@@ -145,7 +148,7 @@ def edge_rand(data: Data, epsilon: float, rng: RandomSource,
     public, nodes, edges = _pair_universe(data, all_private)
     m = nodes.size
     universe = m * (m - 1) // 2
-    flip = 1.0 / (math.exp(epsilon) + 1.0)
+    flip = math.exp(-epsilon) / (1.0 + math.exp(-epsilon))  # 1/(e^ε + 1), without overflow
     if universe * flip > MAX_OUTPUT_EDGES:
         raise ValueError(f"EdgeRand at ε={epsilon:g} on {m} private-eligible nodes would output ~{universe * flip:.3g} "
                          f"edges (> {MAX_OUTPUT_EDGES:.0e}); use a larger ε or fewer private-eligible nodes")

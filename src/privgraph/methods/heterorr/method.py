@@ -88,6 +88,7 @@ class FeatureLDP(LPGNN):
 
 class _EdgeMethod(Method):
     private = True
+    simple_graph = True
     all_private = False
     needs_private_edges = True
 
@@ -144,6 +145,7 @@ class HeteroRR(Method):
     name = "heterorr"
     description = "HeteroRR: FeatureRR features + EdgeRR graph (feature-LDP and private-edge DP)"
     private = True
+    simple_graph = True
     needs_private_edges = True
 
     def release(self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters,
