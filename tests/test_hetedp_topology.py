@@ -8,21 +8,17 @@ import torch
 from sklearn.metrics import roc_auc_score
 from torch.func import grad, vmap
 
+from privgraph.accounting.rdp import RDP_ORDERS, noise_multiplier_for, rdp_epsilon
 from privgraph.data import hetero_sbm_graph
 from privgraph.data.hetero import HeteroTask, link_split
-from privgraph.methods.hetedp.topology import (
-    RDP_ORDERS,
-    TOPOLOGY_MODES,
-    DPSGDConfig,
+from privgraph.methods.hetedp.topology import TOPOLOGY_MODES, message_relations
+from privgraph.nn.hetero import RelationalVGAEEncoder
+from privgraph.train.dpsgd import DPSGDConfig, clipped_noisy_gradient
+from privgraph.train.link_prediction import (
     LinkInputs,
-    RelationalVGAEEncoder,
-    clipped_noisy_gradient,
     example_loss,
     link_scores,
-    message_relations,
     neighbour_means,
-    noise_multiplier_for,
-    rdp_epsilon,
     train_link_model_dp,
 )
 
@@ -126,16 +122,16 @@ def test_bad_settings_fail_clearly():
 def test_training_adds_sigma_times_c_each_step_and_the_accountant_covers_it(monkeypatch):
     """The loop's own noise: every step calls eq. 22 with std σ·C (C ≠ 1 here) over the expected batch,
     and σ, q, T reported give ε ≤ the target."""
-    import privgraph.methods.hetedp.topology as topology
+    import privgraph.train.link_prediction as link_prediction
 
     calls = []
-    real = topology.clipped_noisy_gradient
+    real = link_prediction.clipped_noisy_gradient
 
     def spy(per_example, clip, noise_std, expected_batch, generator):
         calls.append((clip, noise_std, expected_batch))
         return real(per_example, clip, noise_std, expected_batch, generator)
 
-    monkeypatch.setattr(topology, "clipped_noisy_gradient", spy)
+    monkeypatch.setattr(link_prediction, "clipped_noisy_gradient", spy)
     d = hetero_sbm_graph(seed=1)
     edges = d["paper", "to", "author"].edge_index
     config = DPSGDConfig(batch_size=64, epochs=2, clip=0.3)
@@ -152,8 +148,7 @@ def test_what_one_protected_edge_changes_in_each_mode(mode):
     """Remove one training edge of the protected relation (and its reverse) from the graph: in edge
     and node modes every *other* example's gradient is unchanged (the sum moves by ≤ C); in message-passing
     mode the examples that touch its endpoints change too — clipping bounds no edge there."""
-    from privgraph.data.hetero import link_split as split
-    from privgraph.methods.hetedp.models import node_inputs
+    from privgraph.data.hetero import link_split as split, node_inputs
 
     d = hetero_sbm_graph(seed=0, num_papers=80, num_authors=50)
     task = HeteroTask("paper", ("paper", "to", "author"), ("author", "to", "paper"))

@@ -114,3 +114,20 @@ def test_hgb_acm_loads_with_both_directions():
     for path in METAPATHS["acm"].values():
         assert all(et in d.edge_types for et in path)
     assert TASKS["acm"].edge_type in d.edge_types and TASKS["acm"].reverse in d.edge_types
+
+
+def test_link_split_is_reproducible_whatever_pythons_random_state():
+    """PyG's negative sampling reads Python's `random`: the split seeds it, so a seed is a split."""
+    import random
+
+    from privgraph.data import hetero_sbm_graph
+    from privgraph.data.hetero import TASKS, link_split
+
+    data = hetero_sbm_graph(seed=0)
+    random.seed(1)
+    a = link_split(data, TASKS["sbm"], seed=3)
+    random.seed(2)
+    b = link_split(data, TASKS["sbm"], seed=3)
+    et = TASKS["sbm"].edge_type
+    for x, y in zip(a, b):
+        assert torch.equal(x[et].edge_label_index, y[et].edge_label_index)

@@ -1,4 +1,4 @@
-"""Privacy guarantees and their composition."""
+"""Privacy guarantees and their composition; the RDP accountant of DP-SGD."""
 
 from privgraph.accounting.guarantee import (
     NON_PRIVATE,
@@ -9,5 +9,7 @@ from privgraph.accounting.guarantee import (
     compose,
     unprotected,
 )
+from privgraph.accounting.rdp import RDP_ORDERS, noise_multiplier_for, rdp_epsilon
 
-__all__ = ["NON_PRIVATE", "PrivacyGuarantee", "PrivacyReport", "TrustModel", "Unit", "compose", "unprotected"]
+__all__ = ["NON_PRIVATE", "PrivacyGuarantee", "PrivacyReport", "TrustModel", "Unit", "compose", "unprotected",
+           "RDP_ORDERS", "noise_multiplier_for", "rdp_epsilon"]

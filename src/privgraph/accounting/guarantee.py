@@ -22,6 +22,7 @@ class Unit:
     NODE_LABEL = "node label"
     ADJACENCY_LIST = "adjacency list"
     PRIVATE_EDGE = "private edge"
+    EDGE = "edge"  # of one relation of a heterogeneous graph: "edge of (src, rel, dst)"
     SENSITIVE_ATTRIBUTE = "sensitive attribute"
     NODE = "node (features and label)"
 

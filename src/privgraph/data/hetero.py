@@ -22,7 +22,8 @@ the examples :func:`link_split` yields are duplicate-free.  :data:`TASKS`
 names, per dataset, the node type classified (NC) and the edge type predicted
 (LP), following HeteDP's Table II where the types exist, and
 :data:`METAPATHS` the metapaths (as sequences of edge types) that start and
-end at the NC type.
+end at the NC type.  :func:`node_inputs` gives every node type an input
+(featureless types: fixed random rows drawn from a seed).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.transforms import ToUndirected
 
@@ -119,7 +121,10 @@ def link_split(data: HeteroData, task: HeteroTask, val_ratio: float = 0.1, test_
     ``RandomLinkSplit``): validation and test edges, and their reverses, are removed
     from training's message passing; the test graph passes messages over training and
     validation edges only.  Validation/test carry as many sampled negatives as
-    positives (``edge_label`` 0/1)."""
+    positives (``edge_label`` 0/1).  PyG's negative sampling draws from Python's ``random``,
+    which is seeded here too (and restored), so the same seed gives the same split."""
+    import random
+
     from torch_geometric.transforms import RandomLinkSplit
 
     if task.edge_type not in data.edge_types or task.reverse not in data.edge_types:
@@ -131,9 +136,27 @@ def link_split(data: HeteroData, task: HeteroTask, val_ratio: float = 0.1, test_
     split = RandomLinkSplit(num_val=val_ratio, num_test=test_ratio, is_undirected=False,
                             edge_types=[task.edge_type], rev_edge_types=[task.reverse],
                             add_negative_train_samples=False)
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        return split(data)
+    state = random.getstate()
+    try:
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            random.seed(seed)
+            return split(data)
+    finally:
+        random.setstate(state)
+
+
+def node_inputs(data: HeteroData, dim: int = 64, seed: int = 0) -> dict[str, Tensor]:
+    """``x`` per node type; featureless types get N(0, 1/dim) rows from ``seed`` (fixed random
+    inputs: public, data independent)."""
+    g = torch.Generator().manual_seed(seed)
+    out = {}
+    for t in data.node_types:
+        if "x" in data[t]:
+            out[t] = data[t].x.float()
+        else:
+            out[t] = torch.randn(data[t].num_nodes, dim, generator=g) / dim**0.5
+    return out
 
 
 def _amazon(root: Path) -> HeteroData:

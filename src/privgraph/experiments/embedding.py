@@ -24,7 +24,7 @@ import copy
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from torch_geometric.data import Data
 
@@ -47,11 +47,11 @@ from privgraph.methods.ppcvgae.embedding import (
     train_embedding,
 )
 from privgraph.methods.ppcvgae.privacy import check_calibration, check_candidate_epsilon, flip_candidate
+from privgraph.progress import ProgressHook
 
 EMBEDDING_METHODS = ("ppcvgae", "vgae", "dpgcn")
 METRICS = ("utility_accuracy", "utility_f1", "attack_accuracy", "attack_f1")
 SYNTHETIC = ("sbm", "planted")
-ProgressHook = Callable[[str, int, int], None]
 
 
 @dataclass

@@ -21,7 +21,7 @@ as they are (``G̃ = G_pub ∪ G̃_pri``).  privHRG is EdgeRR with every edge pr
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -43,8 +43,8 @@ from privgraph.methods.heterorr.hrg import (
     noisy_probabilities,
     sample_private_edges,
 )
+from privgraph.progress import ProgressHook
 
-ProgressHook = Callable[[str, int, int], None]
 MAX_OUTPUT_EDGES = 50_000_000
 
 

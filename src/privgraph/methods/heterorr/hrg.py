@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch
@@ -54,8 +53,7 @@ from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.mechanisms.prf import draw_key
 from privgraph.mechanisms.randomness import laplace, uniform
 from privgraph.methods.heterorr import kernels
-
-ProgressHook = Callable[[str, int, int], None]
+from privgraph.progress import ProgressHook
 
 
 def lemma4_sensitivity(num_private_nodes: int) -> float:

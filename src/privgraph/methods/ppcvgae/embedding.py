@@ -54,8 +54,7 @@ from privgraph.methods.ppcvgae.privacy import (
     release_noise_std,
 )
 from privgraph.nn.cvgae import CVGAE, VGAEBaseline
-
-ProgressHook = Callable[[str, int, int], None]
+from privgraph.progress import ProgressHook
 
 
 @dataclass(frozen=True)

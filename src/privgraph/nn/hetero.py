@@ -1,30 +1,48 @@
 """Heterogeneous encoders: HeteDP's attention feature encoder (HAN layer:
 node-level attention per metapath, eq. 7–9, and semantic attention, eq. 11–13,
-as PyG's ``HANConv``) and the non-private baselines RGCN (Schlichtkrull et al.:
-one GraphConv per relation, summed) and HGT (PyG ``HGTConv``).  Node types
-without features get fixed random inputs drawn from a seed (public, data
-independent).  Each classifier's ``forward(x_dict, edge_index_dict)`` returns
-the logits of its target type (so the homogeneous trainer can drive it);
-``embed`` returns the hidden representations of every type."""
+as PyG's ``HANConv``), its link encoder (eq. 18: one RGCN layer, then VGAE's μ
+and log σ) and the non-private baselines RGCN (Schlichtkrull et al.: one
+GraphConv per relation, summed) and HGT (PyG ``HGTConv``).  Featureless node
+types get fixed random inputs (:func:`privgraph.data.hetero.node_inputs`).
+Each classifier's ``forward(x_dict, edge_index_dict)`` returns the logits of
+its target type (so the homogeneous trainer can drive it); ``embed`` returns
+the hidden representations of every type."""
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import torch
 from torch import Tensor, nn
-from torch_geometric.data import HeteroData
 from torch_geometric.nn import GraphConv, HANConv, HeteroConv, HGTConv
 
+from privgraph.data.hetero import EdgeType
 
-def node_inputs(data: HeteroData, dim: int = 64, seed: int = 0) -> dict[str, Tensor]:
-    """``x`` per node type; featureless types get N(0, 1/dim) rows from ``seed``."""
-    g = torch.Generator().manual_seed(seed)
-    out = {}
-    for t in data.node_types:
-        if "x" in data[t]:
-            out[t] = data[t].x.float()
-        else:
-            out[t] = torch.randn(data[t].num_nodes, dim, generator=g) / dim**0.5
-    return out
+
+def relation_key(edge_type: EdgeType) -> str:
+    """A module-dict key for a relation (``src__rel__dst``)."""
+    return "__".join(edge_type)
+
+
+class RelationalVGAEEncoder(nn.Module):
+    """Eq. 18's encoder: one RGCN layer (Schlichtkrull et al.: a projection per node type, a weight
+    per relation on the mean of the neighbours' projections, summed with the node's own, ReLU),
+    then μ and log σ per encoded type.  With no relations it is a per-node MLP."""
+
+    def __init__(self, in_dims: dict[str, int], encoded_types: Sequence[str], relations: Sequence[EdgeType],
+                 hidden: int, latent: int):
+        super().__init__()
+        self.inp = nn.ModuleDict({t: nn.Linear(d, hidden) for t, d in in_dims.items()})
+        self.rel = nn.ModuleDict({relation_key(r): nn.Linear(hidden, hidden, bias=False) for r in relations})
+        self.mu = nn.ModuleDict({t: nn.Linear(hidden, latent) for t in encoded_types})
+        self.logstd = nn.ModuleDict({t: nn.Linear(hidden, latent) for t in encoded_types})
+
+    def forward(self, node_type: str, x: Tensor, means: dict[str, Tensor] | None = None) -> tuple[Tensor, Tensor]:
+        h = self.inp[node_type](x)
+        for key, m in (means or {}).items():
+            h = h + self.rel[key](self.inp[key.split("__")[0]](m))
+        h = torch.relu(h)
+        return self.mu[node_type](h), self.logstd[node_type](h).clamp(-10, 10)
 
 
 class HANClassifier(nn.Module):
