@@ -274,21 +274,20 @@ def test_blink_variant_and_delta_validation():
 
 def test_rr_and_symrr_graphs():
     from privgraph.methods import get_method
-    from privgraph.methods.base import Hyperparameters
 
     data = graph(200, seed=8)
     n = data.num_nodes
     eps = 2.0
     p = 1 / (1 + math.exp(eps))
     true = set(map(tuple, data.edge_index.t().tolist()))
-    rr = get_method("rr").release(data, eps, make_generator(3), Hyperparameters(), {})
+    rr = get_method("rr").release(data, eps, make_generator(3))
     edges = set(map(tuple, rr.edge_index.t().tolist()))
     kept = sum((j, i) in edges for (j, i) in true) / len(true)
     assert abs(kept - (1 - p)) < 0.05
     false_pos = len(edges - true) / (n * (n - 1) - len(true))
     assert stats.binomtest(len(edges - true), n * (n - 1) - len(true), p).pvalue > 1e-4 and false_pos > 0
     assert rr.guarantee.epsilon == eps and rr.guarantee.unit == "adjacency list"
-    sym = get_method("symrr").release(data, eps, make_generator(3), Hyperparameters(), {})
+    sym = get_method("symrr").release(data, eps, make_generator(3))
     sym_edges = set(map(tuple, sym.edge_index.t().tolist()))
     assert all((b, a) in sym_edges for a, b in sym_edges)
     # SymRR's pair {i<j} equals node i's RR report about j (same keys, same seed)

@@ -19,7 +19,7 @@ def graph(n=200, seed=0, deg=6.0):
 
 
 def release(name, data, eps, seed=0, **options):
-    return get_method(name).release(data, eps, make_generator(seed), Hyperparameters(), options)
+    return get_method(name, **options).release(data, eps, make_generator(seed))
 
 
 @pytest.mark.parametrize("scale_factor,should_pass", [(1.0, True), (2.0, False)])
@@ -92,7 +92,7 @@ def test_solitude_learns_weights_in_the_unit_interval_and_sparsifies():
     # the model itself: weights stay in [0, 1] and the ℓ1 penalty pulls them down
     data = graph(300, seed=2)
     method = get_method("solitude", lambda1=0.0, lambda2=1.0)
-    rel = method.release(data, 1.0, make_generator(0), Hyperparameters(), {})
+    rel = method.release(data, 1.0, make_generator(0))
     model = method.build_model("gcn", data.x.shape[1], 3, Hyperparameters(), rel)
     from privgraph.data import stratified_split
     from privgraph.train import train_node_classifier

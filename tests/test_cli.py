@@ -101,8 +101,9 @@ def test_release_writes_graph_and_report(tmp_path, method):
     import torch
 
     out = tmp_path / "g.pt"
-    args = ["release", method, "--dataset", "sbm", "--epsilon", "2", "--private-ratio", "0.3", "--mcmc-steps", "500",
-            "--mechanism", "piecewise", "--reproducible", "-o", str(out)]
+    own = {"edgerr": ["--mcmc-steps", "500"], "featureldp": ["--mechanism", "piecewise"], "lapgraph": []}[method]
+    args = ["release", method, "--dataset", "sbm", "--epsilon", "2", "--private-ratio", "0.3", *own,
+            "--reproducible", "-o", str(out)]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
     graph = torch.load(out)
@@ -126,11 +127,18 @@ def test_secure_note_reaches_every_guarantee(tmp_path):
 
 
 def test_cli_copies_of_the_library_choices_match():
-    """The CLI restates method lists and modes to keep start-up free of torch imports; they must agree."""
+    """The CLI restates the topology modes to build its options without importing torch; they must agree.
+    (Method names are not copied: the CLI reads the registry.)"""
     import privgraph.cli as cli
-    from privgraph.experiments.embedding import EMBEDDING_METHODS
-    from privgraph.experiments.hetero import HETERO_METHODS
     from privgraph.methods.hetedp.topology import TOPOLOGY_MODES
 
-    assert cli.HETERO_METHODS == HETERO_METHODS and cli.EMBEDDING_METHODS == EMBEDDING_METHODS
     assert tuple(t.value for t in cli.Topology) == TOPOLOGY_MODES
+    assert not hasattr(cli, "EMBEDDING_METHODS") and not hasattr(cli, "HETERO_METHODS")
+
+
+def test_a_flag_the_method_has_no_parameter_for_is_refused(tmp_path):
+    for args in (["run", "edgerr", "--private-ratio", "0.2", "--mechanism", "piecewise"],
+                 ["run", "lapgraph", "--private-ratio", "0.2", "--mcmc-steps", "10"],
+                 ["run", "blink", "--clip"]):
+        res = runner.invoke(app, [*args, "--db", str(tmp_path / "r.db")])
+        assert res.exit_code == 2 and ("no parameter" in res.output or "takes no" in res.output), res.output

@@ -15,12 +15,12 @@ from privgraph.data import check_graph, hetero_sbm_graph, mark_private_edges, sp
 from privgraph.data.hetero import merge_duplicate_edges
 from privgraph.mechanisms import make_generator
 from privgraph.methods import get_method
-from privgraph.methods.base import Hyperparameters
 from privgraph.methods.blink import link_ldp
 from privgraph.methods.blink.baselines import LaplaceAdjacencyReports
-from privgraph.methods.hetedp.topology import DPSGDConfig, LinkInputs, train_link_model_dp
 from privgraph.methods.heterorr.edges import edge_rand, edge_rr, lap_graph
 from privgraph.methods.heterorr.hrg import PHRGSampler
+from privgraph.train.dpsgd import DPSGDConfig
+from privgraph.train.link_prediction import LinkInputs, train_link_model_dp
 
 
 def _graph(n=30, p=0.2, seed=0, ratio=0.5) -> Data:
@@ -127,7 +127,7 @@ def test_blink_baselines_refuse_duplicated_edges():
     dup.y = torch.zeros(30, dtype=torch.long)
     for name in ("ldpgen", "rr", "solitude"):
         with pytest.raises(ValueError, match="duplicate columns"):
-            get_method(name).release(dup, 1.0, make_generator(0), Hyperparameters(), {})
+            get_method(name).release(dup, 1.0, make_generator(0))
 
 
 # ------------------------------------------------------------- EdgeRR and friends

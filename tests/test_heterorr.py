@@ -14,7 +14,6 @@ from torch_geometric.utils import to_undirected
 from privgraph.data import mark_private_edges, private_nodes, sbm_graph, split_edges
 from privgraph.mechanisms import MAX_EPSILON
 from privgraph.methods import get_method
-from privgraph.methods.base import Hyperparameters
 from privgraph.methods.heterorr import hrg, kernels
 from privgraph.methods.heterorr.edges import edge_rand, edge_rr, lap_graph
 from privgraph.methods.heterorr.hrg import (
@@ -335,17 +334,16 @@ def test_budget_shares_eq7_and_bad_gamma():
 def test_featurerr_and_heterorr_releases(gen):
     data = sbm_graph(seed=0)
     mark_private_edges(data, 0.2, seed=0)
-    hp = Hyperparameters()
     options = {"gamma": 0.5, "bins": 3, "mcmc_steps": 2000}
-    rel = get_method("heterorr").release(data, 1.0, torch.Generator().manual_seed(0), hp, options)
-    again = get_method("heterorr").release(data, 1.0, torch.Generator().manual_seed(0), hp, options)
+    rel = get_method("heterorr", **options).release(data, 1.0, torch.Generator().manual_seed(0))
+    again = get_method("heterorr", **options).release(data, 1.0, torch.Generator().manual_seed(0))
     assert torch.equal(rel.x, again.x) and torch.equal(rel.edge_index, again.edge_index)
     units = {rel.guarantee.unit, rel.extra_guarantees[0].unit}
     assert units == {"node feature vector", "private edge"}
     assert rel.details["features"]["bins"] == 3
-    fr = get_method("featurerr").release(data, 2.0, gen, hp, {})
+    fr = get_method("featurerr").release(data, 2.0, gen)
     assert fr.guarantee.epsilon == 2.0 and any("uniform sensitivity" in n for n in fr.guarantee.notes)
     with pytest.raises(ValueError, match="bins"):
-        get_method("featurerr").release(data, 1.0, gen, hp, {"bins": 1})
+        get_method("featurerr", bins=1)
     with pytest.raises(ValueError, match="gamma"):
-        get_method("featurerr").release(data, 1.0, gen, hp, {"gamma": 2.0})
+        get_method("featurerr", gamma=2.0)

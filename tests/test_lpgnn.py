@@ -6,7 +6,7 @@ import torch
 from privgraph.data import sbm_graph
 from privgraph.experiments import ExperimentSpec, run_experiment
 from privgraph.mechanisms import make_generator
-from privgraph.methods import Hyperparameters, denoise_labels, get_method, report_labels
+from privgraph.methods import denoise_labels, get_method, report_labels
 
 GRAPH = dict(num_nodes=1000, num_classes=4, num_features=60, avg_degree=10.0, homophily=0.85,
              feature_signal=0.3, base_rate=0.05)
@@ -32,13 +32,13 @@ def test_lpgnn_beats_random_features_on_synthetic_graph():
 def test_lpgnn_release_perturbs_every_node():
     data = sbm_graph(**GRAPH)
     method = get_method("lpgnn")
-    release = method.release(data, 0.5, make_generator(0), Hyperparameters(), {})
+    release = method.release(data, 0.5, make_generator(0))
     # rectified multi-bit values: every node's vector differs from its raw features
     assert torch.all((release.x - data.x).abs().sum(1) > 0)
     values = torch.unique(release.x)
     assert len(values) == 3  # (α+β)/2 and the two rectified ±1 values
     with pytest.raises(ValueError, match="epsilon"):
-        method.release(data, None, make_generator(0), Hyperparameters(), {})
+        method.release(data, None, make_generator(0))
 
 
 def test_label_privacy_randomized_response_and_denoising():

@@ -13,15 +13,16 @@ from privgraph.cli import app, expand_multi_value_options
 from privgraph.experiments import ExperimentSpec
 from privgraph.experiments.embedding import EmbeddingSpec
 from privgraph.experiments.hetero import SHARE_GRID, HeteroSpec, run_hetero_experiment
-from privgraph.experiments.release import release_embedding_file, release_graph
+from privgraph.experiments.release import release_graph
 from privgraph.experiments.runner import Experiment
 from privgraph.mechanisms import SECURE_NOTE, SecureRandom
-from privgraph.methods import METHODS
+from privgraph.methods import METHODS, Task
 
 runner = CliRunner()
 SMALL = {"num_nodes": 240, "num_features": 24, "avg_degree": 6.0}
 FAST = {"epochs": 20, "patience": 5}
-PRIVATE = sorted(name for name, cls in METHODS.items() if cls.private)
+PRIVATE = sorted(name for name, cls in METHODS.items()
+                 if cls.private and cls.task == Task.NODE_CLASSIFICATION and not cls.heterogeneous)
 NEEDS_EDGES = {"edgerr", "edgerand", "lapgraph", "heterorr"}
 
 
@@ -149,15 +150,15 @@ def test_blink_delta_candidates_and_trials_draw_independent_noise(monkeypatch):
 
 
 def test_hetedp_share_candidates_draw_independent_noise(monkeypatch):
-    import privgraph.experiments.hetero as hetero
+    import privgraph.methods.hetedp.method as hetedp
 
-    calls = _spy(monkeypatch, hetero, "privatize_features")
+    calls = _spy(monkeypatch, hetedp, "privatize_features")
     spec = HeteroSpec(method="hetedp", task="lp", epsilons=[2.0], trials=1, dpsgd={"batch_size": 256, "epochs": 1})
     run_hetero_experiment(spec)
     assert len(calls) == len(SHARE_GRID)
     noises = []
     for args, kwargs, out in calls:
-        data, eps_f = args[0], args[1]
+        data = args[0]
         t = next(iter(out.x))
         from privgraph.methods.hetedp.features import clip_rows
         clean, _ = clip_rows(data[t].x, kwargs.get("clip_bound", args[3]))
@@ -168,16 +169,16 @@ def test_hetedp_share_candidates_draw_independent_noise(monkeypatch):
 
 
 def test_dpsgd_takes_the_os_source(monkeypatch):
-    import privgraph.methods.hetedp.topology as topology
+    import privgraph.train.link_prediction as link_prediction
 
     seen = []
-    real = topology.clipped_noisy_gradient
+    real = link_prediction.clipped_noisy_gradient
 
     def spy(grads, clip, std, batch, rng):
         seen.append(rng)
         return real(grads, clip, std, batch, rng)
 
-    monkeypatch.setattr(topology, "clipped_noisy_gradient", spy)
+    monkeypatch.setattr(link_prediction, "clipped_noisy_gradient", spy)
     spec = HeteroSpec(method="hetedp", task="lp", epsilons=[2.0], feature_share=0.5, trials=1, secure=True,
                       dpsgd={"batch_size": 256, "epochs": 1})
     a = run_hetero_experiment(spec)
@@ -191,13 +192,13 @@ def test_run_refuses_flags_the_embedding_and_hetero_paths_ignore(tmp_path):
         res = runner.invoke(app, [*args, "--db", str(tmp_path / "r.db")])
         assert res.exit_code == 2 and "does not take" in res.output
     res = runner.invoke(app, ["release", "hetedp", "-o", str(tmp_path / "h.pt")])
-    assert res.exit_code == 2 and "no release file" in res.output
+    assert res.exit_code == 2 and "no release command" in res.output
 
 
 def test_two_secure_dpsgd_trainings_differ():
-    from privgraph.data.hetero import TASKS, link_split, load_hetero
-    from privgraph.methods.hetedp.models import node_inputs
-    from privgraph.methods.hetedp.topology import DPSGDConfig, LinkInputs, train_link_model_dp
+    from privgraph.data.hetero import TASKS, link_split, load_hetero, node_inputs
+    from privgraph.train.dpsgd import DPSGDConfig
+    from privgraph.train.link_prediction import LinkInputs, train_link_model_dp
 
     data = load_hetero("sbm")
     task = TASKS["sbm"]

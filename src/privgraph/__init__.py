@@ -1,15 +1,46 @@
 """privgraph: privacy-preserving learning on graphs.
 
+The Python API (:mod:`privgraph.api`)::
+
+    import privgraph as pg
+    rel = pg.privatize(data, "lpgnn", epsilon=1.0)   # the user's own PyG Data
+    print(rel.report); rel.save("graph.pt")
+    res = pg.fit(rel, model="gcn", seed=0)
+    pg.list_methods()                                 # the registry
+
 Subpackages follow the data flow of the design notes:
-``data`` (loading, splits, synthetic graphs) → ``mechanisms`` (local
-randomizers with unbiased estimators) → ``methods`` (published systems such as
-LPGNN) → ``nn`` / ``train`` (models and trainers) → ``experiments`` (runner,
-results store, plots).  Every mechanism and method returns a
-:class:`~privgraph.accounting.PrivacyGuarantee`.
+``data`` (loading, validation, splits, synthetic graphs) → ``mechanisms``
+(randomizers with unbiased estimators) → ``methods`` (published systems,
+registered in ``privgraph.methods.METHODS``) → ``nn`` / ``train`` (models and
+trainers) → ``experiments`` (runners, results store, plots).  Every mechanism
+and method returns a :class:`~privgraph.accounting.PrivacyGuarantee`.
+
+The API names are imported lazily, so ``privgraph --help`` starts without
+loading torch.
 """
 
-from privgraph.accounting import PrivacyGuarantee, PrivacyReport
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["PrivacyGuarantee", "PrivacyReport", "__version__"]
+_LAZY = {
+    "privatize": "privgraph.api",
+    "fit": "privgraph.api",
+    "list_methods": "privgraph.api",
+    "load_release": "privgraph.api",
+    "PrivateRelease": "privgraph.release",
+    "SecureRandom": "privgraph.mechanisms",
+    "PrivacyGuarantee": "privgraph.accounting",
+    "PrivacyReport": "privgraph.accounting",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'privgraph' has no attribute {name!r}")

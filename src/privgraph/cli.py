@@ -143,11 +143,19 @@ def _checked_spec(**fields: Any):
     return spec
 
 
-METHOD_HELP = ("lpgnn, gcn-raw, gcn-rnd, gcn-ohd, mlp, blink, rr, symrr, ldpgcn, dprr, ldpgen, solitude, "
-               "featureldp, featurerr, edgerr, privhrg, edgerand, lapgraph, heterorr, "
-               "the embeddings ppcvgae, vgae, dpgcn, or the heterogeneous hetedp, rgcn, hgt, metapath2vec")
-EMBEDDING_METHODS = ("ppcvgae", "vgae", "dpgcn")
-HETERO_METHODS = ("hetedp", "rgcn", "hgt", "metapath2vec")
+METHOD_HELP = "a registered method: `privgraph methods` lists them, `privgraph methods NAME` its parameters"
+
+
+def _method_kind(method: str) -> str:
+    """``"graph"``, ``"embedding"`` or ``"hetero"``: which runner takes ``method`` (from the registry)."""
+    from privgraph.methods import Task, method_class
+
+    try:
+        cls = method_class(method)
+    except ValueError as err:
+        err_console.print(f"[red]error:[/red] {err}")
+        raise typer.Exit(2) from None
+    return "hetero" if cls.heterogeneous else "embedding" if cls.task == Task.EMBEDDING else "graph"
 
 
 class Task(str, Enum):
@@ -290,7 +298,8 @@ def run(
     """Run a method over one or more ε, several seeded trials; store and print results."""
     from privgraph.experiments import run_experiment
 
-    if method in HETERO_METHODS or method in EMBEDDING_METHODS:
+    kind = _method_kind(method)
+    if kind != "graph":
         ignored = [flag for flag, given in (("--tune", tune), ("--model", model is not None), ("--clip", clip),
                                              ("--epsilon-y", epsilon_y is not None), ("--variant", variant is not None),
                                              ("--private-ratio", private_ratio is not None)) if given]
@@ -298,7 +307,7 @@ def run(
             err_console.print(f"[red]error:[/red] {method} does not take {', '.join(ignored)} (hetedp's feature clipping "
                               "bound is --clip-bound; ppcvgae's settings go through --set)")
             raise typer.Exit(2)
-    if method in HETERO_METHODS:
+    if kind == "hetero":
         from privgraph.experiments.hetero import HeteroSpec, run_hetero_experiment
 
         try:
@@ -313,7 +322,7 @@ def run(
             raise typer.Exit(2) from None
         _run_and_report(run_hetero_experiment, hetero, db, format, print_hetero_summary)
         return
-    if method in EMBEDDING_METHODS:
+    if kind == "embedding":
         from privgraph.experiments.embedding import run_embedding_experiment
 
         spec = _embedding_spec(method, dataset, epsilon, delta, case, dp, penalty, balance, hparam, trials, seed,
@@ -394,11 +403,12 @@ def release(
     if secure and reproducible:
         err_console.print("[red]error:[/red] --secure and --reproducible exclude each other (--secure is the default)")
         raise typer.Exit(2)
-    if method in HETERO_METHODS:
-        err_console.print(f"[red]error:[/red] {method} has no release file yet (heterogeneous releases are not "
-                          "written); use `privgraph run`")
+    kind = _method_kind(method)
+    if kind == "hetero":
+        err_console.print(f"[red]error:[/red] {method} has no release command yet: release a HeteroData from "
+                          f"Python with privgraph.privatize (see `privgraph methods {method}`), or use `privgraph run`")
         raise typer.Exit(2)
-    if method in EMBEDDING_METHODS:
+    if kind == "embedding":
         spec = _embedding_spec(method, dataset, [epsilon] if epsilon is not None else [], delta, case, dp, penalty,
                                False, hparam, 1, seed, data_root, secure=dp and not reproducible,
                                calibration=calibration.value)
@@ -483,6 +493,43 @@ def demo(
         out_console.print(f"  ε = {eps:g}: " + escape("; ".join(report.lines())))
     png = plot_rows(summarize(store.records()), out / "privacy_utility.png")
     out_console.print(f"wrote {png} and {db} in {time.perf_counter() - start:.1f}s")
+
+
+@app.command("methods")
+def list_methods_command(
+    method: Optional[str] = typer.Argument(None, help="a method: print its parameters"),
+    format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
+) -> None:
+    """List the registered methods (unit, task), or one method's parameters and defaults."""
+    from privgraph.api import list_methods
+
+    registry = list_methods()
+    if method is not None and method not in registry:
+        err_console.print(f"[red]error:[/red] unknown method {method!r}; choose from {', '.join(registry)}")
+        raise typer.Exit(2)
+    if format == OutputFormat.json:
+        print(json.dumps(registry[method] if method else registry, indent=2, default=str))
+        return
+    if method is None:
+        table = Table(title="methods (privgraph methods NAME: its parameters)")
+        for col in ("name", "unit", "task", "ε", "description"):
+            table.add_column(col)
+        for name, e in registry.items():
+            eps = "optional" if e["epsilon_optional"] else ("yes" if e["private"] else "—")
+            table.add_row(name, e["unit"], e["task"], eps, e["description"])
+        out_console.print(table)
+        return
+    e = registry[method]
+    out_console.print(f"[bold]{method}[/bold]: {escape(e['description'])}")
+    out_console.print(f"unit: {e['unit']}; task: {e['task']}; takes a {e['graph']}; "
+                      f"protects {', '.join(e['private_fields']) or 'nothing'}; public: "
+                      f"{', '.join(e['public_fields']) or 'none'}")
+    table = Table(title=f"{method} parameters")
+    for col in ("name", "type", "default", "help"):
+        table.add_column(col)
+    for p in e["parameters"]:
+        table.add_row(p["name"], p["type"], repr(p["default"]), escape(p["help"]))
+    out_console.print(table)
 
 
 @app.command()

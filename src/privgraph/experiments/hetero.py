@@ -10,7 +10,8 @@ metapath2vec.
 * **LP, HeteDP**: the features the encoder reads (endpoint types and the
   sources of its relations) perturbed with ε_f, the RGCN-VGAE trained by
   DP-SGD with ε_s on the training edges
-  (:mod:`privgraph.methods.hetedp.topology`); ε = ε_f + ε_s.  ``topology``:
+  (:mod:`privgraph.methods.hetedp.topology`,
+  :mod:`privgraph.train.link_prediction`); ε = ε_f + ε_s.  ``topology``:
   ``"edge"`` (messages over the other relations: edge-level DP), ``"node"``
   (no messages: edge-level DP) or ``"message-passing"`` (the paper's: also
   over the protected relation's training edges; ε then covers one example's
@@ -20,10 +21,11 @@ metapath2vec.
   share fixed, the model trained, the best kept); those candidate releases
   are real spending, stated in the report.  Featureless endpoint types get
   fixed random inputs and the whole ε goes to the edges.
-* **Baselines**: RGCN / HGT trained end to end (NC: cross-entropy; LP: dot
-  product of the endpoint embeddings, uniform negatives, message passing over
-  the training edges only), metapath2vec (PyG) embeddings with a logistic
-  regression (NC) or their dot product (LP).
+* **Baselines** (:mod:`privgraph.methods.hetedp.baselines`): RGCN / HGT
+  trained end to end (NC: cross-entropy; LP: dot product of the endpoint
+  embeddings, uniform negatives, message passing over the training edges
+  only), metapath2vec (PyG) embeddings with a logistic regression (NC) or
+  their dot product (LP).
 
 Trial ``t`` uses seed ``seed + t`` (HGB validation split, link split, model
 initialisation) and, unless ``secure`` (the OS source), for its noise: every
@@ -38,40 +40,37 @@ import copy
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import f1_score, roc_auc_score
+from sklearn.metrics import f1_score
 from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.transforms import AddMetaPaths
 
 from privgraph import __version__
-from privgraph.accounting import PrivacyGuarantee, PrivacyReport, TrustModel, Unit, unprotected
-from privgraph.data.hetero import METAPATHS, TASKS, HeteroTask, link_split, load_hetero
+from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit, unprotected
+from privgraph.data.hetero import METAPATHS, TASKS, HeteroTask, link_split, load_hetero, node_inputs
 from privgraph.experiments.runner import ExperimentResult
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
 from privgraph.mechanisms import SECURE_NOTE, RandomSource, check_delta, check_epsilon, release_source
 from privgraph.methods.heterorr.edges import check_share
 from privgraph.methods.hetedp.features import check_clip_bound, privatize_features
-from privgraph.methods.hetedp.models import HANClassifier, HGTClassifier, RGCNClassifier, node_inputs
-from privgraph.methods.hetedp.topology import (
-    DPSGDConfig,
-    LinkInputs,
-    check_topology,
-    link_scores,
-    message_relations,
-    train_link_model_dp,
-)
+from privgraph.methods.hetedp.baselines import metapath2vec_embeddings, train_link_baseline
+from privgraph.methods.hetedp.method import link_release
+from privgraph.methods.hetedp.topology import check_topology
+from privgraph.nn.hetero import HANClassifier, HGTClassifier, RGCNClassifier
+from privgraph.progress import ProgressHook
 from privgraph.train import train_node_classifier
+from privgraph.train.dpsgd import DPSGDConfig
+from privgraph.train.link_prediction import link_scores, split_auc
 
 HETERO_METHODS = ("hetedp", "rgcn", "hgt", "metapath2vec")
 TASK_METRICS = {"nc": ("micro_f1", "macro_f1"), "lp": ("roc_auc",)}
 SHARE_GRID = (0.1, 0.3, 0.5, 0.7, 0.9)
 METAPATH_MAX_SAMPLE = 30  # AddMetaPaths' per-step neighbour cap (dense metapaths such as APVPA)
-ProgressHook = Callable[[str, int, int], None]
 
 
 @dataclass
@@ -166,26 +165,6 @@ def _f1(truth: Tensor, predicted: Tensor) -> dict[str, float]:
             "macro_f1": float(f1_score(truth, predicted, average="macro"))}
 
 
-def _metapath2vec(edge_index_dict, metapath, num_nodes_dict, seed: int, epochs: int = 10) -> dict[str, Tensor]:
-    """PyG's MetaPath2Vec, walks from the metapath's first type.  Our graphs have a few thousand
-    start nodes (PyG's AMiner example: 1.7M), so small batches (32) and lr 0.05 give ~10³ steps
-    in 10 epochs; 5 epochs of 128 (~10² steps) left the embeddings at chance level."""
-    from torch_geometric.nn import MetaPath2Vec
-
-    torch.manual_seed(seed)
-    model = MetaPath2Vec(edge_index_dict, embedding_dim=64, metapath=metapath, walk_length=20, context_size=5,
-                         walks_per_node=5, num_negative_samples=5, num_nodes_dict=num_nodes_dict, sparse=True)
-    loader = model.loader(batch_size=32, shuffle=True)
-    opt = torch.optim.SparseAdam(list(model.parameters()), lr=0.05)
-    for _ in range(epochs):
-        for pos, neg in loader:
-            opt.zero_grad()
-            model.loss(pos, neg).backward()
-            opt.step()
-    with torch.no_grad():
-        return {t: model(t).detach() for t in {et[0] for et in metapath}}
-
-
 # --------------------------------------------------------------------------- NC
 def _node_classification(spec: HeteroSpec, data: HeteroData, eps: float | None, seed: int, rng: RandomSource
                          ) -> tuple[dict[str, float], list[PrivacyGuarantee], dict[str, Any]]:
@@ -197,7 +176,8 @@ def _node_classification(spec: HeteroSpec, data: HeteroData, eps: float | None, 
     details: dict[str, Any] = {}
     if spec.method == "metapath2vec":
         path = list(METAPATHS[name].values())[0]
-        z = _metapath2vec(data.edge_index_dict, path, {t: data[t].num_nodes for t in data.node_types}, seed)[target]
+        num_nodes = {t: data[t].num_nodes for t in data.node_types}
+        z = metapath2vec_embeddings(data.edge_index_dict, path, num_nodes, seed)[target]
         clf = LogisticRegression(max_iter=3000).fit(z[train].numpy(), y[train].numpy())
         predicted = torch.from_numpy(clf.predict(z[test].numpy()))
         return _f1(y[test], predicted), [unprotected(Unit.NODE_FEATURES, "metapath2vec")], details
@@ -226,111 +206,20 @@ def _node_classification(spec: HeteroSpec, data: HeteroData, eps: float | None, 
 
 
 # --------------------------------------------------------------------------- LP
-def _split_auc(split: HeteroData, edge_type, score_pairs: Callable[[Tensor], Tensor]) -> float:
-    """ROC-AUC of ``score_pairs`` on a split's labelled pairs of ``edge_type``."""
-    store = split[edge_type]
-    return float(roc_auc_score(store.edge_label.numpy(), score_pairs(store.edge_label_index).numpy()))
-
-
 def _lp_hetedp(spec: HeteroSpec, data: HeteroData, task: HeteroTask, splits, eps: float | None, share: float,
                seed: int, rng: RandomSource) -> tuple[float, float, list[PrivacyGuarantee], dict[str, Any]]:
-    """One release: features (ε_f) then DP-SGD (ε_s), both drawing from ``rng``."""
+    """One release on the training split (:func:`~privgraph.methods.hetedp.method.link_release`),
+    scored on the validation and test splits."""
     train, val, test = splits
-    src, _, dst = task.edge_type
-    relations = message_relations(train.edge_types, task.edge_type, task.reverse, spec.topology)
-    read = list(dict.fromkeys([src, dst, *(et[0] for et in relations)]))
-    inputs = {t: x for t, x in node_inputs(data, seed=seed).items() if t in read}
-    featured = [t for t in read if "x" in data[t]]
-    guarantees: list[PrivacyGuarantee] = []
-    details: dict[str, Any] = {"topology": spec.topology}
-    eps_s = eps
-    if eps is not None and featured:
-        eps_f, eps_s = share * eps, (1 - share) * eps
-        release = privatize_features(data, eps_f, spec.delta, spec.clip, rng, node_types=featured)
-        inputs.update(release.x)
-        guarantees.append(release.guarantee)
-        details["features"] = release.details
-    config = DPSGDConfig(**spec.dpsgd)
-    link_inputs = LinkInputs.build(inputs, train.edge_index_dict, relations)
-    res = train_link_model_dp(link_inputs, train[task.edge_type].edge_label_index, task.edge_type, eps_s,
-                              spec.delta, config, rng)
-    if eps is not None:
-        guarantees.append(_topology_guarantee(spec, task, res, config, relations))
-    else:
-        guarantees.append(unprotected(Unit.NODE_FEATURES, "HeteDP without noise"))
-    details["dpsgd"] = {**res.details, "epsilon_s": res.epsilon, "noise_multiplier": res.noise_multiplier}
+    link = link_release(data, task.edge_type, task.reverse, train[task.edge_type].edge_label_index,
+                        train.edge_index_dict, eps, share, spec.topology, spec.clip, spec.delta,
+                        DPSGDConfig(**spec.dpsgd), rng, seed)
 
     def score(pairs: Tensor) -> Tensor:
-        return link_scores(res.model, link_inputs, task.edge_type, pairs)
+        return link_scores(link.result.model, link.inputs, task.edge_type, pairs)
 
-    return _split_auc(val, task.edge_type, score), _split_auc(test, task.edge_type, score), guarantees, details
-
-
-def _topology_guarantee(spec: HeteroSpec, task: HeteroTask, res, config: DPSGDConfig,
-                        relations: list) -> PrivacyGuarantee:
-    """What DP-SGD's ε covers in each mode (:mod:`privgraph.methods.hetedp.topology`)."""
-    accounting = (f"RDP accountant: noise multiplier {res.noise_multiplier:.4g}, sampling rate "
-                  f"{res.sample_rate:.4g}, {res.steps} steps, clip C = {config.clip:g}")
-    others = ", ".join(sorted({et[1] if et[1] != "to" else f"{et[0]}-{et[2]}" for et in relations
-                               if et not in (task.edge_type, task.reverse)})) or "none"
-    if spec.topology in ("edge", "node"):
-        return PrivacyGuarantee(
-            f"edge of {task.edge_type}", TrustModel.CENTRAL, res.epsilon, spec.delta,
-            f"HeteDP topology: DP-SGD ({spec.topology} mode)",
-            (accounting, "edge level: one example per training edge of this relation, and "
-             + (f"messages pass over the other relations only ({others}; used as they are, not protected)"
-                if spec.topology == "edge" else "no messages pass (per-node encoder)")
-             + ", so one edge changes one example",
-             "validation/test edges are never trained on"))
-    return PrivacyGuarantee(
-        f"loss term of one training example of {task.edge_type} (graph held fixed)", TrustModel.CENTRAL,
-        res.epsilon, spec.delta, "HeteDP topology: DP-SGD (message-passing mode, the paper's)",
-        (accounting, "NOT edge-level DP: each training edge (u, v) also passes messages into u's and v's "
-         "encoder inputs, changing the gradients of every example that touches u or v; per-example clipping "
-         "does not bound that, and no edge-level ε is claimed (use --topology edge)",
-         f"relations passing messages: the protected one's training edges and {others} (not protected)",
-         "validation/test edges are never trained on"))
-
-
-def _lp_baseline(spec: HeteroSpec, data: HeteroData, task: HeteroTask, splits, seed: int) -> tuple[float, float]:
-    train, val, test = splits
-    src, _, dst = task.edge_type
-    if spec.method == "metapath2vec":
-        z = _metapath2vec(train.edge_index_dict, [task.edge_type, task.reverse],
-                          {t: data[t].num_nodes for t in data.node_types}, seed)
-
-        def dot(pairs: Tensor) -> Tensor:
-            return (z[src][pairs[0]] * z[dst][pairs[1]]).sum(-1)
-
-        return _split_auc(val, task.edge_type, dot), _split_auc(test, task.edge_type, dot)
-    torch.manual_seed(seed)
-    inputs = node_inputs(data, seed=seed)
-    cls = RGCNClassifier if spec.method == "rgcn" else HGTClassifier
-    model = cls({t: v.shape[1] for t, v in inputs.items()}, spec.hidden, 1, data.metadata(), src)
-    opt = torch.optim.Adam(model.parameters(), lr=0.005, weight_decay=1e-3)
-    positives = train[task.edge_type].edge_label_index
-    g = torch.Generator().manual_seed(seed)
-
-    def scores(split, pairs):
-        h = model.embed(inputs, split.edge_index_dict)
-        return (h[src][pairs[0]] * h[dst][pairs[1]]).sum(-1)
-
-    best = (-1.0, 0.0)
-    for _ in range(spec.epochs):
-        model.train()
-        neg = torch.stack([torch.randint(0, data[src].num_nodes, (positives.shape[1],), generator=g),
-                           torch.randint(0, data[dst].num_nodes, (positives.shape[1],), generator=g)])
-        pairs = torch.cat([positives, neg], dim=1)
-        labels = torch.cat([torch.ones(positives.shape[1]), torch.zeros(neg.shape[1])])
-        opt.zero_grad()
-        torch.nn.functional.binary_cross_entropy_with_logits(scores(train, pairs), labels).backward()
-        opt.step()
-        model.eval()
-        with torch.no_grad():
-            v = _split_auc(val, task.edge_type, lambda p: scores(val, p))
-            if v > best[0]:
-                best = (v, _split_auc(test, task.edge_type, lambda p: scores(test, p)))
-    return best
+    return (split_auc(val, task.edge_type, score), split_auc(test, task.edge_type, score), link.guarantees,
+            link.details)
 
 
 # --------------------------------------------------------------------------- run
@@ -369,8 +258,9 @@ def run_hetero_experiment(spec: HeteroSpec, store: ResultsStore | None = None,
                     val_auc, auc, guarantees, details = _lp_hetedp(spec, data, task, splits, eps, share or 0.5, seed,
                                                                    spec.source(seed, k, 0))
                 else:
-                    (val_auc, auc), guarantees, details = _lp_baseline(spec, data, task, splits, seed), \
-                        [unprotected(Unit.NODE_FEATURES, spec.method)], {}
+                    val_auc, auc = train_link_baseline(spec.method, data, task, splits, seed, spec.hidden,
+                                                       spec.epochs)
+                    guarantees, details = [unprotected(Unit.NODE_FEATURES, spec.method)], {}
                 metrics = {"roc_auc": auc, "val_roc_auc": val_auc}
             if selection:
                 guarantees = [g.with_note(f"ε_f/ε = {share:g} chosen on validation AUC among {len(SHARE_GRID)} "

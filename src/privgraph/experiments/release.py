@@ -26,9 +26,10 @@ import torch
 
 from privgraph import __version__
 from privgraph.accounting import PrivacyReport, Unit
-from privgraph.experiments.runner import Experiment, ExperimentSpec, ProgressHook, _json_safe
+from privgraph.experiments.runner import Experiment, ExperimentSpec, _json_safe
 from privgraph.mechanisms import reproducible_note
 from privgraph.methods import Hyperparameters
+from privgraph.progress import ProgressHook
 
 if TYPE_CHECKING:
     from privgraph.experiments.embedding import EmbeddingSpec

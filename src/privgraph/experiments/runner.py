@@ -32,12 +32,13 @@ Protocol for one setting (dataset, method, ε):
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import math
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -46,27 +47,25 @@ from torch_geometric.data import Data
 from privgraph import __version__
 from privgraph.accounting import PrivacyReport
 from privgraph.data import load, mark_private_edges, sbm_graph, stratified_split, validate_graph
-from privgraph.data.annotations import check_private_ratio, check_public_fraction
-from privgraph.mechanisms import SECURE_NOTE, check_delta, check_epsilon, derive_seed, release_source
+from privgraph.data.annotations import check_private_ratio
+from privgraph.mechanisms import SECURE_NOTE, check_epsilon, derive_seed, release_source
 from privgraph.methods import (
     SEARCH_SPACE,
     Hyperparameters,
     LabelReports,
     Method,
+    Task,
     denoise_labels,
     get_method,
+    method_class,
     report_labels,
 )
-from privgraph.mechanisms.feature_rr import check_bins
 from privgraph.methods.base import Release
-from privgraph.methods.heterorr.edges import check_mcmc_steps, check_share
-from privgraph.methods.heterorr.scores import check_gamma
 from privgraph.nn import MODELS
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
+from privgraph.progress import ProgressHook
 from privgraph.train import TrainResult, train_node_classifier
-
-ProgressHook = Callable[[str, int, int], None]
 
 
 @dataclass
@@ -90,15 +89,33 @@ class ExperimentSpec:
     data_root: str | None = None
     synthetic: dict[str, Any] = field(default_factory=dict)
     private_ratio: float | None = None  # mark this fraction of edges private (seeded by ``seed``)
-    # method release options (HeteroRR: epsilon_f, epsilon_e, gamma, bins, public_fraction,
-    # sensitive_features, mcmc_steps, mcmc_share, threshold)
+    # the method's own parameters (its Params fields, e.g. HeteroRR's epsilon_f, gamma, mcmc_steps)
     options: dict[str, Any] = field(default_factory=dict)
 
-    def method_options(self) -> dict[str, Any]:
-        return {"variant": self.variant} if self.variant is not None else {}
+    def method_params(self) -> dict[str, Any]:
+        """The method's parameters given by this spec (its ``Params`` fill the rest): ``options``
+        as they are, and the command line's shared flags (``mechanism``, ``delta``, ``variant``,
+        ``clip``) where set; a flag set for a method without that parameter is an error."""
+        cls = method_class(self.method)
+        known = {f.name for f in dataclasses.fields(cls.Params)}
+        shared = {"mechanism": None if self.mechanism == "multibit" else self.mechanism, "delta": self.delta,
+                  "variant": self.variant, "clip": self.clip or None}
+        if "mechanism" in known:
+            shared["mechanism"] = self.mechanism
+        given = {k: v for k, v in shared.items() if v is not None}
+        stray = sorted(k for k in given if k not in known)
+        if stray:
+            raise ValueError(f"method {self.method!r} takes no {', '.join('--' + k for k in stray)}; its parameters: "
+                             f"{', '.join(sorted(known)) or 'none'}")
+        return {**given, **self.options}
 
     def validate(self) -> None:
-        method = get_method(self.method, **self.method_options())
+        cls = method_class(self.method)
+        if cls.task != Task.NODE_CLASSIFICATION or cls.heterogeneous:
+            raise ValueError(f"{self.method} is a {cls.task.value} method on "
+                             f"{'HeteroData' if cls.heterogeneous else 'Data'}: the node-classification runner "
+                             "does not run it")
+        method = get_method(self.method, **self.method_params())
         if self.model is not None and self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose from {MODELS}")
         if method.private:
@@ -107,10 +124,6 @@ class ExperimentSpec:
             self.epsilons = [check_epsilon(e) for e in self.epsilons]
         if self.epsilon_y is not None:
             check_epsilon(self.epsilon_y, "epsilon_y")
-        if self.mechanism == "gaussian" and self.delta is not None and self.method == "lpgnn":
-            check_delta(self.delta)
-        if self.method == "blink" and self.delta is not None and not 0.0 <= self.delta <= 1.0:
-            raise ValueError(f"Blink's degree privacy parameter delta must lie in [0, 1], got {self.delta}")
         if self.trials < 1:
             raise ValueError("trials must be >= 1")
         if self.split not in ("random", "public"):
@@ -121,28 +134,12 @@ class ExperimentSpec:
         Hyperparameters().update(**self.hyperparameters)
 
     def _validate_options(self, method: Method) -> None:
-        o = self.options
-        unknown = set(o) - RELEASE_OPTIONS
-        if unknown:
-            raise ValueError(f"unknown release options {sorted(unknown)}; known: {sorted(RELEASE_OPTIONS)}")
-        for name in ("epsilon_f", "epsilon_e"):
-            if o.get(name) is not None:
-                check_epsilon(o[name], name)
-        # the methods' own checks, run before the dataset loads
-        checks = {"gamma": check_gamma, "bins": check_bins, "public_fraction": check_public_fraction,
-                  "mcmc_steps": check_mcmc_steps, "mcmc_share": lambda v: check_share(v, "mcmc_share")}
-        for name, check in checks.items():
-            if o.get(name) is not None:
-                check(o[name])
+        """What the method's ``Params`` cannot check: the private-edge annotation it reads."""
         if self.private_ratio is not None:
             check_private_ratio(self.private_ratio)
-        if getattr(method, "needs_private_edges", False) and self.private_ratio is None:
+        if method.needs_private_edges and self.private_ratio is None:
             raise ValueError(f"method {self.method!r} protects private edges: say which with --private-ratio ρ "
                              "(a seeded random fraction of the edges is marked private)")
-
-
-RELEASE_OPTIONS = {"epsilon_f", "epsilon_e", "gamma", "bins", "public_fraction", "sensitive_features",
-                   "mcmc_steps", "mcmc_share", "threshold", "debias"}
 
 
 @dataclass
@@ -218,7 +215,7 @@ class Experiment:
     def __init__(self, spec: ExperimentSpec, store: ResultsStore | None = None, progress: ProgressHook | None = None):
         spec.validate()
         self.spec = spec
-        self.method = get_method(spec.method, **spec.method_options())
+        self.method = get_method(spec.method, **spec.method_params())
         self.model = spec.model or self.method.default_model
         self.store = store
         self.progress = progress or (lambda task, done, total: None)
@@ -269,11 +266,9 @@ class Experiment:
                  labels: LabelReports | None = None) -> tuple[Release, LabelReports | None, PrivacyReport]:
         """One release of ``data``; ``candidate`` (index of a selection candidate) gives it a stream of
         its own; ``labels`` reuses the trial's label reports (drawn here when None)."""
-        options = {"mechanism": self.spec.mechanism, "delta": self.spec.delta, "clip": self.spec.clip,
-                   **self.spec.options, "progress": self.progress}
-        options.update(overrides or {})
+        method = self.method.with_params(**overrides) if overrides else self.method
         stream = (1, eps_index) if candidate is None else (1, eps_index, 1 + candidate)
-        release = self.method.release(data, eps, self._source(trial_seed, *stream), hp, options)
+        release = method.release(data, eps, self._source(trial_seed, *stream), self.progress)
         if labels is None:
             labels = self._labels(data, trial_seed, eps_index)
         report = PrivacyReport([release.guarantee] + list(release.extra_guarantees)
@@ -289,7 +284,8 @@ class Experiment:
         """Choose the method's release parameters not given by the user (see module docstring).
         Returns the chosen values, the number of candidate releases, and the chosen candidate's
         release (trial 0's), or ``({}, 0, None)`` when nothing is chosen."""
-        space = {k: v for k, v in self.method.release_search.items() if getattr(self.spec, k, None) is None}
+        given = self.spec.method_params()
+        space = {k: v for k, v in self.method.release_search.items() if given.get(k) is None}
         if not self.spec.tune or not space:
             return {}, 0, None
         trial_seed = self.spec.seed

@@ -1,8 +1,22 @@
-"""Published systems, one module each, registered by command-line name."""
+"""Published systems, one module each, registered by name in :data:`METHODS`
+(``@register_method``); :func:`get_method` builds one with its typed parameters."""
 
 from __future__ import annotations
 
-from privgraph.methods.base import SEARCH_SPACE, Release, Hyperparameters, Method
+from privgraph.methods.base import (
+    METHODS,
+    SEARCH_SPACE,
+    Hyperparameters,
+    Method,
+    MethodParams,
+    Release,
+    Task,
+    param,
+    register_method,
+)
+from privgraph.methods.lpgnn import LPGNN, LabelReports, denoise_labels, report_labels  # noqa: I001 (lpgnn first)
+from privgraph.methods.ppcvgae.method import DPGCN, PPCVGAE, VGAE
+from privgraph.methods.hetedp.method import HGT, RGCN, HeteDP, HeteDPFeatures, MetaPath2Vec
 from privgraph.methods.baselines import MLP, OneHotDegree, RandomFeatures, RawFeatures
 from privgraph.methods.blink.baselines import (
     DegreePreservingRR,
@@ -22,23 +36,19 @@ from privgraph.methods.heterorr.method import (
     LapGraph,
     PrivHRG,
 )
-from privgraph.methods.lpgnn import LPGNN, LabelReports, denoise_labels, report_labels
-
-METHODS: dict[str, type[Method]] = {
-    m.name: m
-    for m in (LPGNN, RawFeatures, RandomFeatures, OneHotDegree, MLP, Blink, RandomizedResponseGraph,
-              SymmetricRandomizedResponseGraph, LaplaceDpGCN, DegreePreservingRR, LDPGen, Solitude,
-              FeatureLDP, FeatureRRMethod, EdgeRRMethod, PrivHRG, EdgeRand, LapGraph, HeteroRR)
-}
 
 
-def get_method(name: str, **options) -> Method:
-    """Instantiate a method by name; ``options`` go to its constructor (e.g. Blink's ``variant``)."""
+def method_class(name: str) -> type[Method]:
+    """The registered class of ``name`` (a clear error listing the methods otherwise)."""
     try:
-        cls = METHODS[name]
+        return METHODS[name]
     except KeyError:
         raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHODS)}") from None
-    return cls(**options)
+
+
+def get_method(name: str, **params) -> Method:
+    """Build a method by name with its parameters (validated by its ``Params``, e.g. Blink's ``variant``)."""
+    return method_class(name)(**params)
 
 
 __all__ = [
@@ -46,7 +56,9 @@ __all__ = [
     "LPGNN",
     "METHODS",
     "MLP",
+    "MethodParams",
     "SEARCH_SPACE",
+    "Task",
     "Release",
     "Hyperparameters",
     "LabelReports",
@@ -56,5 +68,8 @@ __all__ = [
     "RawFeatures",
     "denoise_labels",
     "get_method",
+    "method_class",
+    "param",
+    "register_method",
     "report_labels",
 ]

@@ -1,18 +1,88 @@
-"""What a node-classification method is: a one-time feature release with its
-guarantee, plus the model trained on it."""
+"""The one method abstraction: what a method protects, its typed parameters, and its release.
+
+Every published system and baseline is a :class:`Method` subclass registered
+in :data:`privgraph.methods.METHODS` (``@register_method``).  A class states
+
+* ``name``, ``description``, ``unit`` (the privacy unit of its main guarantee,
+  :class:`~privgraph.accounting.Unit`), ``task`` (:class:`Task`) and
+  ``private`` (whether it takes an ε);
+* ``Params``: a frozen dataclass of its parameters, validated when built
+  (:class:`MethodParams`; :func:`param` attaches the help text);
+* ``private_fields`` — the input fields its unit covers (never copied raw into
+  a release) — and ``public_fields`` — the input fields its setting treats as
+  public and copies into the release as given.
+
+``privatize`` (used by :func:`privgraph.privatize`) is the one release call:
+the user's graph and a random source in, a
+:class:`~privgraph.release.PrivateRelease` out.  Node-classification methods
+implement :meth:`Method.release` (what the server holds: features, graph,
+guarantee) and inherit ``privatize``; methods that train to release
+(PPCVGAE's embeddings, HeteDP's link reconstructor) override ``privatize``.
+"""
 
 from __future__ import annotations
 
+import enum
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyGuarantee
+from privgraph.accounting import PrivacyGuarantee, Unit
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.nn import NodeClassifier
 from privgraph.nn.dense import BlockwiseAdjacency
+from privgraph.progress import ProgressHook
+
+if TYPE_CHECKING:
+    from privgraph.release import PrivateRelease
+
+
+class Task(str, enum.Enum):
+    """What a method's release is for."""
+
+    NODE_CLASSIFICATION = "node classification"
+    LINK_PREDICTION = "link prediction"
+    EMBEDDING = "embedding release"
+
+
+def param(default: Any, help: str) -> Any:
+    """A :class:`MethodParams` field with its help text (shown by ``privgraph methods NAME``)."""
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("method parameters are immutable: use a tuple")
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class MethodParams:
+    """Base of every method's parameters: a frozen dataclass whose :meth:`validate`
+    runs when it is built (bad values raise ``ValueError`` with the reason)."""
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Check the values; subclasses extend it (call ``super().validate()``)."""
+
+    @classmethod
+    def build(cls, method: str, values: dict[str, Any]) -> "MethodParams":
+        """``cls(**values)`` with unknown names refused by a clear error."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"method {method!r} has no parameter {', '.join(map(repr, unknown))}; its parameters: "
+                             f"{', '.join(sorted(known)) or 'none'}")
+        return cls(**values)
+
+    @classmethod
+    def describe(cls) -> list[dict[str, Any]]:
+        """Name, type, default and help of every parameter."""
+        return [{"name": f.name, "type": str(f.type), "default": f.default, "help": f.metadata.get("help", "")}
+                for f in fields(cls)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -51,8 +121,10 @@ SEARCH_SPACE: dict[str, list[Any]] = {
 
 @dataclass
 class Release:
-    """What the server holds after the one-time collection: features, and the
-    graph to train on when the method privatizes it (else the data's own)."""
+    """What the server holds after a node-classification method's one-time collection:
+    features, and the graph to train on when the method privatizes it (else the data's own).
+    Internal to the runner and to :meth:`Method.privatize`, which turns it into a
+    :class:`~privgraph.release.PrivateRelease`."""
 
     x: torch.Tensor
     guarantee: PrivacyGuarantee
@@ -70,23 +142,50 @@ class Release:
 
 
 class Method:
-    """Base class.  Subclasses set ``name`` and implement :meth:`release`."""
+    """Base class (module docstring).  Subclasses set the class attributes and implement
+    :meth:`release` (node classification) or override :meth:`privatize`."""
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
-    private: ClassVar[bool] = False  # whether --epsilon applies
+    unit: ClassVar[str] = Unit.NODE_FEATURES
+    task: ClassVar[Task] = Task.NODE_CLASSIFICATION
+    Params: ClassVar[type[MethodParams]] = MethodParams
+    private: ClassVar[bool] = False  # whether it takes an ε
+    epsilon_optional: ClassVar[bool] = False  # private, but also runs without ε (PPCVGAE without noise)
+    heterogeneous: ClassVar[bool] = False  # takes a HeteroData
     # the unit is a link (adjacency list, private edge): the graph must be undirected, without
-    # self-loops (checked, duplicates merged, at the runner's boundary: privgraph.data.validate_graph)
+    # self-loops (checked, duplicates merged, at the boundary: privgraph.data.validate_graph)
     simple_graph: ClassVar[bool] = False
+    needs_private_edges: ClassVar[bool] = False  # reads data.private_edge_mask
+    private_fields: ClassVar[tuple[str, ...]] = ("x",)
+    public_fields: ClassVar[tuple[str, ...]] = ("edge_index", "y", "train_mask", "val_mask", "test_mask")
     tunable: ClassVar[tuple[str, ...]] = ("lr", "weight_decay", "dropout")
     default_model: ClassVar[str] = "gcn"
     # release parameters chosen on validation by --tune when not given (each value is a new release)
     release_search: ClassVar[dict[str, list[Any]]] = {}
 
-    def release(
-        self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
-    ) -> Release:
-        raise NotImplementedError
+    def __init__(self, params: MethodParams | None = None, **values: Any):
+        if params is not None and values:
+            raise TypeError("give either a Params object or parameter values, not both")
+        if params is not None and not isinstance(params, self.Params):
+            raise TypeError(f"{self.name} takes {self.Params.__name__}, got {type(params).__name__}")
+        self.params = params if params is not None else self.Params.build(self.name, values)
+
+    def with_params(self, **changes: Any) -> "Method":
+        """The same method with some parameters changed (validated)."""
+        return type(self)(self.Params.build(self.name, {**self.params.to_dict(), **changes}))
+
+    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
+                progress: ProgressHook | None = None) -> Release:
+        """The server's view after the one-time collection (node-classification methods)."""
+        raise NotImplementedError(f"{self.name} does not release node features or a graph for node classification")
+
+    def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
+                  progress: ProgressHook | None = None) -> "PrivateRelease":
+        """Release ``data`` once (:func:`privgraph.privatize` documents the arguments)."""
+        from privgraph.release import node_classification_release
+
+        return node_classification_release(self, data, epsilon, rng, progress)
 
     def kprop_steps(self, hp: Hyperparameters) -> int:
         return 0
@@ -100,9 +199,29 @@ class Method:
         return NodeClassifier(model, in_dim, hp.hidden, num_classes, hp.dropout, kprop_steps=self.kprop_steps(hp),
                               weighted=weighted, dense=dense)
 
-    @staticmethod
-    def check_epsilon_given(epsilon: float | None, name: str) -> float:
-        """The method's ε: given, and valid by :func:`check_epsilon` (in (0, MAX_EPSILON])."""
+    def check_epsilon_given(self, epsilon: float | None, name: str | None = None) -> float:
+        """ε of a private method: given, finite, in (0, MAX_EPSILON]."""
         if epsilon is None:
-            raise ValueError(f"method {name!r} needs a finite epsilon > 0 (got None)")
-        return check_epsilon(epsilon, f"epsilon of method {name!r}")
+            raise ValueError(f"method {name or self.name!r} needs an epsilon")
+        return check_epsilon(epsilon, f"epsilon of {name or self.name}")
+
+    @classmethod
+    def info(cls) -> dict[str, Any]:
+        """The registry entry: name, description, unit, task, privacy, parameters and defaults."""
+        return {"name": cls.name, "description": cls.description, "unit": cls.unit, "task": cls.task.value,
+                "private": cls.private, "epsilon_optional": cls.epsilon_optional, "graph": "HeteroData" if cls.heterogeneous else "Data",
+                "private_fields": list(cls.private_fields), "public_fields": list(cls.public_fields),
+                "parameters": cls.Params.describe()}
+
+
+METHODS: dict[str, type[Method]] = {}  # the registry: the CLI, the API and the tests all read it
+
+
+def register_method(cls: type[Method]) -> type[Method]:
+    """Class decorator: add ``cls`` to :data:`METHODS` under ``cls.name`` (PyG-style registry)."""
+    if not cls.name:
+        raise TypeError(f"{cls.__name__} has no name")
+    if cls.name in METHODS and METHODS[cls.name] is not cls:
+        raise TypeError(f"method name {cls.name!r} is taken by {METHODS[cls.name].__name__}")
+    METHODS[cls.name] = cls
+    return cls

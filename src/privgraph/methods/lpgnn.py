@@ -15,32 +15,53 @@ correction by the known randomized-response channel.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee
-from privgraph.mechanisms import RandomizedResponse, RandomSource, get_feature_mechanism
-from privgraph.methods.base import Release, Hyperparameters, Method
+from privgraph.mechanisms import FEATURE_MECHANISMS, RandomizedResponse, RandomSource, check_delta, \
+    get_feature_mechanism
+from privgraph.methods.base import Hyperparameters, Method, MethodParams, Release, param, register_method
 from privgraph.nn import KProp
+from privgraph.progress import ProgressHook
 
 
+@dataclass(frozen=True)
+class FeatureParams(MethodParams):
+    """A local feature randomizer's settings (LPGNN and the feature-level baselines)."""
+
+    mechanism: str = param("multibit", f"feature mechanism: {', '.join(FEATURE_MECHANISMS)}")
+    delta: float | None = param(None, "the Gaussian mechanism's δ per node (mechanism='gaussian'; default 1e-5)")
+    clip: bool = param(False, "clip features into the declared domain (data.feature_domain, default [0, 1]) "
+                              "instead of refusing values outside it")
+
+    def validate(self) -> None:
+        if self.mechanism not in FEATURE_MECHANISMS:
+            raise ValueError(f"unknown mechanism {self.mechanism!r}; choose from {', '.join(FEATURE_MECHANISMS)}")
+        if self.delta is not None:
+            if self.mechanism != "gaussian":
+                raise ValueError(f"delta is the Gaussian mechanism's δ; the {self.mechanism} mechanism has none")
+            check_delta(self.delta)
+
+
+@register_method
 class LPGNN(Method):
+    """Feature LDP by a local randomizer (multi-bit, Algorithm 1), KProp on the server (Algorithm 2)."""
+
     name = "lpgnn"
     description = "LPGNN: feature-LDP (multi-bit) + KProp + GNN"
+    Params = FeatureParams
     private = True
     tunable = ("lr", "weight_decay", "dropout", "kprop_steps")
 
-    def release(
-        self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
-    ) -> Release:
-        eps = self.check_epsilon_given(epsilon, self.name)
+    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
+                progress: ProgressHook | None = None) -> Release:
+        eps = self.check_epsilon_given(epsilon)
+        p = self.params
         domain = tuple(getattr(data, "feature_domain", (0.0, 1.0)))
-        extra = {} if options.get("delta") is None else {"delta": options["delta"]}  # Gaussian's own default
-        mech = get_feature_mechanism(
-            options.get("mechanism", "multibit"), eps, domain=domain, clip=options.get("clip", False), **extra
-        )
+        extra = {} if p.delta is None else {"delta": p.delta}  # Gaussian's own default
+        mech = get_feature_mechanism(p.mechanism, eps, domain=domain, clip=p.clip, **extra)
         x = mech.privatize(data.x, rng)
         return Release(x, mech.guarantee(), {"mechanism": mech.name})
 

@@ -20,6 +20,7 @@ class TrainResult:
     epochs_run: int
     seconds: float
     test_predictions: Tensor | None = None  # predicted classes of the test nodes (selected model)
+    model: nn.Module | None = None  # the trained model (set by privgraph.train)
 
 
 def accuracy(logits: Tensor, y: Tensor) -> float:

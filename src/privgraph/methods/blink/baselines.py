@@ -26,7 +26,6 @@ proportional to the output) and refuse graphs above ``max_nodes``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
@@ -37,7 +36,8 @@ from privgraph.data.validation import check_graph
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.mechanisms.prf import prf_uniform
 from privgraph.mechanisms.randomness import integers, uniform
-from privgraph.methods.base import Hyperparameters, Method, Release
+from privgraph.progress import ProgressHook
+from privgraph.methods.base import Method, MethodParams, Release, param, register_method
 from privgraph.methods.blink.client import LinkLDPReports, link_ldp
 
 _LAPLACE_STREAM = 2
@@ -65,26 +65,29 @@ def _directed(i: np.ndarray, j: np.ndarray) -> torch.Tensor:
 
 
 class _AllPairsBaseline(Method):
+    unit = Unit.ADJACENCY_LIST
     private = True
     simple_graph = True
+    private_fields = ("edge_index",)
+    public_fields = ("x", "y", "train_mask", "val_mask", "test_mask")
     max_nodes = 50_000
 
     def checked_epsilon(self, data: Data, epsilon: float | None) -> float:
         """ε validated, and the graph small enough for an all-pairs scan."""
-        eps = self.check_epsilon_given(epsilon, self.name)
+        eps = self.check_epsilon_given(epsilon)
         if data.num_nodes > self.max_nodes:
             raise ValueError(f"{self.name} reads Θ(n²) report entries; refusing n = {data.num_nodes} > {self.max_nodes}")
         return eps
 
 
+@register_method
 class RandomizedResponseGraph(_AllPairsBaseline):
     name = "rr"
     description = "RR: randomized response on adjacency lists, used as the graph"
     symmetric = False
 
-    def release(
-        self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
-    ) -> Release:
+    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
+                progress: ProgressHook | None = None) -> Release:
         eps = self.checked_epsilon(data, epsilon)
         reports = link_ldp(data.edge_index, data.num_nodes, eps, 0.0, rng)
         i, j = reported_pairs(reports, upper_only=self.symmetric)
@@ -97,23 +100,32 @@ class RandomizedResponseGraph(_AllPairsBaseline):
             "δ = 0: the whole budget goes to randomized response, no degree is sent"), details, edge_index)
 
 
+@register_method
 class SymmetricRandomizedResponseGraph(RandomizedResponseGraph):
     name = "symrr"
     description = "SymRR: each pair decided by its lower-index endpoint's randomized response"
     symmetric = True
 
 
+@dataclass(frozen=True)
+class DegreeShareParams(MethodParams):
+    delta: float | None = param(None, "share δ of ε spent on the Laplace degree (default 0.1)")
+
+    def validate(self) -> None:
+        if self.delta is not None and not 0.0 < self.delta < 1.0:
+            raise ValueError(f"DPRR's degree share delta must lie in (0, 1), got {self.delta}")
+
+
+@register_method
 class DegreePreservingRR(_AllPairsBaseline):
     name = "dprr"
     description = "DPRR: randomized response + Laplace degree, reported ones sampled to the noisy degree"
+    Params = DegreeShareParams
 
-    def release(
-        self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
-    ) -> Release:
+    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
+                progress: ProgressHook | None = None) -> Release:
         eps = self.checked_epsilon(data, epsilon)
-        delta = 0.1 if options.get("delta") is None else float(options["delta"])
-        if not 0.0 < delta < 1.0:
-            raise ValueError(f"DPRR's degree share delta must lie in (0, 1), got {delta}")
+        delta = 0.1 if self.params.delta is None else self.params.delta
         n = data.num_nodes
         reports = link_ldp(data.edge_index, n, eps, delta, rng)
         i, j = reported_pairs(reports, upper_only=False)
@@ -164,13 +176,13 @@ class LaplaceAdjacencyReports:
             ("Laplace(1/ε) on each of the n − 1 entries: one link changes one entry by 1 (L1 sensitivity 1)",))
 
 
+@register_method
 class LaplaceDpGCN(_AllPairsBaseline):
     name = "ldpgcn"
     description = "L-DpGCN: Laplace noise on every adjacency entry, top estimated-|E| entries kept"
 
-    def release(
-        self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
-    ) -> Release:
+    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
+                progress: ProgressHook | None = None) -> Release:
         eps = self.checked_epsilon(data, epsilon)
         n = data.num_nodes
         reports = LaplaceAdjacencyReports.collect(data.edge_index, n, eps, rng)

@@ -33,6 +33,14 @@ from privgraph.mechanisms.randomness import integers, laplace
 _FLIP_STREAM = 1
 
 
+def check_degree_share(delta: float) -> float:
+    """Blink's δ, the share of ε spent on the degree, lies in [0, 1]."""
+    delta = float(delta)
+    if not 0.0 <= delta <= 1.0 or math.isnan(delta):
+        raise ValueError(f"Blink's degree privacy parameter delta must lie in [0, 1], got {delta!r}")
+    return delta
+
+
 def flip_probability(epsilon_a: float) -> float:
     """p_flip = 1 / (1 + e^{ε_a}) = σ(−ε_a), without overflow (ε_a = 0 gives 1/2: no information;
     a large ε_a gives ≈ e^{−ε_a}, tending to 0)."""
@@ -118,9 +126,7 @@ def link_ldp(
     """Algorithm 1 for every node at once, on a simple undirected graph (validated: a duplicated
     edge would count twice in the degree and double its sensitivity, so duplicates are refused)."""
     epsilon = check_epsilon(epsilon)
-    delta = float(delta)
-    if not 0.0 <= delta <= 1.0 or math.isnan(delta):
-        raise ValueError(f"degree privacy parameter delta must lie in [0, 1], got {delta!r}")
+    delta = check_degree_share(delta)
     edge_index = check_graph(edge_index, num_nodes, undirected=True).edge_index
     src, dst = edge_index.cpu().numpy().astype(np.int64)
     edge_keys = np.unique(src * num_nodes + dst)

@@ -24,7 +24,7 @@ average per-group count d̄/k stays above the noise's standard deviation
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -35,7 +35,8 @@ from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.data.validation import check_graph
 from privgraph.mechanisms import RandomSource
 from privgraph.mechanisms.randomness import integers, laplace, uniform
-from privgraph.methods.base import Hyperparameters, Method, Release
+from privgraph.methods.base import Method, MethodParams, Release, param, register_method
+from privgraph.progress import ProgressHook
 
 
 def noisy_degree_vectors(edge_index: torch.Tensor, groups: np.ndarray, k: int, epsilon: float,
@@ -82,29 +83,38 @@ def _torch_gen(rng: RandomSource) -> torch.Generator:
     return g
 
 
+@dataclass(frozen=True)
+class LDPGenParams(MethodParams):
+    initial_groups: int = param(2, "groups of the first round's degree vectors")
+    max_clusters: int = param(64, "upper bound on the k-means clusters of the second round")
+
+    def validate(self) -> None:
+        if self.initial_groups < 1 or self.max_clusters < 2:
+            raise ValueError("LDPGen needs initial_groups >= 1 and max_clusters >= 2")
+
+
+@register_method
 class LDPGen(Method):
     name = "ldpgen"
     description = "LDPGen: noisy degree vectors, k-means clustering, Chung–Lu synthesis"
+    unit = Unit.ADJACENCY_LIST
+    Params = LDPGenParams
     private = True
     simple_graph = True
+    private_fields = ("edge_index",)
+    public_fields = ("x", "y", "train_mask", "val_mask", "test_mask")
 
-    def __init__(self, initial_groups: int = 2, max_clusters: int = 64):
-        if initial_groups < 1 or max_clusters < 2:
-            raise ValueError("LDPGen needs initial_groups >= 1 and max_clusters >= 2")
-        self.initial_groups, self.max_clusters = initial_groups, max_clusters
-
-    def release(
-        self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
-    ) -> Release:
-        eps = self.check_epsilon_given(epsilon, self.name)
+    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
+                progress: ProgressHook | None = None) -> Release:
+        eps = self.check_epsilon_given(epsilon)
         n = data.num_nodes
         edge_index = check_graph(data.edge_index, n, undirected=True).edge_index
         half = eps / 2.0
-        k0 = self.initial_groups
+        k0 = self.params.initial_groups
         groups0 = integers(k0, (n,), rng).numpy()
         round1 = noisy_degree_vectors(edge_index, groups0, k0, half, rng)
         mean_degree = max(float(round1.sum(1).mean()), 1.0)
-        k1 = int(np.clip(round(mean_degree * half / math.sqrt(2.0)), 2, min(self.max_clusters, n)))
+        k1 = int(np.clip(round(mean_degree * half / math.sqrt(2.0)), 2, min(self.params.max_clusters, n)))
         features = np.clip(round1, 0.0, None)
         features /= np.maximum(features.sum(1, keepdims=True), 1e-12)
         seed = int(integers(2**31 - 1, (1,), rng)[0])

@@ -2,58 +2,74 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 import torch
 from torch_geometric.data import Data
 
+from privgraph.accounting import Unit
 from privgraph.mechanisms import RandomSource
-from privgraph.methods.base import Hyperparameters, Method, Release
-from privgraph.methods.blink.client import link_ldp
+from privgraph.methods.base import Method, MethodParams, Release, param, register_method
+from privgraph.methods.blink.client import check_degree_share, link_ldp
 from privgraph.methods.blink.server import beta_mle, clip_degrees, hard_graph, hybrid_graph
 from privgraph.methods.blink.soft import soft_graph
+from privgraph.progress import ProgressHook
 
 VARIANTS = ("hard", "soft", "hybrid")
 DEFAULT_DEGREE_SHARE = 0.1
 
 
-class Blink(Method):
-    """Blink-Hard / Blink-Soft / Blink-Hybrid (§4.2.3).
+@dataclass(frozen=True)
+class BlinkParams(MethodParams):
+    variant: str = param("hard", "hard, soft or hybrid (§4.2.3)")
+    delta: float | None = param(None, "share δ of ε spent on the degree (default 0.1; chosen among "
+                                      "{0.1, …, 0.9} on validation by the runner's --tune when not given)")
+    soft_exact_limit: int = param(20_000, "Soft: exact dense P up to this many nodes, truncated above")
+    soft_min_probability: float = param(1e-3, "Soft: truncation τ of P above soft_exact_limit nodes")
 
-    Options: ``variant`` (``hard``, ``soft`` or ``hybrid``), ``delta`` (the
-    share δ of ε spent on the degree; default 0.1), and for Soft
-    ``soft_exact_limit`` (exact dense P up to this many nodes) and
-    ``soft_min_probability`` (the truncation τ above it).  Node features and
-    labels are used as they are: Blink protects links only.
-    """
+    def validate(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"Blink variant must be one of {VARIANTS}, got {self.variant!r}")
+        if self.delta is not None:
+            check_degree_share(self.delta)
+        if not 0.0 < self.soft_min_probability < 1.0:
+            raise ValueError(f"soft_min_probability must lie in (0, 1), got {self.soft_min_probability}")
+        if self.soft_exact_limit < 1:
+            raise ValueError("soft_exact_limit must be >= 1")
+
+
+@register_method
+class Blink(Method):
+    """Blink-Hard / Blink-Soft / Blink-Hybrid (§4.2.3): Algorithm 1 on every node, the
+    β-model MLE and the posterior (Alg. 2–3) on the server.  Node features and labels are
+    used as they are: Blink protects links only."""
 
     name = "blink"
     description = "Blink: link LDP (randomized response + Laplace degree), Bayesian denoising"
+    unit = Unit.ADJACENCY_LIST
+    Params = BlinkParams
     private = True
     simple_graph = True
+    private_fields = ("edge_index",)
+    public_fields = ("x", "y", "train_mask", "val_mask", "test_mask")
     release_search = {"delta": [0.1, 0.3, 0.5, 0.7, 0.9]}  # the paper's grid (Appendix B.2)
 
-    def __init__(self, variant: str = "hard", soft_exact_limit: int = 20_000, soft_min_probability: float = 1e-3):
-        if variant not in VARIANTS:
-            raise ValueError(f"Blink variant must be one of {VARIANTS}, got {variant!r}")
-        if not 0.0 < soft_min_probability < 1.0:
-            raise ValueError(f"soft_min_probability must lie in (0, 1), got {soft_min_probability}")
-        self.variant = variant
-        self.soft_exact_limit, self.soft_min_probability = int(soft_exact_limit), float(soft_min_probability)
+    @property
+    def variant(self) -> str:
+        return self.params.variant
 
-    def release(
-        self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
-    ) -> Release:
-        eps = self.check_epsilon_given(epsilon, self.name)
-        delta = options.get("delta")
-        delta = DEFAULT_DEGREE_SHARE if delta is None else float(delta)
+    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
+                progress: ProgressHook | None = None) -> Release:
+        eps = self.check_epsilon_given(epsilon)
+        p = self.params
+        delta = DEFAULT_DEGREE_SHARE if p.delta is None else float(p.delta)
         reports = link_ldp(data.edge_index, data.num_nodes, eps, delta, rng)
         fit = beta_mle(clip_degrees(reports.noisy_degrees, data.num_nodes), tol=1e-6)
         details = {"mechanism": f"blink-{self.variant}", "variant": self.variant, "delta": delta,
                    "mle_iterations": fit.iterations, "mle_converged": fit.converged}
         adjacency = None
         if self.variant == "soft":
-            soft = soft_graph(reports, fit.beta, self.soft_exact_limit, self.soft_min_probability)
+            soft = soft_graph(reports, fit.beta, p.soft_exact_limit, p.soft_min_probability)
             adjacency, graph = soft.adjacency, soft.graph
             details.update(soft.details)
         else:

@@ -16,7 +16,8 @@ reports and spends no privacy.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from dataclasses import dataclass
+from typing import Iterable
 
 import torch
 from torch import Tensor, nn
@@ -24,9 +25,10 @@ from torch_geometric.data import Data
 from torch_geometric.nn import GCNConv
 
 from privgraph.mechanisms import RandomSource
-from privgraph.methods.base import Hyperparameters, Release
+from privgraph.methods.base import Hyperparameters, MethodParams, Release, param, register_method
 from privgraph.methods.blink.baselines import RandomizedResponseGraph
 from privgraph.nn import NodeClassifier
+from privgraph.progress import ProgressHook
 
 
 class LearnedAdjacencyClassifier(nn.Module):
@@ -60,20 +62,26 @@ class LearnedAdjacencyClassifier(nn.Module):
             self.adjacency.fill_(1.0)
 
 
+@dataclass(frozen=True)
+class SolitudeParams(MethodParams):
+    lambda1: float = param(1e-3, "λ₁ of eq. 10: pull of Â towards the reports Ã (Frobenius)")
+    lambda2: float = param(1e-3, "λ₂ of eq. 10: sparsity of Â (entrywise L1)")
+
+    def validate(self) -> None:
+        if self.lambda1 < 0 or self.lambda2 < 0:
+            raise ValueError("Solitude's λ₁ and λ₂ must be >= 0")
+
+
+@register_method
 class Solitude(RandomizedResponseGraph):
     name = "solitude"
     description = "Solitude: randomized response, then a sparse graph learned with the GNN (eq. 10)"
+    Params = SolitudeParams
 
-    def __init__(self, lambda1: float = 1e-3, lambda2: float = 1e-3):
-        if lambda1 < 0 or lambda2 < 0:
-            raise ValueError("Solitude's λ₁ and λ₂ must be >= 0")
-        self.lambda1, self.lambda2 = lambda1, lambda2
-
-    def release(
-        self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters, options: dict[str, Any]
-    ) -> Release:
-        release = super().release(data, epsilon, rng, hp, options)
-        release.details.update(mechanism=self.name, lambda1=self.lambda1, lambda2=self.lambda2)
+    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
+                progress: ProgressHook | None = None) -> Release:
+        release = super().release(data, epsilon, rng, progress)
+        release.details.update(mechanism=self.name, lambda1=self.params.lambda1, lambda2=self.params.lambda2)
         return release
 
     def build_model(self, model: str, in_dim: int, num_classes: int, hp: Hyperparameters,
@@ -83,4 +91,5 @@ class Solitude(RandomizedResponseGraph):
         if model == "gat":
             raise ValueError("Solitude with GAT is not supported (the Blink paper does not run it either)")
         base = NodeClassifier(model, in_dim, hp.hidden, num_classes, hp.dropout, weighted=True)
-        return LearnedAdjacencyClassifier(base, int(release.edge_index.shape[1]), self.lambda1, self.lambda2)
+        return LearnedAdjacencyClassifier(base, int(release.edge_index.shape[1]), self.params.lambda1,
+                                          self.params.lambda2)

@@ -1,6 +1,8 @@
-"""HeteroRR's methods for ``privgraph run``: feature level, edge level, both.
+"""HeteroRR's methods: feature level (FeatureRR and the numeric baselines), edge level
+(EdgeRR, privHRG, EdgeRand, LapGraph), both (HeteroRR).
 
-Release options (``options`` of :meth:`Method.release`, set by the command line):
+Parameters (typed, validated: :class:`FeatureRRParams`, :class:`EdgeRRParams`,
+:class:`HeteroRRParams`):
 
 * feature level — ``gamma`` (eq. 7, default 0.5), ``bins`` (k, default 2),
   ``public_fraction`` (share of the training nodes declared public for the
@@ -16,65 +18,117 @@ Release options (``options`` of :meth:`Method.release`, set by the command line)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyGuarantee
-from privgraph.data.annotations import sample_public_nodes
+from privgraph.accounting import PrivacyGuarantee, Unit
+from privgraph.data.annotations import check_public_fraction, sample_public_nodes
 from privgraph.mechanisms import RandomSource, check_epsilon
-from privgraph.mechanisms.feature_rr import FeatureRR
+from privgraph.mechanisms.feature_rr import FeatureRR, check_bins
 from privgraph.mechanisms.randomness import integers
-from privgraph.methods.base import Hyperparameters, Method, Release
-from privgraph.methods.heterorr.edges import edge_rand, edge_rr, lap_graph
-from privgraph.methods.heterorr.scores import budget_shares, importance_scores, sensitivity_scores
+from privgraph.methods.base import Method, MethodParams, Release, param, register_method
+from privgraph.methods.heterorr.edges import check_mcmc_steps, check_share, edge_rand, edge_rr, lap_graph
+from privgraph.methods.heterorr.scores import budget_shares, check_gamma, importance_scores, sensitivity_scores
 from privgraph.methods.lpgnn import LPGNN
+from privgraph.progress import ProgressHook
+
+
+@dataclass(frozen=True)
+class FeatureRRParams(MethodParams):
+    gamma: float = param(0.5, "importance weight γ of eq. 7 (θ ∝ γ·α + (1 − γ)·β)")
+    bins: int = param(2, "number of bins k of the discretised randomizer (eq. 8–9)")
+    public_fraction: float = param(0.1, "share of the training nodes declared public (their features train the "
+                                        "SHAP importance model, unprotected); data.public_node_mask wins")
+    sensitive_features: tuple[int, ...] | None = param(None, "indices of the sensitive features (eq. 5); "
+                                                             "none: uniform sensitivity")
+    debias: bool = param(True, "train on the unbiased estimate (True) or on the raw reports u/k as the paper")
+    clip: bool = param(False, "clip features into the declared domain instead of refusing values outside it")
+
+    def validate(self) -> None:
+        check_gamma(self.gamma)
+        check_bins(self.bins)
+        check_public_fraction(self.public_fraction)
+        if self.sensitive_features is not None:
+            object.__setattr__(self, "sensitive_features", tuple(int(i) for i in self.sensitive_features))
+
+
+@dataclass(frozen=True)
+class EdgeRRParams(MethodParams):
+    mcmc_share: float = param(0.5, "ε₁/ε_e spent on the MCMC (the rest on the noisy counts)")
+    mcmc_steps: int | None = param(None, "MCMC moves (default 1000·n)")
+    threshold: float = param(0.02, "τ of Algorithm 3 (aggregate a subtree whose noise would dominate)")
+
+    def validate(self) -> None:
+        check_share(self.mcmc_share, "mcmc_share (ε₁/ε)")
+        if self.mcmc_steps is not None:
+            check_mcmc_steps(self.mcmc_steps)
+        if not 0.0 < self.threshold:
+            raise ValueError(f"threshold τ must be > 0, got {self.threshold}")
+
+    def edge_rr_options(self) -> dict[str, Any]:
+        return {"mcmc_share": self.mcmc_share, "threshold": self.threshold, "steps": self.mcmc_steps}
+
+
+@dataclass(frozen=True)
+class HeteroRRParams(FeatureRRParams, EdgeRRParams):
+    epsilon_f: float | None = param(None, "feature budget ε_f (default: the ε given)")
+    epsilon_e: float | None = param(None, "private-edge budget ε_e (default: the ε given)")
+
+    def validate(self) -> None:
+        FeatureRRParams.validate(self)
+        EdgeRRParams.validate(self)
+        for name in ("epsilon_f", "epsilon_e"):
+            if getattr(self, name) is not None:
+                check_epsilon(getattr(self, name), name)
 
 
 def feature_rr_release(data: Data, epsilon: float, rng: RandomSource,
-                       options: dict[str, Any]) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
+                       params: FeatureRRParams) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
     """Algorithm 1 on every node: shares θ from public nodes, then the calibrated randomizer."""
     epsilon = check_epsilon(epsilon, "epsilon_f")
     seed = int(integers(2**31, (1,), rng)[0])
     public = getattr(data, "public_node_mask", None)
     if public is None:
-        public = sample_public_nodes(data.train_mask, options.get("public_fraction") or 0.1, seed)
+        public = sample_public_nodes(data.train_mask, params.public_fraction, seed)
     public = torch.as_tensor(public, dtype=torch.bool)
     alpha = importance_scores(data.x[public], data.y[public], seed)
-    beta, declared = sensitivity_scores(data.x[public], options.get("sensitive_features"))
-    gamma = options.get("gamma")
-    theta = budget_shares(alpha, beta, 0.5 if gamma is None else gamma)
+    features = list(params.sensitive_features) if params.sensitive_features is not None else None
+    beta, declared = sensitivity_scores(data.x[public], features)
+    theta = budget_shares(alpha, beta, params.gamma)
     domain = tuple(getattr(data, "feature_domain", (0.0, 1.0)))
-    debias = options.get("debias", True)
-    mech = FeatureRR(epsilon, torch.from_numpy(theta), bins=options.get("bins") or 2, domain=domain,
-                     clip=options.get("clip", False), debias=debias)
+    mech = FeatureRR(epsilon, torch.from_numpy(theta), bins=params.bins, domain=domain, clip=params.clip,
+                     debias=params.debias)
     x = mech.privatize(data.x, rng)
     g = mech.guarantee().with_note(
         f"importance α from a SHAP-explained logistic regression on {int(public.sum())} public nodes, whose "
         "features are not protected; the guarantee covers every other node")
     if not declared:
         g = g.with_note("no sensitive features declared: uniform sensitivity β_i = 1/d")
-    details = {"mechanism": "featurerr", "bins": mech.k, "gamma": 0.5 if gamma is None else float(gamma),
+    details = {"mechanism": "featurerr", "bins": mech.k, "gamma": params.gamma,
                "public_nodes": int(public.sum()), "budget_max": float(mech.budgets.max()),
-               "budget_min": float(mech.budgets.min()), "sensitivity_declared": declared, "debiased": debias}
+               "budget_min": float(mech.budgets.min()), "sensitivity_declared": declared, "debiased": params.debias}
     return x, g, details
 
 
+@register_method
 class FeatureRRMethod(Method):
     name = "featurerr"
     description = "FeatureRR (HeteroRR): feature-LDP with per-feature budgets from SHAP importance and sensitivity"
+    Params = FeatureRRParams
     private = True
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters,
-                options: dict[str, Any]) -> Release:
-        eps = self.check_epsilon_given(epsilon, self.name)
-        x, g, details = feature_rr_release(data, eps, rng, options)
+    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
+                progress: ProgressHook | None = None) -> Release:
+        x, g, details = feature_rr_release(data, self.check_epsilon_given(epsilon), rng, self.params)
         return Release(x, g, details)
 
 
+@register_method
 class FeatureLDP(LPGNN):
-    """Any ``--mechanism`` (Duchi, Piecewise, Hybrid, Three-output, PM-SUB, multi-bit, …),
+    """Any ``mechanism`` (Duchi, Piecewise, Hybrid, Three-output, PM-SUB, multi-bit, …),
     its unbiased estimate fed to the GNN as it is — LPGNN's release without KProp:
     HeteroRR's feature baselines."""
 
@@ -82,79 +136,83 @@ class FeatureLDP(LPGNN):
     description = "GNN on features released by --mechanism (unbiased estimate, no KProp)"
     tunable = ("lr", "weight_decay", "dropout")
 
-    def kprop_steps(self, hp: Hyperparameters) -> int:
+    def kprop_steps(self, hp) -> int:
         return 0
 
 
 class _EdgeMethod(Method):
+    unit = Unit.PRIVATE_EDGE
     private = True
     simple_graph = True
     all_private = False
     needs_private_edges = True
+    private_fields = ("edge_index",)
+    public_fields = ("x", "y", "train_mask", "val_mask", "test_mask", "private_node_mask")
 
-    def edges(self, data: Data, epsilon: float, rng: RandomSource, options: dict[str, Any]):
+    def edges(self, data: Data, epsilon: float, rng: RandomSource, progress: ProgressHook | None):
         raise NotImplementedError
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters,
-                options: dict[str, Any]) -> Release:
-        eps = self.check_epsilon_given(epsilon, self.name)
-        edge_index, g, details = self.edges(data, eps, rng, options)
+    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
+                progress: ProgressHook | None = None) -> Release:
+        edge_index, g, details = self.edges(data, self.check_epsilon_given(epsilon), rng, progress)
         return Release(data.x.to(torch.float32), g, details, edge_index)
 
 
-def _edge_rr_options(options: dict[str, Any]) -> dict[str, Any]:
-    out = {k: options[k] for k in ("mcmc_share", "threshold") if options.get(k) is not None}
-    if options.get("mcmc_steps") is not None:
-        out["steps"] = int(options["mcmc_steps"])
-    out["progress"] = options.get("progress")
-    return out
-
-
+@register_method
 class EdgeRRMethod(_EdgeMethod):
     name = "edgerr"
     description = "EdgeRR (HeteroRR): private pHRG MCMC for the private edges, public edges kept"
+    Params = EdgeRRParams
 
-    def edges(self, data, epsilon, rng, options):
-        return edge_rr(data, epsilon, rng, all_private=self.all_private, **_edge_rr_options(options))
+    def edges(self, data, epsilon, rng, progress):
+        return edge_rr(data, epsilon, rng, all_private=self.all_private, progress=progress,
+                       **self.params.edge_rr_options())
 
 
+@register_method
 class PrivHRG(EdgeRRMethod):
     name = "privhrg"
     description = "privHRG (Xiao et al. KDD'14): private HRG with every edge private"
     all_private = True
     needs_private_edges = False
+    public_fields = ("x", "y", "train_mask", "val_mask", "test_mask")
 
 
+@register_method
 class EdgeRand(_EdgeMethod):
     name = "edgerand"
     description = "EdgeRand (Wu et al. S&P'22): randomized response on the private-eligible pairs"
 
-    def edges(self, data, epsilon, rng, options):
+    def edges(self, data, epsilon, rng, progress):
         return edge_rand(data, epsilon, rng)
 
 
+@register_method
 class LapGraph(_EdgeMethod):
     name = "lapgraph"
     description = "LapGraph (Wu et al. S&P'22): Laplace on every private-eligible pair, top-T̃ kept"
 
-    def edges(self, data, epsilon, rng, options):
+    def edges(self, data, epsilon, rng, progress):
         return lap_graph(data, epsilon, rng)
 
 
+@register_method
 class HeteroRR(Method):
     name = "heterorr"
     description = "HeteroRR: FeatureRR features + EdgeRR graph (feature-LDP and private-edge DP)"
+    Params = HeteroRRParams
     private = True
     simple_graph = True
     needs_private_edges = True
+    private_fields = ("x", "edge_index")
+    public_fields = ("y", "train_mask", "val_mask", "test_mask", "private_node_mask")
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource, hp: Hyperparameters,
-                options: dict[str, Any]) -> Release:
-        eps_f = options.get("epsilon_f") or epsilon
-        eps_e = options.get("epsilon_e") or epsilon
-        eps_f = self.check_epsilon_given(eps_f, "heterorr (epsilon_f)")
-        eps_e = self.check_epsilon_given(eps_e, "heterorr (epsilon_e)")
-        x, g_f, d_f = feature_rr_release(data, eps_f, rng, options)
-        edge_index, g_e, d_e = edge_rr(data, eps_e, rng, **_edge_rr_options(options))
+    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
+                progress: ProgressHook | None = None) -> Release:
+        p = self.params
+        eps_f = self.check_epsilon_given(p.epsilon_f or epsilon, "heterorr (epsilon_f)")
+        eps_e = self.check_epsilon_given(p.epsilon_e or epsilon, "heterorr (epsilon_e)")
+        x, g_f, d_f = feature_rr_release(data, eps_f, rng, p)
+        edge_index, g_e, d_e = edge_rr(data, eps_e, rng, progress=progress, **p.edge_rr_options())
         details = {"mechanism": "heterorr", "epsilon_f": eps_f, "epsilon_e": eps_e, "features": d_f, "edges": d_e}
         return Release(x, g_f, details, edge_index, extra_guarantees=[g_e])

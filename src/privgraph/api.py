@@ -1,0 +1,134 @@
+"""The public Python API: privatize a graph, fit a model on the release, list the methods.
+
+(The names ``fit`` and ``list_methods`` leave ``privgraph.train`` and ``privgraph.methods`` to the subpackages.)
+
+    import privgraph as pg
+    rel = pg.privatize(data, "blink", epsilon=4.0, variant="hybrid")  # noise from the OS source
+    rel.data, rel.report                                            # PyG Data + a guarantee per unit
+    rel.save("graph.pt"); rel = pg.load_release("graph.pt")
+    res = pg.fit(rel, model="gcn", seed=0)                           # res.test_accuracy, res.model
+    pg.list_methods()                                                # name -> unit, task, parameters
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch_geometric.data import Data, HeteroData
+
+from privgraph.mechanisms import SECURE_NOTE, RandomSource, SecureRandom, make_generator, reproducible_note
+from privgraph.methods import METHODS, Hyperparameters, Task, get_method, method_class
+from privgraph.methods.base import Release
+from privgraph.progress import ProgressHook
+from privgraph.release import PrivateRelease
+from privgraph.train import TrainResult, train_node_classifier
+
+GENERATOR_NOTE = ("randomness from a torch.Generator: whoever knows its seed or state can regenerate the noise and "
+                  "remove it; use rng=SecureRandom() for a release that leaves your hands")
+
+
+def list_methods(task: str | None = None) -> dict[str, dict[str, Any]]:
+    """The registry: for each method name, its description, privacy unit, task, whether it is
+    private, the graph type it takes, the fields it protects and declares public, and its
+    parameters with defaults and help (:meth:`privgraph.methods.Method.info`).
+
+    Args:
+        task: keep only the methods of this task ("node classification", "link prediction",
+            "embedding release").
+    """
+    return {name: cls.info() for name, cls in METHODS.items() if task is None or cls.task.value == task}
+
+
+def _source(seed: int | None, rng: RandomSource | None) -> tuple[RandomSource, dict[str, Any], str]:
+    if seed is not None and rng is not None:
+        raise ValueError("give a seed or an rng, not both")
+    if seed is not None:
+        return make_generator(int(seed)), {"mode": "seeded", "seed": int(seed)}, reproducible_note(int(seed))
+    if rng is None or isinstance(rng, SecureRandom):
+        return rng or SecureRandom(), {"mode": "os"}, SECURE_NOTE
+    if isinstance(rng, torch.Generator):
+        return rng, {"mode": "generator"}, GENERATOR_NOTE
+    raise TypeError(f"rng must be a torch.Generator or privgraph.SecureRandom, got {type(rng).__name__}")
+
+
+def privatize(data: Data | HeteroData, method: str, *, epsilon: float | None = None, seed: int | None = None,
+              rng: RandomSource | None = None, progress: ProgressHook | None = None,
+              **params: Any) -> PrivateRelease:
+    """Release ``data`` once with ``method``.
+
+    Args:
+        data: the user's graph: a ``Data`` (node classification, embeddings) or ``HeteroData``
+            (HeteDP), with the fields the method reads (``x``, ``edge_index``, ``y`` and the
+            split masks; ``private_edge_mask`` for the edge-level methods; ``sens`` and
+            ``private_mask`` for PPCVGAE).
+        method: a name from :func:`methods`.
+        epsilon: the privacy budget ε (required by private methods, refused by the others).
+        seed: draw the noise from a generator seeded with it — reproducible, and then anyone
+            who knows the seed can remove the noise (the report says so): for research only.
+        rng: a ``torch.Generator`` or :class:`~privgraph.SecureRandom`.  Without ``seed`` and
+            ``rng`` the noise comes from the OS cryptographic source.
+        progress: called as ``progress(task, done, total)`` on long work.
+        **params: the method's parameters (``privgraph.list_methods()[method]["parameters"]``).
+
+    Returns:
+        A :class:`~privgraph.PrivateRelease`: the released ``data``, the privacy ``report``
+        (one guarantee per unit), the status of every input field, details and randomness.
+    """
+    cls = method_class(method)
+    if cls.private and epsilon is None and not cls.epsilon_optional:
+        raise ValueError(f"{method} is private: give epsilon")
+    if not cls.private and epsilon is not None:
+        raise ValueError(f"{method} is a non-private baseline: it takes no epsilon")
+    source, randomness, note = _source(seed, rng)
+    rel = cls(**params).privatize(data, epsilon, source, progress)
+    if cls.private:
+        rel.report.guarantees = [g.with_note(note) if g.is_private else g for g in rel.report.guarantees]
+    rel.randomness = {**randomness, **rel.randomness}
+    return rel
+
+
+def load_release(path: str | Path) -> PrivateRelease:
+    """Read a release written by :meth:`PrivateRelease.save`."""
+    return PrivateRelease.load(path)
+
+
+def fit(release: PrivateRelease, model: str | None = None, seed: int = 0, **hyperparameters: Any) -> TrainResult:
+    """Train the method's classifier on a node-classification release (post-processing: no
+    privacy is spent) and evaluate it on the release's test nodes.
+
+    Args:
+        release: a release of a node-classification method (its ``data`` holds ``y`` and the
+            ``train_mask``/``val_mask``/``test_mask`` split).
+        model: ``gcn``, ``sage``, ``gat`` or ``mlp`` (default: the method's own).
+        seed: initialisation seed.
+        **hyperparameters: ``lr``, ``weight_decay``, ``dropout``, ``hidden``, ``epochs``,
+            ``patience``, ``kprop_steps`` (LPGNN's K).
+
+    Returns:
+        :class:`~privgraph.train.TrainResult` with ``test_accuracy``, ``val_accuracy`` and the
+        trained ``model`` (the state with the best validation accuracy).
+    """
+    method = get_method(release.method, **release.params)
+    if method.task != Task.NODE_CLASSIFICATION:
+        raise ValueError(f"{release.method} releases for {method.task.value}; pg.fit trains node classifiers")
+    data = release.data
+    missing = [k for k in ("y", "train_mask", "val_mask", "test_mask") if getattr(data, k, None) is None]
+    if missing:
+        raise ValueError(f"the release has no {', '.join(missing)}: give the input graph labels and a split "
+                         "(privgraph.data.stratified_split) before privatizing")
+    hp = Hyperparameters().update(**hyperparameters)
+    server_view = Release(data.x, release.report.guarantees[0], release.details,
+                          edge_index=None if release.fields.get("edge_index", "").startswith("public")
+                          else data.get("edge_index"),
+                          edge_weight=data.get("edge_weight"), adjacency=data.get("dense_adjacency"))
+    torch.manual_seed(seed)
+    num_classes = int(data.y.max()) + 1
+    net = method.build_model(model or method.default_model, data.x.shape[1], num_classes, hp, server_view)
+    graph = server_view.adjacency if server_view.adjacency is not None else data.edge_index
+    result = train_node_classifier(net, data.x, graph, data.y, data.y, data.train_mask, data.val_mask,
+                                   data.test_mask, lr=hp.lr, weight_decay=hp.weight_decay, epochs=hp.epochs,
+                                   patience=hp.patience, edge_weight=server_view.edge_weight)
+    result.model = net
+    return result

@@ -1,0 +1,288 @@
+"""HeteDP and the heterogeneous baselines as registered methods, on the user's ``HeteroData``.
+
+* ``hetedp`` (link prediction, §IV): the features of every node type the
+  link encoder reads are clipped and perturbed with ε_f = share·ε
+  (:mod:`~privgraph.methods.hetedp.features`), then the RGCN-VGAE link
+  reconstructor is trained by DP-SGD with ε_s = (1 − share)·ε on the edges of
+  the protected relation (:mod:`~privgraph.methods.hetedp.topology` says what
+  ε_s covers in each ``topology`` mode).  The release holds the noisy
+  features, the fixed random inputs of featureless types, the relations that
+  pass messages (public, as given) and the trained weights; never the
+  protected relation's edges.  :func:`link_release` is the one piece of code
+  behind both ``privatize`` and the experiment runner.
+* ``hetedp-features`` (node classification, §IV-A): the features of the
+  chosen node types, clipped and perturbed once; the graph and the labels
+  are public in this setting (HAN is then trained on the release).
+* ``rgcn``, ``hgt``, ``metapath2vec``: non-private baselines; their "release"
+  is the input, stated as unprotected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Sequence
+
+from torch import Tensor
+from torch_geometric.data import HeteroData
+
+from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit, unprotected
+from privgraph.data.hetero import EdgeType, node_inputs
+from privgraph.mechanisms import RandomSource, check_delta
+from privgraph.mechanisms.randomness import integers
+from privgraph.methods.base import Method, MethodParams, Task, param, register_method
+from privgraph.methods.hetedp.features import check_clip_bound, privatize_features
+from privgraph.methods.hetedp.topology import check_topology, message_relations, topology_guarantee
+from privgraph.methods.heterorr.edges import check_share
+from privgraph.nn.hetero import relation_key
+from privgraph.progress import ProgressHook
+from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
+from privgraph.train.dpsgd import DPSGDConfig, DPSGDResult
+from privgraph.train.link_prediction import LinkInputs, train_link_model_dp
+
+
+@dataclass
+class LinkRelease:
+    """What :func:`link_release` produces: the trained model and the inputs it reads."""
+
+    result: DPSGDResult
+    inputs: LinkInputs
+    relations: list[EdgeType]
+    guarantees: list[PrivacyGuarantee]
+    details: dict[str, Any]
+
+
+def link_release(data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examples: Tensor,
+                 message_edges: dict[EdgeType, Tensor], epsilon: float | None, share: float, topology: str,
+                 clip_bound: float, delta: float, config: DPSGDConfig, rng: RandomSource, seed: int,
+                 progress: ProgressHook | None = None) -> LinkRelease:
+    """HeteDP's link release: features (ε_f = share·ε) then DP-SGD on ``examples`` (ε_s), both
+    drawing from ``rng``; ``seed`` fixes the random inputs of featureless types.  ``message_edges``
+    is the graph whose relations pass messages (the runner gives its training split's)."""
+    src, _, dst = edge_type
+    relations = message_relations(list(message_edges), edge_type, reverse, topology)
+    read = list(dict.fromkeys([src, dst, *(et[0] for et in relations)]))
+    inputs = {t: x for t, x in node_inputs(data, seed=seed).items() if t in read}
+    featured = [t for t in read if "x" in data[t]]
+    guarantees: list[PrivacyGuarantee] = []
+    details: dict[str, Any] = {"topology": topology}
+    eps_s = epsilon
+    if epsilon is not None and featured:
+        eps_f, eps_s = share * epsilon, (1 - share) * epsilon
+        release = privatize_features(data, eps_f, delta, clip_bound, rng, node_types=featured)
+        inputs.update(release.x)
+        guarantees.append(release.guarantee)
+        details["features"] = release.details
+    link_inputs = LinkInputs.build(inputs, message_edges, relations)
+    res = train_link_model_dp(link_inputs, examples, edge_type, eps_s, delta, config, rng, progress)
+    if epsilon is not None:
+        guarantees.append(topology_guarantee(res, config, topology, edge_type, reverse, relations))
+    else:
+        guarantees.append(unprotected(Unit.NODE_FEATURES, "HeteDP without noise"))
+    details["dpsgd"] = {**res.details, "epsilon_s": res.epsilon, "noise_multiplier": res.noise_multiplier}
+    return LinkRelease(res, link_inputs, relations, guarantees, details)
+
+
+def _edge_type(value: Sequence[str] | None, name: str) -> EdgeType | None:
+    if value is None:
+        return None
+    value = tuple(value)
+    if len(value) != 3 or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{name} must be a (source type, relation, destination type) triple, got {value!r}")
+    return value  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class HeteDPParams(MethodParams):
+    edge_type: tuple[str, str, str] | None = param(None, "the protected relation (src, rel, dst) whose edges train "
+                                                         "the link model (required)")
+    reverse: tuple[str, str, str] | None = param(None, "its reverse relation (default: the one dst → src relation)")
+    feature_share: float = param(0.5, "ε_f/ε spent on the features (the runner can choose it on validation)")
+    topology: str = param("edge", "edge (messages over the other relations: edge-level DP), node (no messages) or "
+                                  "message-passing (the paper's: ε covers one example's loss term, not an edge)")
+    clip_bound: float = param(1.0, "L2 bound C_f of each node's feature vector")
+    delta: float = param(1e-5, "δ of the feature release and of DP-SGD")
+    batch_size: int = param(512, "DP-SGD: expected (Poisson) batch size")
+    epochs: int = param(20, "DP-SGD: expected passes over the edges")
+    lr: float = param(0.01, "DP-SGD: learning rate")
+    clip: float = param(1.0, "DP-SGD: per-example clipping norm C")
+    negatives: int = param(5, "DP-SGD: uniform negative pairs per edge")
+    hidden: int = param(32, "encoder hidden width")
+    latent: int = param(32, "embedding dimension")
+    kl_weight: float = param(0.01, "weight of eq. 21's KL term")
+
+    def dpsgd(self) -> DPSGDConfig:
+        return DPSGDConfig(**{f.name: getattr(self, f.name) for f in fields(DPSGDConfig)})
+
+    def validate(self) -> None:
+        object.__setattr__(self, "edge_type", _edge_type(self.edge_type, "edge_type"))
+        object.__setattr__(self, "reverse", _edge_type(self.reverse, "reverse"))
+        check_share(self.feature_share, "feature_share (ε_f/ε)")
+        check_topology(self.topology)
+        check_clip_bound(self.clip_bound)
+        check_delta(self.delta)
+        self.dpsgd()
+
+
+def _seed(rng: RandomSource) -> int:
+    return int(integers(2**31, (1,), rng)[0])
+
+
+def _check_hetero(method: str, data: Any) -> HeteroData:
+    if not isinstance(data, HeteroData):
+        raise TypeError(f"{method} takes a torch_geometric.data.HeteroData, got {type(data).__name__}")
+    return data
+
+
+def _store_key(key: str | tuple) -> str:
+    return key if isinstance(key, str) else "__".join(key)
+
+
+@register_method
+class HeteDP(Method):
+    """HeteDP's link reconstructor (module docstring): noisy features + DP-SGD, one release."""
+
+    name = "hetedp"
+    description = "HeteDP: clipped Gaussian features + an RGCN-VGAE link model trained by DP-SGD (heterogeneous)"
+    unit = Unit.EDGE  # the report names the relation: "edge of (src, rel, dst)"
+    task = Task.LINK_PREDICTION
+    Params = HeteDPParams
+    private = True
+    heterogeneous = True
+    private_fields = ("x", "edge_index of the protected relation")
+    public_fields = ("edge_index of the relations passing messages",)
+
+    def resolve_relations(self, data: HeteroData) -> tuple[EdgeType, EdgeType]:
+        """The protected relation and its reverse, checked against ``data``."""
+        p = self.params
+        if p.edge_type is None:
+            raise ValueError(f"hetedp needs edge_type, the protected relation; the graph has {data.edge_types}")
+        if p.edge_type not in data.edge_types:
+            raise ValueError(f"edge_type {p.edge_type} is not a relation of the graph: {data.edge_types}")
+        if p.reverse is not None:
+            if p.reverse not in data.edge_types:
+                raise ValueError(f"reverse {p.reverse} is not a relation of the graph: {data.edge_types}")
+            return p.edge_type, p.reverse
+        src, _, dst = p.edge_type
+        back = [et for et in data.edge_types if et[0] == dst and et[2] == src and et != p.edge_type]
+        if len(back) != 1:
+            raise ValueError(f"cannot tell the reverse of {p.edge_type} among {back or 'no relation'}: give reverse")
+        return p.edge_type, back[0]
+
+    def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
+                  progress: ProgressHook | None = None) -> PrivateRelease:
+        """Train the link model on every edge of ``edge_type`` (hold out evaluation edges first)."""
+        data = _check_hetero(self.name, data)
+        epsilon = self.check_epsilon_given(epsilon)
+        edge_type, reverse = self.resolve_relations(data)
+        p = self.params
+        link = link_release(data, edge_type, reverse, data[edge_type].edge_index, data.edge_index_dict, epsilon,
+                            p.feature_share, p.topology, p.clip_bound, p.delta, p.dpsgd(), rng, _seed(rng), progress)
+        out = HeteroData()
+        fields_ = {name: WITHHELD for name in input_fields(data)}
+        privatized = {g.unit: "privatized: " + g.describe() for g in link.guarantees}
+        for t, x in link.inputs.x.items():
+            out[t].x = x
+            fields_[f"{t}.x"] = (privatized.get(Unit.NODE_FEATURES, "privatized") if "x" in data[t]
+                                 else "random inputs drawn for a featureless type (no data)")
+        for t in data.node_types:
+            out[t].num_nodes = data[t].num_nodes
+        for et in link.relations:
+            if et not in (edge_type, reverse):
+                out[et].edge_index = data[et].edge_index
+                fields_[f"{_store_key(et)}.edge_index"] = PUBLIC + " (passes messages into the encoder)"
+        for et in (edge_type, reverse):
+            fields_[f"{_store_key(et)}.edge_index"] = (WITHHELD + " (the protected relation: only the model "
+                                                       "trained on it is released)")
+        details = {**link.details, "edge_type": list(edge_type), "reverse": list(reverse),
+                   "message_relations": [relation_key(r) for r in link.relations]}
+        return PrivateRelease(self.name, self.params.to_dict(), epsilon, out, PrivacyReport(link.guarantees),
+                              fields_, details, model_state=link.result.model.state_dict())
+
+
+@dataclass(frozen=True)
+class HeteDPFeatureParams(MethodParams):
+    node_types: tuple[str, ...] | None = param(None, "node types whose features are released (default: all with x)")
+    clip_bound: float = param(1.0, "L2 bound C_f of each node's feature vector")
+    delta: float = param(1e-5, "δ of the Gaussian release")
+
+    def validate(self) -> None:
+        if self.node_types is not None:
+            object.__setattr__(self, "node_types", tuple(self.node_types))
+        check_clip_bound(self.clip_bound)
+        check_delta(self.delta)
+
+
+@register_method
+class HeteDPFeatures(Method):
+    """HeteDP's feature privacy (§IV-A) alone: clip to C_f, analytic Gaussian for sensitivity 2C_f."""
+
+    name = "hetedp-features"
+    description = "HeteDP features: clipped node features with calibrated Gaussian noise (heterogeneous, NC)"
+    Params = HeteDPFeatureParams
+    private = True
+    heterogeneous = True
+    private_fields = ("x",)
+    public_fields = ("edge_index", "y", "train_mask", "val_mask", "test_mask")
+
+    def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
+                  progress: ProgressHook | None = None) -> PrivateRelease:
+        data = _check_hetero(self.name, data)
+        p = self.params
+        types = list(p.node_types) if p.node_types is not None else None
+        release = privatize_features(data, self.check_epsilon_given(epsilon), p.delta, p.clip_bound, rng,
+                                     node_types=types)
+        out = HeteroData()
+        fields_ = {name: WITHHELD for name in input_fields(data)}
+        for t in data.node_types:
+            out[t].num_nodes = data[t].num_nodes
+            if t in release.x:
+                out[t].x = release.x[t]
+                fields_[f"{t}.x"] = "privatized: " + release.guarantee.describe()
+            for name in ("y", "train_mask", "val_mask", "test_mask"):
+                if name in data[t]:
+                    out[t][name] = data[t][name]
+                    fields_[f"{t}.{name}"] = PUBLIC
+        for et in data.edge_types:
+            out[et].edge_index = data[et].edge_index
+            fields_[f"{_store_key(et)}.edge_index"] = PUBLIC
+        return PrivateRelease(self.name, self.params.to_dict(), epsilon, out, PrivacyReport([release.guarantee]),
+                              fields_, release.details)
+
+
+class _HeteroBaseline(Method):
+    """A non-private heterogeneous baseline: nothing is privatized, the release is the input."""
+
+    task = Task.LINK_PREDICTION
+    heterogeneous = True
+    private_fields = ()
+    public_fields = ("everything",)
+
+    def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
+                  progress: ProgressHook | None = None) -> PrivateRelease:
+        data = _check_hetero(self.name, data)
+        guarantee = unprotected(Unit.NODE_FEATURES, f"{self.name} (non-private baseline)",
+                                "nothing is privatized: the release is the input graph, trained on as it is")
+        fields_ = {name: "written in clear (non-private baseline)" for name in input_fields(data)}
+        return PrivateRelease(self.name, self.params.to_dict(), None, data.clone(), PrivacyReport([guarantee]),
+                              fields_, {})
+
+
+@register_method
+class RGCN(_HeteroBaseline):
+    name = "rgcn"
+    description = "RGCN (Schlichtkrull et al.): relational GCN, non-private heterogeneous baseline"
+
+
+@register_method
+class HGT(_HeteroBaseline):
+    name = "hgt"
+    description = "HGT (Hu et al.): heterogeneous graph transformer, non-private baseline"
+
+
+@register_method
+class MetaPath2Vec(_HeteroBaseline):
+    name = "metapath2vec"
+    description = "metapath2vec (Dong et al.): random-walk embeddings along a metapath, non-private baseline"
+
+
+__all__ = ["HGT", "RGCN", "HeteDP", "HeteDPFeatures", "LinkRelease", "MetaPath2Vec", "link_release"]

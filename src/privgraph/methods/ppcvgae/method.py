@@ -1,0 +1,173 @@
+"""PPCVGAE, the VGAE and DP-GCN as registered methods: embeddings that hide a sensitive attribute.
+
+The user's ``Data`` carries ``x``, ``edge_index``, the binary sensitive
+attribute ``sens`` and ``private_mask`` (whose attribute is protected; the
+others' is public, PPCVGAE §6.2).  ``privatize`` trains the autoencoder
+inside the release (the weights are trained on s and held fixed: the
+guarantee covers the release given the weights, as the paper's) and releases
+the encoder mean, with calibrated Gaussian noise when ε is given
+(:func:`~privgraph.methods.ppcvgae.embedding.release_embedding`).  The release
+holds ``z`` and the public fields (labels, split, ``private_mask``); never
+``sens``, ``x`` or the graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from torch_geometric.data import Data
+
+from privgraph.accounting import PrivacyReport, Unit
+from privgraph.attacks import check_case
+from privgraph.mechanisms import RandomSource, check_delta
+from privgraph.mechanisms.randomness import integers
+from privgraph.methods.base import Method, MethodParams, Task, param, register_method
+from privgraph.methods.ppcvgae.dpgcn import disentangle
+from privgraph.methods.ppcvgae.embedding import (
+    EmbeddingConfig,
+    EmbeddingRelease,
+    build_autoencoder,
+    check_sensitive,
+    release_embedding,
+    standardize,
+    train_embedding,
+    unprotected_attribute,
+)
+from privgraph.methods.ppcvgae.privacy import check_calibration, check_candidate_epsilon, flip_candidate
+from privgraph.progress import ProgressHook
+from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
+
+
+@dataclass(frozen=True)
+class AutoencoderParams(MethodParams):
+    """The autoencoder's settings (:class:`~privgraph.methods.ppcvgae.embedding.EmbeddingConfig`)."""
+
+    latent: int = param(16, "embedding dimension")
+    hidden: int = param(32, "hidden width of the encoders")
+    epochs: int = param(300, "full-batch Adam epochs")
+    lr: float = param(0.01, "learning rate")
+
+    def config(self, **extra: Any) -> EmbeddingConfig:
+        return EmbeddingConfig(latent=self.latent, hidden=self.hidden, epochs=self.epochs, lr=self.lr, **extra)
+
+    def validate(self) -> None:
+        self.config()
+
+
+@dataclass(frozen=True)
+class PPCVGAEParams(AutoencoderParams):
+    case: str = param("a", "threat model: a — the adversary knows A (CVGAE of §4.1), b — it does not (§4.2)")
+    penalty: float = param(10.0, "weight λ of the privacy penalty Δν/N (§5.2)")
+    kl_weight: float = param(1.0, "weight of the KL term (1: the ELBO of eq. 3/4)")
+    encoder_penalty: float = param(0.0, "weight λ_μ of Δμ²/N on the encoder mean (ours; lowers the noise)")
+    delta: float = param(1e-4, "δ of the Gaussian release (with ε)")
+    calibration: str = param("analytic", "Gaussian calibration: analytic (Balle & Wang) or classical (eq. 6, ε < 1)")
+
+    def config(self, **extra: Any) -> EmbeddingConfig:
+        return super().config(kl_weight=self.kl_weight, penalty=self.penalty, encoder_penalty=self.encoder_penalty)
+
+    def validate(self) -> None:
+        super().validate()
+        check_case(self.case)
+        check_delta(self.delta)
+        check_calibration(self.calibration)
+
+
+def _training_seed(rng: RandomSource) -> int:
+    """The autoencoder's initialisation seed, drawn from the release's source (training is not noise)."""
+    return int(integers(2**31, (1,), rng)[0])
+
+
+class _EmbeddingMethod(Method):
+    unit = Unit.SENSITIVE_ATTRIBUTE
+    task = Task.EMBEDDING
+    private_fields = ("sens",)
+    public_fields = ("y", "train_mask", "val_mask", "test_mask", "private_mask")
+
+    def embed(self, data: Data, epsilon: float | None, rng: RandomSource,
+              progress: ProgressHook | None) -> EmbeddingRelease:
+        raise NotImplementedError
+
+    def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
+                  progress: ProgressHook | None = None) -> PrivateRelease:
+        if not isinstance(data, Data):
+            raise TypeError(f"{self.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
+        check_sensitive(data)
+        release = self.embed(data, epsilon, rng, progress)
+        out = Data(z=release.z, num_nodes=data.num_nodes)
+        fields = {name: WITHHELD for name in input_fields(data)}
+        fields["sens"] = WITHHELD + " (the protected attribute)"
+        for name in self.public_fields:
+            if name in data:
+                out[name] = data[name]
+                fields[name] = PUBLIC
+        fields["z"] = (("privatized: " if release.guarantee.is_private else "released without a guarantee: ")
+                       + release.guarantee.describe())
+        return PrivateRelease(self.name, self.params.to_dict(), epsilon, out, PrivacyReport([release.guarantee]),
+                              fields, release.details)
+
+
+@register_method
+class PPCVGAE(_EmbeddingMethod):
+    """The CVGAE of the case with the Δν penalty; with ε, PPCVGAE+DP's Gaussian release of the
+    encoder mean, (ε, δ)-DP with respect to the candidates {s, s'} (s' flips every private node)."""
+
+    name = "ppcvgae"
+    description = "PPCVGAE: conditional VGAE embeddings hiding a sensitive attribute (+ Gaussian DP w.r.t. candidates)"
+    Params = PPCVGAEParams
+    private = True
+    epsilon_optional = True  # without ε: the penalised embedding, no formal guarantee (stated)
+
+    def embed(self, data, epsilon, rng, progress):
+        p = self.params
+        if epsilon is not None:
+            check_candidate_epsilon(epsilon, p.calibration)
+        seed = _training_seed(rng)
+        model = build_autoencoder(p.case, data.x.shape[1], p.config(), seed)
+        candidate = flip_candidate(data.sens, data.private_mask)
+        trace = train_embedding(model, data, candidate, p.config(), seed, progress)
+        release = release_embedding(model, data, candidate, None if epsilon is None else (epsilon, p.delta), rng,
+                                    calibration=p.calibration)
+        release.details["trace_last"] = trace[-1]
+        return release
+
+
+@register_method
+class VGAE(_EmbeddingMethod):
+    name = "vgae"
+    description = "VGAE (Kipf & Welling) embedding, unsanitised: the PPCVGAE paper's baseline"
+    Params = AutoencoderParams
+
+    def embed(self, data, epsilon, rng, progress):
+        seed = _training_seed(rng)
+        model = build_autoencoder("vgae", data.x.shape[1], self.params.config(), seed)
+        train_embedding(model, data, None, self.params.config(), seed, progress)
+        return release_embedding(model, data, None, None, method="vgae")
+
+
+@dataclass(frozen=True)
+class DPGCNParams(MethodParams):
+    epochs: int = param(300, "Adam epochs of the disentangler")
+    lr: float = param(0.01, "learning rate")
+
+    def validate(self) -> None:
+        if self.epochs < 1 or not self.lr > 0:
+            raise ValueError("epochs must be >= 1 and lr > 0")
+
+
+@register_method
+class DPGCN(_EmbeddingMethod):
+    name = "dpgcn"
+    description = "DP-GCN (Hu et al.): orthogonal disentangling of the sensitive subspace, no formal guarantee"
+    Params = DPGCNParams
+
+    def embed(self, data, epsilon, rng, progress):
+        z, info = disentangle(standardize(data.x), data.sens, ~data.private_mask, _training_seed(rng),
+                              epochs=self.params.epochs, lr=self.params.lr)
+        g = unprotected_attribute("DP-GCN's non-sensitive representation (orthogonal projection)",
+                                  "no formal guarantee: removing a linear subspace leaves nonlinear dependence on s")
+        return EmbeddingRelease(z, g, info)
+
+
+__all__ = ["DPGCN", "PPCVGAE", "VGAE", "AutoencoderParams", "DPGCNParams", "PPCVGAEParams"]

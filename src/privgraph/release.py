@@ -1,0 +1,187 @@
+"""`PrivateRelease`: what a method releases from the user's graph, with its guarantees.
+
+A release is a one-time act (design notes): privatize once, keep the result,
+train on it as often as you like (post-processing).  The release holds
+
+* ``data`` — a *new* PyG ``Data``/``HeteroData`` with only what was released
+  (privatized features, a privatized graph, embeddings) and the fields the
+  method's setting declares public (e.g. the labels and the split for node
+  classification).  The raw private fields are never copied in;
+* ``report`` — the :class:`~privgraph.accounting.PrivacyReport`, one
+  guarantee per unit (features, labels, links, ...);
+* ``fields`` — the status of every field of the *input*: privatized (by what),
+  public as given, or withheld;
+* ``details`` — the mechanism's diagnostics (noise scales, MCMC traces, ...);
+* ``randomness`` — how the noise was drawn (the OS source, or a seed: then
+  anyone with the seed can regenerate the noise, and the report says so);
+* ``model_state`` — released model weights, for methods that release a model
+  (HeteDP's link reconstructor).
+
+``save`` writes ``data`` with ``torch.save`` (so ``torch.load`` gives the PyG
+object a data owner hands on), the rest as JSON beside it (``PATH.json``: the
+report, the status of every field, parameters, randomness, details), and a
+released model's weights to ``PATH.model.pt``; ``load`` reads them back.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import Tensor
+from torch_geometric.data import Data, HeteroData
+
+from privgraph import __version__
+from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
+from privgraph.data.validation import validate_graph
+from privgraph.mechanisms import RandomSource
+from privgraph.progress import ProgressHook
+
+if TYPE_CHECKING:
+    from privgraph.methods.base import Method
+
+PUBLIC = "public: copied as given"
+WITHHELD = "withheld: not in the release"
+FORMAT = "privgraph-release/1"
+
+
+@dataclass
+class PrivateRelease:
+    """A method's one-time release of a graph (module docstring)."""
+
+    method: str
+    params: dict[str, Any]
+    epsilon: float | None
+    data: Data | HeteroData
+    report: PrivacyReport
+    fields: dict[str, str] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    randomness: dict[str, Any] = field(default_factory=dict)
+    model_state: dict[str, Tensor] | None = None
+    version: str = __version__
+
+    def metadata(self) -> dict[str, Any]:
+        """Everything but the tensors, JSON-ready."""
+        return _json_safe({"format": FORMAT, "method": self.method, "params": self.params, "epsilon": self.epsilon,
+                           "privacy": self.report.to_dict(), "report": self.report.lines(), "fields": self.fields,
+                           "randomness": self.randomness, "details": self.details, "version": self.version})
+
+    def save(self, path: str | Path) -> tuple[Path, Path]:
+        """Write ``data`` to ``path`` (``torch.save``), the report and metadata to ``path.json``
+        and released model weights, if any, to ``path.model.pt``.  Returns the two main paths."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(self.data, path)
+        if self.model_state is not None:
+            torch.save(self.model_state, _model_path(path))
+        report_path = _report_path(path)
+        report_path.write_text(json.dumps(self.metadata(), indent=2))
+        return path, report_path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "PrivateRelease":
+        """Read a release written by :meth:`save` (details come back as JSON values)."""
+        path = Path(path)
+        report_path = _report_path(path)
+        if not report_path.exists():
+            raise ValueError(f"{path} has no {report_path.name} beside it: not a release written by privgraph")
+        meta = json.loads(report_path.read_text())
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"{report_path} is not a privgraph release report (format {meta.get('format')!r})")
+        from privgraph.methods import method_class
+
+        params = method_class(meta["method"]).Params.build(meta["method"], meta["params"]).to_dict()  # JSON → types
+        data = torch.load(path, weights_only=False)
+        model = torch.load(_model_path(path)) if _model_path(path).exists() else None
+        return cls(meta["method"], params, meta["epsilon"], data, PrivacyReport.from_dict(meta["privacy"]),
+                   meta["fields"], meta["details"], meta["randomness"], model, meta["version"])
+
+    def __repr__(self) -> str:
+        eps = "—" if self.epsilon is None else f"{self.epsilon:g}"
+        return f"PrivateRelease({self.method}, ε={eps}, data={self.data}, {'; '.join(self.report.lines()[:2])})"
+
+
+def _report_path(path: Path) -> Path:
+    return path.with_name(path.name + ".json")
+
+
+def _model_path(path: Path) -> Path:
+    return path.with_name(path.name + ".model.pt")
+
+
+def _json_safe(obj: Any) -> Any:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    if isinstance(obj, Tensor):
+        return obj.tolist() if obj.numel() <= 64 else f"tensor{tuple(obj.shape)}"
+    if isinstance(obj, (str, int, bool)) or obj is None or isinstance(obj, float):
+        return obj
+    return str(obj)
+
+
+def input_fields(data: Data | HeteroData) -> list[str]:
+    """The field names of the user's graph (node/edge stores flattened as ``type.field``)."""
+    if isinstance(data, HeteroData):
+        out = []
+        for store in data.node_stores + data.edge_stores:
+            key = store._key if isinstance(store._key, str) else "__".join(store._key)
+            out += [f"{key}.{name}" for name in store.keys()]
+        return sorted(out)
+    return sorted(k for k in data.keys() if k != "num_nodes")
+
+
+def _privatized(guarantees: list[PrivacyGuarantee], units: tuple[str, ...]) -> str | None:
+    for g in guarantees:
+        if g.unit in units:
+            return ("privatized: " if g.is_private else "derived without protection: ") + g.describe()
+    return None
+
+
+def node_classification_release(method: "Method", data: Data, epsilon: float | None, rng: RandomSource,
+                                progress: ProgressHook | None = None) -> PrivateRelease:
+    """:meth:`Method.privatize` of the node-classification methods: the graph validated at the
+    boundary, :meth:`Method.release` run once, and a new ``Data`` built from what it released and
+    the method's public fields."""
+    if not isinstance(data, Data):
+        raise TypeError(f"{method.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
+    for name in ("x", "edge_index"):
+        if getattr(data, name, None) is None:
+            raise ValueError(f"{method.name} needs data.{name}")
+    data, graph_notes = validate_graph(data, undirected=method.simple_graph, self_loops=not method.simple_graph)
+    release = method.release(data, epsilon, rng, progress)
+    guarantees = [release.guarantee, *release.extra_guarantees]
+    for note in graph_notes:
+        guarantees[0] = guarantees[0].with_note(f"input graph: {note}")
+    out = Data(num_nodes=data.num_nodes)
+    fields = {name: WITHHELD for name in input_fields(data)}
+    feature_status = _privatized(guarantees, (Unit.NODE_FEATURES,))
+    out.x = release.x
+    if "x" in method.private_fields:
+        fields["x"] = feature_status or "privatized"
+    else:
+        fields["x"] = PUBLIC if method.private else "written in clear: " + (feature_status or "non-private method")
+    link = _privatized(guarantees, (Unit.ADJACENCY_LIST, Unit.PRIVATE_EDGE))
+    if release.adjacency is not None:
+        out.dense_adjacency = release.adjacency
+        fields["edge_index"] = (link or "privatized") + " (released as dense_adjacency: Blink-Soft's posterior P)"
+    elif release.edge_index is not None:
+        out.edge_index = release.edge_index
+        if release.edge_weight is not None:
+            out.edge_weight = release.edge_weight
+        fields["edge_index"] = (link or "privatized") + (
+            "; the public edges are written as given" if any(g.unit == Unit.PRIVATE_EDGE for g in guarantees)
+            else "")
+    for name in method.public_fields:
+        if name in data and name not in out:
+            out[name] = data[name]
+            fields[name] = PUBLIC
+    return PrivateRelease(method.name, method.params.to_dict(), epsilon, out, PrivacyReport(guarantees), fields,
+                          {**release.details, **({"input_graph": graph_notes} if graph_notes else {})})

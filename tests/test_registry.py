@@ -1,0 +1,187 @@
+"""One test over the whole registry: every method, on a small graph of the user's own making
+(not a named dataset), through the public API — the report names the unit and ε, the raw
+private fields are not in the release, a save/load round trip keeps everything, and the same
+seed gives the same release."""
+
+import math
+
+import pytest
+import torch
+from torch_geometric.data import Data, HeteroData
+from torch_geometric.utils import erdos_renyi_graph
+
+import privgraph as pg
+from privgraph.accounting import Unit
+from privgraph.methods import METHODS, Task
+
+EPSILON = 2.0
+SMALL = {  # keep the slow ones short
+    "edgerr": {"mcmc_steps": 500}, "privhrg": {"mcmc_steps": 500}, "featurerr": {"public_fraction": 0.4},
+    "heterorr": {"mcmc_steps": 500, "public_fraction": 0.4},
+    "ppcvgae": {"epochs": 10}, "vgae": {"epochs": 10}, "dpgcn": {"epochs": 10},
+    "hetedp": {"edge_type": ("paper", "written_by", "author"), "epochs": 2, "batch_size": 64},
+}
+
+
+def user_graph(n: int = 90, seed: int = 0) -> Data:
+    """What a user might bring: random features in [0, 1], three classes, an undirected graph,
+    a split, a private-edge annotation and a binary sensitive attribute."""
+    g = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    edge_index = erdos_renyi_graph(n, 0.08)
+    y = torch.randint(0, 3, (n,), generator=g)
+    x = (torch.rand(n, 6, generator=g) + 0.3 * torch.nn.functional.one_hot(y, 6)).clamp(0, 1)
+    order = torch.randperm(n, generator=g)
+    masks = {name: torch.zeros(n, dtype=torch.bool) for name in ("train_mask", "val_mask", "test_mask")}
+    masks["train_mask"][order[: n // 2]] = True
+    masks["val_mask"][order[n // 2: 3 * n // 4]] = True
+    masks["test_mask"][order[3 * n // 4:]] = True
+    lo, hi = edge_index.min(0).values, edge_index.max(0).values
+    private_edge_mask = (lo * 7 + hi) % 4 == 0  # a quarter of the pairs, the same flag both ways
+    sens = (torch.rand(n, generator=g) < 0.4).long()
+    private_mask = torch.rand(n, generator=g) < 0.7
+    return Data(x=x, edge_index=edge_index, y=y, sens=sens, private_mask=private_mask,
+                private_edge_mask=private_edge_mask, **masks)
+
+
+def user_hetero_graph(seed: int = 0) -> HeteroData:
+    """A user's heterogeneous graph: papers with features and labels, featureless authors,
+    paper–author edges both ways and paper citations."""
+    g = torch.Generator().manual_seed(seed)
+    papers, authors = 60, 40
+    data = HeteroData()
+    data["paper"].x = torch.rand(papers, 8, generator=g)
+    data["paper"].y = torch.randint(0, 3, (papers,), generator=g)
+    data["author"].num_nodes = authors
+    pairs = torch.unique(torch.stack([torch.randint(0, papers, (150,), generator=g),
+                                      torch.randint(0, authors, (150,), generator=g)]), dim=1)
+    data["paper", "written_by", "author"].edge_index = pairs
+    data["author", "writes", "paper"].edge_index = pairs.flip(0)
+    cites = torch.unique(torch.randint(0, papers, (2, 80), generator=g), dim=1)
+    data["paper", "cites", "paper"].edge_index = cites[:, cites[0] != cites[1]]
+    return data
+
+
+def privatize(name: str, data: Data | HeteroData | None = None, seed: int = 0):
+    cls = METHODS[name]
+    if data is None:
+        data = user_hetero_graph() if cls.heterogeneous else user_graph()
+    return pg.privatize(data, name, epsilon=EPSILON if cls.private else None, seed=seed, **SMALL.get(name, {}))
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, torch.Tensor):
+        if a.is_floating_point():
+            return a.shape == b.shape and torch.allclose(a, b, atol=1e-5, rtol=1e-5)  # CPU float rounding
+        return torch.equal(a, b)
+    return type(a) is type(b)
+
+
+def _tensors_equal(x: Data | HeteroData, y: Data | HeteroData) -> bool:
+    if isinstance(x, HeteroData):
+        stores = list(zip(x.node_stores + x.edge_stores, y.node_stores + y.edge_stores))
+        return len(x.node_stores + x.edge_stores) == len(y.node_stores + y.edge_stores) and all(
+            a._key == b._key and _tensors_equal(a, b) for a, b in stores)
+    return set(x.keys()) == set(y.keys()) and all(_same(x[k], y[k]) for k in x.keys())
+
+
+def _raw_fields(data: Data | HeteroData) -> dict[str, torch.Tensor]:
+    """Every input tensor by its field name (``type.field`` in a HeteroData)."""
+    if isinstance(data, HeteroData):
+        out = {}
+        for store in data.node_stores + data.edge_stores:
+            key = store._key if isinstance(store._key, str) else "__".join(store._key)
+            out.update({f"{key}.{k}": v for k, v in store.items() if isinstance(v, torch.Tensor)})
+        return out
+    return {k: v for k, v in data.items() if isinstance(v, torch.Tensor)}
+
+
+def test_the_registry_lists_every_system():
+    listed = pg.list_methods()
+    for name in ("lpgnn", "blink", "rr", "edgerr", "lapgraph", "heterorr", "featurerr", "ppcvgae", "vgae", "dpgcn"):
+        assert name in listed
+    entry = listed["blink"]
+    assert entry["unit"] == "adjacency list" and entry["task"] == Task.NODE_CLASSIFICATION.value
+    assert {p["name"]: p["default"] for p in entry["parameters"]}["variant"] == "hard"
+    assert all(p["help"] for e in listed.values() for p in e["parameters"])
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_every_method_releases_the_users_own_graph(name, tmp_path):
+    cls = METHODS[name]
+    data = user_hetero_graph() if cls.heterogeneous else user_graph()
+    rel = privatize(name, data)
+    # 1. the report names the unit and ε
+    by_unit = rel.report.by_unit()
+    units = [u for u in by_unit if u == cls.unit or u.startswith(cls.unit + " of ")]  # "edge of (src, rel, dst)"
+    assert units, f"{name}: no guarantee for its unit {cls.unit!r}: {list(by_unit)}"
+    g = by_unit[units[0]]
+    if cls.private:
+        if name == "hetedp":  # ε = ε_f + ε_s, ε_f/ε = feature_share = 0.5; the accountant's ε_s is at most its target
+            assert by_unit[Unit.NODE_FEATURES].epsilon == pytest.approx(EPSILON / 2)
+            assert 0 < g.epsilon <= EPSILON / 2 + 1e-9
+        else:
+            assert g.epsilon == pytest.approx(EPSILON)
+        assert g.is_private
+        assert any("seed 0" in n for n in g.notes)  # a seeded release says the seed removes the noise
+    else:
+        assert g.epsilon == 0.0 or math.isinf(g.epsilon)
+    # 2. the raw private fields are not in the release: no input tensor of a protected field is
+    # copied in, and every input field has a status
+    raw, released = _raw_fields(data), _raw_fields(rel.data)
+    assert set(rel.fields) >= set(raw)
+    for field, value in raw.items():
+        status = rel.fields[field]
+        if not cls.private or status.startswith("public"):
+            continue
+        if field in released:
+            assert status.startswith("privatized") and not _same(released[field], value), \
+                f"{name} copied the raw {field}"
+        else:
+            assert status.startswith("withheld"), (field, status)
+    # 3. a save/load round trip keeps everything
+    rel.save(tmp_path / "r.pt")
+    back = pg.load_release(tmp_path / "r.pt")
+    assert _tensors_equal(back.data, rel.data)
+    assert back.report.to_dict() == rel.report.to_dict() and back.fields == rel.fields
+    assert back.method == name and back.params == rel.params and back.epsilon == rel.epsilon
+    assert (tmp_path / "r.pt.json").exists()
+    # 4. the same seed gives the same release
+    assert _tensors_equal(privatize(name, data).data, rel.data)
+    if rel.model_state is not None:
+        again = privatize(name, data).model_state
+        assert all(torch.allclose(again[k], v, atol=1e-5) for k, v in rel.model_state.items())
+        assert all(torch.equal(back.model_state[k], v) for k, v in rel.model_state.items())
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in METHODS.items() if c.private and not c.epsilon_optional))
+def test_private_methods_need_epsilon_and_draw_from_the_os_by_default(name):
+    data = user_hetero_graph() if METHODS[name].heterogeneous else user_graph()
+    with pytest.raises(ValueError, match="epsilon"):
+        pg.privatize(data, name)
+    a = pg.privatize(data, name, epsilon=EPSILON, **SMALL.get(name, {}))
+    assert a.randomness["mode"] == "os"
+    assert all("OS cryptographic source" in " ".join(g.notes) for g in a.report.guarantees if g.is_private)
+
+
+def test_fit_trains_the_methods_model_on_a_release():
+    data = user_graph(150)
+    res = pg.fit(pg.privatize(data, "lpgnn", epsilon=8.0, seed=0), seed=0, epochs=60)
+    assert 0.0 <= res.test_accuracy <= 1.0 and res.model is not None
+    soft = pg.fit(pg.privatize(data, "blink", epsilon=8.0, seed=0, variant="soft"), seed=0, epochs=30)
+    assert 0.0 <= soft.test_accuracy <= 1.0
+    with pytest.raises(ValueError, match="node classifiers"):
+        pg.fit(pg.privatize(data, "vgae", seed=0, epochs=5))
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda d: pg.privatize(d, "nope", epsilon=1.0), "unknown method"),
+    (lambda d: pg.privatize(d, "blink", epsilon=1.0, variant="medium"), "variant"),
+    (lambda d: pg.privatize(d, "blink", epsilon=1.0, gamma=0.5), "no parameter 'gamma'"),
+    (lambda d: pg.privatize(d, "mlp", epsilon=1.0), "non-private"),
+    (lambda d: pg.privatize(d, "lpgnn", epsilon=1.0, seed=0, rng=pg.SecureRandom()), "not both"),
+    (lambda d: pg.privatize(d, "lpgnn", epsilon=1.0, rng=3), "rng must be"),
+])
+def test_bad_api_calls_fail_clearly(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call(user_graph())
