@@ -44,7 +44,7 @@ def test_run_table_baseline_and_plot(tmp_path):
     assert res.exit_code == 0, res.output
     assert "Privacy report" in res.stdout and "no protection" in res.stdout
     res = runner.invoke(app, ["run", "lpgnn", "--dataset", "sbm", "--epsilon", "1", "--trials", "1",
-                              "--mechanism", "gaussian", "--db", str(db), *FAST])
+                              "--param", "mechanism=gaussian", "--db", str(db), *FAST])
     assert res.exit_code == 0, res.output
     assert "(1, 1e-05)-LDP" in res.stdout
     png = tmp_path / "plot.png"
@@ -74,9 +74,9 @@ def test_expand_multi_value_options_stops_at_short_options():
 
 
 def test_run_heterorr_reports_both_units(tmp_path):
-    args = ["run", "heterorr", "--dataset", "sbm", "--private-ratio", "0.2", "--epsilon-f", "2", "--epsilon", "1",
-            "--trials", "1", "--mcmc-steps", "2000", "--bins", "3", "--db", str(tmp_path / "r.db"), "--format",
-            "json", *FAST]
+    args = ["run", "heterorr", "--dataset", "sbm", "--private-ratio", "0.2", "--param", "epsilon_f=2", "--epsilon",
+            "1", "--trials", "1", "--param", "mcmc_steps=2000", "--param", "bins=3", "--db", str(tmp_path / "r.db"),
+            "--format", "json", *FAST]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
     units = json.loads(res.stdout)["results"][0]["privacy"]["by_unit"]
@@ -86,9 +86,9 @@ def test_run_heterorr_reports_both_units(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["run", "edgerr", "--dataset", "sbm"], "--private-ratio"),
-    (["run", "featurerr", "--dataset", "sbm", "--gamma", "1.5"], "gamma"),
-    (["run", "featurerr", "--dataset", "sbm", "--bins", "1"], "bins"),
-    (["run", "heterorr", "--dataset", "sbm", "--private-ratio", "0.2", "--epsilon-e", "0"], "epsilon_e"),
+    (["run", "featurerr", "--dataset", "sbm", "--param", "gamma=1.5"], "gamma"),
+    (["run", "featurerr", "--dataset", "sbm", "--param", "bins=1"], "bins"),
+    (["run", "heterorr", "--dataset", "sbm", "--private-ratio", "0.2", "--param", "epsilon_e=0"], "epsilon_e"),
     (["run", "edgerr", "--dataset", "sbm", "--private-ratio", "2"], "ratio"),
 ])
 def test_heterorr_bad_options_exit_with_error(tmp_path, args, message):
@@ -101,7 +101,7 @@ def test_release_writes_graph_and_report(tmp_path, method):
     import torch
 
     out = tmp_path / "g.pt"
-    own = {"edgerr": ["--mcmc-steps", "500"], "featureldp": ["--mechanism", "piecewise"], "lapgraph": []}[method]
+    own = {"edgerr": ["--param", "mcmc_steps=500"], "featureldp": ["--param", "mechanism=piecewise"], "lapgraph": []}[method]
     args = ["release", method, "--dataset", "sbm", "--epsilon", "2", "--private-ratio", "0.3", *own,
             "--reproducible", "-o", str(out)]
     res = runner.invoke(app, args)
@@ -119,26 +119,126 @@ def test_release_writes_graph_and_report(tmp_path, method):
 
 def test_secure_note_reaches_every_guarantee(tmp_path):
     args = ["run", "heterorr", "--dataset", "sbm", "--private-ratio", "0.2", "--epsilon", "1", "--trials", "1",
-            "--mcmc-steps", "500", "--secure", "--db", str(tmp_path / "r.db"), "--format", "json", *FAST]
+            "--param", "mcmc_steps=500", "--secure", "--db", str(tmp_path / "r.db"), "--format", "json", *FAST]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
     for g in json.loads(res.stdout)["results"][0]["privacy"]["guarantees"]:
         assert any(n.startswith("randomness from the OS cryptographic source") for n in g["notes"])
 
 
-def test_cli_copies_of_the_library_choices_match():
-    """The CLI restates the topology modes to build its options without importing torch; they must agree.
-    (Method names are not copied: the CLI reads the registry.)"""
+def test_the_cli_copies_no_method_lists_or_choices():
+    """Method names and parameter choices are not copied: the CLI reads the registry (``--param``)."""
     import privgraph.cli as cli
-    from privgraph.methods.hetedp.topology import TOPOLOGY_MODES
 
-    assert tuple(t.value for t in cli.Topology) == TOPOLOGY_MODES
     assert not hasattr(cli, "EMBEDDING_METHODS") and not hasattr(cli, "HETERO_METHODS")
+    for copy in ("Topology", "Mechanism", "Case", "Calibration", "_release_options", "_embedding_spec"):
+        assert not hasattr(cli, copy), copy
 
 
 def test_a_flag_the_method_has_no_parameter_for_is_refused(tmp_path):
-    for args in (["run", "edgerr", "--private-ratio", "0.2", "--mechanism", "piecewise"],
-                 ["run", "lapgraph", "--private-ratio", "0.2", "--mcmc-steps", "10"],
-                 ["run", "blink", "--clip"]):
+    for args in (["run", "edgerr", "--private-ratio", "0.2", "--param", "mechanism=piecewise"],
+                 ["run", "lapgraph", "--private-ratio", "0.2", "--param", "mcmc_steps=10"],
+                 ["run", "blink", "--param", "clip=true"]):
         res = runner.invoke(app, [*args, "--db", str(tmp_path / "r.db")])
         assert res.exit_code == 2 and ("no parameter" in res.output or "takes no" in res.output), res.output
+
+
+def test_param_reaches_the_method_and_the_stored_config(tmp_path):
+    db = tmp_path / "r.db"
+    res = runner.invoke(app, ["run", "blink", "--epsilon", "4", "--trials", "1", "--param", "variant=hybrid",
+                              "--param", "delta=0.3", "--db", str(db), "--format", "json", *FAST])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["results"][0]["mechanism"] == "blink-hybrid"
+    config = list(ResultsStore(db).records())[0].config
+    assert config["variant"] == "hybrid" and config["delta"] == 0.3
+    res = runner.invoke(app, ["run", "edgerr", "--private-ratio", "0.2", "--epsilon", "2", "--trials", "1",
+                              "--param", "mcmc_steps=500", "--db", str(db), "--format", "json", *FAST])
+    assert res.exit_code == 0, res.output
+    assert list(ResultsStore(db).records())[-1].config["options"] == {"mcmc_steps": 500}
+
+
+def test_release_takes_typed_params(tmp_path):
+    out = tmp_path / "f.pt"
+    res = runner.invoke(app, ["release", "featurerr", "--epsilon", "2", "--param", "bins=3", "--param",
+                              "sensitive_features=3,17", "--param", "debias=false", "--reproducible", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    meta = json.loads((tmp_path / "f.pt.json").read_text())
+    assert meta["options"] == {"bins": 3, "sensitive_features": [3, 17], "debias": False}
+    assert meta["details"]["bins"] == 3 and meta["details"]["debiased"] is False
+    assert meta["privacy"]["by_unit"]["node feature vector"]["epsilon"] == 2.0
+
+
+@pytest.mark.parametrize("args, needles", [
+    (["run", "blink", "--param", "foo=1"], ["'foo'", "variant, delta, soft_exact_limit, soft_min_probability"]),
+    (["run", "featurerr", "--param", "bins=x"], ["bins='x'", "int", "gamma, bins, public_fraction"]),
+    (["release", "featurerr", "--param", "bins=1.5", "-o", "x.pt"], ["bins='1.5'", "int"]),
+    (["run", "featurerr", "--param", "debias=maybe"], ["debias='maybe'", "bool"]),
+    (["run", "featurerr", "--param", "sensitive_features=3,x"], ["sensitive_features", "tuple[int, ...] | None"]),
+    (["run", "featurerr", "--param", "bins"], ["NAME=VALUE"]),
+    (["run", "ppcvgae", "--param", "case=c"], ["case"]),
+    (["run", "vgae", "--param", "penalty=1"], ["'penalty'", "latent, hidden, epochs, lr"]),
+    (["run", "hetedp", "--param", "edge_type=a,b,c"], ["edge_type"]),
+    (["run", "ppcvgae", "--case", "b", "--param", "case=a"], ["case given twice"]),
+    (["run", "lpgnn", "--set", "foo=1"], ["'foo'", "kprop_steps"]),
+    (["run", "ppcvgae", "--set", "epochs=5"], ["does not take --set", "--param"]),
+    (["run", "hetedp", "--set", "dpsgd.epochs=2"], ["hidden, epochs"]),
+    (["run", "lpgnn", "--dp"], ["does not take --dp"]),
+])
+def test_a_bad_param_is_one_error_line(tmp_path, args, needles):
+    res = runner.invoke(app, [*args, "--db", str(tmp_path / "r.db")] if args[0] == "run" else args)
+    assert res.exit_code == 2, res.output
+    text = " ".join(res.output.split())
+    assert text.startswith("error:") and text.count("error:") == 1 and "Traceback" not in res.output
+    for needle in needles:
+        assert needle in text, (needle, text)
+
+
+def test_param_mapping_onto_each_runners_spec():
+    from privgraph.cli import _method_spec
+
+    spec, _ = _method_spec("blink", {"method": "blink"}, ["variant=hybrid", "soft-min-probability=0.01"])
+    assert spec.variant == "hybrid" and spec.options == {"soft_min_probability": 0.01}
+    spec, _ = _method_spec("heterorr", {"method": "heterorr", "private_ratio": 0.2},
+                           ["sensitive_features=3,17", "mcmc_steps=none", "clip=yes"])
+    assert spec.clip is True and spec.options == {"sensitive_features": (3, 17), "mcmc_steps": None}
+    spec, _ = _method_spec("ppcvgae", {"method": "ppcvgae"}, ["case=b", "calibration=classical", "delta=1e-5",
+                                                               "epochs=5", "encoder_penalty=0.5"])
+    assert (spec.case, spec.calibration, spec.delta) == ("b", "classical", 1e-5)
+    assert spec.config == {"epochs": 5, "encoder_penalty": 0.5}
+    spec, _ = _method_spec("hetedp", {"method": "hetedp", "task": "lp"},
+                           ["clip_bound=2", "clip=0.5", "epochs=3", "topology=node", "feature_share=0.3"])
+    assert (spec.clip, spec.topology, spec.feature_share, spec.epochs) == (2.0, "node", 0.3, 100)
+    assert spec.dpsgd == {"clip": 0.5, "epochs": 3}
+
+
+def test_every_registered_parameter_parses_from_its_text():
+    """--param covers every parameter type in the registry: each default, written out, parses back."""
+    import typing
+
+    from privgraph.cli import _parse
+    from privgraph.methods import METHODS
+
+    def text(value):
+        if value is None:
+            return "none"
+        return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+    for name, cls in METHODS.items():
+        hints = typing.get_type_hints(cls.Params)
+        for p in cls.Params.describe():
+            assert _parse(text(p["default"]), hints[p["name"]]) == p["default"], (name, p["name"])
+    assert _parse("author,writes,paper", tuple[str, str, str] | None) == ("author", "writes", "paper")
+    with pytest.raises(ValueError):
+        _parse("a,b", tuple[str, str, str] | None)
+
+
+def test_methods_prints_a_methods_parameters():
+    res = runner.invoke(app, ["methods", "blink"])
+    assert res.exit_code == 0, res.output
+    for word in ("variant", "'hard'", "delta", "soft_exact_limit", "soft_min_probability", "--param"):
+        assert word in res.stdout, word
+    res = runner.invoke(app, ["methods", "featurerr"])
+    assert "tuple[int," in res.stdout  # the type tuple[int, ...] | None is not read as rich markup
+    res = runner.invoke(app, ["methods", "blink", "--format", "json"])
+    assert [p["name"] for p in json.loads(res.stdout)["parameters"]] == [
+        "variant", "delta", "soft_exact_limit", "soft_min_probability"]

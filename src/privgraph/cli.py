@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
 import time
 from enum import Enum
 from pathlib import Path
-from typing import Any, Optional
+from types import UnionType
+from typing import Any, Callable, NamedTuple, NoReturn, Optional, Union, get_args, get_origin, get_type_hints
 
 import typer
 from rich.console import Console
@@ -28,18 +30,6 @@ MULTI_VALUE_OPTIONS = ("--epsilon",)
 class OutputFormat(str, Enum):
     table = "table"
     json = "json"
-
-
-class Mechanism(str, Enum):
-    multibit = "multibit"
-    onebit = "onebit"
-    laplace = "laplace"
-    gaussian = "gaussian"
-    duchi = "duchi"
-    piecewise = "piecewise"
-    hybrid = "hybrid"
-    three_output = "three-output"
-    pm_sub = "pm-sub"
 
 
 class RichProgress:
@@ -82,6 +72,8 @@ def print_reports(reports: dict, console: Console = out_console) -> None:
 
 
 def print_summary(result, console: Console = out_console) -> None:
+    from privgraph.methods import method_class
+
     rows = result.summary()
     title = f"{result.spec.method} on {rows[0]['dataset'] if rows else result.spec.dataset} " \
             f"({result.records[0].model if result.records else ''})"
@@ -91,7 +83,7 @@ def print_summary(result, console: Console = out_console) -> None:
     for r in sorted(rows, key=lambda r: (r["epsilon"] is not None, r["epsilon"] or 0)):
         hp = r["hyperparameters"] or {}
         shown = {k: hp[k] for k in ("lr", "weight_decay", "dropout") if k in hp}
-        if result.spec.method == "lpgnn":
+        if "kprop_steps" in method_class(result.spec.method).tunable:  # LPGNN's K
             shown["K"] = hp.get("kprop_steps")
         if r["epsilon_y"] is not None:
             shown["K_y"] = hp.get("label_steps")
@@ -103,70 +95,152 @@ def print_summary(result, console: Console = out_console) -> None:
     print_reports(result.reports, console)
 
 
-def _parse_hparams(items: list[str]) -> dict[str, Any]:
+METHOD_HELP = "a registered method: `privgraph methods` lists them, `privgraph methods NAME` its parameters"
+PARAM_HELP = ("a parameter of the method, e.g. --param variant=hybrid, --param sensitive_features=3,17 (a tuple), "
+              "--param mcmc_steps=none; `privgraph methods METHOD` lists them")
+
+
+def _fail(message: str, status: int = 2) -> NoReturn:
+    """One error line; exit with ``status`` (2: bad input, 1: the run failed)."""
+    err_console.print(f"[red]error:[/red] {escape(message)}")
+    raise typer.Exit(status)
+
+
+def _parse(text: str, hint: Any) -> Any:
+    """``text`` as a value of the annotated type ``hint`` (int, float, bool, str, a tuple given
+    comma-separated, or optional: ``none``); ``ValueError`` when it is not one."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, UnionType):
+        if type(None) in args and text.lower() in ("none", "null"):
+            return None
+        return _parse(text, next(a for a in args if a is not type(None)))  # X | None: every Params union
+    if origin is tuple:
+        items = [s.strip() for s in text.split(",")] if text.strip() else []
+        kinds = [args[0]] * len(items) if len(args) == 2 and args[1] is Ellipsis else list(args)
+        if len(kinds) != len(items):
+            raise ValueError(text)
+        return tuple(_parse(s, k) for s, k in zip(items, kinds))
+    if hint is bool and text.lower() in ("true", "yes", "on", "1", "false", "no", "off", "0"):
+        return text.lower() in ("true", "yes", "on", "1")
+    if hint in (int, float, str):
+        return hint(text)
+    raise ValueError(text)
+
+
+def _assign(items: list[str], cls: type, flag: str, owner: str, noun: str,
+            only: Optional[list[str]] = None) -> dict[str, Any]:
+    """``NAME=VALUE`` items parsed against the field types of the dataclass ``cls`` (restricted to
+    ``only``); an unknown name or a value of the wrong type exits 2 with one line listing the names."""
+    hints = get_type_hints(cls)
+    known = only if only is not None else [f.name for f in dataclasses.fields(cls)]
+    listing = f"its {noun}s: {', '.join(known) or 'none'}"
     out: dict[str, Any] = {}
     for item in items:
-        if "=" not in item:
-            raise typer.BadParameter(f"expected NAME=VALUE, got {item!r}")
-        key, value = item.split("=", 1)
-        num = float(value)
-        key = key.strip().replace("-", "_")
-        out[key] = int(num) if num.is_integer() and key.split(".")[-1] in (
-            "hidden", "epochs", "patience", "kprop_steps", "label_steps", "latent", "batch_size", "negatives") else num
+        name, sep, text = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or not name:
+            _fail(f"{flag} takes NAME=VALUE, got {item!r}")
+        if name not in known:
+            _fail(f"{owner} has no {noun} {name!r}; {listing}")
+        try:
+            out[name] = _parse(text.strip(), hints[name])
+        except ValueError:
+            kind = hints[name].__name__ if hints[name] in (int, float, bool, str) else hints[name]
+            _fail(f"{flag} {name}={text!r}: {noun} {name} of {owner} takes {kind}; {listing}")
     return out
 
 
-def _nested(params: dict[str, Any], prefix: str) -> dict[str, Any]:
-    """``{prefix.name: v}`` entries moved into ``params[prefix] = {name: v}`` (``--set dpsgd.epochs=5``)."""
-    inner = {k.split(".", 1)[1]: params.pop(k) for k in [k for k in params if k.startswith(prefix + ".")]}
-    return {**params, **({prefix: inner} if inner else {})}
+class _Runner(NamedTuple):
+    """A runner, its spec, and where the spec takes method parameters (:func:`_method_spec`)."""
+
+    spec: type
+    bucket: str
+    settings: Optional[type]
+    renames: dict[str, str]
+    run: Callable
+    printer: Callable
+    release: Optional[Callable]
 
 
-def _release_options(epsilon_f, epsilon_e, gamma, bins, public_fraction, sensitive, mcmc_steps,
-                     mcmc_share, debias=None) -> dict[str, Any]:
-    options = {"epsilon_f": epsilon_f, "epsilon_e": epsilon_e, "gamma": gamma, "bins": bins, "debias": debias,
-               "public_fraction": public_fraction, "mcmc_steps": mcmc_steps, "mcmc_share": mcmc_share,
-               "sensitive_features": [int(i) for i in sensitive.split(",")] if sensitive else None}
-    return {k: v for k, v in options.items() if v is not None}
+def _runner(kind: str) -> _Runner:
+    if kind == "graph":
+        from privgraph.experiments import ExperimentSpec, run_experiment
+        from privgraph.experiments.release import release_graph
+
+        return _Runner(ExperimentSpec, "options", None, {}, run_experiment, print_summary, release_graph)
+    if kind == "embedding":
+        from privgraph.experiments.embedding import EmbeddingSpec, run_embedding_experiment
+        from privgraph.experiments.release import release_embedding_file
+        from privgraph.methods.ppcvgae.embedding import EmbeddingConfig
+
+        return _Runner(EmbeddingSpec, "config", EmbeddingConfig, {}, run_embedding_experiment,
+                       print_embedding_summary, release_embedding_file)
+    from privgraph.experiments.hetero import HeteroSpec, run_hetero_experiment
+    from privgraph.train.dpsgd import DPSGDConfig
+
+    return _Runner(HeteroSpec, "dpsgd", DPSGDConfig, {"clip_bound": "clip"}, run_hetero_experiment,
+                   print_hetero_summary, None)
 
 
-def _checked_spec(**fields: Any):
-    """An :class:`ExperimentSpec`, validated; bad input exits with status 2 and the reason."""
-    from privgraph.experiments import ExperimentSpec
-
-    try:
-        spec = ExperimentSpec(**fields)
-        spec.validate()
-    except ValueError as err:
-        err_console.print(f"[red]error:[/red] {err}")
-        raise typer.Exit(2) from None
-    return spec
-
-
-METHOD_HELP = "a registered method: `privgraph methods` lists them, `privgraph methods NAME` its parameters"
-
-
-def _method_kind(method: str) -> str:
-    """``"graph"``, ``"embedding"`` or ``"hetero"``: which runner takes ``method`` (from the registry)."""
+def _method_kind(method: str):
+    """The registered class of ``method`` and which runner takes it: ``"graph"``, ``"embedding"`` or ``"hetero"``."""
     from privgraph.methods import Task, method_class
 
     try:
         cls = method_class(method)
     except ValueError as err:
-        err_console.print(f"[red]error:[/red] {err}")
-        raise typer.Exit(2) from None
-    return "hetero" if cls.heterogeneous else "embedding" if cls.task == Task.EMBEDDING else "graph"
+        _fail(str(err))
+    return cls, "hetero" if cls.heterogeneous else "embedding" if cls.task == Task.EMBEDDING else "graph"
 
 
-class Task(str, Enum):
+def _method_spec(method: str, run_fields: dict[str, Any], params: list[str]):
+    """The runner's spec for ``method``: the command's own options (``run_fields``) plus ``--param``
+    NAME=VALUE, parsed against the method's ``Params`` field types and validated by it.  A parameter
+    named like a field of the runner's ``settings`` goes into the spec's dict ``bucket``, else into
+    the spec's field of that name (``renames`` applied), else (no ``settings``) into ``bucket``:
+    node classification: ``ExperimentSpec``'s mechanism/delta/variant/clip, the rest in ``options``;
+    embeddings: ``EmbeddingSpec``'s case/calibration/delta, the autoencoder's settings in ``config``;
+    HeteDP: the DP-SGD settings in ``dpsgd``, ``clip_bound`` as ``clip``.  Bad input exits 2."""
+    cls, kind = _method_kind(method)
+    runner = _runner(kind)
+    values = _assign(params, cls.Params, "--param", f"method {method!r}", "parameter")
+    try:
+        cls.Params.build(method, values)
+    except (ValueError, TypeError) as err:
+        _fail(str(err))
+    settings = {f.name for f in dataclasses.fields(runner.settings)} if runner.settings else set()
+    own = {f.name for f in dataclasses.fields(runner.spec)}
+    mapped: dict[str, Any] = {}
+    for name, value in values.items():
+        target = runner.renames.get(name, name)
+        if name in settings or (target not in own and not settings):
+            mapped.setdefault(runner.bucket, {})[name] = value
+        elif target in own:
+            mapped[target] = value
+        else:
+            _fail(f"`privgraph` sets {method}'s parameter {name} itself (from the dataset): it takes no --param {name}")
+    both = sorted(set(run_fields) & set(mapped))
+    if both:
+        _fail(f"{', '.join(both)} given twice (by --param and by an option): give it once")
+    try:
+        spec = runner.spec(**run_fields, **mapped)
+        spec.validate()
+    except (ValueError, TypeError) as err:
+        _fail(str(err))
+    return spec, runner
+
+
+def _refuse_unused(method: str, kind: str, flags: dict[str, tuple[bool, str]]) -> None:
+    """Exit 2 naming the given flags (``flag: (given, kinds that take it)``) that ``kind``'s runner ignores."""
+    unused = [flag for flag, (given, kinds) in flags.items() if given and kind not in kinds.split()]
+    if unused:
+        _fail(f"{method} does not take {', '.join(unused)} (its parameters: `privgraph methods {method}`; "
+              "--param NAME=VALUE sets one)")
+
+
+class HeteroTask(str, Enum):
     nc = "nc"
     lp = "lp"
-
-
-class Topology(str, Enum):
-    edge = "edge"
-    node = "node"
-    message_passing = "message-passing"
 
 
 def print_hetero_summary(result, console: Console = out_console) -> None:
@@ -182,37 +256,6 @@ def print_hetero_summary(result, console: Console = out_console) -> None:
                                 if isinstance(v, (int, float))))
     console.print(table)
     print_reports(result.reports, console)
-
-
-class Calibration(str, Enum):
-    analytic = "analytic"
-    classical = "classical"
-
-
-class Case(str, Enum):
-    a = "a"
-    b = "b"
-
-
-def _embedding_spec(method: str, dataset: str, epsilon: list[float], delta: Optional[float], case: "Case", dp: bool,
-                    penalty: Optional[float], balance: bool, hparam: list[str], trials: int, seed: int,
-                    data_root: Optional[Path], secure: bool = False, calibration: str = "analytic"):
-    """An :class:`EmbeddingSpec`, validated; bad input exits with status 2 and the reason."""
-    from privgraph.experiments.embedding import EmbeddingSpec
-
-    config = _parse_hparams(hparam)
-    if penalty is not None:
-        config["penalty"] = penalty
-    try:
-        spec = EmbeddingSpec(method=method, dataset=dataset, case=case.value, dp=dp,
-                             epsilons=list(epsilon) or [0.01], delta=1e-4 if delta is None else delta,
-                             trials=trials, seed=seed, balance=balance, config=config, secure=secure,
-                             calibration=calibration, data_root=str(data_root) if data_root else None)
-        spec.validate()
-    except ValueError as err:
-        err_console.print(f"[red]error:[/red] {err}")
-        raise typer.Exit(2) from None
-    return spec
 
 
 def print_embedding_summary(result, console: Console = out_console) -> None:
@@ -242,102 +285,56 @@ def run(
     epsilon: list[float] = typer.Option([], help="privacy budget(s) ε (features for lpgnn, adjacency lists for "
                                                  "the link methods, the candidates for ppcvgae --dp), e.g. "
                                                  "--epsilon 1 2 4 8 (default 1; ppcvgae: 0.01)"),
+    param: list[str] = typer.Option([], "--param", help=PARAM_HELP),
     model: Optional[str] = typer.Option(None, help="gcn, sage, gat or mlp (default: the method's own)"),
     trials: int = typer.Option(10, min=1),
     seed: int = typer.Option(0),
-    mechanism: Mechanism = typer.Option(Mechanism.multibit, help="feature mechanism of lpgnn and featureldp"),
-    delta: Optional[float] = typer.Option(
-        None, help="lpgnn --mechanism gaussian: δ per node (default 1e-5); blink/dprr: degree share δ of ε "
-                   "(default 0.1; blink chooses it from {0.1,…,0.9} with --tune when not given)"),
-    variant: Optional[str] = typer.Option(None, help="blink: hard, soft or hybrid"),
     epsilon_y: Optional[float] = typer.Option(None, "--epsilon-y", help="label privacy budget (off by default)"),
     tune: bool = typer.Option(False, help="choose hyperparameters on validation per dataset and ε"),
     tune_budget: int = typer.Option(20, help="configurations tried by --tune"),
     split: str = typer.Option("random", help="random (seeded stratified 50/25/25) or public (Planetoid)"),
     hparam: list[str] = typer.Option(
-        [], "--set", help="override a hyperparameter, e.g. --set kprop_steps=8 (hetedp DP-SGD: --set dpsgd.epochs=5)"),
+        [], "--set", help="a training hyperparameter, e.g. --set kprop_steps=8 (hetero: --set epochs=20; the "
+                          "methods' own settings are --param)"),
     secure: bool = typer.Option(False, help="draw noise from the OS cryptographic source (not reproducible)"),
-    clip: bool = typer.Option(False, help="clip features into the declared domain instead of failing"),
     data_root: Optional[Path] = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)"),
     private_ratio: Optional[float] = typer.Option(
         None, "--private-ratio", help="mark this fraction ρ of the edges private at random (edge-level methods)"),
-    calibration: Calibration = typer.Option(
-        Calibration.analytic, help="ppcvgae --dp: Gaussian calibration — analytic (Balle & Wang, default) or "
-                                   "classical (the paper's eq. 6, ε < 1, over-noises)"),
-    epsilon_f: Optional[float] = typer.Option(None, "--epsilon-f", help="heterorr: feature budget ε_f"),
-    epsilon_e: Optional[float] = typer.Option(None, "--epsilon-e", help="heterorr: private-edge budget ε_e"),
-    gamma: Optional[float] = typer.Option(None, help="FeatureRR: importance weight γ of eq. 7 (default 0.5)"),
-    bins: Optional[int] = typer.Option(None, help="FeatureRR: number of bins k (default 2)"),
-    public_fraction: Optional[float] = typer.Option(
-        None, "--public-fraction", help="FeatureRR: share of training nodes declared public (default 0.1)"),
-    sensitive_features: Optional[str] = typer.Option(
-        None, "--sensitive-features", help="FeatureRR: comma-separated sensitive feature indices"),
-    mcmc_steps: Optional[int] = typer.Option(None, "--mcmc-steps", help="EdgeRR/privHRG: MCMC moves (default 1000·n)"),
-    mcmc_share: Optional[float] = typer.Option(None, "--mcmc-share", help="EdgeRR/privHRG: ε₁/ε_e (default 0.5)"),
-    debias: Optional[bool] = typer.Option(
-        None, "--debias/--raw-reports", help="FeatureRR: train on the unbiased estimate (default) or on the raw "
-                                             "reports u/k as the paper does"),
-    case: Case = typer.Option(Case.a, help="ppcvgae/vgae/dpgcn: threat model — a: the adversary knows A (GCN "
-                                           "attack), b: it does not (MLP attack)"),
+    case: Optional[str] = typer.Option(
+        None, help="ppcvgae/vgae/dpgcn: the threat model evaluated — a: the adversary knows A (GCN attack), b: it "
+                   "does not (MLP attack); default a (for ppcvgae the same as --param case=b)"),
     dp: bool = typer.Option(False, "--dp", help="ppcvgae: add Gaussian noise for (ε, δ)-DP w.r.t. the candidates"),
-    penalty: Optional[float] = typer.Option(None, help="ppcvgae: weight λ of the privacy penalty Δν (default 10)"),
     balance: bool = typer.Option(False, "--balance", help="ppcvgae/vgae/dpgcn: balance the attack's classes by "
                                                           "resampling (the paper's Credit treatment)"),
-    task: Task = typer.Option(Task.nc, help="hetedp/rgcn/hgt/metapath2vec: nc (node classification) or lp (link "
-                                            "prediction)"),
-    feature_share: Optional[float] = typer.Option(
-        None, "--feature-share", help="hetedp --task lp: ε_f/ε (default: chosen on validation, bi-level search)"),
-    clip_bound: float = typer.Option(1.0, "--clip-bound", help="hetedp: L2 bound C_f of each node's features"),
-    topology: Topology = typer.Option(
-        Topology.edge, help="hetedp --task lp: edge (messages over the other relations only: ε is edge-level DP), "
-                            "node (no messages; edge-level DP) or message-passing (the paper's: also over the "
-                            "predicted relation; ε covers one example's loss term, not an edge)"),
+    task: Optional[HeteroTask] = typer.Option(
+        None, help="hetedp/rgcn/hgt/metapath2vec: nc (node classification, default) or lp (link prediction)"),
     db: Path = typer.Option(Path("results/privgraph.db"), help="SQLite results database"),
     format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
 ) -> None:
     """Run a method over one or more ε, several seeded trials; store and print results."""
-    from privgraph.experiments import run_experiment
+    from privgraph.methods import Hyperparameters
 
-    kind = _method_kind(method)
-    if kind != "graph":
-        ignored = [flag for flag, given in (("--tune", tune), ("--model", model is not None), ("--clip", clip),
-                                             ("--epsilon-y", epsilon_y is not None), ("--variant", variant is not None),
-                                             ("--private-ratio", private_ratio is not None)) if given]
-        if ignored:
-            err_console.print(f"[red]error:[/red] {method} does not take {', '.join(ignored)} (hetedp's feature clipping "
-                              "bound is --clip-bound; ppcvgae's settings go through --set)")
-            raise typer.Exit(2)
-    if kind == "hetero":
-        from privgraph.experiments.hetero import HeteroSpec, run_hetero_experiment
-
-        try:
-            hetero = HeteroSpec(method=method, dataset=dataset, task=task.value, epsilons=list(epsilon),
-                                delta=1e-5 if delta is None else delta, trials=trials, seed=seed,
-                                feature_share=feature_share, clip=clip_bound, topology=topology.value,
-                                secure=secure, data_root=str(data_root) if data_root else None,
-                                **_nested(_parse_hparams(hparam), "dpsgd"))
-            hetero.validate()
-        except (ValueError, TypeError) as err:
-            err_console.print(f"[red]error:[/red] {err}")
-            raise typer.Exit(2) from None
-        _run_and_report(run_hetero_experiment, hetero, db, format, print_hetero_summary)
-        return
-    if kind == "embedding":
-        from privgraph.experiments.embedding import run_embedding_experiment
-
-        spec = _embedding_spec(method, dataset, epsilon, delta, case, dp, penalty, balance, hparam, trials, seed,
-                               data_root, secure, calibration.value)
-        _run_and_report(run_embedding_experiment, spec, db, format, print_embedding_summary)
-        return
-    spec = _checked_spec(
-        method=method, dataset=dataset, epsilons=list(epsilon) or [1.0], model=model, trials=trials, seed=seed,
-        mechanism=mechanism.value, delta=delta, variant=variant, epsilon_y=epsilon_y, tune=tune,
-        tune_budget=tune_budget, split=split, hyperparameters=_parse_hparams(hparam), secure=secure, clip=clip,
-        data_root=str(data_root) if data_root else None, private_ratio=private_ratio,
-        options=_release_options(epsilon_f, epsilon_e, gamma, bins, public_fraction, sensitive_features,
-                                 mcmc_steps, mcmc_share, debias),
-    )
-    _run_and_report(run_experiment, spec, db, format, print_summary)
+    _, kind = _method_kind(method)
+    _refuse_unused(method, kind, {
+        "--model": (model is not None, "graph"), "--epsilon-y": (epsilon_y is not None, "graph"),
+        "--tune": (tune, "graph"), "--split": (split != "random", "graph"),
+        "--private-ratio": (private_ratio is not None, "graph"), "--set": (bool(hparam), "graph hetero"),
+        "--case": (case is not None, "embedding"), "--dp": (dp, "embedding"), "--balance": (balance, "embedding"),
+        "--task": (task is not None, "hetero")})
+    fields: dict[str, Any] = dict(method=method, dataset=dataset, trials=trials, seed=seed, secure=secure,
+                                  data_root=str(data_root) if data_root else None)
+    own = {f.name for f in dataclasses.fields(_runner(kind).spec)}  # hetero: the spec's epochs and hidden
+    training = _assign(hparam, Hyperparameters, "--set", f"{method}'s training", "hyperparameter",
+                       [f.name for f in dataclasses.fields(Hyperparameters) if kind == "graph" or f.name in own])
+    if kind == "graph":
+        fields.update(epsilons=list(epsilon) or [1.0], model=model, epsilon_y=epsilon_y, tune=tune,
+                      tune_budget=tune_budget, split=split, private_ratio=private_ratio, hyperparameters=training)
+    elif kind == "embedding":
+        fields.update(epsilons=list(epsilon) or [0.01], dp=dp, balance=balance, **({"case": case} if case else {}))
+    else:
+        fields.update(epsilons=list(epsilon), task=(task or HeteroTask.nc).value, **training)
+    spec, runner = _method_spec(method, fields, param)
+    _run_and_report(runner.run, spec, db, format, runner.printer)
 
 
 def _run_and_report(run_fn, spec, db: Path, format: OutputFormat, printer) -> None:
@@ -349,8 +346,7 @@ def _run_and_report(run_fn, spec, db: Path, format: OutputFormat, printer) -> No
         with RichProgress(enabled=sys.stderr.isatty()) as progress:
             result = run_fn(spec, ResultsStore(db), progress)
     except (ValueError, RuntimeError) as err:
-        err_console.print(f"[red]error:[/red] {err}")
-        raise typer.Exit(1) from None
+        _fail(str(err), 1)
     if format == OutputFormat.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
@@ -366,6 +362,7 @@ def release(
     dataset: str = typer.Option("sbm", help="cora, citeseer, facebook, github, ... or sbm (synthetic)"),
     epsilon: Optional[float] = typer.Option(None, help="privacy budget ε (the method's own meaning; default 1, "
                                                       "ppcvgae --dp: 0.01)"),
+    param: list[str] = typer.Option([], "--param", help=PARAM_HELP),
     seed: int = typer.Option(0, help="seed of the split and the annotations (and of the noise only with "
                                      "--reproducible)"),
     secure: bool = typer.Option(False, "--secure", help="noise from the OS cryptographic source (the default; "
@@ -373,57 +370,29 @@ def release(
     reproducible: bool = typer.Option(
         False, "--reproducible", help="draw the noise from --seed and record it: anyone with the seed can remove "
                                       "the noise, so the file is for research only"),
-    mechanism: Mechanism = typer.Option(Mechanism.multibit, help="feature mechanism of lpgnn and featureldp"),
-    delta: Optional[float] = typer.Option(None, help="as in `privgraph run`"),
-    variant: Optional[str] = typer.Option(None, help="blink: hard, soft or hybrid"),
-    clip: bool = typer.Option(False, help="clip features into the declared domain instead of failing"),
     data_root: Optional[Path] = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)"),
     private_ratio: Optional[float] = typer.Option(None, "--private-ratio", help="fraction ρ of edges marked private"),
-    epsilon_f: Optional[float] = typer.Option(None, "--epsilon-f", help="heterorr: feature budget ε_f"),
-    epsilon_e: Optional[float] = typer.Option(None, "--epsilon-e", help="heterorr: private-edge budget ε_e"),
-    gamma: Optional[float] = typer.Option(None, help="FeatureRR: γ of eq. 7 (default 0.5)"),
-    bins: Optional[int] = typer.Option(None, help="FeatureRR: number of bins k (default 2)"),
-    public_fraction: Optional[float] = typer.Option(None, "--public-fraction", help="FeatureRR: public share"),
-    sensitive_features: Optional[str] = typer.Option(None, "--sensitive-features", help="FeatureRR: indices"),
-    mcmc_steps: Optional[int] = typer.Option(None, "--mcmc-steps", help="EdgeRR/privHRG: MCMC moves"),
-    mcmc_share: Optional[float] = typer.Option(None, "--mcmc-share", help="EdgeRR/privHRG: ε₁/ε_e"),
-    debias: Optional[bool] = typer.Option(None, "--debias/--raw-reports", help="FeatureRR: estimate or raw reports"),
-    case: Case = typer.Option(Case.a, help="ppcvgae: a (the adversary knows A) or b"),
     dp: bool = typer.Option(False, "--dp", help="ppcvgae: add Gaussian noise for (ε, δ)-DP w.r.t. the candidates"),
-    penalty: Optional[float] = typer.Option(None, help="ppcvgae: weight λ of the privacy penalty Δν (default 10)"),
-    hparam: list[str] = typer.Option([], "--set", help="ppcvgae: embedding setting, e.g. --set epochs=500"),
-    calibration: Calibration = typer.Option(
-        Calibration.analytic, help="ppcvgae --dp: analytic (default) or classical (the paper's eq. 6)"),
 ) -> None:
     """Privatize a graph (or train and release an embedding) once and write it with its
     privacy report (OUTPUT + OUTPUT.json).  The noise comes from the OS cryptographic
     source unless --reproducible."""
-    from privgraph.experiments.release import release_embedding_file, release_graph
-
     if secure and reproducible:
-        err_console.print("[red]error:[/red] --secure and --reproducible exclude each other (--secure is the default)")
-        raise typer.Exit(2)
-    kind = _method_kind(method)
+        _fail("--secure and --reproducible exclude each other (--secure is the default)")
+    _, kind = _method_kind(method)
     if kind == "hetero":
-        err_console.print(f"[red]error:[/red] {method} has no release command yet: release a HeteroData from "
-                          f"Python with privgraph.privatize (see `privgraph methods {method}`), or use `privgraph run`")
-        raise typer.Exit(2)
+        _fail(f"{method} has no release command yet: release a HeteroData from Python with privgraph.privatize "
+              f"(see `privgraph methods {method}`), or use `privgraph run`")
+    _refuse_unused(method, kind, {"--private-ratio": (private_ratio is not None, "graph"), "--dp": (dp, "embedding")})
+    fields: dict[str, Any] = dict(method=method, dataset=dataset, trials=1, seed=seed,
+                                  data_root=str(data_root) if data_root else None)
     if kind == "embedding":
-        spec = _embedding_spec(method, dataset, [epsilon] if epsilon is not None else [], delta, case, dp, penalty,
-                               False, hparam, 1, seed, data_root, secure=dp and not reproducible,
-                               calibration=calibration.value)
-        _release_and_report(release_embedding_file, spec, output)
-        return
-    spec = _checked_spec(
-        method=method, dataset=dataset, epsilons=[1.0 if epsilon is None else epsilon], trials=1, seed=seed,
-        mechanism=mechanism.value,
-        delta=delta, variant=variant, secure=not reproducible, clip=clip,
-        data_root=str(data_root) if data_root else None,
-        private_ratio=private_ratio,
-        options=_release_options(epsilon_f, epsilon_e, gamma, bins, public_fraction, sensitive_features,
-                                 mcmc_steps, mcmc_share, debias),
-    )
-    _release_and_report(release_graph, spec, output)
+        fields.update(epsilons=[0.01 if epsilon is None else epsilon], dp=dp, secure=dp and not reproducible)
+    else:
+        fields.update(epsilons=[1.0 if epsilon is None else epsilon], secure=not reproducible,
+                      private_ratio=private_ratio)
+    spec, runner = _method_spec(method, fields, param)
+    _release_and_report(runner.release, spec, output)
 
 
 def _release_and_report(release_fn, spec, output: Path) -> None:
@@ -432,8 +401,7 @@ def _release_and_report(release_fn, spec, output: Path) -> None:
         with RichProgress(enabled=sys.stderr.isatty()) as progress:
             path, report_path, report = release_fn(spec, output, progress)
     except (ValueError, RuntimeError) as err:
-        err_console.print(f"[red]error:[/red] {err}")
-        raise typer.Exit(1) from None
+        _fail(str(err), 1)
     for line in json.loads(report_path.read_text())["report"]:
         out_console.print(escape(line))
     out_console.print(f"wrote {path} and {report_path}")
@@ -449,13 +417,11 @@ def plot(
     from privgraph.experiments.plot import plot_db
 
     if not db.exists():
-        err_console.print(f"[red]error:[/red] no results database at {db}")
-        raise typer.Exit(2)
+        _fail(f"no results database at {db}")
     try:
         path = plot_db(db, output, dataset)
     except ValueError as err:
-        err_console.print(f"[red]error:[/red] {err}")
-        raise typer.Exit(1) from None
+        _fail(str(err), 1)
     out_console.print(f"wrote {path}")
 
 
@@ -505,8 +471,7 @@ def list_methods_command(
 
     registry = list_methods()
     if method is not None and method not in registry:
-        err_console.print(f"[red]error:[/red] unknown method {method!r}; choose from {', '.join(registry)}")
-        raise typer.Exit(2)
+        _fail(f"unknown method {method!r}; choose from {', '.join(registry)}")
     if format == OutputFormat.json:
         print(json.dumps(registry[method] if method else registry, indent=2, default=str))
         return
@@ -524,11 +489,11 @@ def list_methods_command(
     out_console.print(f"unit: {e['unit']}; task: {e['task']}; takes a {e['graph']}; "
                       f"protects {', '.join(e['private_fields']) or 'nothing'}; public: "
                       f"{', '.join(e['public_fields']) or 'none'}")
-    table = Table(title=f"{method} parameters")
+    table = Table(title=f"{method} parameters (run|release {method} --param NAME=VALUE)")
     for col in ("name", "type", "default", "help"):
         table.add_column(col)
     for p in e["parameters"]:
-        table.add_row(p["name"], p["type"], repr(p["default"]), escape(p["help"]))
+        table.add_row(p["name"], escape(p["type"]), escape(repr(p["default"])), escape(p["help"]))
     out_console.print(table)
 
 

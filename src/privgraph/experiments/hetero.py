@@ -53,6 +53,7 @@ from privgraph import __version__
 from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit, unprotected
 from privgraph.data.hetero import METAPATHS, TASKS, HeteroTask, link_split, load_hetero, node_inputs
 from privgraph.experiments.runner import ExperimentResult
+from privgraph.experiments.selection import select_on_validation
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
 from privgraph.mechanisms import SECURE_NOTE, RandomSource, check_delta, check_epsilon, release_source
@@ -235,16 +236,20 @@ def run_hetero_experiment(spec: HeteroSpec, store: ResultsStore | None = None,
     settings: list[float | None] = list(spec.epsilons) or [None]
     total, done = len(settings) * spec.trials, 0
     for k, eps in enumerate(settings):
-        share, selection, candidates = spec.feature_share, {}, {}
+        share, selection, chosen = spec.feature_share, None, {}
         if spec.task == "lp" and spec.method == "hetedp" and eps is not None and share is None:
             splits = link_split(data, task, seed=spec.seed)  # trial 0's split
-            # each candidate is a release of its own, with its own randomness (shared draws at two
-            # known scales would reveal the features exactly)
-            candidates = {s: _lp_hetedp(spec, data, task, splits, eps, s, spec.seed, spec.source(spec.seed, k, 1 + i))
-                          for i, s in enumerate(SHARE_GRID)}
-            vals = {s: c[0] for s, c in candidates.items()}
-            share = max(vals, key=vals.get)
-            selection = {"feature_share": share, "selection_val_auc": vals}
+
+            def evaluate(i: int, values: dict[str, Any]):  # each candidate: a release with its own randomness
+                out = _lp_hetedp(spec, data, task, splits, eps, values["feature_share"], spec.seed,
+                                 spec.source(spec.seed, k, 1 + i))
+                return out[0], out
+
+            selection = select_on_validation([{"feature_share": s} for s in SHARE_GRID], evaluate,
+                                             "validation AUC", progress, f"choosing ε_f/ε at ε={eps}")
+            share = selection.chosen["feature_share"]
+            chosen = {"feature_share": share,
+                      "selection_val_auc": {v["feature_share"]: score for v, score in selection.scores}}
         for t in range(spec.trials):
             progress(f"{spec.method} {spec.task} on {name}", done, total)
             start, seed = time.perf_counter(), spec.seed + t
@@ -252,8 +257,8 @@ def run_hetero_experiment(spec: HeteroSpec, store: ResultsStore | None = None,
                 metrics, guarantees, details = _node_classification(spec, data, eps, seed, spec.source(seed, k, 0))
             else:
                 splits = link_split(data, task, seed=seed)
-                if spec.method == "hetedp" and t == 0 and candidates:  # trained during the selection
-                    val_auc, auc, guarantees, details = candidates[share]
+                if spec.method == "hetedp" and t == 0 and selection:  # trained during the selection
+                    val_auc, auc, guarantees, details = selection.release
                 elif spec.method == "hetedp":
                     val_auc, auc, guarantees, details = _lp_hetedp(spec, data, task, splits, eps, share or 0.5, seed,
                                                                    spec.source(seed, k, 0))
@@ -263,10 +268,7 @@ def run_hetero_experiment(spec: HeteroSpec, store: ResultsStore | None = None,
                     guarantees, details = [unprotected(Unit.NODE_FEATURES, spec.method)], {}
                 metrics = {"roc_auc": auc, "val_roc_auc": val_auc}
             if selection:
-                guarantees = [g.with_note(f"ε_f/ε = {share:g} chosen on validation AUC among {len(SHARE_GRID)} "
-                                          f"candidate releases on trial 0: counted, the selection spends "
-                                          f"{len(SHARE_GRID)}×ε = {len(SHARE_GRID) * eps:g} (basic composition)")
-                              for g in guarantees]
+                guarantees = [g.with_note(selection.note(eps)) for g in guarantees]
             if spec.secure and eps is not None:
                 guarantees = [g.with_note(SECURE_NOTE) for g in guarantees]
             report = PrivacyReport(guarantees)
@@ -276,7 +278,7 @@ def run_hetero_experiment(spec: HeteroSpec, store: ResultsStore | None = None,
                 mechanism="gaussian" if eps is not None else None, epsilon=eps, epsilon_y=None, trial=t, seed=seed,
                 config={"task": spec.task, "delta": spec.delta, "clip": spec.clip, "epochs": spec.epochs,
                         "secure": spec.secure,
-                        "release_options": selection, "details": details},
+                        "release_options": chosen, "details": details},
                 metrics=metrics, guarantee=report.to_dict(), wall_time=time.perf_counter() - start,
                 version=__version__)
             records.append(record)

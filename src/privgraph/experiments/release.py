@@ -90,7 +90,7 @@ def release_graph(spec: ExperimentSpec, output: Path, progress: ProgressHook | N
     release, labels, report = experiment._release(data, eps, spec.seed, 0, Hyperparameters())
     if release.adjacency is not None:
         raise ValueError(f"{spec.method} releases a dense weight operator (Blink-Soft), which is not written as a "
-                         "graph; use --variant hard or hybrid")
+                         "graph; use variant hard or hybrid (--param variant=hybrid)")
     graph = {
         "x": release.x, "edge_index": release.graph(data), "y": data.y, "num_nodes": data.num_nodes,
         "train_mask": data.train_mask, "val_mask": data.val_mask, "test_mask": data.test_mask,

@@ -62,6 +62,7 @@ from privgraph.methods import (
 )
 from privgraph.methods.base import Release
 from privgraph.nn import MODELS
+from privgraph.experiments.selection import Selection, select_on_validation
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
 from privgraph.progress import ProgressHook
@@ -280,27 +281,25 @@ class Experiment:
         return release, labels, report
 
     def _select_release_options(self, data: Data, eps: float | None, eps_index: int, base: Hyperparameters
-                                ) -> tuple[dict[str, Any], int, tuple | None]:
-        """Choose the method's release parameters not given by the user (see module docstring).
-        Returns the chosen values, the number of candidate releases, and the chosen candidate's
-        release (trial 0's), or ``({}, 0, None)`` when nothing is chosen."""
+                                ) -> Selection | None:
+        """Choose the method's release parameters not given by the user (see module docstring);
+        the selection holds the chosen candidate's release (trial 0's).  None when nothing is chosen."""
         given = self.spec.method_params()
         space = {k: v for k, v in self.method.release_search.items() if given.get(k) is None}
         if not self.spec.tune or not space:
-            return {}, 0, None
+            return None
         trial_seed = self.spec.seed
         tdata = self._trial_data(data, trial_seed)
         labels = self._labels(tdata, trial_seed, eps_index)
-        candidates = [dict(zip(space, values)) for values in itertools.product(*space.values())]
-        best, best_val, best_release = candidates[0], -1.0, None
-        for i, options in enumerate(candidates):
-            self.progress(f"choosing {', '.join(space)} at ε={eps}", i, len(candidates))
+
+        def evaluate(i: int, options: dict[str, Any]):
             released = self._release(tdata, eps, trial_seed, eps_index, base, options, candidate=i, labels=labels)
-            result = self._fit(tdata, released[0], labels, base, derive_seed(trial_seed, 4, eps_index))
-            if result.val_accuracy > best_val:
-                best, best_val, best_release = options, result.val_accuracy, released
-        self.progress(f"choosing {', '.join(space)} at ε={eps}", len(candidates), len(candidates))
-        return best, len(candidates), best_release
+            return self._fit(tdata, released[0], labels, base, derive_seed(trial_seed, 4, eps_index)).val_accuracy, \
+                released
+
+        candidates = [dict(zip(space, values)) for values in itertools.product(*space.values())]
+        return select_on_validation(candidates, evaluate, "validation accuracy", self.progress,
+                                    f"choosing {', '.join(space)} at ε={eps}")
 
     def _tune(self, tdata: Data, released: tuple, eps: float | None, eps_index: int,
               base: Hyperparameters) -> Hyperparameters:
@@ -328,7 +327,10 @@ class Experiment:
         total = len(epsilons) * spec.trials
         done = 0
         for k, eps in enumerate(epsilons):
-            chosen, selections, first = self._select_release_options(data, eps, k, base)
+            selection = self._select_release_options(data, eps, k, base)
+            chosen = selection.chosen if selection else {}
+            selections = selection.candidates if selection else 0
+            first = selection.release if selection else None
             if spec.tune:
                 tdata = self._trial_data(data, spec.seed)
                 first = first or self._release(tdata, eps, spec.seed, k, base, chosen)
@@ -343,12 +345,8 @@ class Experiment:
                 # trial 0 is the release the selection and the tuning already looked at
                 release, labels, report = (first if t == 0 and first is not None
                                            else self._release(tdata, eps, trial_seed, k, hp, chosen))
-                if selections:
-                    report.guarantees[0] = report.guarantees[0].with_note(
-                        f"{', '.join(f'{n}={v:g}' for n, v in chosen.items())} was chosen on validation accuracy "
-                        f"among {selections} candidate releases on trial 0's split: counted, that selection "
-                        f"spends {selections}×ε = {selections * eps:g} (basic composition, valid because every "
-                        "candidate drew its own randomness) on the same data")
+                if selection:
+                    report.guarantees[0] = report.guarantees[0].with_note(selection.note(eps))
                 result = self._fit(tdata, release, labels, hp, derive_seed(trial_seed, 4, k))
                 reports[eps] = report
                 record = TrialRecord(

@@ -95,6 +95,6 @@ def topology_guarantee(result: DPSGDResult, config: DPSGDConfig, mode: str, edge
         result.epsilon, result.delta, "HeteDP topology: DP-SGD (message-passing mode, the paper's)",
         (accounting, "NOT edge-level DP: each training edge (u, v) also passes messages into u's and v's "
          "encoder inputs, changing the gradients of every example that touches u or v; per-example clipping "
-         "does not bound that, and no edge-level ε is claimed (use --topology edge)",
+         "does not bound that, and no edge-level ε is claimed (use topology='edge')",
          f"relations passing messages: the protected one's training edges and {others} (not protected)",
          "validation/test edges are never trained on"))

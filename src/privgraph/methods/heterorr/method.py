@@ -133,7 +133,7 @@ class FeatureLDP(LPGNN):
     HeteroRR's feature baselines."""
 
     name = "featureldp"
-    description = "GNN on features released by --mechanism (unbiased estimate, no KProp)"
+    description = "GNN on features released by the mechanism parameter (unbiased estimate, no KProp)"
     tunable = ("lr", "weight_decay", "dropout")
 
     def kprop_steps(self, hp) -> int:

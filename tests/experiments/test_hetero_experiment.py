@@ -39,8 +39,9 @@ def test_link_prediction_reports_both_units_and_the_budget_search():
 
 
 def test_message_passing_mode_claims_no_edge_level_epsilon(tmp_path):
-    args = ["run", "hetedp", "--task", "lp", "--topology", "message-passing", "--epsilon", "1", "--trials", "1",
-            "--feature-share", "0.5", "--set", "dpsgd.epochs=2", "--db", str(tmp_path / "r.db"), "--format", "json"]
+    args = ["run", "hetedp", "--task", "lp", "--param", "topology=message-passing", "--epsilon", "1", "--trials",
+            "1", "--param", "feature_share=0.5", "--param", "epochs=2", "--db", str(tmp_path / "r.db"), "--format",
+            "json"]
     res = CliRunner().invoke(app, expand_multi_value_options(args))
     assert res.exit_code == 0, res.output
     guarantees = json.loads(res.output)["results"][0]["privacy"]["guarantees"]

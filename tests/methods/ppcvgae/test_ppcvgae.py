@@ -330,7 +330,7 @@ def test_a_graph_without_a_sensitive_attribute_is_refused():
 
 def test_cli_run_and_release(tmp_path):
     runner = CliRunner()
-    args = ["run", "ppcvgae", "--case", "b", "--dp", "--epsilon", "0.01", "--trials", "1", "--set", "epochs=10",
+    args = ["run", "ppcvgae", "--param", "case=b", "--dp", "--epsilon", "0.01", "--trials", "1", "--param", "epochs=10",
             "--db", str(tmp_path / "r.db"), "--format", "json"]
     res = runner.invoke(app, expand_multi_value_options(args))
     assert res.exit_code == 0, res.output
@@ -340,7 +340,7 @@ def test_cli_run_and_release(tmp_path):
     res = runner.invoke(app, ["run", "ppcvgae", "--dp", "--epsilon", "0", "--db", str(tmp_path / "r.db")])
     assert res.exit_code == 2 and "epsilon > 0" in res.output
     target = tmp_path / "emb.pt"
-    res = runner.invoke(app, ["release", "ppcvgae", "--dp", "-o", str(target), "--set", "epochs=10"])
+    res = runner.invoke(app, ["release", "ppcvgae", "--dp", "-o", str(target), "--param", "epochs=10"])
     assert res.exit_code == 0, res.output
     saved = torch.load(target)
     meta = json.loads((tmp_path / "emb.pt.json").read_text())

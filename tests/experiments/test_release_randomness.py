@@ -71,7 +71,7 @@ def test_release_lists_every_field_written_in_clear(tmp_path):
 def _cli_release(tmp_path, name, *extra):
     out = tmp_path / name
     res = runner.invoke(app, expand_multi_value_options(
-        ["release", "ppcvgae", "--dp", "--epsilon", "0.5", "--set", "epochs=20", "-o", str(out), *extra]))
+        ["release", "ppcvgae", "--dp", "--epsilon", "0.5", "--param", "epochs=20", "-o", str(out), *extra]))
     assert res.exit_code == 0, res.output
     return torch.load(out), json.loads(out.with_name(name + ".json").read_text())
 
@@ -188,7 +188,8 @@ def test_dpsgd_takes_the_os_source(monkeypatch):
 
 
 def test_run_refuses_flags_the_embedding_and_hetero_paths_ignore(tmp_path):
-    for args in (["run", "hetedp", "--tune"], ["run", "ppcvgae", "--model", "gat"], ["run", "hetedp", "--clip"]):
+    for args in (["run", "hetedp", "--tune"], ["run", "ppcvgae", "--model", "gat"],
+                 ["run", "hetedp", "--private-ratio", "0.2"], ["run", "ppcvgae", "--set", "epochs=5"]):
         res = runner.invoke(app, [*args, "--db", str(tmp_path / "r.db")])
         assert res.exit_code == 2 and "does not take" in res.output
     res = runner.invoke(app, ["release", "hetedp", "-o", str(tmp_path / "h.pt")])
