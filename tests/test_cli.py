@@ -160,7 +160,8 @@ def test_param_reaches_the_method_and_the_stored_config(tmp_path):
 def test_release_takes_typed_params(tmp_path):
     out = tmp_path / "f.pt"
     res = runner.invoke(app, ["release", "featurerr", "--epsilon", "2", "--param", "bins=3", "--param",
-                              "sensitive_features=3,17", "--param", "debias=false", "--reproducible", "-o", str(out)])
+                              "sensitive_features=3,17", "--param", "debias=false", "--reproducible", "--diagnostics",
+                              "-o", str(out)])
     assert res.exit_code == 0, res.output
     meta = json.loads((tmp_path / "f.pt.json").read_text())
     assert meta["options"] == {"bins": 3, "sensitive_features": [3, 17], "debias": False}

@@ -373,10 +373,13 @@ def release(
     data_root: Optional[Path] = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)"),
     private_ratio: Optional[float] = typer.Option(None, "--private-ratio", help="fraction ρ of edges marked private"),
     dp: bool = typer.Option(False, "--dp", help="ppcvgae: add Gaussian noise for (ε, δ)-DP w.r.t. the candidates"),
+    diagnostics: bool = typer.Option(
+        False, "--diagnostics", help="also write the release details (exact counts, clipping rates, MCMC traces): "
+                                     "data-dependent, not covered by the guarantee — for the curator's own copy"),
 ) -> None:
     """Privatize a graph (or train and release an embedding) once and write it with its
     privacy report (OUTPUT + OUTPUT.json).  The noise comes from the OS cryptographic
-    source unless --reproducible."""
+    source unless --reproducible; diagnostics are left out unless --diagnostics."""
     if secure and reproducible:
         _fail("--secure and --reproducible exclude each other (--secure is the default)")
     _, kind = _method_kind(method)
@@ -392,14 +395,14 @@ def release(
         fields.update(epsilons=[1.0 if epsilon is None else epsilon], secure=not reproducible,
                       private_ratio=private_ratio)
     spec, runner = _method_spec(method, fields, param)
-    _release_and_report(runner.release, spec, output)
+    _release_and_report(runner.release, spec, output, diagnostics)
 
 
-def _release_and_report(release_fn, spec, output: Path) -> None:
+def _release_and_report(release_fn, spec, output: Path, diagnostics: bool = False) -> None:
     """Write the release and its report; print the report's lines."""
     try:
         with RichProgress(enabled=sys.stderr.isatty()) as progress:
-            path, report_path, report = release_fn(spec, output, progress)
+            path, report_path, report = release_fn(spec, output, progress, diagnostics)
     except (ValueError, RuntimeError) as err:
         _fail(str(err), 1)
     for line in json.loads(report_path.read_text())["report"]:

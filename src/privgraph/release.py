@@ -45,6 +45,9 @@ if TYPE_CHECKING:
     from privgraph.methods.base import Method
 
 PUBLIC = "public: copied as given"
+DIAGNOSTICS_WITHHELD = ("withheld: the release details are data-dependent diagnostics (exact counts, clipping "
+                        "rates, MCMC traces) not covered by the guarantee; keep them for the curator with "
+                        "include_diagnostics=True (--diagnostics)")
 WITHHELD = "withheld: not in the release"
 FORMAT = "privgraph-release/1"
 
@@ -64,22 +67,28 @@ class PrivateRelease:
     model_state: dict[str, Tensor] | None = None
     version: str = __version__
 
-    def metadata(self) -> dict[str, Any]:
-        """Everything but the tensors, JSON-ready."""
+    def metadata(self, include_diagnostics: bool = False) -> dict[str, Any]:
+        """Everything but the tensors, JSON-ready; the details only with ``include_diagnostics``."""
         return _json_safe({"format": FORMAT, "method": self.method, "params": self.params, "epsilon": self.epsilon,
                            "privacy": self.report.to_dict(), "report": self.report.lines(), "fields": self.fields,
-                           "randomness": self.randomness, "details": self.details, "version": self.version})
+                           "randomness": self.randomness,
+                           "details": self.details if include_diagnostics else DIAGNOSTICS_WITHHELD,
+                           "version": self.version})
 
-    def save(self, path: str | Path) -> tuple[Path, Path]:
+    def save(self, path: str | Path, include_diagnostics: bool = False) -> tuple[Path, Path]:
         """Write ``data`` to ``path`` (``torch.save``), the report and metadata to ``path.json``
-        and released model weights, if any, to ``path.model.pt``.  Returns the two main paths."""
+        and released model weights, if any, to ``path.model.pt``.  Returns the two main paths.
+
+        ``details`` are diagnostics computed on the raw data (e.g. how many rows were clipped,
+        the exact number of private edges, the MCMC's likelihood trace): they are not covered by
+        the guarantee, so they are left out unless ``include_diagnostics`` (the curator's copy)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         torch.save(self.data, path)
         if self.model_state is not None:
             torch.save(self.model_state, _model_path(path))
         report_path = _report_path(path)
-        report_path.write_text(json.dumps(self.metadata(), indent=2))
+        report_path.write_text(json.dumps(self.metadata(include_diagnostics), indent=2))
         return path, report_path
 
     @classmethod
@@ -97,8 +106,9 @@ class PrivateRelease:
         params = method_class(meta["method"]).Params.build(meta["method"], meta["params"]).to_dict()  # JSON → types
         data = torch.load(path, weights_only=False)
         model = torch.load(_model_path(path)) if _model_path(path).exists() else None
+        details = meta["details"] if isinstance(meta["details"], dict) else {}
         return cls(meta["method"], params, meta["epsilon"], data, PrivacyReport.from_dict(meta["privacy"]),
-                   meta["fields"], meta["details"], meta["randomness"], model, meta["version"])
+                   meta["fields"], details, meta["randomness"], model, meta["version"])
 
     def __repr__(self) -> str:
         eps = "—" if self.epsilon is None else f"{self.epsilon:g}"

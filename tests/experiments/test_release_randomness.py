@@ -77,7 +77,7 @@ def _cli_release(tmp_path, name, *extra):
 
 
 def test_embedding_release_is_secret_by_default_and_cannot_be_undone_from_its_report(tmp_path):
-    a, meta = _cli_release(tmp_path, "a.pt")
+    a, meta = _cli_release(tmp_path, "a.pt", "--diagnostics")  # σ for the attacker
     b, _ = _cli_release(tmp_path, "b.pt")
     assert not torch.equal(a["z"], b["z"])  # the OS source, not the seed
     assert "seed" not in meta and meta["secure"] is True
@@ -212,3 +212,29 @@ def test_two_secure_dpsgd_trainings_differ():
     assert not torch.equal(weights[0], weights[1])
     seeded = [train_link_model_dp(inputs, edges, task.edge_type, 1.0, 1e-5, config, 7) for _ in range(2)]
     assert all(torch.equal(a, b) for a, b in zip(seeded[0].model.parameters(), seeded[1].model.parameters()))
+
+
+def test_release_withholds_data_dependent_diagnostics_by_default(tmp_path):
+    """Exact counts (private edges, clipped rows, MCMC acceptances) are statistics of the raw data that
+    no guarantee covers: the release file leaves them out unless the curator asks (--diagnostics)."""
+    spec = _graph_spec("edgerr", True, options={"mcmc_steps": 500})
+    _, report_path, _ = release_graph(spec, tmp_path / "g.pt")
+    meta = json.loads(report_path.read_text())
+    assert isinstance(meta["details"], str) and meta["details"].startswith("withheld")
+    assert "private_edges" not in report_path.read_text() and "accepted)" not in report_path.read_text()
+    _, report_path, _ = release_graph(spec, tmp_path / "h.pt", diagnostics=True)
+    assert json.loads(report_path.read_text())["details"]["private_edges"] > 0
+    rel = pg_privatize_for_diagnostics(tmp_path)
+    assert json.loads((tmp_path / "p.pt.json").read_text())["details"].startswith("withheld")
+    rel.save(tmp_path / "q.pt", include_diagnostics=True)
+    assert isinstance(json.loads((tmp_path / "q.pt.json").read_text())["details"], dict)
+
+
+def pg_privatize_for_diagnostics(tmp_path):
+    import privgraph as pg
+    from privgraph.data import mark_private_edges, sbm_graph
+
+    data = mark_private_edges(sbm_graph(**SMALL, seed=0), 0.2, seed=0)
+    rel = pg.privatize(data, "edgerr", epsilon=1.0, mcmc_steps=500)
+    rel.save(tmp_path / "p.pt")
+    return rel

@@ -30,6 +30,7 @@ from privgraph.experiments.runner import Experiment, ExperimentSpec, _json_safe
 from privgraph.mechanisms import reproducible_note
 from privgraph.methods import Hyperparameters
 from privgraph.progress import ProgressHook
+from privgraph.release import DIAGNOSTICS_WITHHELD
 
 if TYPE_CHECKING:
     from privgraph.experiments.embedding import EmbeddingSpec
@@ -81,9 +82,10 @@ def graph_fields(data, release, report: PrivacyReport) -> dict[str, str]:
     return fields
 
 
-def release_graph(spec: ExperimentSpec, output: Path, progress: ProgressHook | None = None
-                  ) -> tuple[Path, Path, PrivacyReport]:
-    """Release ``spec``'s graph once; noise from the OS source when ``spec.secure`` (module docstring)."""
+def release_graph(spec: ExperimentSpec, output: Path, progress: ProgressHook | None = None,
+                  diagnostics: bool = False) -> tuple[Path, Path, PrivacyReport]:
+    """Release ``spec``'s graph once; noise from the OS source when ``spec.secure`` (module docstring).
+    The release details (data-dependent diagnostics) are written only with ``diagnostics``."""
     experiment = Experiment(spec, None, progress)
     data = experiment._trial_data(experiment.load(), spec.seed)
     eps = spec.epsilons[0] if experiment.method.private else None
@@ -104,13 +106,16 @@ def release_graph(spec: ExperimentSpec, output: Path, progress: ProgressHook | N
         "mechanism": spec.mechanism, "delta": spec.delta, "variant": spec.variant,
         "details": release.details, "edges": int(graph["edge_index"].shape[1]),
     }
-    return _write(output, graph, meta, report, graph_fields(data, release, report))
+    return _write(output, graph, meta, report, graph_fields(data, release, report), diagnostics)
 
 
-def _write(output: Path, payload: dict, meta: dict, report: PrivacyReport, fields: dict[str, str]
-           ) -> tuple[Path, Path, PrivacyReport]:
+def _write(output: Path, payload: dict, meta: dict, report: PrivacyReport, fields: dict[str, str],
+           diagnostics: bool = False) -> tuple[Path, Path, PrivacyReport]:
     """``torch.save`` the payload to ``output`` and the metadata with the report and the
-    status of every written field to ``output.json``."""
+    status of every written field to ``output.json``; the data-dependent diagnostics
+    (``details``, ``training``) only with ``diagnostics``."""
+    if not diagnostics:
+        meta = {**meta, **{k: DIAGNOSTICS_WITHHELD for k in ("details", "training") if k in meta}}
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     torch.save(payload, output)
@@ -123,8 +128,8 @@ def _write(output: Path, payload: dict, meta: dict, report: PrivacyReport, field
     return output, report_path, report
 
 
-def release_embedding_file(spec: "EmbeddingSpec", output: Path, progress: ProgressHook | None = None
-                           ) -> tuple[Path, Path, PrivacyReport]:
+def release_embedding_file(spec: "EmbeddingSpec", output: Path, progress: ProgressHook | None = None,
+                           diagnostics: bool = False) -> tuple[Path, Path, PrivacyReport]:
     """``privgraph release ppcvgae|vgae|dpgcn``: train on the seed's private nodes,
     write ``{"z", "num_nodes", "private_mask"}`` (which nodes are private — not
     their attribute) and ``OUTPUT.json`` with the privacy report, the release
@@ -150,4 +155,4 @@ def release_embedding_file(spec: "EmbeddingSpec", output: Path, progress: Progre
                 else "the encoder's output, no noise: " + release.guarantee.describe())
     fields = {"z": z_status, "num_nodes": "public",
               "private_mask": IN_CLEAR + " (which nodes' attribute is protected; not the attribute)"}
-    return _write(output, payload, meta, report, fields)
+    return _write(output, payload, meta, report, fields, diagnostics)

@@ -136,8 +136,10 @@ class FeatureMechanism(ABC):
         notes: list[str] = [
             f"declared feature domain [{self.alpha:g}, {self.beta:g}] must be public (fixed before seeing data)"
         ]
-        if self.clipped_values:
-            notes.append(f"{self.clipped_values} input values were clipped into the domain before perturbation")
+        if self.clip:
+            # how many values were clipped is data-dependent and not covered by the guarantee: it stays on
+            # the mechanism (clipped_values), never in the report that travels with the release
+            notes.append("input values outside the domain are clipped into it before perturbation")
         return tuple(notes)
 
     def guarantee(self) -> PrivacyGuarantee:

@@ -340,7 +340,8 @@ def test_cli_run_and_release(tmp_path):
     res = runner.invoke(app, ["run", "ppcvgae", "--dp", "--epsilon", "0", "--db", str(tmp_path / "r.db")])
     assert res.exit_code == 2 and "epsilon > 0" in res.output
     target = tmp_path / "emb.pt"
-    res = runner.invoke(app, ["release", "ppcvgae", "--dp", "-o", str(target), "--param", "epochs=10"])
+    res = runner.invoke(app, ["release", "ppcvgae", "--dp", "-o", str(target), "--param", "epochs=10",
+                              "--diagnostics"])
     assert res.exit_code == 0, res.output
     saved = torch.load(target)
     meta = json.loads((tmp_path / "emb.pt.json").read_text())

@@ -83,7 +83,8 @@ def privatize_features(data: HeteroData, epsilon: float, delta: float, clip_boun
                "classical_noise_std": classical, "noise_multiplier": noise_multiplier, "clipped_rows": clipped,
                "node_types": types}
     notes = (
-        f"features clipped to L2 norm ≤ C_f = {clip_bound:g} ({sum(clipped.values())} rows clipped); sensitivity "
+        f"features clipped to L2 norm ≤ C_f = {clip_bound:g} (how many rows were clipped is a curator-only "
+        "diagnostic, not released); sensitivity "
         f"2·C_f of replacing one node's vector; noise std {sigma:.4g} (analytic Gaussian), added once",
         "each node's noise is independent of the others', so the same holds if nodes perturb their own features",
         "eq. 14's attention-weighted sensitivity is not used (see privgraph.methods.hetedp.features)",

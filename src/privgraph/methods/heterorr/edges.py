@@ -106,7 +106,8 @@ def edge_rr(data: Data, epsilon: float, rng: RandomSource, mcmc_share: float = 0
         f"exponential mechanism over dendrograms with ε₁/(2Δ_e) = {scale:.3g} (ε₁ = {eps1:g}, Δ_e = {delta_e:.4g} "
         "by Lemma 4, eq. 19); the paper's ε₁/Δ_e would give 2ε₁",
         f"ε₁ holds for a sample from the MCMC's stationary distribution; {steps} moves were run "
-        f"({sampler.accepted} accepted), the log-likelihood trace is in the release details",
+        "(the acceptance count and the log-likelihood trace are curator-only diagnostics: data-dependent, "
+        "not covered by the guarantee)",
         f"Laplace(1/ε₂) on {noisy['noisy_counts']} disjoint private-edge counts, ε₂ = {eps2:g} (Alg. 3)",
         "basic composition ε = ε₁ + ε₂",
     )
