@@ -29,7 +29,10 @@ from privgraph.progress import ProgressHook
 
 @dataclass(frozen=True)
 class FeatureParams(MethodParams):
-    """A local feature randomizer's settings (LPGNN and the feature-level baselines)."""
+    """A local feature randomizer's settings (LPGNN and the feature-level baselines).
+
+    The default, ``multibit``, is Algorithm 1 of the LPGNN slides (§5); the other mechanisms serve
+    HeteroRR's feature baselines (:class:`~privgraph.methods.heterorr.method.FeatureLDP`)."""
 
     mechanism: str = param("multibit", f"feature mechanism: {', '.join(FEATURE_MECHANISMS)}")
     delta: float | None = param(None, "the Gaussian mechanism's δ per node (mechanism='gaussian'; default 1e-5)")
@@ -47,7 +50,12 @@ class FeatureParams(MethodParams):
 
 @register_method
 class LPGNN(Method):
-    """Feature LDP by a local randomizer (multi-bit, Algorithm 1), KProp on the server (Algorithm 2)."""
+    """Feature LDP by a local randomizer (multi-bit, Algorithm 1), KProp on the server (Algorithm 2).
+
+    Releases every node's perturbed feature vector, rectified to an unbiased estimate (the slides'
+    "Approximation of Graph Convolution").  Privacy unit: one node's feature vector, ε-LDP in the local
+    model (untrusted server; Theorem 3.1 for multi-bit).  The graph and labels are public to the server
+    (slides §5 setting); label privacy, when asked for, is :func:`report_labels`, outside this release."""
 
     name = "lpgnn"
     description = "LPGNN: feature-LDP (multi-bit) + KProp + GNN"
@@ -57,6 +65,7 @@ class LPGNN(Method):
 
     def release(self, data: Data, epsilon: float | None, rng: RandomSource,
                 progress: ProgressHook | None = None) -> Release:
+        """The rectified perturbed features of every node, with the mechanism's ε-LDP guarantee."""
         eps = self.check_epsilon_given(epsilon)
         p = self.params
         domain = tuple(getattr(data, "feature_domain", (0.0, 1.0)))

@@ -65,6 +65,9 @@ def _directed(i: np.ndarray, j: np.ndarray) -> torch.Tensor:
 
 
 class _AllPairsBaseline(Method):
+    """Shared settings of the per-entry link-LDP baselines (module docstring): ε-link-LDP per adjacency
+    list, local model; features and labels are used as they are; graphs above ``max_nodes`` are refused."""
+
     unit = Unit.ADJACENCY_LIST
     private = True
     simple_graph = True
@@ -82,12 +85,19 @@ class _AllPairsBaseline(Method):
 
 @register_method
 class RandomizedResponseGraph(_AllPairsBaseline):
+    """RR (Blink paper §5.1, baseline (1)): the randomized-response adjacency lists used as the graph.
+
+    All of ε goes to randomized response (Algorithm 1 with δ = 0, no degree): ε-link-LDP per adjacency
+    list, local model.  Releases the raw features and the directed noisy graph (i aggregates from every j
+    it reported), without calibration."""
+
     name = "rr"
     description = "RR: randomized response on adjacency lists, used as the graph"
     symmetric = False
 
     def release(self, data: Data, epsilon: float | None, rng: RandomSource,
                 progress: ProgressHook | None = None) -> Release:
+        """The raw features with the reported (noisy) edges: directed for RR, symmetrised for SymRR."""
         eps = self.checked_epsilon(data, epsilon)
         reports = link_ldp(data.edge_index, data.num_nodes, eps, 0.0, rng)
         i, j = reported_pairs(reports, upper_only=self.symmetric)
@@ -102,6 +112,12 @@ class RandomizedResponseGraph(_AllPairsBaseline):
 
 @register_method
 class SymmetricRandomizedResponseGraph(RandomizedResponseGraph):
+    """SymRR (Imola et al. 2021; Blink paper §5.1, baseline (6)): the same reports, one per pair.
+
+    Each pair {i, j} is decided by one endpoint's randomized-response bit, giving an undirected graph;
+    ε-link-LDP per adjacency list, local model.  The paper has the higher-index endpoint report (the lower
+    triangle); using the lower-index one instead is the same mechanism up to relabelling."""
+
     name = "symrr"
     description = "SymRR: each pair decided by its lower-index endpoint's randomized response"
     symmetric = True
@@ -109,6 +125,8 @@ class SymmetricRandomizedResponseGraph(RandomizedResponseGraph):
 
 @dataclass(frozen=True)
 class DegreeShareParams(MethodParams):
+    """DPRR's degree share δ: ε_d = δε on the Laplace degree, ε_a = (1 − δ)ε on randomized response."""
+
     delta: float | None = param(None, "share δ of ε spent on the Laplace degree (default 0.1)")
 
     def validate(self) -> None:
@@ -118,12 +136,19 @@ class DegreeShareParams(MethodParams):
 
 @register_method
 class DegreePreservingRR(_AllPairsBaseline):
+    """DPRR (Hidano & Murakami 2022; Blink paper §5.1, baseline (4)): degree-preserving randomized response.
+
+    Nodes send Blink's reports (Algorithm 1: Laplace degree and RR list); the server keeps each reported
+    one with probability q_i (module docstring) so that the expected kept degree is the noisy degree.
+    ε-link-LDP per adjacency list, local model; the sampling is post-processing."""
+
     name = "dprr"
     description = "DPRR: randomized response + Laplace degree, reported ones sampled to the noisy degree"
     Params = DegreeShareParams
 
     def release(self, data: Data, epsilon: float | None, rng: RandomSource,
                 progress: ProgressHook | None = None) -> Release:
+        """The raw features with the sampled reported edges (directed: i aggregates from its kept j)."""
         eps = self.checked_epsilon(data, epsilon)
         delta = 0.1 if self.params.delta is None else self.params.delta
         n = data.num_nodes
@@ -178,11 +203,18 @@ class LaplaceAdjacencyReports:
 
 @register_method
 class LaplaceDpGCN(_AllPairsBaseline):
+    """L-DpGCN (Blink paper §5.1, baseline (2)): the LDP variant of DpGCN (Wu et al. 2022).
+
+    Each node adds Laplace(1/ε) to each entry of its adjacency list; the server keeps the top estimated-|E|
+    entries (module docstring).  ε-link-LDP per adjacency list, local model; the top-m selection is
+    post-processing."""
+
     name = "ldpgcn"
     description = "L-DpGCN: Laplace noise on every adjacency entry, top estimated-|E| entries kept"
 
     def release(self, data: Data, epsilon: float | None, rng: RandomSource,
                 progress: ProgressHook | None = None) -> Release:
+        """The raw features with the top estimated-number-of-links noisy entries as (directed) edges."""
         eps = self.checked_epsilon(data, epsilon)
         n = data.num_nodes
         reports = LaplaceAdjacencyReports.collect(data.edge_index, n, eps, rng)

@@ -85,6 +85,8 @@ def _torch_gen(rng: RandomSource) -> torch.Generator:
 
 @dataclass(frozen=True)
 class LDPGenParams(MethodParams):
+    """LDPGen's group counts: k₀ random groups in round 1, at most ``max_clusters`` k-means clusters in round 2."""
+
     initial_groups: int = param(2, "groups of the first round's degree vectors")
     max_clusters: int = param(64, "upper bound on the k-means clusters of the second round")
 
@@ -95,6 +97,13 @@ class LDPGenParams(MethodParams):
 
 @register_method
 class LDPGen(Method):
+    """LDPGen (Qin et al., CCS'17; Blink paper §5.1, baseline (5)): a synthetic graph from two rounds of
+    noisy degree vectors (module docstring).
+
+    Releases the raw features and the Chung–Lu synthetic graph.  Privacy unit: one node's adjacency list,
+    ε-link-LDP in the local model (ε/2 per round, basic composition); clustering and synthesis are
+    post-processing."""
+
     name = "ldpgen"
     description = "LDPGen: noisy degree vectors, k-means clustering, Chung–Lu synthesis"
     unit = Unit.ADJACENCY_LIST
@@ -106,6 +115,7 @@ class LDPGen(Method):
 
     def release(self, data: Data, epsilon: float | None, rng: RandomSource,
                 progress: ProgressHook | None = None) -> Release:
+        """The raw features with the synthetic undirected graph (both directions)."""
         eps = self.check_epsilon_given(epsilon)
         n = data.num_nodes
         edge_index = check_graph(data.edge_index, n, undirected=True).edge_index

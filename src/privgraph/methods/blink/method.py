@@ -21,6 +21,10 @@ DEFAULT_DEGREE_SHARE = 0.1
 
 @dataclass(frozen=True)
 class BlinkParams(MethodParams):
+    """Blink's settings: the graph-estimation variant (§4.2.3), the degree share δ of Algorithm 1
+    (ε_d = δε on the degree, ε_a = (1 − δ)ε on the adjacency list, §4.1), and Blink-Soft's truncation
+    on large graphs (an implementation limit, not in the paper: :mod:`~privgraph.methods.blink.soft`)."""
+
     variant: str = param("hard", "hard, soft or hybrid (§4.2.3)")
     delta: float | None = param(None, "share δ of ε spent on the degree (default 0.1; chosen among "
                                       "{0.1, …, 0.9} on validation by the runner's --tune when not given)")
@@ -42,7 +46,12 @@ class BlinkParams(MethodParams):
 class Blink(Method):
     """Blink-Hard / Blink-Soft / Blink-Hybrid (§4.2.3): Algorithm 1 on every node, the
     β-model MLE and the posterior (Alg. 2–3) on the server.  Node features and labels are
-    used as they are: Blink protects links only."""
+    used as they are: Blink protects links only.
+
+    Releases the server's estimated graph: Hard keeps the pairs with P_ij > 0.5, Soft weights every pair
+    by P_ij (eq. 9), Hybrid keeps the top ‖P‖_{1,1} pairs weighted by P_ij.  Privacy unit: one node's
+    adjacency list, ε-link-LDP in the local model (untrusted server; Theorem 4.1); the denoising is
+    post-processing."""
 
     name = "blink"
     description = "Blink: link LDP (randomized response + Laplace degree), Bayesian denoising"
@@ -60,6 +69,7 @@ class Blink(Method):
 
     def release(self, data: Data, epsilon: float | None, rng: RandomSource,
                 progress: ProgressHook | None = None) -> Release:
+        """The raw features with the estimated graph (edges and weights, or Soft's dense posterior operator)."""
         eps = self.check_epsilon_given(epsilon)
         p = self.params
         delta = DEFAULT_DEGREE_SHARE if p.delta is None else float(p.delta)

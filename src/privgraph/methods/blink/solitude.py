@@ -64,6 +64,8 @@ class LearnedAdjacencyClassifier(nn.Module):
 
 @dataclass(frozen=True)
 class SolitudeParams(MethodParams):
+    """The weights λ₁, λ₂ of eq. 10 (Blink paper §5.1)."""
+
     lambda1: float = param(1e-3, "λ₁ of eq. 10: pull of Â towards the reports Ã (Frobenius)")
     lambda2: float = param(1e-3, "λ₂ of eq. 10: sparsity of Â (entrywise L1)")
 
@@ -74,12 +76,19 @@ class SolitudeParams(MethodParams):
 
 @register_method
 class Solitude(RandomizedResponseGraph):
+    """Solitude's link component (Lin et al. 2022; Blink paper §5.1, baseline (3), eq. 10).
+
+    Releases what RR releases (the raw features and the directed randomized-response graph): ε-link-LDP per
+    adjacency list, local model.  The sparse weighted Â is learned with the GNN on the server
+    (:class:`LearnedAdjacencyClassifier`), post-processing that spends no privacy."""
+
     name = "solitude"
     description = "Solitude: randomized response, then a sparse graph learned with the GNN (eq. 10)"
     Params = SolitudeParams
 
     def release(self, data: Data, epsilon: float | None, rng: RandomSource,
                 progress: ProgressHook | None = None) -> Release:
+        """RR's release, with λ₁ and λ₂ recorded in the details (the graph is learned at training time)."""
         release = super().release(data, epsilon, rng, progress)
         release.details.update(mechanism=self.name, lambda1=self.params.lambda1, lambda2=self.params.lambda2)
         return release

@@ -93,6 +93,9 @@ def _edge_type(value: Sequence[str] | None, name: str) -> EdgeType | None:
 
 @dataclass(frozen=True)
 class HeteDPParams(MethodParams):
+    """HeteDP's settings (Algorithm 1): the protected relation, the split ε_f/ε_s between features (§IV-A)
+    and DP-SGD (§IV-B, eq. 22), the ``topology`` mode that decides what ε_s covers, and the link model."""
+
     edge_type: tuple[str, str, str] | None = param(None, "the protected relation (src, rel, dst) whose edges train "
                                                          "the link model (required)")
     reverse: tuple[str, str, str] | None = param(None, "its reverse relation (default: the one dst → src relation)")
@@ -139,7 +142,13 @@ def _store_key(key: str | tuple) -> str:
 
 @register_method
 class HeteDP(Method):
-    """HeteDP's link reconstructor (module docstring): noisy features + DP-SGD, one release."""
+    """HeteDP's link reconstructor (module docstring): noisy features + DP-SGD, one release.
+
+    Algorithm 1 of the paper: features clipped and perturbed with ε_f (§IV-A, replacing eq. 14: see
+    :mod:`~privgraph.methods.hetedp.features`), then the RGCN-VGAE (eq. 18–21) trained by DP-SGD (eq. 22)
+    with ε_s.  Central model (trusted curator).  Units: one node's feature vector (ε_f, δ) and one edge of
+    the protected relation (ε_s, δ) in the edge and node modes; in the message-passing mode ε_s covers one
+    example's loss term only (:mod:`~privgraph.methods.hetedp.topology`)."""
 
     name = "hetedp"
     description = "HeteDP: clipped Gaussian features + an RGCN-VGAE link model trained by DP-SGD (heterogeneous)"
@@ -170,7 +179,10 @@ class HeteDP(Method):
 
     def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
                   progress: ProgressHook | None = None) -> PrivateRelease:
-        """Train the link model on every edge of ``edge_type`` (hold out evaluation edges first)."""
+        """Train the link model on every edge of ``edge_type`` (hold out evaluation edges first).
+
+        Returns a :class:`~privgraph.release.PrivateRelease` with the noisy features, the message-passing
+        relations and the trained weights; the protected relation's edges are withheld."""
         data = _check_hetero(self.name, data)
         epsilon = self.check_epsilon_given(epsilon)
         edge_type, reverse = self.resolve_relations(data)
@@ -201,6 +213,8 @@ class HeteDP(Method):
 
 @dataclass(frozen=True)
 class HeteDPFeatureParams(MethodParams):
+    """HeteDP's feature release settings (§IV-A): the node types released, the clip bound C_f and δ."""
+
     node_types: tuple[str, ...] | None = param(None, "node types whose features are released (default: all with x)")
     clip_bound: float = param(1.0, "L2 bound C_f of each node's feature vector")
     delta: float = param(1e-5, "δ of the Gaussian release")
@@ -214,7 +228,11 @@ class HeteDPFeatureParams(MethodParams):
 
 @register_method
 class HeteDPFeatures(Method):
-    """HeteDP's feature privacy (§IV-A) alone: clip to C_f, analytic Gaussian for sensitivity 2C_f."""
+    """HeteDP's feature privacy (§IV-A) alone: clip to C_f, analytic Gaussian for sensitivity 2C_f.
+
+    Releases the noisy features of the chosen node types; the graph, labels and split are public.  Privacy
+    unit: one node's feature vector, (ε, δ)-DP in the central model (the noise replaces eq. 14's, see
+    :mod:`~privgraph.methods.hetedp.features`)."""
 
     name = "hetedp-features"
     description = "HeteDP features: clipped node features with calibrated Gaussian noise (heterogeneous, NC)"
@@ -226,6 +244,7 @@ class HeteDPFeatures(Method):
 
     def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
                   progress: ProgressHook | None = None) -> PrivateRelease:
+        """A :class:`~privgraph.release.PrivateRelease` of the noisy features with the public graph and labels."""
         data = _check_hetero(self.name, data)
         p = self.params
         types = list(p.node_types) if p.node_types is not None else None
@@ -259,6 +278,7 @@ class _HeteroBaseline(Method):
 
     def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
                   progress: ProgressHook | None = None) -> PrivateRelease:
+        """The input graph as it is, in a :class:`~privgraph.release.PrivateRelease` stating no protection."""
         data = _check_hetero(self.name, data)
         guarantee = unprotected(Unit.NODE_FEATURES, f"{self.name} (non-private baseline)",
                                 "nothing is privatized: the release is the input graph, trained on as it is")
@@ -269,18 +289,24 @@ class _HeteroBaseline(Method):
 
 @register_method
 class RGCN(_HeteroBaseline):
+    """RGCN (Schlichtkrull et al.), a non-private baseline of HeteDP's §V-A: the input, unprotected."""
+
     name = "rgcn"
     description = "RGCN (Schlichtkrull et al.): relational GCN, non-private heterogeneous baseline"
 
 
 @register_method
 class HGT(_HeteroBaseline):
+    """HGT (Hu et al.), a non-private baseline of HeteDP's §V-A: the input, unprotected."""
+
     name = "hgt"
     description = "HGT (Hu et al.): heterogeneous graph transformer, non-private baseline"
 
 
 @register_method
 class MetaPath2Vec(_HeteroBaseline):
+    """metapath2vec (Dong et al.), a non-private baseline of HeteDP's §V-A: the input, unprotected."""
+
     name = "metapath2vec"
     description = "metapath2vec (Dong et al.): random-walk embeddings along a metapath, non-private baseline"
 

@@ -38,6 +38,9 @@ from privgraph.progress import ProgressHook
 
 @dataclass(frozen=True)
 class FeatureRRParams(MethodParams):
+    """FeatureRR's settings (§III-A, Algorithm 1): γ of eq. 7, the k bins of eq. 8–9, the public nodes
+    for the importance model, the sensitive features of eq. 5, and whether the server debiases."""
+
     gamma: float = param(0.5, "importance weight γ of eq. 7 (θ ∝ γ·α + (1 − γ)·β)")
     bins: int = param(2, "number of bins k of the discretised randomizer (eq. 8–9)")
     public_fraction: float = param(0.1, "share of the training nodes declared public (their features train the "
@@ -57,6 +60,9 @@ class FeatureRRParams(MethodParams):
 
 @dataclass(frozen=True)
 class EdgeRRParams(MethodParams):
+    """EdgeRR's settings (§III-B, Algorithm 2): the split ε_e = ε_e1 + ε_e2 between the MCMC (eq. 14) and
+    the noisy probabilities (Algorithm 3, CalculateNoisyProb), the MCMC length and Algorithm 3's τ."""
+
     mcmc_share: float = param(0.5, "ε₁/ε_e spent on the MCMC (the rest on the noisy counts)")
     mcmc_steps: int | None = param(None, "MCMC moves (default 1000·n)")
     threshold: float = param(0.02, "τ of Algorithm 3 (aggregate a subtree whose noise would dominate)")
@@ -74,6 +80,8 @@ class EdgeRRParams(MethodParams):
 
 @dataclass(frozen=True)
 class HeteroRRParams(FeatureRRParams, EdgeRRParams):
+    """HeteroRR's settings: FeatureRR's and EdgeRR's, plus the two budgets ε_f and ε_e (§III overview)."""
+
     epsilon_f: float | None = param(None, "feature budget ε_f (default: the ε given)")
     epsilon_e: float | None = param(None, "private-edge budget ε_e (default: the ε given)")
 
@@ -115,6 +123,13 @@ def feature_rr_release(data: Data, epsilon: float, rng: RandomSource,
 
 @register_method
 class FeatureRRMethod(Method):
+    """FeatureRR alone (HeteroRR §III-A, Algorithm 1): per-feature budgets θ_i·ε (eq. 7) from SHAP
+    importance and sensitivity, then the discretised randomizer of eq. 8–9 on every feature.
+
+    Releases every node's randomized features.  Privacy unit: one node's feature vector, ε_f-LDP in the
+    local model (Theorem 3), except the public nodes whose features train the importance model; the graph
+    and labels are used as they are."""
+
     name = "featurerr"
     description = "FeatureRR (HeteroRR): feature-LDP with per-feature budgets from SHAP importance and sensitivity"
     Params = FeatureRRParams
@@ -122,6 +137,7 @@ class FeatureRRMethod(Method):
 
     def release(self, data: Data, epsilon: float | None, rng: RandomSource,
                 progress: ProgressHook | None = None) -> Release:
+        """The randomized features (debiased by default), with the ε_f-LDP guarantee and its notes."""
         x, g, details = feature_rr_release(data, self.check_epsilon_given(epsilon), rng, self.params)
         return Release(x, g, details)
 
@@ -130,7 +146,10 @@ class FeatureRRMethod(Method):
 class FeatureLDP(LPGNN):
     """Any ``mechanism`` (Duchi, Piecewise, Hybrid, Three-output, PM-SUB, multi-bit, …),
     its unbiased estimate fed to the GNN as it is — LPGNN's release without KProp:
-    HeteroRR's feature baselines."""
+    HeteroRR's feature baselines (§V, Baselines).
+
+    Privacy unit: one node's feature vector, ε-LDP in the local model, as :class:`LPGNN`; the graph and
+    labels are used as they are."""
 
     name = "featureldp"
     description = "GNN on features released by the mechanism parameter (unbiased estimate, no KProp)"
@@ -141,6 +160,10 @@ class FeatureLDP(LPGNN):
 
 
 class _EdgeMethod(Method):
+    """Shared settings of the private-edge releases (:mod:`~privgraph.methods.heterorr.edges`): ε-DP per
+    private edge, central model (trusted curator); public edges and the private-eligible node set are
+    released as they are.  Subclasses implement :meth:`edges`."""
+
     unit = Unit.PRIVATE_EDGE
     private = True
     simple_graph = True
@@ -150,27 +173,41 @@ class _EdgeMethod(Method):
     public_fields = ("x", "y", "train_mask", "val_mask", "test_mask", "private_node_mask")
 
     def edges(self, data: Data, epsilon: float, rng: RandomSource, progress: ProgressHook | None):
+        """``(edge_index, guarantee, details)``: the released graph, public edges included."""
         raise NotImplementedError
 
     def release(self, data: Data, epsilon: float | None, rng: RandomSource,
                 progress: ProgressHook | None = None) -> Release:
+        """The raw features with the :meth:`edges` graph and its private-edge guarantee."""
         edge_index, g, details = self.edges(data, self.check_epsilon_given(epsilon), rng, progress)
         return Release(data.x.to(torch.float32), g, details, edge_index)
 
 
 @register_method
 class EdgeRRMethod(_EdgeMethod):
+    """EdgeRR alone (HeteroRR §III-B, Algorithm 2): the pHRG dendrogram by the edge-level DP MCMC
+    (eq. 12–14, ε_e1), noisy private-edge probabilities (Algorithm 3, ε_e2), a sampled private subgraph.
+
+    Releases the raw features and G̃ = G_pub ∪ G̃_pri.  Privacy unit: one private edge, ε_e-DP in the central
+    model (§IV: Lemma 4 and sequential composition); public edges are released as they are."""
+
     name = "edgerr"
     description = "EdgeRR (HeteroRR): private pHRG MCMC for the private edges, public edges kept"
     Params = EdgeRRParams
 
     def edges(self, data, epsilon, rng, progress):
+        """EdgeRR's graph: public edges plus the sampled private subgraph (every edge private for privHRG)."""
         return edge_rr(data, epsilon, rng, all_private=self.all_private, progress=progress,
                        **self.params.edge_rr_options())
 
 
 @register_method
 class PrivHRG(EdgeRRMethod):
+    """privHRG (Xiao et al. KDD'14; HeteroRR §V baseline): EdgeRR with every edge private.
+
+    Releases the raw features and a graph sampled from the private HRG.  Privacy unit: one edge (every
+    edge counts as private), ε-DP in the central model."""
+
     name = "privhrg"
     description = "privHRG (Xiao et al. KDD'14): private HRG with every edge private"
     all_private = True
@@ -180,24 +217,43 @@ class PrivHRG(EdgeRRMethod):
 
 @register_method
 class EdgeRand(_EdgeMethod):
+    """EdgeRand (Wu et al. S&P'22; HeteroRR §V baseline): randomized response on every private-eligible pair.
+
+    Releases the raw features, the public edges and the randomized private pairs.  Privacy unit: one
+    private edge, ε-DP in the central model."""
+
     name = "edgerand"
     description = "EdgeRand (Wu et al. S&P'22): randomized response on the private-eligible pairs"
 
     def edges(self, data, epsilon, rng, progress):
+        """EdgeRand's graph: public edges plus the randomized-response private pairs."""
         return edge_rand(data, epsilon, rng)
 
 
 @register_method
 class LapGraph(_EdgeMethod):
+    """LapGraph (Wu et al. S&P'22; HeteroRR §V baseline): Laplace on every private-eligible pair's bit and
+    on the number of private edges T, the top-T̃ pairs kept.
+
+    Releases the raw features, the public edges and the top-T̃ pairs.  Privacy unit: one private edge, ε-DP
+    in the central model (ε₁ = 0.01ε on the count, ε₂ = 0.99ε on the pairs)."""
+
     name = "lapgraph"
     description = "LapGraph (Wu et al. S&P'22): Laplace on every private-eligible pair, top-T̃ kept"
 
     def edges(self, data, epsilon, rng, progress):
+        """LapGraph's graph: public edges plus the top-T̃ noisy private pairs."""
         return lap_graph(data, epsilon, rng)
 
 
 @register_method
 class HeteroRR(Method):
+    """HeteroRR (§III): FeatureRR features (Algorithm 1) and an EdgeRR graph (Algorithm 2), one release.
+
+    Two guarantees (§IV): ε_f-LDP per node feature vector in the local model (Theorem 3; public nodes
+    excepted) and ε_e-DP per private edge in the central model (Lemma 4, sequential composition).  Labels,
+    the split and the private-eligible node set are public."""
+
     name = "heterorr"
     description = "HeteroRR: FeatureRR features + EdgeRR graph (feature-LDP and private-edge DP)"
     Params = HeteroRRParams
@@ -209,6 +265,7 @@ class HeteroRR(Method):
 
     def release(self, data: Data, epsilon: float | None, rng: RandomSource,
                 progress: ProgressHook | None = None) -> Release:
+        """FeatureRR's features with EdgeRR's graph; the edge guarantee is in ``extra_guarantees``."""
         p = self.params
         eps_f = self.check_epsilon_given(p.epsilon_f or epsilon, "heterorr (epsilon_f)")
         eps_e = self.check_epsilon_given(p.epsilon_e or epsilon, "heterorr (epsilon_e)")

@@ -57,6 +57,9 @@ class AutoencoderParams(MethodParams):
 
 @dataclass(frozen=True)
 class PPCVGAEParams(AutoencoderParams):
+    """PPCVGAE's settings: the threat-model case (§4.1 / §4.2), the penalty of §5.2, the KL weight of the
+    ELBO (eq. 3/4), and δ and the Gaussian calibration of PPCVGAE+DP (§5.1)."""
+
     case: str = param("a", "threat model: a — the adversary knows A (CVGAE of §4.1), b — it does not (§4.2)")
     penalty: float = param(10.0, "weight λ of the privacy penalty Δν/N (§5.2)")
     kl_weight: float = param(1.0, "weight of the KL term (1: the ELBO of eq. 3/4)")
@@ -80,6 +83,10 @@ def _training_seed(rng: RandomSource) -> int:
 
 
 class _EmbeddingMethod(Method):
+    """Shared release of the embedding methods (module docstring): the embedding ``z`` and the public
+    fields; the sensitive attribute, the features and the graph are withheld.  Subclasses implement
+    :meth:`embed`."""
+
     unit = Unit.SENSITIVE_ATTRIBUTE
     task = Task.EMBEDDING
     private_fields = ("sens",)
@@ -87,10 +94,12 @@ class _EmbeddingMethod(Method):
 
     def embed(self, data: Data, epsilon: float | None, rng: RandomSource,
               progress: ProgressHook | None) -> EmbeddingRelease:
+        """The embedding ``z`` with its guarantee and details."""
         raise NotImplementedError
 
     def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
                   progress: ProgressHook | None = None) -> PrivateRelease:
+        """A :class:`~privgraph.release.PrivateRelease` holding ``z`` and the public fields, ``sens`` withheld."""
         if not isinstance(data, Data):
             raise TypeError(f"{self.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
         check_sensitive(data)
@@ -111,7 +120,12 @@ class _EmbeddingMethod(Method):
 @register_method
 class PPCVGAE(_EmbeddingMethod):
     """The CVGAE of the case with the Δν penalty; with ε, PPCVGAE+DP's Gaussian release of the
-    encoder mean, (ε, δ)-DP with respect to the candidates {s, s'} (s' flips every private node)."""
+    encoder mean, (ε, δ)-DP with respect to the candidates {s, s'} (s' flips every private node).
+
+    Case a is the CVGAE of §4.1, case b that of §4.2; the penalty is §5.2's Δν, the DP release §5.1
+    (Definition 2; noise calibrated on the encoder mean, see :mod:`~privgraph.methods.ppcvgae.embedding`)
+    with the candidates of §6.2.  Privacy unit: the private nodes' sensitive attribute, central model (the
+    data owner trains and releases); not standard DP, and none at all without ε (stated in the release)."""
 
     name = "ppcvgae"
     description = "PPCVGAE: conditional VGAE embeddings hiding a sensitive attribute (+ Gaussian DP w.r.t. candidates)"
@@ -120,6 +134,7 @@ class PPCVGAE(_EmbeddingMethod):
     epsilon_optional = True  # without ε: the penalised embedding, no formal guarantee (stated)
 
     def embed(self, data, epsilon, rng, progress):
+        """The (penalised) CVGAE's encoder mean, plus calibrated Gaussian noise when ``epsilon`` is given."""
         p = self.params
         if epsilon is not None:
             check_candidate_epsilon(epsilon, p.calibration)
@@ -135,11 +150,16 @@ class PPCVGAE(_EmbeddingMethod):
 
 @register_method
 class VGAE(_EmbeddingMethod):
+    """The unsanitised VGAE (Kipf & Welling) embedding, the PPCVGAE paper's baseline (§6).
+
+    Releases the encoder mean; no guarantee for the sensitive attribute (stated as unprotected)."""
+
     name = "vgae"
     description = "VGAE (Kipf & Welling) embedding, unsanitised: the PPCVGAE paper's baseline"
     Params = AutoencoderParams
 
     def embed(self, data, epsilon, rng, progress):
+        """The VGAE's encoder mean, released without a guarantee."""
         seed = _training_seed(rng)
         model = build_autoencoder("vgae", data.x.shape[1], self.params.config(), seed)
         train_embedding(model, data, None, self.params.config(), seed, progress)
@@ -148,6 +168,8 @@ class VGAE(_EmbeddingMethod):
 
 @dataclass(frozen=True)
 class DPGCNParams(MethodParams):
+    """DP-GCN's disentangler training: Adam epochs and learning rate."""
+
     epochs: int = param(300, "Adam epochs of the disentangler")
     lr: float = param(0.01, "learning rate")
 
@@ -158,11 +180,17 @@ class DPGCNParams(MethodParams):
 
 @register_method
 class DPGCN(_EmbeddingMethod):
+    """DP-GCN (Hu et al. 2022), the PPCVGAE paper's comparison (§6): the features' non-sensitive
+    representation by orthogonal disentangling of the sensitive subspace.
+
+    Releases that representation; no formal guarantee for the sensitive attribute (stated as unprotected)."""
+
     name = "dpgcn"
     description = "DP-GCN (Hu et al.): orthogonal disentangling of the sensitive subspace, no formal guarantee"
     Params = DPGCNParams
 
     def embed(self, data, epsilon, rng, progress):
+        """The disentangled non-sensitive representation, released without a formal guarantee."""
         z, info = disentangle(standardize(data.x), data.sens, ~data.private_mask, _training_seed(rng),
                               epochs=self.params.epochs, lr=self.params.lr)
         g = unprotected_attribute("DP-GCN's non-sensitive representation (orthogonal projection)",
