@@ -23,7 +23,7 @@ from privgraph.methods import METHODS, Hyperparameters, Task, get_method, method
 from privgraph.methods.base import Release
 from privgraph.progress import ProgressHook
 from privgraph.release import PrivateRelease
-from privgraph.train import TrainResult, train_node_classifier
+from privgraph.train import TrainResult
 
 GENERATOR_NOTE = ("randomness from a torch.Generator: whoever knows its seed or state can regenerate the noise and "
                   "remove it; use rng=SecureRandom() for a release that leaves your hands")
@@ -123,12 +123,5 @@ def fit(release: PrivateRelease, model: str | None = None, seed: int = 0, **hype
                           edge_index=None if release.fields.get("edge_index", "").startswith("public")
                           else data.get("edge_index"),
                           edge_weight=data.get("edge_weight"), adjacency=data.get("dense_adjacency"))
-    torch.manual_seed(seed)
-    num_classes = int(data.y.max()) + 1
-    net = method.build_model(model or method.default_model, data.x.shape[1], num_classes, hp, server_view)
-    graph = server_view.adjacency if server_view.adjacency is not None else data.edge_index
-    result = train_node_classifier(net, data.x, graph, data.y, data.y, data.train_mask, data.val_mask,
-                                   data.test_mask, lr=hp.lr, weight_decay=hp.weight_decay, epochs=hp.epochs,
-                                   patience=hp.patience, edge_weight=server_view.edge_weight)
-    result.model = net
+    result = method.fit(server_view, data, model or method.default_model, hp, seed)
     return result

@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-import torch
 from torch_geometric.data import Data
 
 from privgraph import __version__
@@ -55,7 +54,6 @@ from privgraph.methods import (
     LabelReports,
     Method,
     Task,
-    denoise_labels,
     get_method,
     method_class,
     report_labels,
@@ -66,7 +64,7 @@ from privgraph.experiments.selection import Selection, select_on_validation
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
 from privgraph.progress import ProgressHook
-from privgraph.train import TrainResult, train_node_classifier
+from privgraph.train import TrainResult
 
 
 @dataclass
@@ -243,18 +241,7 @@ class Experiment:
         return stratified_split(copy.copy(data), seed=trial_seed)  # shallow: new masks, shared features
 
     def _fit(self, data: Data, release: Release, labels, hp: Hyperparameters, seed: int) -> TrainResult:
-        torch.manual_seed(seed)
-        num_classes = int(data.y.max()) + 1
-        model = self.method.build_model(self.model, release.x.shape[1], num_classes, hp, release)
-        if labels is None:
-            y_obs, transition = data.y, None
-        else:
-            y_obs, transition = denoise_labels(data, labels, hp.label_steps)
-        return train_node_classifier(
-            model, release.x, release.graph(data), y_obs, data.y, data.train_mask, data.val_mask, data.test_mask,
-            lr=hp.lr, weight_decay=hp.weight_decay, epochs=hp.epochs, patience=hp.patience,
-            loss_transition=transition, edge_weight=release.edge_weight,
-        )
+        return self.method.fit(release, data, self.model, hp, seed, labels)
 
     def _labels(self, data: Data, trial_seed: int, eps_index: int) -> LabelReports | None:
         """The trial's label reports (one collection per trial and ε), or None without label privacy."""

@@ -37,6 +37,7 @@ from privgraph.progress import ProgressHook
 
 if TYPE_CHECKING:
     from privgraph.release import PrivateRelease
+    from privgraph.train import TrainResult
 
 
 class Task(str, enum.Enum):
@@ -198,6 +199,27 @@ class Method:
         weighted = release is not None and release.edge_weight is not None
         return NodeClassifier(model, in_dim, hp.hidden, num_classes, hp.dropout, kprop_steps=self.kprop_steps(hp),
                               weighted=weighted, dense=dense)
+
+    def fit(self, release: Release, data: Data, model: str, hp: Hyperparameters, seed: int,
+            labels: Any = None) -> "TrainResult":
+        """Train this method's classifier on ``release`` (post-processing) with selection on
+        validation; ``data`` gives the labels and the split.  With label reports (``labels``,
+        :class:`~privgraph.methods.LabelReports`) the server trains on their denoised version
+        (K_y = ``hp.label_steps``, or forward correction when 0); the test accuracy is always
+        measured on the true test labels.  The runner and :func:`privgraph.fit` both call it."""
+        from privgraph.methods.lpgnn import denoise_labels
+        from privgraph.train import train_node_classifier
+
+        torch.manual_seed(seed)
+        num_classes = int(data.y.max()) + 1
+        net = self.build_model(model, release.x.shape[1], num_classes, hp, release)
+        y_obs, transition = (data.y, None) if labels is None else denoise_labels(data, labels, hp.label_steps)
+        result = train_node_classifier(
+            net, release.x, release.graph(data), y_obs, data.y, data.train_mask, data.val_mask, data.test_mask,
+            lr=hp.lr, weight_decay=hp.weight_decay, epochs=hp.epochs, patience=hp.patience,
+            loss_transition=transition, edge_weight=release.edge_weight)
+        result.model = net
+        return result
 
     def check_epsilon_given(self, epsilon: float | None, name: str | None = None) -> float:
         """ε of a private method: given, finite, in (0, MAX_EPSILON]."""
