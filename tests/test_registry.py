@@ -185,3 +185,24 @@ def test_fit_trains_the_methods_model_on_a_release():
 def test_bad_api_calls_fail_clearly(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call(user_graph())
+
+
+def test_label_privacy_through_the_api(tmp_path):
+    """LPGNN's label LDP on the user's graph: the release holds the reports, never y; the report
+    composes features and labels per node; fit trains on the denoised reports."""
+    data = user_graph(150)
+    rel = pg.privatize(data, "lpgnn", epsilon=2.0, label_epsilon=1.0, seed=0)
+    assert "y" not in rel.data and rel.fields["y"].startswith("privatized")
+    reported = rel.data.y_reported
+    collected = data.train_mask | data.val_mask
+    assert (reported[~collected] == -1).all() and (reported[collected] >= 0).all()
+    assert not torch.equal(reported[collected], data.y[collected])  # ε_y = 1 over 3 classes flips many
+    by_unit = rel.report.by_unit()
+    assert by_unit[Unit.NODE_LABEL].epsilon == 1.0 and rel.report.per_node.epsilon == pytest.approx(3.0)
+    rel.save(tmp_path / "l.pt")
+    back = pg.load_release(tmp_path / "l.pt")
+    res = pg.fit(back, seed=0, epochs=40, truth=data)
+    assert 0.0 <= res.test_accuracy <= 1.0
+    assert math.isnan(pg.fit(back, seed=0, epochs=5).test_accuracy)  # no truth, no test accuracy
+    with pytest.raises(ValueError, match="node-classification"):
+        pg.privatize(data, "vgae", label_epsilon=1.0, epochs=5)

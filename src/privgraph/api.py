@@ -12,14 +12,22 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch_geometric.data import Data, HeteroData
 
-from privgraph.mechanisms import SECURE_NOTE, RandomSource, SecureRandom, make_generator, reproducible_note
-from privgraph.methods import METHODS, Hyperparameters, Task, get_method, method_class
+from privgraph.mechanisms import (
+    SECURE_NOTE,
+    RandomizedResponse,
+    RandomSource,
+    SecureRandom,
+    make_generator,
+    reproducible_note,
+)
+from privgraph.methods import METHODS, Hyperparameters, LabelReports, Task, get_method, method_class
 from privgraph.methods.base import Release
 from privgraph.progress import ProgressHook
 from privgraph.release import PrivateRelease
@@ -54,8 +62,8 @@ def _source(seed: int | None, rng: RandomSource | None) -> tuple[RandomSource, d
 
 
 def privatize(data: Data | HeteroData, method: str, *, epsilon: float | None = None, seed: int | None = None,
-              rng: RandomSource | None = None, progress: ProgressHook | None = None,
-              **params: Any) -> PrivateRelease:
+              rng: RandomSource | None = None, label_epsilon: float | None = None,
+              progress: ProgressHook | None = None, **params: Any) -> PrivateRelease:
     """Release ``data`` once with ``method``.
 
     Args:
@@ -69,6 +77,9 @@ def privatize(data: Data | HeteroData, method: str, *, epsilon: float | None = N
             who knows the seed can remove the noise (the report says so): for research only.
         rng: a ``torch.Generator`` or :class:`~privgraph.SecureRandom`.  Without ``seed`` and
             ``rng`` the noise comes from the OS cryptographic source.
+        label_epsilon: also protect the labels of the training and validation nodes by k-ary
+            randomized response with this ε (LPGNN's label LDP; node-classification methods):
+            the release then holds ``y_reported`` instead of ``y``.
         progress: called as ``progress(task, done, total)`` on long work.
         **params: the method's parameters (``privgraph.list_methods()[method]["parameters"]``).
 
@@ -82,8 +93,11 @@ def privatize(data: Data | HeteroData, method: str, *, epsilon: float | None = N
     if not cls.private and epsilon is not None:
         raise ValueError(f"{method} is a non-private baseline: it takes no epsilon")
     source, randomness, note = _source(seed, rng)
-    rel = cls(**params).privatize(data, epsilon, source, progress)
-    if cls.private:
+    if label_epsilon is not None and (cls.task != Task.NODE_CLASSIFICATION or cls.heterogeneous):
+        raise ValueError(f"label_epsilon applies to node-classification methods, not to {method}")
+    extra = {} if label_epsilon is None else {"label_epsilon": label_epsilon}
+    rel = cls(**params).privatize(data, epsilon, source, progress, **extra)
+    if cls.private or label_epsilon is not None:
         rel.report.guarantees = [g.with_note(note) if g.is_private else g for g in rel.report.guarantees]
     rel.randomness = {**randomness, **rel.randomness}
     return rel
@@ -94,7 +108,8 @@ def load_release(path: str | Path) -> PrivateRelease:
     return PrivateRelease.load(path)
 
 
-def fit(release: PrivateRelease, model: str | None = None, seed: int = 0, **hyperparameters: Any) -> TrainResult:
+def fit(release: PrivateRelease, model: str | None = None, seed: int = 0, truth: Data | None = None,
+        **hyperparameters: Any) -> TrainResult:
     """Train the method's classifier on a node-classification release (post-processing: no
     privacy is spent) and evaluate it on the release's test nodes.
 
@@ -103,6 +118,9 @@ def fit(release: PrivateRelease, model: str | None = None, seed: int = 0, **hype
             ``train_mask``/``val_mask``/``test_mask`` split).
         model: ``gcn``, ``sage``, ``gat`` or ``mlp`` (default: the method's own).
         seed: initialisation seed.
+        truth: under label privacy the release has no ``y``: the model trains on the denoised
+            reports (K_y = ``label_steps``), and the test accuracy is measured on ``truth.y``
+            if given (the experimenter's view), else it is NaN.
         **hyperparameters: ``lr``, ``weight_decay``, ``dropout``, ``hidden``, ``epochs``,
             ``patience``, ``kprop_steps`` (LPGNN's K).
 
@@ -113,7 +131,11 @@ def fit(release: PrivateRelease, model: str | None = None, seed: int = 0, **hype
     method = get_method(release.method, **release.params)
     if method.task != Task.NODE_CLASSIFICATION:
         raise ValueError(f"{release.method} releases for {method.task.value}; pg.fit trains node classifiers")
-    data = release.data
+    data, labels = release.data, None
+    if "y_reported" in data:  # label LDP: train on the denoised reports, test against the truth if given
+        labels = LabelReports(data.y_reported, RandomizedResponse(float(data.label_epsilon), int(data.num_classes)))
+        data = copy.copy(data)
+        data.y = truth.y if truth is not None else data.y_reported
     missing = [k for k in ("y", "train_mask", "val_mask", "test_mask") if getattr(data, k, None) is None]
     if missing:
         raise ValueError(f"the release has no {', '.join(missing)}: give the input graph labels and a split "
@@ -123,5 +145,7 @@ def fit(release: PrivateRelease, model: str | None = None, seed: int = 0, **hype
                           edge_index=None if release.fields.get("edge_index", "").startswith("public")
                           else data.get("edge_index"),
                           edge_weight=data.get("edge_weight"), adjacency=data.get("dense_adjacency"))
-    result = method.fit(server_view, data, model or method.default_model, hp, seed)
+    result = method.fit(server_view, data, model or method.default_model, hp, seed, labels)
+    if labels is not None and truth is None:
+        result.test_accuracy = float("nan")
     return result

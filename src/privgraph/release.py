@@ -156,10 +156,13 @@ def _privatized(guarantees: list[PrivacyGuarantee], units: tuple[str, ...]) -> s
 
 
 def node_classification_release(method: "Method", data: Data, epsilon: float | None, rng: RandomSource,
-                                progress: ProgressHook | None = None) -> PrivateRelease:
+                                progress: ProgressHook | None = None,
+                                label_epsilon: float | None = None) -> PrivateRelease:
     """:meth:`Method.privatize` of the node-classification methods: the graph validated at the
     boundary, :meth:`Method.release` run once, and a new ``Data`` built from what it released and
-    the method's public fields."""
+    the method's public fields.  With ``label_epsilon`` the training and validation nodes report
+    their labels by k-ary randomized response (LPGNN's label LDP): the release holds
+    ``y_reported`` (−1 where nothing was collected), ``label_epsilon`` and ``num_classes``, never ``y``."""
     if not isinstance(data, Data):
         raise TypeError(f"{method.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
     for name in ("x", "edge_index"):
@@ -168,6 +171,15 @@ def node_classification_release(method: "Method", data: Data, epsilon: float | N
     data, graph_notes = validate_graph(data, undirected=method.simple_graph, self_loops=not method.simple_graph)
     release = method.release(data, epsilon, rng, progress)
     guarantees = [release.guarantee, *release.extra_guarantees]
+    labels = None
+    if label_epsilon is not None:
+        from privgraph.methods.lpgnn import report_labels
+
+        for name in ("y", "train_mask", "val_mask"):
+            if getattr(data, name, None) is None:
+                raise ValueError(f"label privacy needs data.{name}")
+        labels = report_labels(data, label_epsilon, rng)
+        guarantees.append(labels.guarantee())
     for note in graph_notes:
         guarantees[0] = guarantees[0].with_note(f"input graph: {note}")
     out = Data(num_nodes=data.num_nodes)
@@ -189,8 +201,11 @@ def node_classification_release(method: "Method", data: Data, epsilon: float | N
         fields["edge_index"] = (link or "privatized") + (
             "; the public edges are written as given" if any(g.unit == Unit.PRIVATE_EDGE for g in guarantees)
             else "")
+    if labels is not None:
+        out.y_reported, out.label_epsilon, out.num_classes = labels.reported, labels.mechanism.epsilon, labels.mechanism.k
+        fields["y"] = "privatized (as y_reported): " + labels.guarantee().describe()
     for name in method.public_fields:
-        if name in data and name not in out:
+        if name in data and name not in out and not (name == "y" and labels is not None):
             out[name] = data[name]
             fields[name] = PUBLIC
     return PrivateRelease(method.name, method.params.to_dict(), epsilon, out, PrivacyReport(guarantees), fields,

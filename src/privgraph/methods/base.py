@@ -182,11 +182,12 @@ class Method:
         raise NotImplementedError(f"{self.name} does not release node features or a graph for node classification")
 
     def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
-                  progress: ProgressHook | None = None) -> "PrivateRelease":
-        """Release ``data`` once (:func:`privgraph.privatize` documents the arguments)."""
+                  progress: ProgressHook | None = None, label_epsilon: float | None = None) -> "PrivateRelease":
+        """Release ``data`` once (:func:`privgraph.privatize` documents the arguments);
+        ``label_epsilon`` adds LPGNN's label LDP (node-classification methods only)."""
         from privgraph.release import node_classification_release
 
-        return node_classification_release(self, data, epsilon, rng, progress)
+        return node_classification_release(self, data, epsilon, rng, progress, label_epsilon)
 
     def kprop_steps(self, hp: Hyperparameters) -> int:
         return 0
