@@ -206,3 +206,23 @@ def test_label_privacy_through_the_api(tmp_path):
     assert math.isnan(pg.fit(back, seed=0, epochs=5).test_accuracy)  # no truth, no test accuracy
     with pytest.raises(ValueError, match="node-classification"):
         pg.privatize(data, "vgae", label_epsilon=1.0, epochs=5)
+
+
+def test_a_hetedp_release_scores_links_from_the_release_alone(tmp_path):
+    """The released weights, the noisy features and the public relations are enough to score
+    pairs, after a save/load round trip too."""
+    from privgraph.methods.hetedp.method import score_links
+
+    data = user_hetero_graph()
+    rel = privatize("hetedp", data)
+    rel.save(tmp_path / "h.pt")
+    back = pg.load_release(tmp_path / "h.pt")
+    pairs = torch.stack([torch.arange(10), torch.arange(10) % 7])
+    scores = score_links(back, pairs)
+    assert scores.shape == (10,) and torch.isfinite(scores).all()
+    assert torch.allclose(scores, score_links(rel, pairs))
+    assert ("paper", "written_by", "author") not in back.data.edge_types  # the protected relation is not released
+    mp = pg.privatize(data, "hetedp", epsilon=EPSILON, seed=0, topology="message-passing",
+                      **SMALL["hetedp"])
+    with pytest.raises(ValueError, match="message-passing"):
+        score_links(mp, pairs)

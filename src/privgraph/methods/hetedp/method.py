@@ -33,11 +33,11 @@ from privgraph.methods.base import Method, MethodParams, Task, param, register_m
 from privgraph.methods.hetedp.features import check_clip_bound, privatize_features
 from privgraph.methods.hetedp.topology import check_topology, message_relations, topology_guarantee
 from privgraph.methods.heterorr.edges import check_share
-from privgraph.nn.hetero import relation_key
+from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
 from privgraph.progress import ProgressHook
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 from privgraph.train.dpsgd import DPSGDConfig, DPSGDResult
-from privgraph.train.link_prediction import LinkInputs, train_link_model_dp
+from privgraph.train.link_prediction import LinkInputs, link_scores, train_link_model_dp
 
 
 @dataclass
@@ -211,6 +211,37 @@ class HeteDP(Method):
                               fields_, details, model_state=link.result.model.state_dict())
 
 
+def released_link_model(release: PrivateRelease) -> tuple[RelationalVGAEEncoder, LinkInputs, EdgeType]:
+    """Rebuild HeteDP's released link model and its inputs from the release alone (the noisy
+    features, the fixed random inputs and the public relations it holds, and ``model_state``).
+    Only in ``edge`` and ``node`` modes: in ``message-passing`` mode the encoder's inputs also
+    aggregate the protected relation's edges, which the release does not hold."""
+    if release.method != HeteDP.name or release.model_state is None:
+        raise ValueError("not a HeteDP link release (it needs the released model_state)")
+    params = HeteDPParams.build(HeteDP.name, release.params)
+    if params.topology == "message-passing":
+        raise ValueError("a message-passing release cannot be scored from the release alone: its encoder reads the "
+                         "protected relation's edges (the curator scores it)")
+    data = release.data
+    edge_type = params.edge_type
+    relations = list(data.edge_types)
+    inputs = LinkInputs.build({t: data[t].x for t in data.node_types if "x" in data[t]}, data.edge_index_dict,
+                              relations)
+    model = RelationalVGAEEncoder({t: x.shape[1] for t, x in inputs.x.items()},
+                                  list(dict.fromkeys((edge_type[0], edge_type[2]))), relations, params.hidden,
+                                  params.latent)
+    model.load_state_dict(release.model_state)
+    model.eval()
+    return model, inputs, edge_type
+
+
+def score_links(release: PrivateRelease, pairs: Tensor) -> Tensor:
+    """Scores μ_u·μ_v (eq. 19's logit at the posterior mean) of the released HeteDP model for
+    ``pairs`` [2, P] of its protected relation — post-processing of the release."""
+    model, inputs, edge_type = released_link_model(release)
+    return link_scores(model, inputs, edge_type, pairs)
+
+
 @dataclass(frozen=True)
 class HeteDPFeatureParams(MethodParams):
     """HeteDP's feature release settings (§IV-A): the node types released, the clip bound C_f and δ."""
@@ -311,4 +342,5 @@ class MetaPath2Vec(_HeteroBaseline):
     description = "metapath2vec (Dong et al.): random-walk embeddings along a metapath, non-private baseline"
 
 
-__all__ = ["HGT", "RGCN", "HeteDP", "HeteDPFeatures", "LinkRelease", "MetaPath2Vec", "link_release"]
+__all__ = ["HGT", "RGCN", "HeteDP", "HeteDPFeatures", "LinkRelease", "MetaPath2Vec", "link_release",
+           "released_link_model", "score_links"]
