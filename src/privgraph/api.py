@@ -27,7 +27,7 @@ from privgraph.mechanisms import (
     make_generator,
     reproducible_note,
 )
-from privgraph.methods import METHODS, Hyperparameters, LabelReports, Task, get_method, method_class
+from privgraph.methods import METHODS, Hyperparameters, LabelReports, Method, Task, get_method, method_class
 from privgraph.methods.base import Release
 from privgraph.progress import ProgressHook
 from privgraph.release import PrivateRelease
@@ -87,18 +87,27 @@ def privatize(data: Data | HeteroData, method: str, *, epsilon: float | None = N
         A :class:`~privgraph.PrivateRelease`: the released ``data``, the privacy ``report``
         (one guarantee per unit), the status of every input field, details and randomness.
     """
-    cls = method_class(method)
-    if cls.private and epsilon is None and not cls.epsilon_optional:
-        raise ValueError(f"{method} is private: give epsilon")
-    if not cls.private and epsilon is not None:
-        raise ValueError(f"{method} is a non-private baseline: it takes no epsilon")
+    return release_with(method_class(method)(**params), data, epsilon, seed=seed, rng=rng,
+                        label_epsilon=label_epsilon, progress=progress)
+
+
+def release_with(method: Method, data: Data | HeteroData, epsilon: float | None, *, seed: int | None = None,
+                 rng: RandomSource | None = None, label_epsilon: float | None = None,
+                 progress: ProgressHook | None = None) -> PrivateRelease:
+    """:func:`privatize` with a built method (``privgraph release`` calls it too): ε checked
+    against the method, the random source resolved, and every private guarantee told where its
+    randomness came from (the OS source, or a seed that removes the noise)."""
+    name = method.name
+    if method.private and epsilon is None and not method.epsilon_optional:
+        raise ValueError(f"{name} is private: give epsilon")
+    if not method.private and epsilon is not None:
+        raise ValueError(f"{name} is a non-private baseline: it takes no epsilon")
     source, randomness, note = _source(seed, rng)
-    if label_epsilon is not None and (cls.task != Task.NODE_CLASSIFICATION or cls.heterogeneous):
-        raise ValueError(f"label_epsilon applies to node-classification methods, not to {method}")
+    if label_epsilon is not None and (method.task != Task.NODE_CLASSIFICATION or method.heterogeneous):
+        raise ValueError(f"label_epsilon applies to node-classification methods, not to {name}")
     extra = {} if label_epsilon is None else {"label_epsilon": label_epsilon}
-    rel = cls(**params).privatize(data, epsilon, source, progress, **extra)
-    if cls.private or label_epsilon is not None:
-        rel.report.guarantees = [g.with_note(note) if g.is_private else g for g in rel.report.guarantees]
+    rel = method.privatize(data, epsilon, source, progress, **extra)
+    rel.report.guarantees = [g.with_note(note) if g.is_private else g for g in rel.report.guarantees]
     rel.randomness = {**randomness, **rel.randomness}
     return rel
 
