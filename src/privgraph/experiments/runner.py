@@ -93,20 +93,17 @@ class ExperimentSpec:
 
     def method_params(self) -> dict[str, Any]:
         """The method's parameters given by this spec (its ``Params`` fill the rest): ``options``
-        as they are, and the command line's shared flags (``mechanism``, ``delta``, ``variant``,
-        ``clip``) where set; a flag set for a method without that parameter is an error."""
-        cls = method_class(self.method)
-        known = {f.name for f in dataclasses.fields(cls.Params)}
-        shared = {"mechanism": None if self.mechanism == "multibit" else self.mechanism, "delta": self.delta,
-                  "variant": self.variant, "clip": self.clip or None}
-        if "mechanism" in known:
-            shared["mechanism"] = self.mechanism
-        given = {k: v for k, v in shared.items() if v is not None}
-        stray = sorted(k for k in given if k not in known)
+        as they are, and the spec's shared fields (``mechanism``, ``delta``, ``variant``, ``clip``)
+        for the methods that have them; one set away from its default for a method without that
+        parameter is an error."""
+        known = {f.name for f in dataclasses.fields(method_class(self.method).Params)}
+        shared = {name: getattr(self, name) for name in ("mechanism", "delta", "variant", "clip")}
+        defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in shared}
+        stray = sorted(k for k, v in shared.items() if k not in known and v != defaults[k])
         if stray:
-            raise ValueError(f"method {self.method!r} takes no {', '.join('--' + k for k in stray)}; its parameters: "
+            raise ValueError(f"method {self.method!r} has no parameter {', '.join(stray)}; its parameters: "
                              f"{', '.join(sorted(known)) or 'none'}")
-        return {**given, **self.options}
+        return {**{k: v for k, v in shared.items() if k in known and v is not None}, **self.options}
 
     def validate(self) -> None:
         cls = method_class(self.method)
@@ -249,7 +246,7 @@ class Experiment:
             return None
         return report_labels(data, self.spec.epsilon_y, self._source(trial_seed, 2, eps_index))
 
-    def _release(self, data: Data, eps: float | None, trial_seed: int, eps_index: int, hp: Hyperparameters,
+    def _release(self, data: Data, eps: float | None, trial_seed: int, eps_index: int,
                  overrides: dict[str, Any] | None = None, candidate: int | None = None,
                  labels: LabelReports | None = None) -> tuple[Release, LabelReports | None, PrivacyReport]:
         """One release of ``data``; ``candidate`` (index of a selection candidate) gives it a stream of
@@ -280,7 +277,7 @@ class Experiment:
         labels = self._labels(tdata, trial_seed, eps_index)
 
         def evaluate(i: int, options: dict[str, Any]):
-            released = self._release(tdata, eps, trial_seed, eps_index, base, options, candidate=i, labels=labels)
+            released = self._release(tdata, eps, trial_seed, eps_index, options, candidate=i, labels=labels)
             return self._fit(tdata, released[0], labels, base, derive_seed(trial_seed, 4, eps_index)).val_accuracy, \
                 released
 
@@ -320,7 +317,7 @@ class Experiment:
             first = selection.release if selection else None
             if spec.tune:
                 tdata = self._trial_data(data, spec.seed)
-                first = first or self._release(tdata, eps, spec.seed, k, base, chosen)
+                first = first or self._release(tdata, eps, spec.seed, k, chosen)
                 hp = self._tune(tdata, first, eps, k, base)
             else:
                 hp = base
@@ -331,7 +328,7 @@ class Experiment:
                 tdata = self._trial_data(data, trial_seed)
                 # trial 0 is the release the selection and the tuning already looked at
                 release, labels, report = (first if t == 0 and first is not None
-                                           else self._release(tdata, eps, trial_seed, k, hp, chosen))
+                                           else self._release(tdata, eps, trial_seed, k, chosen))
                 if selection:
                     report.guarantees[0] = report.guarantees[0].with_note(selection.note(eps))
                 result = self._fit(tdata, release, labels, hp, derive_seed(trial_seed, 4, k))
