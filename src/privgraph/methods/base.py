@@ -40,6 +40,11 @@ if TYPE_CHECKING:
     from privgraph.train import TrainResult
 
 
+# the labels and the split: public in every node-classification setting here (labels become private
+# only with label LDP, privgraph.privatize(..., label_epsilon=))
+SPLIT_FIELDS: tuple[str, ...] = ("y", "train_mask", "val_mask", "test_mask")
+
+
 class Task(str, enum.Enum):
     """What a method's release is for."""
 
@@ -159,7 +164,7 @@ class Method:
     simple_graph: ClassVar[bool] = False
     needs_private_edges: ClassVar[bool] = False  # reads data.private_edge_mask
     private_fields: ClassVar[tuple[str, ...]] = ("x",)
-    public_fields: ClassVar[tuple[str, ...]] = ("edge_index", "y", "train_mask", "val_mask", "test_mask")
+    public_fields: ClassVar[tuple[str, ...]] = ("edge_index", *SPLIT_FIELDS)
     tunable: ClassVar[tuple[str, ...]] = ("lr", "weight_decay", "dropout")
     default_model: ClassVar[str] = "gcn"
     # release parameters chosen on validation by --tune when not given (each value is a new release)
@@ -232,7 +237,8 @@ class Method:
     def info(cls) -> dict[str, Any]:
         """The registry entry: name, description, unit, task, privacy, parameters and defaults."""
         return {"name": cls.name, "description": cls.description, "unit": cls.unit, "task": cls.task.value,
-                "private": cls.private, "epsilon_optional": cls.epsilon_optional, "graph": "HeteroData" if cls.heterogeneous else "Data",
+                "private": cls.private, "epsilon_optional": cls.epsilon_optional,
+                "graph": "HeteroData" if cls.heterogeneous else "Data",
                 "private_fields": list(cls.private_fields), "public_fields": list(cls.public_fields),
                 "parameters": cls.Params.describe()}
 

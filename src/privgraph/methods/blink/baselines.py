@@ -37,7 +37,7 @@ from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.mechanisms.prf import prf_uniform
 from privgraph.mechanisms.randomness import integers, uniform
 from privgraph.progress import ProgressHook
-from privgraph.methods.base import Method, MethodParams, Release, param, register_method
+from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Release, param, register_method
 from privgraph.methods.blink.client import LinkLDPReports, link_ldp
 
 _LAPLACE_STREAM = 2
@@ -72,7 +72,7 @@ class _AllPairsBaseline(Method):
     private = True
     simple_graph = True
     private_fields = ("edge_index",)
-    public_fields = ("x", "y", "train_mask", "val_mask", "test_mask")
+    public_fields = ("x", *SPLIT_FIELDS)
     max_nodes = 50_000
 
     def checked_epsilon(self, data: Data, epsilon: float | None) -> float:

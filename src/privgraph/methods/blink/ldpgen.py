@@ -35,7 +35,7 @@ from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.data.validation import check_graph
 from privgraph.mechanisms import RandomSource
 from privgraph.mechanisms.randomness import integers, laplace, uniform
-from privgraph.methods.base import Method, MethodParams, Release, param, register_method
+from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Release, param, register_method
 from privgraph.progress import ProgressHook
 
 
@@ -111,7 +111,7 @@ class LDPGen(Method):
     private = True
     simple_graph = True
     private_fields = ("edge_index",)
-    public_fields = ("x", "y", "train_mask", "val_mask", "test_mask")
+    public_fields = ("x", *SPLIT_FIELDS)
 
     def release(self, data: Data, epsilon: float | None, rng: RandomSource,
                 progress: ProgressHook | None = None) -> Release:

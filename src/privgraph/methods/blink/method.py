@@ -9,7 +9,7 @@ from torch_geometric.data import Data
 
 from privgraph.accounting import Unit
 from privgraph.mechanisms import RandomSource
-from privgraph.methods.base import Method, MethodParams, Release, param, register_method
+from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Release, param, register_method
 from privgraph.methods.blink.client import check_degree_share, link_ldp
 from privgraph.methods.blink.server import beta_mle, clip_degrees, hard_graph, hybrid_graph
 from privgraph.methods.blink.soft import soft_graph
@@ -60,7 +60,7 @@ class Blink(Method):
     private = True
     simple_graph = True
     private_fields = ("edge_index",)
-    public_fields = ("x", "y", "train_mask", "val_mask", "test_mask")
+    public_fields = ("x", *SPLIT_FIELDS)
     release_search = {"delta": [0.1, 0.3, 0.5, 0.7, 0.9]}  # the paper's grid (Appendix B.2)
 
     @property

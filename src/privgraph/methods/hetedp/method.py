@@ -29,7 +29,7 @@ from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit, unprotec
 from privgraph.data.hetero import EdgeType, node_inputs
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
-from privgraph.methods.base import Method, MethodParams, Task, param, register_method
+from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Task, param, register_method
 from privgraph.methods.hetedp.features import check_clip_bound, privatize_features
 from privgraph.methods.hetedp.topology import check_topology, message_relations, topology_guarantee
 from privgraph.methods.heterorr.edges import check_share
@@ -271,7 +271,7 @@ class HeteDPFeatures(Method):
     private = True
     heterogeneous = True
     private_fields = ("x",)
-    public_fields = ("edge_index", "y", "train_mask", "val_mask", "test_mask")
+    public_fields = ("edge_index", *SPLIT_FIELDS)
 
     def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
                   progress: ProgressHook | None = None) -> PrivateRelease:
@@ -288,7 +288,7 @@ class HeteDPFeatures(Method):
             if t in release.x:
                 out[t].x = release.x[t]
                 fields_[f"{t}.x"] = "privatized: " + release.guarantee.describe()
-            for name in ("y", "train_mask", "val_mask", "test_mask"):
+            for name in SPLIT_FIELDS:
                 if name in data[t]:
                     out[t][name] = data[t][name]
                     fields_[f"{t}.{name}"] = PUBLIC

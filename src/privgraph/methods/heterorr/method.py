@@ -29,7 +29,7 @@ from privgraph.data.annotations import check_public_fraction, sample_public_node
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.mechanisms.feature_rr import FeatureRR, check_bins
 from privgraph.mechanisms.randomness import integers
-from privgraph.methods.base import Method, MethodParams, Release, param, register_method
+from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Release, param, register_method
 from privgraph.methods.heterorr.edges import check_mcmc_steps, check_share, edge_rand, edge_rr, lap_graph
 from privgraph.methods.heterorr.scores import budget_shares, check_gamma, importance_scores, sensitivity_scores
 from privgraph.methods.lpgnn import LPGNN
@@ -170,7 +170,7 @@ class _EdgeMethod(Method):
     all_private = False
     needs_private_edges = True
     private_fields = ("edge_index",)
-    public_fields = ("x", "y", "train_mask", "val_mask", "test_mask", "private_node_mask")
+    public_fields = ("x", *SPLIT_FIELDS, "private_node_mask")
 
     def edges(self, data: Data, epsilon: float, rng: RandomSource, progress: ProgressHook | None):
         """``(edge_index, guarantee, details)``: the released graph, public edges included."""
@@ -212,7 +212,7 @@ class PrivHRG(EdgeRRMethod):
     description = "privHRG (Xiao et al. KDD'14): private HRG with every edge private"
     all_private = True
     needs_private_edges = False
-    public_fields = ("x", "y", "train_mask", "val_mask", "test_mask")
+    public_fields = ("x", *SPLIT_FIELDS)
 
 
 @register_method
@@ -261,7 +261,7 @@ class HeteroRR(Method):
     simple_graph = True
     needs_private_edges = True
     private_fields = ("x", "edge_index")
-    public_fields = ("y", "train_mask", "val_mask", "test_mask", "private_node_mask")
+    public_fields = (*SPLIT_FIELDS, "private_node_mask")
 
     def release(self, data: Data, epsilon: float | None, rng: RandomSource,
                 progress: ProgressHook | None = None) -> Release:

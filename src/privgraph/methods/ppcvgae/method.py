@@ -22,7 +22,7 @@ from privgraph.accounting import PrivacyReport, Unit
 from privgraph.attacks import check_case
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
-from privgraph.methods.base import Method, MethodParams, Task, param, register_method
+from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Task, param, register_method
 from privgraph.methods.ppcvgae.dpgcn import disentangle
 from privgraph.methods.ppcvgae.embedding import (
     EmbeddingConfig,
@@ -90,7 +90,7 @@ class _EmbeddingMethod(Method):
     unit = Unit.SENSITIVE_ATTRIBUTE
     task = Task.EMBEDDING
     private_fields = ("sens",)
-    public_fields = ("y", "train_mask", "val_mask", "test_mask", "private_mask")
+    public_fields = (*SPLIT_FIELDS, "private_mask")
 
     def embed(self, data: Data, epsilon: float | None, rng: RandomSource,
               progress: ProgressHook | None) -> EmbeddingRelease:
