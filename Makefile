@@ -8,7 +8,7 @@ DEMO_OUT ?= demo-out
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.privgraph-installed
 
-.PHONY: demo test install clean
+.PHONY: demo test install clean docs
 
 install: $(STAMP)
 
@@ -23,6 +23,17 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The documentation site (MkDocs + mkdocstrings, API reference from the docstrings) into site/;
+# --strict: any warning (a broken link, a missing snippet, a docstring griffe cannot parse) fails.
+DOCS_STAMP := $(VENV)/.privgraph-docs-installed
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/pip install -e ".[docs]"
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache

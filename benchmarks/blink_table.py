@@ -63,9 +63,9 @@ def main() -> None:
                 if model == "gat" and label in NO_GAT:
                     continue
                 start = time.perf_counter()
-                spec = ExperimentSpec(method=method, variant=variant, dataset=dataset,
+                spec = ExperimentSpec(method=method, params={"variant": variant} if variant else {}, dataset=dataset,
                                       model="mlp" if method == "mlp" else model,
-                                      epsilons=args.epsilons, trials=args.trials, seed=args.seed, tune=args.tune,
+                                      epsilons=args.epsilons if method != "mlp" else [], trials=args.trials, seed=args.seed, tune=args.tune,
                                       tune_budget=args.tune_budget)
                 result = run_experiment(spec, store)
                 cells = accuracy_cells(result.summary())

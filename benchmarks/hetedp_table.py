@@ -17,7 +17,7 @@ import argparse
 import json
 from pathlib import Path
 
-from privgraph.experiments.hetero import HeteroSpec, run_hetero_experiment
+from privgraph.experiments import ExperimentSpec, run_experiment
 
 # Table I (%): NC F1, LP ROC-AUC per dataset; None where the paper has "-".
 PAPER = {
@@ -66,9 +66,12 @@ def main() -> None:
         for label, method, eps in runs:
             if args.rows and method not in args.rows:
                 continue
-            spec = HeteroSpec(method=method, dataset=dataset, task=task, epsilons=list(eps), trials=args.trials,
-                              feature_share=None if args.search else args.feature_share, topology=args.topology)
-            result = run_hetero_experiment(spec)
+            params = {"topology": args.topology} if method == "hetedp" else {}
+            if method == "hetedp" and not args.search:
+                params["feature_share"] = args.feature_share
+            spec = ExperimentSpec(method=method, dataset=dataset, task=task, epsilons=list(eps), trials=args.trials,
+                                  params=params, tune=bool(args.search and method == "hetedp" and eps and task == "lp"))
+            result = run_experiment(spec)
             metric = "micro_f1" if task == "nc" else "roc_auc"
             for row in result.summary():
                 if row["metric"] != metric:

@@ -25,6 +25,7 @@ import time
 from _tables import accuracy_cells, write_markdown
 
 from privgraph.experiments import ExperimentSpec, ResultsStore, run_experiment
+from privgraph.methods import method_class
 
 FEATURE = {"FeatureRR": ("featurerr", None), "Duchi": ("featureldp", "duchi"), "Piecewise": ("featureldp", "piecewise"),
            "Hybrid": ("featureldp", "hybrid"), "Three-output": ("featureldp", "three-output"),
@@ -68,8 +69,9 @@ def main() -> None:
         for level, label, method, mechanism, rho in runs:
             start = time.perf_counter()
             epsilons = args.edgerand_epsilons if method == "edgerand" and args.edgerand_epsilons else args.epsilons
-            spec = ExperimentSpec(method=method, dataset=dataset, epsilons=epsilons, trials=args.trials,
-                                  seed=args.seed, mechanism=mechanism or "multibit", private_ratio=rho)
+            spec = ExperimentSpec(method=method, dataset=dataset, epsilons=epsilons if method_class(method).private else [],
+                                  trials=args.trials, seed=args.seed,
+                                  params={"mechanism": mechanism} if mechanism else {}, private_ratio=rho)
             try:
                 result = run_experiment(spec, store)
             except ValueError as err:  # e.g. EdgeRand's output too dense at small ε on a large graph

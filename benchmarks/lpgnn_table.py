@@ -49,7 +49,7 @@ def main() -> None:
     for name in args.datasets:
         measured: dict = {}
         label = name
-        for method, eps in (("gcn-raw", [1.0]), ("lpgnn", EPSILONS), ("gcn-rnd", [1.0]), ("gcn-ohd", [1.0])):
+        for method, eps in (("gcn-raw", []), ("lpgnn", EPSILONS), ("gcn-rnd", []), ("gcn-ohd", [])):
             start = time.perf_counter()
             spec = ExperimentSpec(method=method, dataset=name, epsilons=eps, model="gcn", trials=args.trials,
                                   seed=args.seed, tune=not args.no_tune, tune_budget=args.tune_budget)

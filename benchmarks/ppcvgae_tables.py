@@ -20,7 +20,10 @@ import argparse
 import json
 from pathlib import Path
 
-from privgraph.experiments.embedding import METRICS, EmbeddingSpec, run_embedding_experiment
+from privgraph.experiments import ExperimentSpec, run_experiment
+from privgraph.experiments.tasks import AttributeInference
+
+METRICS = AttributeInference.metrics
 
 # The paper's Tables 2 and 3 (mean ± std, %): utility acc, utility F1, attack acc, attack F1.
 PAPER = {
@@ -45,17 +48,20 @@ PAPER = {
 
 def rows_for(dataset: str, trials: int, epochs: int, eps: float, delta: float, encoder_penalty_rows: bool = True,
              calibration: str = "analytic"):
-    common = dict(dataset=dataset, trials=trials, config={"epochs": epochs})
-    dp = dict(dp=True, epsilons=[eps], delta=delta, calibration=calibration)
-    yield "VGAE (a)", "VGAE", EmbeddingSpec(method="vgae", case="a", **common)
-    yield "VGAE (b)", "VGAE", EmbeddingSpec(method="vgae", case="b", **common)
-    yield "DP-GCN (a)", "DP-GCN (a)", EmbeddingSpec(method="dpgcn", case="a", **common)
+    common = dict(dataset=dataset, trials=trials)
+    dp = dict(epsilons=[None, eps])  # one training per trial, released without and with noise
+
+    def ppcvgae(case: str, **extra) -> dict:
+        return {"case": case, "epochs": epochs, "delta": delta, "calibration": calibration, **extra}
+
+    yield "VGAE (a)", "VGAE", ExperimentSpec(method="vgae", case="a", params={"epochs": epochs}, **common)
+    yield "VGAE (b)", "VGAE", ExperimentSpec(method="vgae", case="b", params={"epochs": epochs}, **common)
+    yield "DP-GCN (a)", "DP-GCN (a)", ExperimentSpec(method="dpgcn", case="a", params={"epochs": epochs}, **common)
     for case in "ab":
-        spec = EmbeddingSpec(method="ppcvgae", case=case, **dp, **common)
-        yield f"PPCVGAE ({case})", f"PPCVGAE ({case})", spec  # the runner releases it with and without noise
+        spec = ExperimentSpec(method="ppcvgae", params=ppcvgae(case), **dp, **common)
+        yield f"PPCVGAE ({case})", f"PPCVGAE ({case})", spec
     for case in "ab" if encoder_penalty_rows else "":
-        spec = EmbeddingSpec(method="ppcvgae", case=case, **dp, dataset=dataset, trials=trials,
-                             config={"epochs": epochs, "encoder_penalty": 100.0})
+        spec = ExperimentSpec(method="ppcvgae", params=ppcvgae(case, encoder_penalty=100.0), **dp, **common)
         yield f"PPCVGAE λ_μ=100 ({case})", None, spec
 
 
@@ -81,7 +87,7 @@ def main() -> None:
         dump = []
         for label, paper_key, spec in rows_for(dataset, args.trials, args.epochs, args.epsilon, args.delta,
                                                   not args.skip_encoder_penalty, args.calibration):
-            result = run_embedding_experiment(spec)
+            result = run_experiment(spec)
             by_eps: dict = {}
             for row in result.summary():
                 by_eps.setdefault(row["epsilon"], {})[row["metric"]] = row

@@ -62,7 +62,7 @@ def test_bad_privacy_parameters_exit_with_error(tmp_path, bad):
 
 def test_unknown_dataset_and_missing_db(tmp_path):
     res = runner.invoke(app, ["run", "gcn-raw", "--dataset", "nope", "--db", str(tmp_path / "r.db")])
-    assert res.exit_code == 1 and "unknown dataset" in res.output
+    assert res.exit_code == 2 and "unknown homogeneous dataset" in res.output  # before any work
     res = runner.invoke(app, ["plot", "--db", str(tmp_path / "missing.db")])
     assert res.exit_code == 2
 
@@ -108,8 +108,9 @@ def test_release_writes_graph_and_report(tmp_path, method):
     assert res.exit_code == 0, res.output
     graph = torch.load(out)
     meta = json.loads((tmp_path / "g.pt.json").read_text())
-    assert graph["x"].shape[0] == graph["num_nodes"] and graph["edge_index"].shape[0] == 2
-    assert meta["method"] == method and meta["epsilon"] == 2.0 and meta["edges"] == graph["edge_index"].shape[1]
+    assert type(graph).__name__ == "Data"  # torch.load gives the PyG object
+    assert graph.x.shape[0] == graph.num_nodes and graph.edge_index.shape[0] == 2
+    assert meta["method"] == method and meta["epsilon"] == 2.0 and meta["provenance"]["private_ratio"] == 0.3
     unit = "node feature vector" if method == "featureldp" else "private edge"
     assert meta["privacy"]["by_unit"][unit]["epsilon"] == 2.0
     again = tmp_path / "h.pt"
@@ -150,11 +151,11 @@ def test_param_reaches_the_method_and_the_stored_config(tmp_path):
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["results"][0]["mechanism"] == "blink-hybrid"
     config = list(ResultsStore(db).records())[0].config
-    assert config["variant"] == "hybrid" and config["delta"] == 0.3
+    assert config["params"]["variant"] == "hybrid" and config["params"]["delta"] == 0.3
     res = runner.invoke(app, ["run", "edgerr", "--private-ratio", "0.2", "--epsilon", "2", "--trials", "1",
                               "--param", "mcmc_steps=500", "--db", str(db), "--format", "json", *FAST])
     assert res.exit_code == 0, res.output
-    assert list(ResultsStore(db).records())[-1].config["options"] == {"mcmc_steps": 500}
+    assert list(ResultsStore(db).records())[-1].config["params"]["mcmc_steps"] == 500
 
 
 def test_release_takes_typed_params(tmp_path):
@@ -164,7 +165,8 @@ def test_release_takes_typed_params(tmp_path):
                               "-o", str(out)])
     assert res.exit_code == 0, res.output
     meta = json.loads((tmp_path / "f.pt.json").read_text())
-    assert meta["options"] == {"bins": 3, "sensitive_features": [3, 17], "debias": False}
+    assert {k: meta["params"][k] for k in ("bins", "sensitive_features", "debias")} == {
+        "bins": 3, "sensitive_features": [3, 17], "debias": False}
     assert meta["details"]["bins"] == 3 and meta["details"]["debiased"] is False
     assert meta["privacy"]["by_unit"]["node feature vector"]["epsilon"] == 2.0
 
@@ -179,11 +181,13 @@ def test_release_takes_typed_params(tmp_path):
     (["run", "ppcvgae", "--param", "case=c"], ["case"]),
     (["run", "vgae", "--param", "penalty=1"], ["'penalty'", "latent, hidden, epochs, lr"]),
     (["run", "hetedp", "--param", "edge_type=a,b,c"], ["edge_type"]),
-    (["run", "ppcvgae", "--case", "b", "--param", "case=a"], ["case given twice"]),
+    (["run", "ppcvgae", "--case", "b", "--param", "case=a"], ["differ"]),
     (["run", "lpgnn", "--set", "foo=1"], ["'foo'", "kprop_steps"]),
     (["run", "ppcvgae", "--set", "epochs=5"], ["does not take --set", "--param"]),
-    (["run", "hetedp", "--set", "dpsgd.epochs=2"], ["hidden, epochs"]),
-    (["run", "lpgnn", "--dp"], ["does not take --dp"]),
+    (["run", "hetedp", "--set", "dpsgd.epochs=2"], ["epochs, hidden"]),
+    (["run", "ppcvgae", "--model", "gat"], ["does not take model"]),
+    (["run", "lpgnn", "--task", "lp"], ["task 'lp' does not apply"]),
+    (["run", "mlp", "--epsilon", "1"], ["not private"]),
 ])
 def test_a_bad_param_is_one_error_line(tmp_path, args, needles):
     res = runner.invoke(app, [*args, "--db", str(tmp_path / "r.db")] if args[0] == "run" else args)
@@ -194,22 +198,19 @@ def test_a_bad_param_is_one_error_line(tmp_path, args, needles):
         assert needle in text, (needle, text)
 
 
-def test_param_mapping_onto_each_runners_spec():
-    from privgraph.cli import _method_spec
+def test_param_and_set_build_one_spec():
+    from privgraph.cli import _spec
 
-    spec, _ = _method_spec("blink", {"method": "blink"}, ["variant=hybrid", "soft-min-probability=0.01"])
-    assert spec.variant == "hybrid" and spec.options == {"soft_min_probability": 0.01}
-    spec, _ = _method_spec("heterorr", {"method": "heterorr", "private_ratio": 0.2},
-                           ["sensitive_features=3,17", "mcmc_steps=none", "clip=yes"])
-    assert spec.clip is True and spec.options == {"sensitive_features": (3, 17), "mcmc_steps": None}
-    spec, _ = _method_spec("ppcvgae", {"method": "ppcvgae"}, ["case=b", "calibration=classical", "delta=1e-5",
-                                                               "epochs=5", "encoder_penalty=0.5"])
-    assert (spec.case, spec.calibration, spec.delta) == ("b", "classical", 1e-5)
-    assert spec.config == {"epochs": 5, "encoder_penalty": 0.5}
-    spec, _ = _method_spec("hetedp", {"method": "hetedp", "task": "lp"},
-                           ["clip_bound=2", "clip=0.5", "epochs=3", "topology=node", "feature_share=0.3"])
-    assert (spec.clip, spec.topology, spec.feature_share, spec.epochs) == (2.0, "node", 0.3, 100)
-    assert spec.dpsgd == {"clip": 0.5, "epochs": 3}
+    spec = _spec("blink", ["variant=hybrid", "soft-min-probability=0.01"], [])
+    assert spec.params == {"variant": "hybrid", "soft_min_probability": 0.01}
+    spec = _spec("heterorr", ["sensitive_features=3,17", "mcmc_steps=none", "clip=yes"], [], private_ratio=0.2)
+    assert spec.params == {"sensitive_features": (3, 17), "mcmc_steps": None, "clip": True}
+    spec = _spec("ppcvgae", ["case=b", "calibration=classical", "delta=1e-5", "epochs=5", "encoder_penalty=0.5"], [])
+    assert spec.params == {"case": "b", "calibration": "classical", "delta": 1e-5, "epochs": 5, "encoder_penalty": 0.5}
+    spec = _spec("hetedp", ["clip_bound=2", "clip=0.5", "epochs=3", "topology=node", "feature_share=0.3"],
+                 ["epochs=50"], task="lp")
+    assert spec.params == {"clip_bound": 2.0, "clip": 0.5, "epochs": 3, "topology": "node", "feature_share": 0.3}
+    assert spec.hyperparameters == {"epochs": 50}
 
 
 def test_every_registered_parameter_parses_from_its_text():

@@ -5,20 +5,22 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import sqlite3
 import sys
 import time
 from enum import Enum
 from pathlib import Path
 from types import UnionType
-from typing import Any, Callable, NamedTuple, NoReturn, Optional, Union, get_args, get_origin, get_type_hints
+from typing import Any, NoReturn, Optional, Union, get_args, get_origin, get_type_hints
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+from privgraph.progress import console_progress
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode="rich",
                   help="privgraph: privacy-preserving learning on graphs.")
 err_console = Console(stderr=True)
 out_console = Console()
@@ -32,25 +34,18 @@ class OutputFormat(str, Enum):
     json = "json"
 
 
-class RichProgress:
-    """Adapter from the runner's progress hook to a rich progress display."""
+def _version(value: bool) -> None:
+    if value:
+        from privgraph import __version__
 
-    def __init__(self, enabled: bool = True):
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), console=err_console, transient=True, disable=not enabled)
-        self.tasks: dict[str, Any] = {}
+        print(f"privgraph {__version__}")
+        raise typer.Exit()
 
-    def __enter__(self) -> "RichProgress":
-        self.progress.__enter__()
-        return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.progress.__exit__(*exc)
-
-    def __call__(self, name: str, done: int, total: int) -> None:
-        if name not in self.tasks:
-            self.tasks[name] = self.progress.add_task(name, total=total)
-        self.progress.update(self.tasks[name], completed=done, total=total)
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="print the version and exit")) -> None:
+    """privgraph: privacy-preserving learning on graphs."""
 
 
 def _fmt_eps(eps: Optional[float]) -> str:
@@ -62,37 +57,80 @@ def _pct(mean: float, half: float) -> str:
     return f"{100 * mean:.1f}{ci}"
 
 
+def print_report(report, console: Console = out_console) -> None:
+    """One release's report: the plain sentence for a data owner, then the expert lines."""
+    console.print(escape(report.plain_summary()))
+    for line in report.lines():
+        console.print(f"  {escape(line)}")
+
+
 def print_reports(reports: dict, console: Console = out_console) -> None:
-    """The privacy report of each ε."""
+    """The privacy report of each ε: its guarantees, then the notes once (not once per ε)."""
     console.print("[bold]Privacy report[/bold]")
+    first = next(iter(reports.values()), None)
+    if first is not None:
+        console.print(escape(first.plain_summary()))
+    notes: list[str] = []
     for eps, report in reports.items():
-        console.print(f"  ε = {_fmt_eps(eps)}:")
-        for line in report.lines():
-            console.print(f"    {escape(line)}")
+        lines = report.lines()
+        console.print(f"  ε = {_fmt_eps(eps)}: " + escape("; ".join(l for l in lines if not l.startswith("note: "))))
+        notes += [l[len("note: "):] for l in lines if l.startswith("note: ")]
+    for note in dict.fromkeys(notes):
+        console.print(f"  [dim]note: {escape(note)}[/dim]")
 
 
-def print_summary(result, console: Console = out_console) -> None:
-    from privgraph.methods import method_class
+def _unit_budgets(row: dict) -> dict[str, float]:
+    """The ε of each privacy unit of a setting (node labels have their own column)."""
+    units = (row.get("privacy") or {}).get("by_unit") or {}
+    return {u: g["epsilon"] for u, g in units.items()
+            if u != "node label" and isinstance(g.get("epsilon"), (int, float))}
 
+
+def _budgets(row: dict) -> str:
+    """The setting's ε; a method with a budget per unit (HeteroRR's ε_f and ε_e, HeteDP's ε_f and ε_s)
+    shows each, in the order of the footnote :func:`print_result` prints."""
+    budgets = _unit_budgets(row)
+    return _fmt_eps(row["epsilon"]) if len(budgets) < 2 else " / ".join(f"{e:g}" for e in budgets.values())
+
+
+def print_result(result, console: Console = out_console) -> None:
+    """A run's summary: one row per ε, one column per metric of its task (%, mean ± 95% CI), within 80
+    columns; ε_y only under label privacy; the chosen hyperparameters and release options below."""
     rows = result.summary()
-    title = f"{result.spec.method} on {rows[0]['dataset'] if rows else result.spec.dataset} " \
-            f"({result.records[0].model if result.records else ''})"
-    table = Table(title=title + " — test accuracy (%), mean ± 95% CI")
-    for col in ("ε", "ε_y", "accuracy", "std", "trials", "hyperparameters"):
-        table.add_column(col)
-    for r in sorted(rows, key=lambda r: (r["epsilon"] is not None, r["epsilon"] or 0)):
-        hp = r["hyperparameters"] or {}
-        shown = {k: hp[k] for k in ("lr", "weight_decay", "dropout") if k in hp}
-        if "kprop_steps" in method_class(result.spec.method).tunable:  # LPGNN's K
-            shown["K"] = hp.get("kprop_steps")
-        if r["epsilon_y"] is not None:
-            shown["K_y"] = hp.get("label_steps")
-        shown.update(r.get("release_options") or {})
-        table.add_row(_fmt_eps(r["epsilon"]), _fmt_eps(r["epsilon_y"]), _pct(r["mean"], r["ci95"]),
-                      f"{100 * r['std']:.1f}", str(r["trials"]),
-                      ", ".join(f"{k}={v:g}" for k, v in shown.items()) + (" (tuned)" if r["tuned"] else ""))
+    by_eps: dict = {}
+    for r in rows:
+        by_eps.setdefault((r["epsilon"], r["epsilon_y"]), {})[r["metric"]] = r
+    dataset = rows[0]["dataset"] if rows else result.spec.dataset
+    table = Table(title=f"{result.spec.method} on {dataset} ({result.model}): %, mean ± 95% CI")
+    label_private = any(eps_y is not None for _, eps_y in by_eps)
+    table.add_column("ε", no_wrap=True)
+    if label_private:
+        table.add_column("ε_y", no_wrap=True)
+    for m in result.metrics:
+        table.add_column(m.replace("_", " "), no_wrap=True, justify="right")
+    table.add_column("n", no_wrap=True, justify="right")
+    choices = []
+    for (eps, eps_y), metrics in sorted(by_eps.items(), key=lambda kv: (kv[0][0] is not None, kv[0][0] or 0)):
+        first = metrics[result.metrics[0]]
+        table.add_row(_budgets(first), *([_fmt_eps(eps_y)] if label_private else []),
+                      *(_pct(metrics[m]["mean"], metrics[m]["ci95"]) for m in result.metrics), str(first["trials"]))
+        chosen = dict(first.get("release_options") or {})
+        if first.get("tuned") and first.get("hyperparameters"):
+            chosen.update({k: v for k, v in first["hyperparameters"].items() if k in _TUNED})
+        if chosen:
+            choices.append(f"ε = {_fmt_eps(eps)}: " + ", ".join(f"{k}={v:g}" if isinstance(v, (int, float))
+                                                               else f"{k}={v}" for k, v in chosen.items()))
     console.print(table)
+    split = next((_unit_budgets(m[result.metrics[0]]) for m in by_eps.values()
+                  if len(_unit_budgets(m[result.metrics[0]])) > 1), None)
+    if split:
+        console.print(f"  [dim]ε per unit: {escape(' / '.join(split))}[/dim]")
+    for line in choices:
+        console.print(f"  [dim]chosen on validation: {escape(line)}[/dim]")
     print_reports(result.reports, console)
+
+
+_TUNED = ("lr", "weight_decay", "dropout", "kprop_steps", "label_steps")
 
 
 METHOD_HELP = "a registered method: `privgraph methods` lists them, `privgraph methods NAME` its parameters"
@@ -150,282 +188,289 @@ def _assign(items: list[str], cls: type, flag: str, owner: str, noun: str,
     return out
 
 
-class _Runner(NamedTuple):
-    """A runner, its spec, and where the spec takes method parameters (:func:`_method_spec`)."""
-
-    spec: type
-    bucket: str
-    settings: Optional[type]
-    renames: dict[str, str]
-    run: Callable
-    printer: Callable
-    release: Optional[Callable]
+INPUT_HELP = ("your own graph instead of --dataset: a torch.save'd PyG Data/HeteroData (.pt), an edge list "
+              "(.csv/.tsv/.txt, header optional) or a SciPy sparse adjacency (.npz)")
+DATA, PRIVACY, METHOD, TRAINING, OUTPUT = "Data", "Privacy", "Method", "Training and evaluation", "Output"
 
 
-def _runner(kind: str) -> _Runner:
-    if kind == "graph":
-        from privgraph.experiments import ExperimentSpec, run_experiment
-        from privgraph.experiments.release import release_graph
-
-        return _Runner(ExperimentSpec, "options", None, {}, run_experiment, print_summary, release_graph)
-    if kind == "embedding":
-        from privgraph.experiments.embedding import EmbeddingSpec, run_embedding_experiment
-        from privgraph.experiments.release import release_embedding_file
-        from privgraph.methods.ppcvgae.embedding import EmbeddingConfig
-
-        return _Runner(EmbeddingSpec, "config", EmbeddingConfig, {}, run_embedding_experiment,
-                       print_embedding_summary, release_embedding_file)
-    from privgraph.experiments.hetero import HeteroSpec, run_hetero_experiment
-    from privgraph.train.dpsgd import DPSGDConfig
-
-    return _Runner(HeteroSpec, "dpsgd", DPSGDConfig, {"clip_bound": "clip"}, run_hetero_experiment,
-                   print_hetero_summary, None)
+def _epsilons(values: list[str]) -> list[Optional[float]]:
+    """``--epsilon`` values: numbers, or ``none`` (a method where ε is optional, without noise)."""
+    out: list[Optional[float]] = []
+    for v in values:
+        if v.lower() in ("none", "null"):
+            out.append(None)
+            continue
+        try:
+            out.append(float(v))
+        except ValueError:
+            _fail(f"--epsilon {v!r}: give numbers (or none for a method whose noise is optional)")
+    return out
 
 
-def _method_kind(method: str):
-    """The registered class of ``method`` and which runner takes it: ``"graph"``, ``"embedding"`` or ``"hetero"``."""
-    from privgraph.methods import Task, method_class
+def _spec(method: str, params: list[str], hparams: list[str], **fields: Any):
+    """The pipeline's spec for ``method``: ``--param`` NAME=VALUE parsed against the method's
+    ``Params``, ``--set`` against the task's training hyperparameters; every check runs here,
+    before any work (bad input exits 2 with one line)."""
+    from privgraph.experiments import ExperimentSpec
+    from privgraph.experiments.tasks import task_for
+    from privgraph.methods import method_class
 
     try:
         cls = method_class(method)
+        training = task_for(cls, fields.get("task")).training
     except ValueError as err:
         _fail(str(err))
-    return cls, "hetero" if cls.heterogeneous else "embedding" if cls.task == Task.EMBEDDING else "graph"
-
-
-def _method_spec(method: str, run_fields: dict[str, Any], params: list[str]):
-    """The runner's spec for ``method``: the command's own options (``run_fields``) plus ``--param``
-    NAME=VALUE, parsed against the method's ``Params`` field types and validated by it.  A parameter
-    named like a field of the runner's ``settings`` goes into the spec's dict ``bucket``, else into
-    the spec's field of that name (``renames`` applied), else (no ``settings``) into ``bucket``:
-    node classification: ``ExperimentSpec``'s mechanism/delta/variant/clip, the rest in ``options``;
-    embeddings: ``EmbeddingSpec``'s case/calibration/delta, the autoencoder's settings in ``config``;
-    HeteDP: the DP-SGD settings in ``dpsgd``, ``clip_bound`` as ``clip``.  Bad input exits 2."""
-    cls, kind = _method_kind(method)
-    runner = _runner(kind)
     values = _assign(params, cls.Params, "--param", f"method {method!r}", "parameter")
+    if hparams and training is None:
+        _fail(f"{method} does not take --set: it trains no model of the task's own (its settings are --param; "
+              f"`privgraph methods {method}`)")
+    trained = _assign(hparams, training, "--set", f"{method}'s training", "hyperparameter") if hparams else {}
+    spec = ExperimentSpec(method=method, params=values, hyperparameters=trained, **fields)
     try:
-        cls.Params.build(method, values)
-    except (ValueError, TypeError) as err:
-        _fail(str(err))
-    settings = {f.name for f in dataclasses.fields(runner.settings)} if runner.settings else set()
-    own = {f.name for f in dataclasses.fields(runner.spec)}
-    mapped: dict[str, Any] = {}
-    for name, value in values.items():
-        target = runner.renames.get(name, name)
-        if name in settings or (target not in own and not settings):
-            mapped.setdefault(runner.bucket, {})[name] = value
-        elif target in own:
-            mapped[target] = value
-        else:
-            _fail(f"`privgraph` sets {method}'s parameter {name} itself (from the dataset): it takes no --param {name}")
-    both = sorted(set(run_fields) & set(mapped))
-    if both:
-        _fail(f"{', '.join(both)} given twice (by --param and by an option): give it once")
-    try:
-        spec = runner.spec(**run_fields, **mapped)
         spec.validate()
     except (ValueError, TypeError) as err:
         _fail(str(err))
-    return spec, runner
+    return spec
 
 
-def _refuse_unused(method: str, kind: str, flags: dict[str, tuple[bool, str]]) -> None:
-    """Exit 2 naming the given flags (``flag: (given, kinds that take it)``) that ``kind``'s runner ignores."""
-    unused = [flag for flag, (given, kinds) in flags.items() if given and kind not in kinds.split()]
-    if unused:
-        _fail(f"{method} does not take {', '.join(unused)} (its parameters: `privgraph methods {method}`; "
-              "--param NAME=VALUE sets one)")
+def _read_input(path: Optional[Path], method: str, features: Optional[Path], labels: Optional[Path],
+                private_edges: Optional[Path], private_column: Optional[str], domain: Optional[str],
+                clip: bool) -> Any:
+    """The user's graph file (``--input``) read and checked, or None; bad input exits 2 with one line."""
+    given = {"--features": features, "--labels": labels, "--private-edges": private_edges,
+             "--private-column": private_column, "--domain": domain, "--clip": clip or None}
+    if path is None:
+        stray = [flag for flag, v in given.items() if v is not None]
+        if stray:
+            _fail(f"{', '.join(stray)} describe an --input file: give --input")
+        return None
+    from privgraph.data.io import GraphInputError, read_graph
+    from privgraph.methods import method_class
+
+    bounds = None
+    if domain is not None:
+        try:
+            lo, hi = (float(v) for v in domain.split(","))
+        except ValueError:
+            _fail(f"--domain takes LO,HI (e.g. 0,1), got {domain!r}")
+        bounds = (lo, hi)
+    simple = method_class(method).simple_graph
+    try:
+        data, notes = read_graph(path, features=features, labels=labels, private_edges=private_edges,
+                                 private_column=private_column, domain=bounds, clip=clip, undirected=simple,
+                                 self_loops=not simple)
+    except GraphInputError as err:
+        _fail(str(err))
+    for note in notes:
+        err_console.print(f"[dim]{escape(str(path))}: {escape(note)}[/dim]")
+    return data
 
 
-class HeteroTask(str, Enum):
-    nc = "nc"
-    lp = "lp"
-
-
-def print_hetero_summary(result, console: Console = out_console) -> None:
-    rows = result.summary()
-    spec = result.spec
-    table = Table(title=f"{spec.method} {spec.task.upper()} on {rows[0]['dataset'] if rows else spec.dataset} — %, "
-                        "mean ± 95% CI")
-    for col in ("ε", "metric", "value", "trials", "release options"):
-        table.add_column(col)
-    for r in rows:
-        table.add_row(_fmt_eps(r["epsilon"]), r["metric"], _pct(r["mean"], r["ci95"]), str(r["trials"]),
-                      ", ".join(f"{k}={v:g}" for k, v in (r["release_options"] or {}).items()
-                                if isinstance(v, (int, float))))
-    console.print(table)
-    print_reports(result.reports, console)
-
-
-def print_embedding_summary(result, console: Console = out_console) -> None:
-    from privgraph.experiments.embedding import METRICS
-
-    rows = result.summary()
-    spec = result.spec
-    title = (f"{spec.method} case ({spec.case}) on {rows[0]['dataset'] if rows else spec.dataset} "
-             f"({rows[0]['model'] if rows else ''}) — %, mean ± 95% CI")
-    table = Table(title=title)
-    for col in ("ε", *METRICS, "trials"):
-        table.add_column(col)
-    by_eps: dict = {}
-    for r in rows:
-        by_eps.setdefault(r["epsilon"], {})[r["metric"]] = r
-    for eps, metrics in by_eps.items():
-        table.add_row(_fmt_eps(eps), *(_pct(metrics[m]["mean"], metrics[m]["ci95"]) for m in METRICS),
-                      str(metrics[METRICS[0]]["trials"]))
-    console.print(table)
-    print_reports(result.reports, console)
+# the options that describe the user's own graph, shared by run and release
+INPUT_OPTION = typer.Option(None, "--input", help=INPUT_HELP, rich_help_panel=DATA)
+FEATURES_OPTION = typer.Option(None, help="--input's node features (.npy or .csv)", rich_help_panel=DATA)
+LABELS_OPTION = typer.Option(None, help="--input's node labels (.npy, .csv or .txt)", rich_help_panel=DATA)
+PRIVATE_EDGES_OPTION = typer.Option(None, "--private-edges", help="--input's private-edge mask (.npy, one 0/1 per "
+                                    "edge)", rich_help_panel=DATA)
+PRIVATE_COLUMN_OPTION = typer.Option(None, "--private-column", help="the edge list's 0/1 column marking private "
+                                     "edges (name, or index without header)", rich_help_panel=DATA)
+DOMAIN_OPTION = typer.Option(None, help="the features' declared domain LO,HI (e.g. 0,1)", rich_help_panel=DATA)
+CLIP_OPTION = typer.Option(False, "--clip", help="clip --input's features into --domain instead of refusing",
+                           rich_help_panel=DATA)
+DATA_ROOT_OPTION = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)", rich_help_panel=DATA)
+DATASET_OPTION = typer.Option("sbm", help="a dataset (`privgraph datasets`), or sbm (synthetic)", rich_help_panel=DATA)
 
 
 @app.command()
 def run(
     method: str = typer.Argument(..., help=METHOD_HELP),
-    dataset: str = typer.Option("sbm", help="cora, citeseer, pubmed, facebook, github, lastfm, or sbm (synthetic)"),
-    epsilon: list[float] = typer.Option([], help="privacy budget(s) ε (features for lpgnn, adjacency lists for "
-                                                 "the link methods, the candidates for ppcvgae --dp), e.g. "
-                                                 "--epsilon 1 2 4 8 (default 1; ppcvgae: 0.01)"),
-    param: list[str] = typer.Option([], "--param", help=PARAM_HELP),
-    model: Optional[str] = typer.Option(None, help="gcn, sage, gat or mlp (default: the method's own)"),
-    trials: int = typer.Option(10, min=1),
-    seed: int = typer.Option(0),
-    epsilon_y: Optional[float] = typer.Option(None, "--epsilon-y", help="label privacy budget (off by default)"),
-    tune: bool = typer.Option(False, help="choose hyperparameters on validation per dataset and ε"),
-    tune_budget: int = typer.Option(20, help="configurations tried by --tune"),
-    split: str = typer.Option("random", help="random (seeded stratified 50/25/25) or public (Planetoid)"),
-    hparam: list[str] = typer.Option(
-        [], "--set", help="a training hyperparameter, e.g. --set kprop_steps=8 (hetero: --set epochs=20; the "
-                          "methods' own settings are --param)"),
-    secure: bool = typer.Option(False, help="draw noise from the OS cryptographic source (not reproducible)"),
-    data_root: Optional[Path] = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)"),
+    dataset: str = DATASET_OPTION,
+    input: Optional[Path] = INPUT_OPTION,
+    features: Optional[Path] = FEATURES_OPTION,
+    labels: Optional[Path] = LABELS_OPTION,
+    private_edges: Optional[Path] = PRIVATE_EDGES_OPTION,
+    private_column: Optional[str] = PRIVATE_COLUMN_OPTION,
+    domain: Optional[str] = DOMAIN_OPTION,
+    clip: bool = CLIP_OPTION,
+    data_root: Optional[Path] = DATA_ROOT_OPTION,
+    split: str = typer.Option("random", help="random (seeded stratified 50/25/25) or public (Planetoid)",
+                              rich_help_panel=DATA),
     private_ratio: Optional[float] = typer.Option(
-        None, "--private-ratio", help="mark this fraction ρ of the edges private at random (edge-level methods)"),
-    case: Optional[str] = typer.Option(
-        None, help="ppcvgae/vgae/dpgcn: the threat model evaluated — a: the adversary knows A (GCN attack), b: it "
-                   "does not (MLP attack); default a (for ppcvgae the same as --param case=b)"),
-    dp: bool = typer.Option(False, "--dp", help="ppcvgae: add Gaussian noise for (ε, δ)-DP w.r.t. the candidates"),
-    balance: bool = typer.Option(False, "--balance", help="ppcvgae/vgae/dpgcn: balance the attack's classes by "
-                                                          "resampling (the paper's Credit treatment)"),
-    task: Optional[HeteroTask] = typer.Option(
-        None, help="hetedp/rgcn/hgt/metapath2vec: nc (node classification, default) or lp (link prediction)"),
-    db: Path = typer.Option(Path("results/privgraph.db"), help="SQLite results database"),
-    format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
+        None, "--private-ratio", help="mark this fraction ρ of the edges private at random (edge-level methods)",
+        rich_help_panel=DATA),
+    epsilon: list[str] = typer.Option([], help="privacy budget(s) ε, e.g. --epsilon 1 2 4 8 (default 1 for a "
+                                               "private method; none: without noise where ε is optional)",
+                                      rich_help_panel=PRIVACY),
+    epsilon_y: Optional[float] = typer.Option(None, "--epsilon-y", help="label privacy budget (off by default)",
+                                              rich_help_panel=PRIVACY),
+    secure: bool = typer.Option(False, help="draw noise from the OS cryptographic source (not reproducible)",
+                                rich_help_panel=PRIVACY),
+    param: list[str] = typer.Option([], "--param", help=PARAM_HELP, rich_help_panel=METHOD),
+    task: Optional[str] = typer.Option(None, help="nc, lp or attribute (default: the method's own; "
+                                                  "heterogeneous methods: nc)", rich_help_panel=TRAINING),
+    model: Optional[str] = typer.Option(None, help="gcn, sage, gat or mlp (default: the method's own)",
+                                        rich_help_panel=TRAINING),
+    trials: int = typer.Option(10, min=1, rich_help_panel=TRAINING),
+    seed: int = typer.Option(0, rich_help_panel=TRAINING),
+    tune: bool = typer.Option(False, help="choose release parameters and hyperparameters on validation",
+                              rich_help_panel=TRAINING),
+    tune_budget: int = typer.Option(20, help="configurations tried by --tune", rich_help_panel=TRAINING),
+    hparam: list[str] = typer.Option([], "--set", help="a training hyperparameter of the task's model, e.g. --set "
+                                                       "kprop_steps=8 (the method's own settings are --param)",
+                                     rich_help_panel=TRAINING),
+    case: Optional[str] = typer.Option(None, help="embeddings: the threat model evaluated — a: the adversary "
+                                                  "knows A (GCN attack), b: it does not (MLP attack)",
+                                       rich_help_panel=TRAINING),
+    balance: bool = typer.Option(False, "--balance", help="embeddings: balance the attack's classes by "
+                                                          "resampling", rich_help_panel=TRAINING),
+    db: Path = typer.Option(Path("results/privgraph.db"), help="SQLite results database", rich_help_panel=OUTPUT),
+    format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json", rich_help_panel=OUTPUT),
 ) -> None:
-    """Run a method over one or more ε, several seeded trials; store and print results."""
-    from privgraph.methods import Hyperparameters
-
-    _, kind = _method_kind(method)
-    _refuse_unused(method, kind, {
-        "--model": (model is not None, "graph"), "--epsilon-y": (epsilon_y is not None, "graph"),
-        "--tune": (tune, "graph"), "--split": (split != "random", "graph"),
-        "--private-ratio": (private_ratio is not None, "graph"), "--set": (bool(hparam), "graph hetero"),
-        "--case": (case is not None, "embedding"), "--dp": (dp, "embedding"), "--balance": (balance, "embedding"),
-        "--task": (task is not None, "hetero")})
-    fields: dict[str, Any] = dict(method=method, dataset=dataset, trials=trials, seed=seed, secure=secure,
-                                  data_root=str(data_root) if data_root else None)
-    own = {f.name for f in dataclasses.fields(_runner(kind).spec)}  # hetero: the spec's epochs and hidden
-    training = _assign(hparam, Hyperparameters, "--set", f"{method}'s training", "hyperparameter",
-                       [f.name for f in dataclasses.fields(Hyperparameters) if kind == "graph" or f.name in own])
-    if kind == "graph":
-        fields.update(epsilons=list(epsilon) or [1.0], model=model, epsilon_y=epsilon_y, tune=tune,
-                      tune_budget=tune_budget, split=split, private_ratio=private_ratio, hyperparameters=training)
-    elif kind == "embedding":
-        fields.update(epsilons=list(epsilon) or [0.01], dp=dp, balance=balance, **({"case": case} if case else {}))
-    else:
-        fields.update(epsilons=list(epsilon), task=(task or HeteroTask.nc).value, **training)
-    spec, runner = _method_spec(method, fields, param)
-    _run_and_report(runner.run, spec, db, format, runner.printer)
-
-
-def _run_and_report(run_fn, spec, db: Path, format: OutputFormat, printer) -> None:
-    """Run ``spec`` with a progress display, store the trials, print JSON or ``printer``'s table."""
-    from privgraph.experiments import ResultsStore
+    """Run a method over one or more ε and several seeded trials: release, train the task's model,
+    evaluate; store and print the results with the privacy report."""
+    data = _read_input(input, method, features, labels, private_edges, private_column, domain, clip)
+    spec = _spec(method, param, hparam, dataset=input.stem if input else dataset, input=data,
+                 epsilons=_epsilons(epsilon), task=task, model=model, trials=trials, seed=seed, epsilon_y=epsilon_y,
+                 tune=tune, tune_budget=tune_budget, split=split, secure=secure, private_ratio=private_ratio,
+                 case=case, balance=balance, data_root=str(data_root) if data_root else None)
+    store = _store(db)
+    from privgraph.experiments import Experiment
 
     start = time.perf_counter()
-    try:
-        with RichProgress(enabled=sys.stderr.isatty()) as progress:
-            result = run_fn(spec, ResultsStore(db), progress)
-    except (ValueError, RuntimeError) as err:
-        _fail(str(err), 1)
+    with console_progress() as progress:  # prints nothing until the run reports
+        try:
+            experiment = Experiment(spec, store, progress)  # the checks that need the loaded input
+        except ValueError as err:
+            _fail(str(err))
+        try:
+            result = experiment.run()
+        except (ValueError, RuntimeError) as err:
+            _fail(str(err), 1)
     if format == OutputFormat.json:
         print(json.dumps(result.to_json(), indent=2))
-    else:
-        printer(result)
-        out_console.print(f"[dim]{len(result.records)} trials stored in {db} (run {result.run_id}), "
-                          f"{time.perf_counter() - start:.1f}s[/dim]")
+        return
+    print_result(result)
+    out_console.print(f"[dim]{len(result.records)} trials stored in {db} (run {result.run_id}), "
+                      f"{time.perf_counter() - start:.1f}s[/dim]")
+
+
+def _store(db: Path):
+    """The results store at ``db``; an unwritable path exits 2 before any work."""
+    from privgraph.experiments import ResultsStore
+
+    try:
+        return ResultsStore(db)
+    except (OSError, sqlite3.Error) as err:
+        _fail(f"cannot write the results database {db}: {err}")
 
 
 @app.command()
 def release(
     method: str = typer.Argument(..., help=METHOD_HELP),
-    output: Path = typer.Option(..., "-o", "--output", help="file for the privatized graph (torch.save)"),
-    dataset: str = typer.Option("sbm", help="cora, citeseer, facebook, github, ... or sbm (synthetic)"),
-    epsilon: Optional[float] = typer.Option(None, help="privacy budget ε (the method's own meaning; default 1, "
-                                                      "ppcvgae --dp: 0.01)"),
-    param: list[str] = typer.Option([], "--param", help=PARAM_HELP),
+    output: Path = typer.Option(..., "-o", "--output", help="file for the released PyG object (torch.save)",
+                                rich_help_panel=OUTPUT),
+    dataset: str = DATASET_OPTION,
+    input: Optional[Path] = INPUT_OPTION,
+    features: Optional[Path] = FEATURES_OPTION,
+    labels: Optional[Path] = LABELS_OPTION,
+    private_edges: Optional[Path] = PRIVATE_EDGES_OPTION,
+    private_column: Optional[str] = PRIVATE_COLUMN_OPTION,
+    domain: Optional[str] = DOMAIN_OPTION,
+    clip: bool = CLIP_OPTION,
+    data_root: Optional[Path] = DATA_ROOT_OPTION,
+    private_ratio: Optional[float] = typer.Option(None, "--private-ratio", help="fraction ρ of edges marked private",
+                                                  rich_help_panel=DATA),
+    epsilon: Optional[str] = typer.Option(None, help="privacy budget ε (the method's own meaning; default 1 for a "
+                                                     "private method)", rich_help_panel=PRIVACY),
+    epsilon_y: Optional[float] = typer.Option(None, "--epsilon-y", help="also protect the labels (label LDP)",
+                                              rich_help_panel=PRIVACY),
+    param: list[str] = typer.Option([], "--param", help=PARAM_HELP, rich_help_panel=METHOD),
     seed: int = typer.Option(0, help="seed of the split and the annotations (and of the noise only with "
-                                     "--reproducible)"),
+                                     "--reproducible)", rich_help_panel=PRIVACY),
     secure: bool = typer.Option(False, "--secure", help="noise from the OS cryptographic source (the default; "
-                                                        "nothing recorded can regenerate it)"),
+                                                        "nothing recorded can regenerate it)",
+                                rich_help_panel=PRIVACY),
     reproducible: bool = typer.Option(
         False, "--reproducible", help="draw the noise from --seed and record it: anyone with the seed can remove "
-                                      "the noise, so the file is for research only"),
-    data_root: Optional[Path] = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)"),
-    private_ratio: Optional[float] = typer.Option(None, "--private-ratio", help="fraction ρ of edges marked private"),
-    dp: bool = typer.Option(False, "--dp", help="ppcvgae: add Gaussian noise for (ε, δ)-DP w.r.t. the candidates"),
+                                      "the noise, so the file is for research only", rich_help_panel=PRIVACY),
+    allow_non_private: bool = typer.Option(False, "--allow-non-private", help="write the release of a method "
+                                           "that protects nothing", rich_help_panel=PRIVACY),
     diagnostics: bool = typer.Option(
         False, "--diagnostics", help="also write the release details (exact counts, clipping rates, MCMC traces): "
-                                     "data-dependent, not covered by the guarantee — for the curator's own copy"),
+                                     "data-dependent, not covered by the guarantee — for the curator's own copy",
+        rich_help_panel=OUTPUT),
 ) -> None:
-    """Privatize a graph (or train and release an embedding) once and write it with its
-    privacy report (OUTPUT + OUTPUT.json).  The noise comes from the OS cryptographic
+    """Privatize a graph (or train and release an embedding or link model) once and write it
+    with its privacy report (OUTPUT + OUTPUT.json).  The noise comes from the OS cryptographic
     source unless --reproducible; diagnostics are left out unless --diagnostics."""
     if secure and reproducible:
         _fail("--secure and --reproducible exclude each other (--secure is the default)")
-    _, kind = _method_kind(method)
-    if kind == "hetero":
-        _fail(f"{method} has no release command yet: release a HeteroData from Python with privgraph.privatize "
-              f"(see `privgraph methods {method}`), or use `privgraph run`")
-    _refuse_unused(method, kind, {"--private-ratio": (private_ratio is not None, "graph"), "--dp": (dp, "embedding")})
-    fields: dict[str, Any] = dict(method=method, dataset=dataset, trials=1, seed=seed,
-                                  data_root=str(data_root) if data_root else None)
-    if kind == "embedding":
-        fields.update(epsilons=[0.01 if epsilon is None else epsilon], dp=dp, secure=dp and not reproducible)
-    else:
-        fields.update(epsilons=[1.0 if epsilon is None else epsilon], secure=not reproducible,
-                      private_ratio=private_ratio)
-    spec, runner = _method_spec(method, fields, param)
-    _release_and_report(runner.release, spec, output, diagnostics)
+    data = _read_input(input, method, features, labels, private_edges, private_column, domain, clip)
+    spec = _spec(method, param, [], dataset=input.stem if input else dataset, input=data,
+                 epsilons=_epsilons([epsilon]) if epsilon is not None else [], trials=1, seed=seed,
+                 epsilon_y=epsilon_y, secure=not reproducible and _adds_noise(method, epsilon),
+                 private_ratio=private_ratio,
+                 data_root=str(data_root) if data_root else None)
+    if not output.parent.exists() and not _writable(output.parent):
+        _fail(f"cannot write {output}: its folder cannot be created")
+    from privgraph.experiments.release import check_release, release_file
 
-
-def _release_and_report(release_fn, spec, output: Path, diagnostics: bool = False) -> None:
-    """Write the release and its report; print the report's lines."""
     try:
-        with RichProgress(enabled=sys.stderr.isatty()) as progress:
-            path, report_path, report = release_fn(spec, output, progress, diagnostics)
+        check_release(spec, allow_non_private)
+    except ValueError as err:
+        _fail(str(err))
+
+    try:
+        with console_progress() as progress:
+            path, report_path, rel = release_file(spec, output, progress, diagnostics, allow_non_private)
     except (ValueError, RuntimeError) as err:
         _fail(str(err), 1)
-    for line in json.loads(report_path.read_text())["report"]:
-        out_console.print(escape(line))
+    print_report(rel.report)
+    raw = [name for name, status in rel.fields.items() if not status.startswith(("privatized", "withheld"))]
+    if raw:
+        out_console.print(f"fields written as given (not protected): {escape(', '.join(raw))}")
     out_console.print(f"wrote {path} and {report_path}")
+
+
+def _adds_noise(method: str, epsilon: Optional[str]) -> bool:
+    """Whether the release draws noise: ε given, or a private method whose ε has a default."""
+    from privgraph.methods import method_class
+
+    try:
+        cls = method_class(method)
+    except ValueError as err:
+        _fail(str(err))
+    return (epsilon is not None and epsilon.lower() != "none") or (cls.private and not cls.epsilon_optional)
+
+
+def _writable(folder: Path) -> bool:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return True
+    except OSError:
+        return False
 
 
 @app.command()
 def plot(
     db: Path = typer.Option(Path("results/privgraph.db"), help="SQLite results database"),
-    output: Path = typer.Option(Path("privacy_utility.png"), "-o", "--output", help="PNG file to write"),
+    output: Optional[Path] = typer.Option(None, "-o", "--output",
+                                          help="folder for the PNGs (default results/), or a .png file"),
     dataset: Optional[str] = typer.Option(None, help="only this dataset"),
+    metric: Optional[str] = typer.Option(None, help="metric to draw (default: accuracy, micro_f1, roc_auc or "
+                                                    "utility_accuracy, whichever the trials have)"),
 ) -> None:
-    """Draw privacy–utility curves from stored results."""
+    """Draw privacy–utility curves (one panel per privacy unit, 95% CI bands) from stored results."""
     from privgraph.experiments.plot import plot_db
 
     if not db.exists():
         _fail(f"no results database at {db}")
     try:
-        path = plot_db(db, output, dataset)
+        paths = plot_db(db, output, dataset, metric)
     except ValueError as err:
         _fail(str(err), 1)
-    out_console.print(f"wrote {path}")
+    for path in paths:
+        out_console.print(f"wrote {path}")
 
 
 @app.command()
@@ -451,15 +496,14 @@ def demo(
     store = ResultsStore(db)
     results = []
     start = time.perf_counter()
-    with RichProgress(enabled=sys.stderr.isatty()) as progress:
-        for method, eps in (("gcn-raw", [1.0]), ("mlp", [1.0]), ("lpgnn", DEMO_EPSILONS)):
+    with console_progress() as progress:
+        for method, eps in (("gcn-raw", []), ("mlp", []), ("lpgnn", DEMO_EPSILONS)):
             spec = ExperimentSpec(method=method, dataset="sbm", epsilons=eps, trials=trials, seed=seed,
                                   synthetic=DEMO_GRAPH)
             results.append(run_experiment(spec, store, progress))
     out_console.print(demo_table(results))
-    out_console.print("[bold]Privacy report (LPGNN)[/bold]")
-    for eps, report in results[-1].reports.items():
-        out_console.print(f"  ε = {eps:g}: " + escape("; ".join(report.lines())))
+    out_console.print("[bold]LPGNN[/bold]")
+    print_reports(results[-1].reports)
     png = plot_rows(summarize(store.records()), out / "privacy_utility.png")
     out_console.print(f"wrote {png} and {db} in {time.perf_counter() - start:.1f}s")
 
@@ -501,17 +545,30 @@ def list_methods_command(
 
 
 @app.command()
-def datasets() -> None:
-    """List the datasets and whether $PRIVGRAPH_DATA holds their raw files."""
-    from privgraph.data import DATASETS, available_locally
+def datasets(
+    format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
+) -> None:
+    """List every dataset the loaders know, its source, and whether $PRIVGRAPH_DATA holds it."""
+    import os
 
-    table = Table(title="datasets")
-    table.add_column("name")
-    table.add_column("PyG class / folder")
-    table.add_column("raw files in $PRIVGRAPH_DATA")
-    for key, spec in DATASETS.items():
-        table.add_row(key, spec.name, "yes" if available_locally(key) else "no")
-    table.add_row("sbm", "synthetic stochastic block model", "built in")
+    from privgraph.data.catalog import dataset_catalog
+    from privgraph.data.datasets import DATA_ENV
+
+    entries = dataset_catalog()
+    root = os.environ.get(DATA_ENV)
+    status = {None: "built in", True: "yes", False: "no"}
+    if format == OutputFormat.json:
+        print(json.dumps([{**dataclasses.asdict(e), "available": e.available()} for e in entries], indent=2))
+        return
+    if not root:
+        out_console.print(f"[yellow]${DATA_ENV} is not set:[/yellow] availability unknown; on a machine with "
+                          "internet the PyG datasets download on first use")
+    table = Table(title=f"datasets (raw files under ${DATA_ENV}{f' = {root}' if root else ''})")
+    for col in ("name", "kind", "source", "here"):
+        table.add_column(col)
+    for e in entries:
+        here = "built in" if e.folder is None else ("?" if not root else status[e.available()])
+        table.add_row(e.key, e.kind, escape(e.source), here)
     out_console.print(table)
 
 

@@ -1,7 +1,150 @@
-"""The progress callback the long-running trainers and experiments accept."""
+"""The progress callback the long-running trainers and experiments accept,
+and a console display for it that also works when stderr is piped."""
 
 from __future__ import annotations
 
-from typing import Callable
+import sys
+import time
+from dataclasses import dataclass
+from typing import IO, Any, Callable
 
 ProgressHook = Callable[[str, int, int], None]  # (task name, steps done, total steps)
+
+PREFIX = "[privgraph]"
+
+
+def format_duration(seconds: float) -> str:
+    """``12.4s``, ``2m05s``, ``1h02m``: short enough for a one-line update."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    seconds = int(round(seconds))
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+@dataclass
+class _TaskState:
+    start: float
+    last_print: float
+    done: int = 0
+    total: int = 0
+    completed: bool = False  # the completion line of the current run was printed
+
+
+class ConsoleProgress:
+    """A :data:`ProgressHook` that shows progress on ``stream``.
+
+    * On a terminal (``stream.isatty()``, or ``tty=True``): a transient rich
+      display, one bar per task name with ``M/N``, elapsed time and ETA.
+    * Otherwise (piped to a file or a log): one line per update, e.g.
+      ``[privgraph] lpgnn on cora: 3/10 (30%), 12.4s elapsed, ETA 29s`` -- the
+      first call of each task, then at most one line per ``interval`` seconds
+      per task, and always the completion line (``done == total``); each line
+      is flushed.
+
+    Use it as a context manager (the rich display is stopped on exit); it can
+    also be called without one (the display starts on the first update, and
+    :meth:`close` stops it).  ``clock`` (seconds, monotonic) can be injected
+    for tests.
+    """
+
+    def __init__(self, stream: IO[str] | None = None, interval: float = 10.0,
+                 clock: Callable[[], float] | None = None, tty: bool | None = None, prefix: str = PREFIX):
+        self.stream = sys.stderr if stream is None else stream
+        self.interval = float(interval)
+        self.clock = clock or time.monotonic
+        self.prefix = prefix
+        if tty is None:
+            isatty = getattr(self.stream, "isatty", None)
+            try:
+                tty = bool(isatty()) if isatty is not None else False
+            except (ValueError, OSError):  # closed stream
+                tty = False
+        self.tty = tty
+        self._tasks: dict[str, _TaskState] = {}
+        self._rich: Any = None  # rich.progress.Progress, started lazily
+        self._rich_tasks: dict[str, tuple[Any, int]] = {}  # task name -> (rich task id, done)
+
+    # context manager -------------------------------------------------
+    def __enter__(self) -> "ConsoleProgress":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the rich display (a no-op in piped mode)."""
+        if self._rich is not None:
+            self._rich.stop()
+            self._rich = None
+            self._rich_tasks.clear()
+
+    # the hook --------------------------------------------------------
+    def __call__(self, task: str, done: int, total: int) -> None:
+        if self.tty:
+            self._update_rich(task, done, total)
+        else:
+            self._update_lines(task, done, total)
+
+    def _update_rich(self, task: str, done: int, total: int) -> None:
+        if self._rich is None:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                       TimeRemainingColumn)
+
+            console = Console(file=self.stream, force_terminal=True)
+            self._rich = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                  console=console, transient=True)
+            self._rich.start()
+        progress = self._rich
+        if task not in self._rich_tasks:
+            self._rich_tasks[task] = (progress.add_task(task, total=total, completed=done), done)
+            return
+        task_id, previous = self._rich_tasks[task]
+        if done < previous:  # the task started over (e.g. the next trial's training)
+            progress.reset(task_id, total=total, completed=done)
+        else:
+            progress.update(task_id, completed=done, total=total)
+        self._rich_tasks[task] = (task_id, done)
+
+    def _update_lines(self, task: str, done: int, total: int) -> None:
+        now = self.clock()
+        state = self._tasks.get(task)
+        first = state is None
+        if state is None:
+            state = self._tasks[task] = _TaskState(start=now, last_print=now)
+        elif done < state.done or (state.completed and done < total):
+            state.start = now  # started over: time this run afresh
+            state.completed = False
+        state.done, state.total = done, total
+        complete = total > 0 and done >= total
+        if complete:
+            if state.completed:
+                return  # the completion line of this run is out already
+            state.completed = True
+        elif not first and now - state.last_print < self.interval:
+            return
+        state.last_print = now
+        self.stream.write(self.line(task, done, total, now - state.start) + "\n")
+        self.stream.flush()
+
+    def line(self, task: str, done: int, total: int, elapsed: float) -> str:
+        """One update: ``[privgraph] TASK: M/N (P%), Xs elapsed, ETA Ys``."""
+        text = f"{self.prefix} {task}: {done}/{total}"
+        if total > 0:
+            text += f" ({100 * done / total:.0f}%)"
+        text += f", {format_duration(elapsed)} elapsed"
+        if total > 0 and done >= total:
+            text += ", done"
+        elif 0 < done < total and elapsed > 0:
+            text += f", ETA {format_duration(elapsed / done * (total - done))}"
+        return text
+
+
+def console_progress(stream: IO[str] | None = None, interval: float = 10.0,
+                     clock: Callable[[], float] | None = None, tty: bool | None = None) -> ConsoleProgress:
+    """A :class:`ConsoleProgress` on ``stream`` (default: ``sys.stderr`` at call time),
+    to use as ``with console_progress() as progress: run(..., progress)``."""
+    return ConsoleProgress(stream, interval=interval, clock=clock, tty=tty)

@@ -44,12 +44,16 @@ from privgraph.progress import ProgressHook
 if TYPE_CHECKING:
     from privgraph.methods.base import Method
 
+
+
+
 PUBLIC = "public: copied as given"
 DIAGNOSTICS_WITHHELD = ("withheld: the release details are data-dependent diagnostics (exact counts, clipping "
                         "rates, MCMC traces) not covered by the guarantee; keep them for the curator with "
                         "include_diagnostics=True (--diagnostics)")
 WITHHELD = "withheld: not in the release"
 FORMAT = "privgraph-release/1"
+IN_CLEAR = ("public", "written in clear", "derived without protection")  # statuses of unprotected fields
 
 
 @dataclass
@@ -66,14 +70,24 @@ class PrivateRelease:
     randomness: dict[str, Any] = field(default_factory=dict)
     model_state: dict[str, Tensor] | None = None
     version: str = __version__
+    provenance: dict[str, Any] = field(default_factory=dict)  # where the input came from (dataset, data seed)
 
     def metadata(self, include_diagnostics: bool = False) -> dict[str, Any]:
         """Everything but the tensors, JSON-ready; the details only with ``include_diagnostics``."""
-        return _json_safe({"format": FORMAT, "method": self.method, "params": self.params, "epsilon": self.epsilon,
-                           "privacy": self.report.to_dict(), "report": self.report.lines(), "fields": self.fields,
-                           "randomness": self.randomness,
+        raw = self.fields_in_clear()
+        lines = [self.report.plain_summary(), *self.report.lines()]
+        if raw:
+            lines.append(f"fields written in clear (not protected): {', '.join(raw)}")
+        return json_safe({"format": FORMAT, "method": self.method, "params": self.params, "epsilon": self.epsilon,
+                           "privacy": self.report.to_dict(), "report": lines, "fields": self.fields,
+                           "raw_fields": raw,
+                           "randomness": self.randomness, "provenance": self.provenance,
                            "details": self.details if include_diagnostics else DIAGNOSTICS_WITHHELD,
                            "version": self.version})
+
+    def fields_in_clear(self) -> list[str]:
+        """The input fields written as given (public, or by a non-private method): not protected."""
+        return [name for name, status in self.fields.items() if status.startswith(IN_CLEAR)]
 
     def save(self, path: str | Path, include_diagnostics: bool = False) -> tuple[Path, Path]:
         """Write ``data`` to ``path`` (``torch.save``), the report and metadata to ``path.json``
@@ -104,11 +118,11 @@ class PrivateRelease:
         from privgraph.methods import method_class
 
         params = method_class(meta["method"]).Params.build(meta["method"], meta["params"]).to_dict()  # JSON → types
-        data = torch.load(path, weights_only=False)
+        data = torch.load(path)
         model = torch.load(_model_path(path)) if _model_path(path).exists() else None
         details = meta["details"] if isinstance(meta["details"], dict) else {}
         return cls(meta["method"], params, meta["epsilon"], data, PrivacyReport.from_dict(meta["privacy"]),
-                   meta["fields"], details, meta["randomness"], model, meta["version"])
+                   meta["fields"], details, meta["randomness"], model, meta["version"], meta.get("provenance", {}))
 
     def __repr__(self) -> str:
         eps = "—" if self.epsilon is None else f"{self.epsilon:g}"
@@ -123,13 +137,15 @@ def _model_path(path: Path) -> Path:
     return path.with_name(path.name + ".model.pt")
 
 
-def _json_safe(obj: Any) -> Any:
+def json_safe(obj: Any) -> Any:
+    """``obj`` as strict JSON values: NaN as ``None``, ±∞ as ``"inf"``/``"-inf"`` (an unprotected
+    guarantee's ε), tuples as lists, small tensors as lists, anything else as its ``str``."""
     if isinstance(obj, float) and not math.isfinite(obj):
         return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
     if isinstance(obj, dict):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
+        return {str(k): json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
+        return [json_safe(v) for v in obj]
     if isinstance(obj, Tensor):
         return obj.tolist() if obj.numel() <= 64 else f"tensor{tuple(obj.shape)}"
     if isinstance(obj, (str, int, bool)) or obj is None or isinstance(obj, float):

@@ -205,23 +205,23 @@ def test_merge_duplicate_edges_keeps_one_column_per_pair_with_its_attributes():
 
 def test_runner_boundary_merges_duplicates_with_a_note_and_refuses_directed_graphs_for_link_methods(monkeypatch):
     """The experiment runner (and `privgraph release`) validate the input graph once, at the boundary."""
-    import privgraph.experiments.runner as runner_module
+    import privgraph.data as data_module
     from privgraph.data import sbm_graph
     from privgraph.experiments import ExperimentSpec
-    from privgraph.experiments.runner import Experiment
+    from privgraph.experiments import Experiment
 
     small = dict(num_nodes=120, num_features=8, avg_degree=4.0)
     graph = sbm_graph(seed=0, **small)
     doubled = graph.clone()
     doubled.edge_index = torch.cat([graph.edge_index, graph.edge_index[:, :3]], dim=1)
-    monkeypatch.setattr(runner_module, "load_dataset", lambda spec: doubled.clone())
+    monkeypatch.setattr(data_module, "sbm_graph", lambda **kw: doubled.clone())
     spec = ExperimentSpec(method="blink", epsilons=[1.0], trials=1, hyperparameters={"epochs": 5})
     res = Experiment(spec).run()
     notes = res.records[0].guarantee["guarantees"][0]["notes"]
     assert any("duplicate edges merged" in n for n in notes)
     directed = graph.clone()
     directed.edge_index = graph.edge_index[:, graph.edge_index[0] < graph.edge_index[1]]
-    monkeypatch.setattr(runner_module, "load_dataset", lambda spec: directed.clone())
+    monkeypatch.setattr(data_module, "sbm_graph", lambda **kw: directed.clone())
     with pytest.raises(ValueError, match="one direction only"):
         Experiment(spec).run()
     lpgnn = ExperimentSpec(method="lpgnn", epsilons=[1.0], trials=1, hyperparameters={"epochs": 5})

@@ -6,36 +6,39 @@ import pytest
 from typer.testing import CliRunner
 
 from privgraph.cli import app, expand_multi_value_options
-from privgraph.experiments.hetero import SHARE_GRID, HeteroSpec, run_hetero_experiment
+from privgraph.experiments import ExperimentSpec, run_experiment
+from privgraph.experiments.tasks import SHARE_GRID
 
 SMALL_DPSGD = {"batch_size": 256, "epochs": 5}
 
 
 def test_node_classification_hetedp_and_baselines():
-    clean = run_hetero_experiment(HeteroSpec(method="hetedp", task="nc", trials=1, epochs=60))
-    noisy = run_hetero_experiment(HeteroSpec(method="hetedp", task="nc", epsilons=[0.1], trials=1, epochs=60))
+    clean = run_experiment(ExperimentSpec(method="hetedp", task="nc", trials=1, hyperparameters={"epochs": 60}))
+    noisy = run_experiment(ExperimentSpec(method="hetedp", task="nc", epsilons=[0.1], trials=1, hyperparameters={"epochs": 60}))
     out = {r["metric"]: r["mean"] for r in clean.to_json()["results"]}
     assert set(out) == {"micro_f1", "macro_f1"} and out["micro_f1"] > 0.8
     g = noisy.to_json()["results"][0]["privacy"]["guarantees"][0]
     assert g["epsilon"] == 0.1 and g["unit"] == "node feature vector"
-    assert noisy.records[0].config["details"]["features"]["noise_std"] > 0
+    assert noisy.records[0].config["release"]["features"]["noise_std"] > 0
     for method in ("rgcn", "hgt"):
-        res = run_hetero_experiment(HeteroSpec(method=method, task="nc", trials=1, epochs=60))
+        res = run_experiment(ExperimentSpec(method=method, task="nc", trials=1, hyperparameters={"epochs": 60}))
         assert res.summary()[0]["mean"] > 0.6
 
 
 def test_link_prediction_reports_both_units_and_the_budget_search():
-    res = run_hetero_experiment(HeteroSpec(method="hetedp", task="lp", epsilons=[2.0], trials=1, dpsgd=SMALL_DPSGD))
+    res = run_experiment(ExperimentSpec(method="hetedp", task="lp", epsilons=[2.0], trials=1, params=SMALL_DPSGD,
+                                        tune=True))
     row = res.to_json()["results"][0]
     assert row["metric"] == "roc_auc" and 0.0 <= row["mean"] <= 1.0
     chosen = row["release_options"]["feature_share"]
-    assert chosen in SHARE_GRID and set(row["release_options"]["selection_val_auc"]) == set(SHARE_GRID)
+    assert chosen in SHARE_GRID
+    assert {c["values"]["feature_share"] for c in res.records[0].config["selection"]} == set(SHARE_GRID)
     units = {g["unit"]: g for g in row["privacy"]["guarantees"]}
     assert units["node feature vector"]["epsilon"] == pytest.approx(chosen * 2.0)
     edge = units["edge of ('paper', 'to', 'author')"]
     assert edge["epsilon"] <= (1 - chosen) * 2.0 + 1e-9
     assert any("5×ε" in n for n in edge["notes"])  # the selection's cost is stated
-    assert res.records[0].config["details"]["dpsgd"]["relations"] == ["subject__to__paper"]  # not paper–author
+    assert res.records[0].config["release"]["dpsgd"]["relations"] == ["subject__to__paper"]  # not paper–author
 
 
 def test_message_passing_mode_claims_no_edge_level_epsilon(tmp_path):
@@ -44,7 +47,7 @@ def test_message_passing_mode_claims_no_edge_level_epsilon(tmp_path):
             "json"]
     res = CliRunner().invoke(app, expand_multi_value_options(args))
     assert res.exit_code == 0, res.output
-    guarantees = json.loads(res.output)["results"][0]["privacy"]["guarantees"]
+    guarantees = json.loads(res.stdout)["results"][0]["privacy"]["guarantees"]
     topology = [g for g in guarantees if g["unit"] != "node feature vector"]
     assert len(topology) == 1 and topology[0]["unit"].startswith("loss term of one training example")
     assert not any(g["unit"].startswith("edge") for g in guarantees)
@@ -52,19 +55,22 @@ def test_message_passing_mode_claims_no_edge_level_epsilon(tmp_path):
 
 
 @pytest.mark.parametrize("spec, match", [
-    (dict(method="rgcn", epsilons=[1.0]), "non-private baseline"),
+    (dict(method="rgcn", epsilons=[1.0]), "not private"),
     (dict(task="xx"), "task"),
     (dict(dataset="amazon", task="nc"), "no node labels"),
     (dict(dataset="imdb", task="nc"), "multi-label"),
-    (dict(feature_share=1.5), "feature_share"),
+    (dict(params={"feature_share": 1.5}), "feature_share"),
     (dict(epsilons=[-1.0]), "epsilon"),
-    (dict(clip=0.0), "clipping bound"),
-    (dict(dpsgd={"clip": -1}), "clip"),
-    (dict(task="lp", topology="full"), "topology"),
+    (dict(params={"clip_bound": 0.0}), "clipping bound"),
+    (dict(params={"clip": -1}), "clip"),
+    (dict(task="lp", params={"topology": "full"}), "topology"),
+    (dict(tune=True), "--tune"),
+    (dict(model="gat"), "does not take model"),
+    (dict(hyperparameters={"lr": 0.1}), "unknown hyperparameters"),
 ])
 def test_bad_hetero_specs(spec, match):
     with pytest.raises(ValueError, match=match):
-        HeteroSpec(**spec).validate()
+        ExperimentSpec(**{"method": "hetedp", **spec}).validate()
 
 
 def test_cli_hetedp_json(tmp_path):
@@ -72,13 +78,13 @@ def test_cli_hetedp_json(tmp_path):
             "--db", str(tmp_path / "r.db"), "--format", "json"]
     res = CliRunner().invoke(app, expand_multi_value_options(args))
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert {(r["metric"], r["epsilon"]) for r in out["results"]} == {
         (m, e) for m in ("micro_f1", "macro_f1") for e in (0.01, 1.0)}
     bad = CliRunner().invoke(app, ["run", "hgt", "--epsilon", "1", "--db", str(tmp_path / "r.db")])
-    assert bad.exit_code == 2 and "non-private" in bad.output
+    assert bad.exit_code == 2 and "not private" in bad.output
 
 
 def test_metapath2vec_baseline_learns_the_planted_classes():
-    res = run_hetero_experiment(HeteroSpec(method="metapath2vec", task="nc", trials=1))
+    res = run_experiment(ExperimentSpec(method="metapath2vec", task="nc", trials=1))
     assert {r["metric"]: r["mean"] for r in res.to_json()["results"]}["micro_f1"] > 0.6  # 3 classes: chance 1/3

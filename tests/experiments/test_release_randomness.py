@@ -10,11 +10,9 @@ import torch
 from typer.testing import CliRunner
 
 from privgraph.cli import app, expand_multi_value_options
-from privgraph.experiments import ExperimentSpec
-from privgraph.experiments.embedding import EmbeddingSpec
-from privgraph.experiments.hetero import SHARE_GRID, HeteroSpec, run_hetero_experiment
-from privgraph.experiments.release import release_graph
-from privgraph.experiments.runner import Experiment
+from privgraph.experiments import Experiment, ExperimentSpec, run_experiment
+from privgraph.experiments.release import release_file
+from privgraph.experiments.tasks import SHARE_GRID
 from privgraph.mechanisms import SECURE_NOTE, SecureRandom
 from privgraph.methods import METHODS, Task
 
@@ -32,8 +30,8 @@ def _graph_spec(method: str, secure: bool, **kw) -> ExperimentSpec:
 
 
 def _release(method, secure, tmp_path, name, **kw):
-    path, report_path, _ = release_graph(_graph_spec(method, secure, **kw), tmp_path / name)
-    return torch.load(path), json.loads(report_path.read_text())
+    path, report_path, _ = release_file(_graph_spec(method, secure, **kw), tmp_path / name)
+    return torch.load(path, weights_only=False), json.loads(report_path.read_text())
 
 
 @pytest.mark.parametrize("method", PRIVATE)
@@ -43,7 +41,7 @@ def test_two_secure_releases_of_every_method_differ_and_record_no_seed(method, t
     same_x = torch.equal(a["x"], b["x"])
     same_edges = a["edge_index"].shape == b["edge_index"].shape and torch.equal(a["edge_index"], b["edge_index"])
     assert not (same_x and same_edges), f"{method}: two secure releases are identical"
-    assert "seed" not in meta and meta["secure"] is True and meta["randomness"].startswith("os")
+    assert meta["randomness"] == {"mode": "os"} and "seed" not in json.dumps(meta["provenance"]).replace("data_seed", "")
     notes = [n for g in meta["privacy"]["guarantees"] for n in g["notes"]]
     assert SECURE_NOTE in notes
 
@@ -53,7 +51,7 @@ def test_reproducible_release_is_identical_records_its_seed_and_says_it_is_not_p
     a, meta = _release(method, False, tmp_path, "a.pt")
     b, _ = _release(method, False, tmp_path, "b.pt")
     assert torch.equal(a["x"], b["x"]) and torch.equal(a["edge_index"], b["edge_index"])
-    assert meta["seed"] == 0 and meta["secure"] is False
+    assert meta["randomness"] == {"mode": "seeded", "seed": 0}
     notes = [n for g in meta["privacy"]["guarantees"] for n in g["notes"]]
     assert any("anyone with the seed can regenerate the noise" in n for n in notes)
 
@@ -71,20 +69,20 @@ def test_release_lists_every_field_written_in_clear(tmp_path):
 def _cli_release(tmp_path, name, *extra):
     out = tmp_path / name
     res = runner.invoke(app, expand_multi_value_options(
-        ["release", "ppcvgae", "--dp", "--epsilon", "0.5", "--param", "epochs=20", "-o", str(out), *extra]))
+        ["release", "ppcvgae", "--epsilon", "0.5", "--param", "epochs=20", "-o", str(out), *extra]))
     assert res.exit_code == 0, res.output
-    return torch.load(out), json.loads(out.with_name(name + ".json").read_text())
+    return torch.load(out, weights_only=False), json.loads(out.with_name(name + ".json").read_text())
 
 
 def test_embedding_release_is_secret_by_default_and_cannot_be_undone_from_its_report(tmp_path):
     a, meta = _cli_release(tmp_path, "a.pt", "--diagnostics")  # σ for the attacker
     b, _ = _cli_release(tmp_path, "b.pt")
     assert not torch.equal(a["z"], b["z"])  # the OS source, not the seed
-    assert "seed" not in meta and meta["secure"] is True
+    assert meta["randomness"] == {"mode": "os"}
     # the audit's attack: regenerate the noise from the recorded seed (the old seed·1000 stream) and subtract
     # it; with the noise from that stream both files would give the same μ(s) to ~1e-6
     sigma = meta["details"]["noise_std"]
-    seed = meta["data_seed"]
+    seed = meta["provenance"]["data_seed"]
     guesses = [r["z"] - sigma * torch.randn(r["z"].shape, generator=torch.Generator().manual_seed(seed * 1000),
                                             dtype=r["z"].dtype) for r in (a, b)]
     assert (guesses[0] - guesses[1]).abs().max() > sigma
@@ -93,23 +91,22 @@ def test_embedding_release_is_secret_by_default_and_cannot_be_undone_from_its_re
 def test_embedding_release_reproducible_and_secure_flags(tmp_path):
     a, meta = _cli_release(tmp_path, "a.pt", "--reproducible")
     b, _ = _cli_release(tmp_path, "b.pt", "--reproducible")
-    assert torch.equal(a["z"], b["z"]) and meta["seed"] == 0 and meta["secure"] is False
+    assert torch.equal(a["z"], b["z"]) and meta["randomness"] == {"mode": "seeded", "seed": 0}
     assert any("anyone with the seed" in line for line in meta["report"])
     c, meta = _cli_release(tmp_path, "c.pt", "--secure")
     d, _ = _cli_release(tmp_path, "d.pt", "--secure")
-    assert meta["secure"] is True and not torch.equal(c["z"], d["z"])
+    assert meta["randomness"] == {"mode": "os"} and not torch.equal(c["z"], d["z"])
     res = runner.invoke(app, ["release", "lpgnn", "--secure", "--reproducible", "-o", str(tmp_path / "x.pt")])
     assert res.exit_code == 2 and "exclude each other" in res.output
 
 
 def test_run_secure_reaches_the_embedding_noise():
-    spec = EmbeddingSpec(dp=True, case="b", epsilons=[0.5], trials=1, secure=True, config={"epochs": 20},
-                         synthetic={"num_nodes": 200})
-    from privgraph.experiments.embedding import run_embedding_experiment
-    res = run_embedding_experiment(spec)
+    spec = ExperimentSpec(method="ppcvgae", epsilons=[0.5], trials=1, secure=True, params={"case": "b", "epochs": 20},
+                          synthetic={"num_nodes": 200})
+    res = run_experiment(spec)
     assert any(SECURE_NOTE in g["notes"] for r in res.to_json()["results"] for g in r["privacy"]["guarantees"])
-    with pytest.raises(ValueError, match="without --dp"):
-        EmbeddingSpec(secure=True).validate()
+    with pytest.raises(ValueError, match="without an epsilon"):
+        ExperimentSpec(method="ppcvgae", secure=True).validate()
 
 
 def _spy(monkeypatch, module, name):
@@ -153,8 +150,9 @@ def test_hetedp_share_candidates_draw_independent_noise(monkeypatch):
     import privgraph.methods.hetedp.method as hetedp
 
     calls = _spy(monkeypatch, hetedp, "privatize_features")
-    spec = HeteroSpec(method="hetedp", task="lp", epsilons=[2.0], trials=1, dpsgd={"batch_size": 256, "epochs": 1})
-    run_hetero_experiment(spec)
+    spec = ExperimentSpec(method="hetedp", task="lp", epsilons=[2.0], trials=1, tune=True,
+                          params={"batch_size": 256, "epochs": 1})
+    run_experiment(spec)
     assert len(calls) == len(SHARE_GRID)
     noises = []
     for args, kwargs, out in calls:
@@ -179,9 +177,9 @@ def test_dpsgd_takes_the_os_source(monkeypatch):
         return real(grads, clip, std, batch, rng)
 
     monkeypatch.setattr(link_prediction, "clipped_noisy_gradient", spy)
-    spec = HeteroSpec(method="hetedp", task="lp", epsilons=[2.0], feature_share=0.5, trials=1, secure=True,
-                      dpsgd={"batch_size": 256, "epochs": 1})
-    a = run_hetero_experiment(spec)
+    spec = ExperimentSpec(method="hetedp", task="lp", epsilons=[2.0], trials=1, secure=True,
+                          params={"feature_share": 0.5, "batch_size": 256, "epochs": 1})
+    a = run_experiment(spec)
     assert seen and all(isinstance(r, SecureRandom) for r in seen)
     guarantees = a.to_json()["results"][0]["privacy"]["guarantees"]
     assert all(SECURE_NOTE in g["notes"] for g in guarantees)
@@ -192,8 +190,12 @@ def test_run_refuses_flags_the_embedding_and_hetero_paths_ignore(tmp_path):
                  ["run", "hetedp", "--private-ratio", "0.2"], ["run", "ppcvgae", "--set", "epochs=5"]):
         res = runner.invoke(app, [*args, "--db", str(tmp_path / "r.db")])
         assert res.exit_code == 2 and "does not take" in res.output
-    res = runner.invoke(app, ["release", "hetedp", "-o", str(tmp_path / "h.pt")])
-    assert res.exit_code == 2 and "no release command" in res.output
+    res = runner.invoke(app, ["release", "hetedp", "--epsilon", "1", "--param", "epochs=1", "-o", str(tmp_path / "h.pt")])
+    assert res.exit_code == 0, res.output
+    meta = json.loads((tmp_path / "h.pt.json").read_text())
+    assert meta["fields"]["paper__to__author.edge_index"].startswith("withheld")
+    released = torch.load(tmp_path / "h.pt", weights_only=False)
+    assert ("paper", "to", "author") not in released.edge_types and (tmp_path / "h.pt.model.pt").exists()
 
 
 def test_two_secure_dpsgd_trainings_differ():
@@ -217,12 +219,12 @@ def test_two_secure_dpsgd_trainings_differ():
 def test_release_withholds_data_dependent_diagnostics_by_default(tmp_path):
     """Exact counts (private edges, clipped rows, MCMC acceptances) are statistics of the raw data that
     no guarantee covers: the release file leaves them out unless the curator asks (--diagnostics)."""
-    spec = _graph_spec("edgerr", True, options={"mcmc_steps": 500})
-    _, report_path, _ = release_graph(spec, tmp_path / "g.pt")
+    spec = _graph_spec("edgerr", True, params={"mcmc_steps": 500})
+    _, report_path, _ = release_file(spec, tmp_path / "g.pt")
     meta = json.loads(report_path.read_text())
     assert isinstance(meta["details"], str) and meta["details"].startswith("withheld")
     assert "private_edges" not in report_path.read_text() and "accepted)" not in report_path.read_text()
-    _, report_path, _ = release_graph(spec, tmp_path / "h.pt", diagnostics=True)
+    _, report_path, _ = release_file(spec, tmp_path / "h.pt", diagnostics=True)
     assert json.loads(report_path.read_text())["details"]["private_edges"] > 0
     rel = pg_privatize_for_diagnostics(tmp_path)
     assert json.loads((tmp_path / "p.pt.json").read_text())["details"].startswith("withheld")

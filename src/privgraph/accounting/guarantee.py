@@ -155,6 +155,34 @@ class PrivacyReport:
             return None
         return compose(local, unit=Unit.NODE)
 
+    def plain_summary(self) -> str:
+        """One plain sentence for a data owner: what an attacker who sees the release can and
+        cannot learn.  ε-DP bounds how much seeing the release can move any belief about one
+        unit: the odds between two values of it change by at most e^ε (with δ: except with
+        probability about δ)."""
+        units = self.by_unit()
+        protected = [g for g in units.values() if g.is_private]
+        exposed = [g.unit for g in units.values() if not g.is_private]
+        parts = []
+        for g in protected:
+            if g.epsilon == 0:
+                parts.append(f"nothing about any {g.unit}")
+                continue
+            odds = math.exp(g.epsilon)
+            factor = f"{odds:.3g}" if odds < 1e4 else f"{odds:.1e}"
+            weak = " (a weak bound)" if g.epsilon > 5 else ""
+            slip = f", except with probability about {g.delta:g}" if g.delta > 0 else ""
+            parts.append(f"about any one {g.unit}, no more than a factor {factor} change in the odds of any guess "
+                         f"(ε = {g.epsilon:g}){weak}{slip}")
+        sentence = ""
+        if parts:
+            sentence = ("Whatever else they know, an attacker who sees this release can learn "
+                        + "; and ".join(parts) + ".")
+        if exposed:
+            sentence += (" " if sentence else "") + (f"It does not protect the {', the '.join(exposed)}: an attacker "
+                                                      f"may learn {'it' if len(exposed) == 1 else 'them'}.")
+        return sentence or "This release states no guarantee."
+
     def lines(self) -> list[str]:
         out = [g.describe() for g in self.by_unit().values()]
         if self.per_node is not None:

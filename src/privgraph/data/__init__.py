@@ -18,6 +18,7 @@ from privgraph.data.splits import stratified_split
 from privgraph.data.synthetic import hetero_sbm_graph, sbm_graph, sensitive_sbm_graph
 from privgraph.data.transforms import minmax_normalize, one_hot_degree
 from privgraph.data.validation import CheckedGraph, check_graph, validate_graph
+from privgraph.data.io import GraphInputError, read_graph
 
 __all__ = [
     "CACHE_ENV",
@@ -45,4 +46,6 @@ __all__ = [
     "one_hot_degree",
     "sbm_graph",
     "stratified_split",
+    "GraphInputError",
+    "read_graph",
 ]

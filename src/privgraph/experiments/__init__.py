@@ -1,6 +1,6 @@
-"""Runner, results store, summaries and plots."""
+"""The experiment pipeline (one trial loop for every method and task), results store, summaries and plots."""
 
-from privgraph.experiments.runner import Experiment, ExperimentResult, ExperimentSpec, run_experiment
+from privgraph.experiments.pipeline import Experiment, ExperimentResult, ExperimentSpec, run_experiment
 from privgraph.experiments.store import DEFAULT_DB, ResultsStore, TrialRecord
 from privgraph.experiments.summary import mean_ci, summarize
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from privgraph.experiments.runner import ExperimentResult
+from privgraph.experiments.pipeline import ExperimentResult
 
 DEMO_GRAPH = dict(num_nodes=3000, num_classes=5, num_features=200, avg_degree=6.0, homophily=0.8,
                   feature_signal=0.1, base_rate=0.05)

@@ -226,9 +226,9 @@ def test_blink_method_in_runner_uses_the_private_graph():
     fast = {"epochs": 80, "patience": 30}
     results = {}
     for method, variant, eps in (("blink", "hard", [1.0, 16.0]), ("blink", "hybrid", [16.0]), ("blink", "soft", [16.0]),
-                                 ("mlp", None, [1.0])):
-        spec = ExperimentSpec(method=method, variant=variant, dataset="sbm", epsilons=eps, trials=2, synthetic=synth,
-                              hyperparameters=fast)
+                                 ("mlp", None, [])):
+        spec = ExperimentSpec(method=method, params={"variant": variant} if variant else {}, dataset="sbm",
+                              epsilons=eps, trials=2, synthetic=synth, hyperparameters=fast)
         res = run_experiment(spec)
         for row in res.summary():
             results[(row["mechanism"], row["epsilon"])] = row["mean"]
@@ -247,18 +247,20 @@ def test_tune_chooses_delta_from_the_grid_and_states_the_selection_cost():
     from privgraph.experiments import ExperimentSpec, run_experiment
 
     synth = dict(num_nodes=300, num_classes=3, num_features=10, avg_degree=6.0, homophily=0.9)
-    spec = ExperimentSpec(method="blink", variant="hard", dataset="sbm", epsilons=[2.0], trials=2, synthetic=synth,
+    spec = ExperimentSpec(method="blink", params={"variant": "hard"}, dataset="sbm", epsilons=[2.0], trials=2,
+                          synthetic=synth,
                           hyperparameters={"epochs": 30, "patience": 10}, tune=True, tune_budget=1)
     res = run_experiment(spec)
-    chosen = {r.config["delta"] for r in res.records}
+    chosen = {r.config["params"]["delta"] for r in res.records}
     assert len(chosen) == 1 and chosen <= {0.1, 0.3, 0.5, 0.7, 0.9}
-    assert all(r.config["release"]["delta"] == r.config["delta"] for r in res.records)
+    assert all(r.config["release"]["delta"] == r.config["params"]["delta"] for r in res.records)
     notes = " ".join(res.records[0].guarantee["guarantees"][0]["notes"])
     assert "5 candidate releases" in notes and "= 10" in notes
-    assert res.to_json()["results"][0]["release_options"] == {"delta": res.records[0].config["delta"]}
+    assert res.to_json()["results"][0]["release_options"] == {"delta": res.records[0].config["params"]["delta"]}
     # a δ given by the user is used as it is and costs no selection
-    spec = ExperimentSpec(method="blink", variant="hard", dataset="sbm", epsilons=[2.0], trials=1, synthetic=synth,
-                          hyperparameters={"epochs": 30, "patience": 10}, tune=True, tune_budget=1, delta=0.7)
+    spec = ExperimentSpec(method="blink", params={"variant": "hard", "delta": 0.7}, dataset="sbm", epsilons=[2.0],
+                          trials=1, synthetic=synth, hyperparameters={"epochs": 30, "patience": 10}, tune=True,
+                          tune_budget=1)
     rec = run_experiment(spec).records[0]
     assert rec.config["release"]["delta"] == 0.7 and rec.config["selection_releases"] == 0
 
@@ -267,9 +269,9 @@ def test_blink_variant_and_delta_validation():
     from privgraph.experiments import ExperimentSpec
 
     with pytest.raises(ValueError, match="variant"):
-        ExperimentSpec(method="blink", variant="medium").validate()
+        ExperimentSpec(method="blink", params={"variant": "medium"}).validate()
     with pytest.raises(ValueError, match="delta"):
-        ExperimentSpec(method="blink", delta=1.5).validate()
+        ExperimentSpec(method="blink", params={"delta": 1.5}).validate()
 
 
 def test_rr_and_symrr_graphs():

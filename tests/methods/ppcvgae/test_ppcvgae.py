@@ -12,7 +12,11 @@ from typer.testing import CliRunner
 from privgraph.attacks import attribute_inference, balanced_mask, known_attribute_features
 from privgraph.cli import app, expand_multi_value_options
 from privgraph.data import sensitive_sbm_graph
-from privgraph.experiments.embedding import METRICS, EmbeddingSpec, run_embedding_experiment
+from privgraph.experiments import ExperimentSpec, run_experiment
+from privgraph.methods import get_method
+from privgraph.experiments.tasks import AttributeInference
+
+METRICS = AttributeInference.metrics
 from privgraph.methods.ppcvgae.dpgcn import disentangle
 from privgraph.methods.ppcvgae.embedding import (
     EmbeddingConfig,
@@ -266,9 +270,8 @@ def test_dpgcn_removes_the_sensitive_direction_but_not_all_linear_information():
 
 
 def test_experiment_json_has_one_entry_per_metric_and_dp_rows():
-    spec = EmbeddingSpec(method="ppcvgae", case="b", dp=True, epsilons=[0.01, 0.5], trials=2,
-                         config={"epochs": 20})
-    result = run_embedding_experiment(spec)
+    spec = ExperimentSpec(method="ppcvgae", epsilons=[None, 0.01, 0.5], trials=2, params={"case": "b", "epochs": 20})
+    result = run_experiment(spec)
     out = result.to_json()
     got = {(r["metric"], r["epsilon"]) for r in out["results"]}
     assert got == {(m, e) for m in METRICS for e in (None, 0.01, 0.5)}
@@ -276,8 +279,8 @@ def test_experiment_json_has_one_entry_per_metric_and_dp_rows():
         assert 0.0 <= r["mean"] <= 1.0 and r["trials"] == 2
     dp = [r for r in out["results"] if r["epsilon"] == 0.01][0]["privacy"]["guarantees"][0]
     assert dp["epsilon"] == 0.01 and dp["delta"] == 1e-4 and dp["unit"] == "sensitive attribute"
-    again = run_embedding_experiment(EmbeddingSpec(method="ppcvgae", case="b", dp=True, epsilons=[0.01, 0.5],
-                                                   trials=2, config={"epochs": 20}))
+    again = run_experiment(ExperimentSpec(method="ppcvgae", epsilons=[None, 0.01, 0.5], trials=2,
+                                          params={"case": "b", "epochs": 20}))
     # seeded: the same releases up to CPU float rounding (~1e-7, which the downstream classifiers,
     # trained on noise-dominated inputs, may amplify — so their scores are not compared)
     for a, b in zip(again.records, result.records):
@@ -287,32 +290,40 @@ def test_experiment_json_has_one_entry_per_metric_and_dp_rows():
 
 
 @pytest.mark.parametrize("spec, match", [
-    (dict(method="ppcvgae", dp=True, epsilons=[1.5], calibration="classical"), "epsilon in \\(0, 1\\)"),
-    (dict(method="ppcvgae", dp=True, epsilons=[0.0]), "epsilon > 0"),
-    (dict(method="ppcvgae", dp=True, epsilons=[math.inf]), "epsilon > 0"),
-    (dict(method="ppcvgae", dp=True, calibration="exact"), "calibration"),
-    (dict(method="ppcvgae", dp=True, epsilons=[0.1], delta=1.0), "delta"),
-    (dict(method="vgae", dp=True), "ppcvgae only"),
-    (dict(method="ppcvgae", case="c"), "case"),
-    (dict(method="nope"), "unknown embedding method"),
-    (dict(method="ppcvgae", config={"bogus": 1}), "unknown embedding setting"),
+    (dict(method="ppcvgae", epsilons=[0.9], params={"calibration": "classical"}), None),
+    (dict(method="ppcvgae", epsilons=[1.5], params={"calibration": "classical"}), "epsilon in \\(0, 1\\)"),
+    (dict(method="ppcvgae", epsilons=[0.0]), "epsilon"),
+    (dict(method="ppcvgae", epsilons=[math.inf]), "epsilon"),
+    (dict(method="ppcvgae", params={"calibration": "exact"}), "calibration"),
+    (dict(method="ppcvgae", epsilons=[0.1], params={"delta": 1.0}), "delta"),
+    (dict(method="vgae", epsilons=[0.1]), "not private"),
+    (dict(method="ppcvgae", params={"case": "c"}), "case"),
+    (dict(method="vgae", case="c"), "case"),
+    (dict(method="ppcvgae", case="a", params={"case": "b"}), "differ"),
+    (dict(method="nope"), "unknown method"),
+    (dict(method="ppcvgae", params={"bogus": 1}), "no parameter 'bogus'"),
+    (dict(method="ppcvgae", hyperparameters={"epochs": 3}), "--set"),
+    (dict(method="ppcvgae", tune=True), "--tune"),
 ])
 def test_bad_embedding_specs_fail_clearly(spec, match):
+    if match is None:
+        ExperimentSpec(**spec).validate()
+        return
     with pytest.raises(ValueError, match=match):
-        EmbeddingSpec(**spec).validate()
+        ExperimentSpec(**spec).validate()
 
 
 def test_analytic_spec_accepts_epsilon_above_one():
-    spec = EmbeddingSpec(method="ppcvgae", dp=True, epsilons=[0.5, 1, 8])
+    spec = ExperimentSpec(method="ppcvgae", epsilons=[0.5, 1, 8])
     spec.validate()
-    assert spec.epsilons == [0.5, 1.0, 8.0] and spec.calibration == "analytic"
+    assert spec.epsilons == [0.5, 1.0, 8.0] and get_method("ppcvgae").params.calibration == "analytic"
 
 
 def test_experiment_passes_the_calibration_to_the_release():
     for calibration in ("analytic", "classical"):
-        spec = EmbeddingSpec(method="ppcvgae", case="b", dp=True, epsilons=[0.5], trials=1, calibration=calibration,
-                             config={"epochs": 5})
-        result = run_embedding_experiment(spec)
+        spec = ExperimentSpec(method="ppcvgae", epsilons=[0.5], trials=1,
+                              params={"case": "b", "calibration": calibration, "epochs": 5})
+        result = run_experiment(spec)
         release = [r for r in result.records if r.epsilon == 0.5][0].config["release"]
         assert release["calibration"] == calibration
         sigma = (analytic_gaussian_sigma if calibration == "analytic" else classical_gaussian_sigma)(
@@ -330,20 +341,22 @@ def test_a_graph_without_a_sensitive_attribute_is_refused():
 
 def test_cli_run_and_release(tmp_path):
     runner = CliRunner()
-    args = ["run", "ppcvgae", "--param", "case=b", "--dp", "--epsilon", "0.01", "--trials", "1", "--param", "epochs=10",
+    args = ["run", "ppcvgae", "--param", "case=b", "--epsilon", "0.01", "--trials", "1", "--param", "epochs=10",
             "--db", str(tmp_path / "r.db"), "--format", "json"]
     res = runner.invoke(app, expand_multi_value_options(args))
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert {r["metric"] for r in out["results"]} == set(METRICS)
     # ε ≥ 1 is fine with the analytic calibration (the default); ε must still be > 0
-    res = runner.invoke(app, ["run", "ppcvgae", "--dp", "--epsilon", "0", "--db", str(tmp_path / "r.db")])
-    assert res.exit_code == 2 and "epsilon > 0" in res.output
+    res = runner.invoke(app, ["run", "ppcvgae", "--epsilon", "0", "--db", str(tmp_path / "r.db")])
+    assert res.exit_code == 2 and "epsilon" in res.output
+    res = runner.invoke(app, ["release", "ppcvgae", "-o", str(tmp_path / "no.pt"), "--param", "epochs=10"])
+    assert res.exit_code == 2 and "--allow-non-private" in res.output and not (tmp_path / "no.pt").exists()
     target = tmp_path / "emb.pt"
-    res = runner.invoke(app, ["release", "ppcvgae", "--dp", "-o", str(target), "--param", "epochs=10",
+    res = runner.invoke(app, ["release", "ppcvgae", "--epsilon", "0.01", "-o", str(target), "--param", "epochs=10",
                               "--diagnostics"])
     assert res.exit_code == 0, res.output
-    saved = torch.load(target)
+    saved = torch.load(target, weights_only=False)
     meta = json.loads((tmp_path / "emb.pt.json").read_text())
     assert saved["z"].shape[0] == saved["num_nodes"] and "sens" not in saved
     assert meta["privacy"]["guarantees"][0]["epsilon"] == 0.01 and meta["details"]["noise_variance"] > 0

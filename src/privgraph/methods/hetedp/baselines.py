@@ -2,7 +2,7 @@
 embeddings, and link prediction by RGCN / HGT trained end to end (dot product
 of the endpoint embeddings, uniform negatives, message passing over the
 training edges only) or by metapath2vec's dot product.  The experiment loop is
-:mod:`privgraph.experiments.hetero`."""
+:mod:`privgraph.experiments.tasks`."""
 
 from __future__ import annotations
 

@@ -156,6 +156,7 @@ class HeteDP(Method):
     task = Task.LINK_PREDICTION
     Params = HeteDPParams
     private = True
+    epsilon_optional = True  # without ε: the same model without noise, no guarantee (stated)
     heterogeneous = True
     private_fields = ("x", "edge_index of the protected relation")
     public_fields = ("edge_index of the relations passing messages",)
@@ -184,7 +185,7 @@ class HeteDP(Method):
         Returns a :class:`~privgraph.release.PrivateRelease` with the noisy features, the message-passing
         relations and the trained weights; the protected relation's edges are withheld."""
         data = _check_hetero(self.name, data)
-        epsilon = self.check_epsilon_given(epsilon)
+        epsilon = None if epsilon is None else self.check_epsilon_given(epsilon)
         edge_type, reverse = self.resolve_relations(data)
         p = self.params
         link = link_release(data, edge_type, reverse, data[edge_type].edge_index, data.edge_index_dict, epsilon,

@@ -85,17 +85,35 @@ def _training_seed(rng: RandomSource) -> int:
 class _EmbeddingMethod(Method):
     """Shared release of the embedding methods (module docstring): the embedding ``z`` and the public
     fields; the sensitive attribute, the features and the graph are withheld.  Subclasses implement
-    :meth:`embed`."""
+    :meth:`train` and :meth:`release_trained`."""
 
     unit = Unit.SENSITIVE_ATTRIBUTE
     task = Task.EMBEDDING
     private_fields = ("sens",)
     public_fields = (*SPLIT_FIELDS, "private_mask")
 
-    def embed(self, data: Data, epsilon: float | None, rng: RandomSource,
-              progress: ProgressHook | None) -> EmbeddingRelease:
-        """The embedding ``z`` with its guarantee and details."""
+    def train(self, data: Data, seed: int, progress: ProgressHook | None = None) -> Any:
+        """Train the embedding model on ``data`` (initialisation from ``seed``); what
+        :meth:`release_trained` releases from.  Training is not noise: the guarantee (if any)
+        covers the release given the trained model."""
         raise NotImplementedError
+
+    def release_trained(self, trained: Any, data: Data, epsilon: float | None,
+                        rng: RandomSource | None) -> EmbeddingRelease:
+        """The embedding ``z`` of a trained model with its guarantee and details (noise from ``rng``)."""
+        raise NotImplementedError
+
+    def embed(self, data: Data, epsilon: float | None, rng: RandomSource,
+              progress: ProgressHook | None = None) -> EmbeddingRelease:
+        """Train (seed drawn from ``rng``) and release once.  The experiment pipeline calls
+        :meth:`train` once per trial and :meth:`release_trained` once per ε instead."""
+        self.check_release_epsilon(epsilon)
+        return self.release_trained(self.train(data, _training_seed(rng), progress), data, epsilon, rng)
+
+    def check_release_epsilon(self, epsilon: float | None) -> None:
+        """Refuse a bad ε before any training (methods without noise take none)."""
+        if epsilon is not None:
+            raise ValueError(f"{self.name} releases without noise: it takes no epsilon")
 
     def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
                   progress: ProgressHook | None = None) -> PrivateRelease:
@@ -133,18 +151,27 @@ class PPCVGAE(_EmbeddingMethod):
     private = True
     epsilon_optional = True  # without ε: the penalised embedding, no formal guarantee (stated)
 
-    def embed(self, data, epsilon, rng, progress):
-        """The (penalised) CVGAE's encoder mean, plus calibrated Gaussian noise when ``epsilon`` is given."""
+    def train(self, data, seed, progress=None):
+        """The CVGAE of the case trained with the Δν penalty (§5.2) against the flip candidate s'."""
         p = self.params
-        if epsilon is not None:
-            check_candidate_epsilon(epsilon, p.calibration)
-        seed = _training_seed(rng)
+        check_sensitive(data)
         model = build_autoencoder(p.case, data.x.shape[1], p.config(), seed)
         candidate = flip_candidate(data.sens, data.private_mask)
         trace = train_embedding(model, data, candidate, p.config(), seed, progress)
+        return model, candidate, trace[-1]
+
+    def check_release_epsilon(self, epsilon):
+        if epsilon is not None:
+            check_candidate_epsilon(epsilon, self.params.calibration)
+
+    def release_trained(self, trained, data, epsilon, rng):
+        """The encoder mean, plus calibrated Gaussian noise when ``epsilon`` is given (§5.1)."""
+        p = self.params
+        model, candidate, last = trained
+        self.check_release_epsilon(epsilon)
         release = release_embedding(model, data, candidate, None if epsilon is None else (epsilon, p.delta), rng,
                                     calibration=p.calibration)
-        release.details["trace_last"] = trace[-1]
+        release.details["trace_last"] = last
         return release
 
 
@@ -158,12 +185,15 @@ class VGAE(_EmbeddingMethod):
     description = "VGAE (Kipf & Welling) embedding, unsanitised: the PPCVGAE paper's baseline"
     Params = AutoencoderParams
 
-    def embed(self, data, epsilon, rng, progress):
-        """The VGAE's encoder mean, released without a guarantee."""
-        seed = _training_seed(rng)
+    def train(self, data, seed, progress=None):
+        """The VGAE trained on the reconstruction ELBO."""
         model = build_autoencoder("vgae", data.x.shape[1], self.params.config(), seed)
         train_embedding(model, data, None, self.params.config(), seed, progress)
-        return release_embedding(model, data, None, None, method="vgae")
+        return model
+
+    def release_trained(self, trained, data, epsilon, rng):
+        """The VGAE's encoder mean, released without a guarantee."""
+        return release_embedding(trained, data, None, None, method="vgae")
 
 
 @dataclass(frozen=True)
@@ -189,13 +219,17 @@ class DPGCN(_EmbeddingMethod):
     description = "DP-GCN (Hu et al.): orthogonal disentangling of the sensitive subspace, no formal guarantee"
     Params = DPGCNParams
 
-    def embed(self, data, epsilon, rng, progress):
-        """The disentangled non-sensitive representation, released without a formal guarantee."""
-        z, info = disentangle(standardize(data.x), data.sens, ~data.private_mask, _training_seed(rng),
-                              epochs=self.params.epochs, lr=self.params.lr)
+    def train(self, data, seed, progress=None):
+        """The disentangled non-sensitive representation (the public nodes' attribute trains it)."""
+        return disentangle(standardize(data.x), data.sens, ~data.private_mask, seed, epochs=self.params.epochs,
+                           lr=self.params.lr)
+
+    def release_trained(self, trained, data, epsilon, rng):
+        """The representation, released without a formal guarantee."""
+        z, info = trained
         g = unprotected_attribute("DP-GCN's non-sensitive representation (orthogonal projection)",
                                   "no formal guarantee: removing a linear subspace leaves nonlinear dependence on s")
-        return EmbeddingRelease(z, g, info)
+        return EmbeddingRelease(z, g, dict(info))
 
 
 __all__ = ["DPGCN", "PPCVGAE", "VGAE", "AutoencoderParams", "DPGCNParams", "PPCVGAEParams"]

@@ -1,0 +1,671 @@
+"""Reading a user's own graph from files (the CLI's ``--graph``), with one clear
+:class:`GraphInputError` line for every defect.
+
+The graph file's suffix picks its format:
+
+* ``.pt`` / ``.pth`` — a PyG ``Data`` or ``HeteroData`` saved with
+  ``torch.save`` (unpickled with ``weights_only=False``: load trusted files
+  only);
+* ``.csv`` (comma) and ``.tsv`` / ``.txt`` / ``.edges`` (any whitespace) — an
+  edge list: one edge per row, source and target node ids in the first two
+  columns, an optional header row (detected: a non-numeric first row), blank
+  lines and lines starting with ``#`` or ``%`` skipped.  Node ids are
+  0..n−1; n is the features' (or else the labels') row count, or the largest
+  id + 1;
+* ``.npz`` — a SciPy sparse adjacency matrix (``scipy.sparse.save_npz``);
+  every stored nonzero (equal to 1) is an edge, read in row-major order.
+
+Side files: features (``.npy`` 2-D, or ``.csv``/``.tsv``/``.txt`` rows of
+numbers) → ``data.x`` float32; labels (``.npy`` 1-D, or one integer per line)
+→ ``data.y`` long; a private-edge mask (``.npy`` bool or 0/1, one entry per
+edge row / nonzero / ``edge_index`` column) → ``data.private_edge_mask``.
+
+Files are not cleaned: duplicate edges, and self-loops or one-directional
+edges when those are not allowed, are errors (messages from
+:func:`~privgraph.data.check_graph`).  The single repair, always reported in the
+notes, is an undirected edge list that gives every pair once (no edge has its
+reverse): the reverse direction is added.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import Tensor
+from torch_geometric.data import Data, HeteroData
+
+from privgraph.data.validation import check_graph
+
+EDGE_LIST_SUFFIXES = (".csv", ".tsv", ".txt", ".edges")
+TORCH_SUFFIXES = (".pt", ".pth")
+GRAPH_SUFFIXES = TORCH_SUFFIXES + EDGE_LIST_SUFFIXES + (".npz",)
+FEATURE_SUFFIXES = (".npy", ".csv", ".tsv", ".txt")
+LABEL_SUFFIXES = (".npy", ".csv", ".tsv", ".txt")
+MASK_SUFFIXES = (".npy",)
+_COMMENTS = ("#", "%")
+_TRUE = ("1", "true")
+_FALSE = ("0", "false")
+
+
+class GraphInputError(ValueError):
+    """A graph input file is missing, unreadable or malformed; the message is one line."""
+
+
+
+def allow_pyg_objects_in_torch_load() -> None:
+    """Let ``torch.load(path)`` (``weights_only=True``, torch's default) read a released PyG ``Data`` /
+    ``HeteroData``: their classes hold tensors and plain values only, so privgraph adds them to
+    torch's safe globals when :mod:`privgraph.data` is imported."""
+    from torch_geometric.data import feature_store, graph_store
+    from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
+    from torch_geometric.data.storage import BaseStorage, EdgeStorage, GlobalStorage, NodeStorage
+
+    torch.serialization.add_safe_globals([Data, HeteroData, DataEdgeAttr, DataTensorAttr, GlobalStorage, NodeStorage,
+                                          EdgeStorage, BaseStorage, feature_store.TensorAttr, graph_store.EdgeAttr,
+                                          graph_store.EdgeLayout, feature_store._FieldStatus])
+
+
+
+def _fail(message: str) -> GraphInputError:
+    return GraphInputError(" ".join(str(message).split("\n")).strip())
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+# ---------------------------------------------------------------------------------------- files
+
+
+def _existing(path: str | Path, role: str, suffixes: tuple[str, ...]) -> Path:
+    """``path`` as an existing regular file with a supported suffix."""
+    path = Path(path).expanduser()
+    if path.suffix.lower() not in suffixes:
+        shown = f"'{path.suffix}'" if path.suffix else "no suffix"
+        raise _fail(f"unsupported {role} file {path} ({shown}): use one of {', '.join(suffixes)}")
+    if not path.exists():
+        raise _fail(f"{role} file not found: {path}")
+    if not path.is_file():
+        raise _fail(f"{role} file {path} is not a regular file")
+    return path
+
+
+def _lines(path: Path, role: str) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8-sig").splitlines()
+    except UnicodeDecodeError as exc:
+        raise _fail(f"cannot read {role} file {path} as UTF-8 text: {_first_line(exc)}") from exc
+    except OSError as exc:
+        raise _fail(f"cannot read {role} file {path}: {_first_line(exc)}") from exc
+
+
+def _rows(path: Path, role: str) -> list[tuple[int, list[str]]]:
+    """The data rows of a text table as (line number, stripped fields): comma-separated for
+    ``.csv``, whitespace-separated otherwise; blank and comment lines skipped."""
+    lines = _lines(path, role)
+    if path.suffix.lower() == ".csv":
+        try:
+            parsed = csv.reader(lines)
+            fields_per_line = [[f.strip() for f in row] for row in parsed]
+        except csv.Error as exc:
+            raise _fail(f"{path.name}: malformed CSV: {_first_line(exc)}") from exc
+        if len(fields_per_line) != len(lines):  # a quoted field spanning lines
+            raise _fail(f"{path.name}: malformed CSV (a quoted field spans several lines)")
+    else:
+        fields_per_line = [line.split() for line in lines]
+    rows = []
+    for number, (line, fields) in enumerate(zip(lines, fields_per_line), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith(_COMMENTS):
+            continue
+        rows.append((number, fields))
+    return rows
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _parse(values: list[str], numbers: list[int], kind: type, path: Path, what: str) -> np.ndarray:
+    """``values`` (strings, one per row) as an int64 or float64 array; the first bad
+    entry is named with its line."""
+    dtype = np.int64 if kind is int else np.float64
+    try:
+        return np.asarray(values, dtype=str).astype(dtype) if values else np.empty(0, dtype=dtype)
+    except (ValueError, OverflowError):
+        pass
+    out = np.empty(len(values), dtype=dtype)
+    for i, (text, number) in enumerate(zip(values, numbers)):
+        try:
+            out[i] = kind(text)
+        except (ValueError, OverflowError):
+            expected = "an integer" if kind is int else "a number"
+            raise _fail(f"{path.name}, line {number}: {what} {text!r} is not {expected}") from None
+    return out
+
+
+def _header(rows: list[tuple[int, list[str]]], columns: int) -> list[str] | None:
+    """The header row (popped from ``rows``) when one of its first ``columns`` fields is not a number."""
+    if rows and not all(_is_number(f) for f in rows[0][1][:columns]):
+        return [f.strip().strip('"').strip("'") for f in rows.pop(0)[1]]
+    return None
+
+
+def _check_widths(rows: list[tuple[int, list[str]]], width: int, path: Path, unit: str) -> None:
+    for number, fields in rows:
+        if len(fields) != width:
+            raise _fail(f"{path.name}, line {number}: expected {width} {unit}, got {len(fields)}")
+
+
+# ---------------------------------------------------------------------------------------- side files
+
+
+def _load_npy(path: Path, role: str) -> np.ndarray:
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(6)
+    except OSError as exc:
+        raise _fail(f"cannot read {role} file {path}: {_first_line(exc)}") from exc
+    if magic != b"\x93NUMPY":
+        raise _fail(f"cannot read {role} file {path}: not a NumPy .npy file (write it with numpy.save)")
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise _fail(f"cannot read {role} file {path} as a NumPy .npy array: {_first_line(exc)}") from exc
+    if not isinstance(array, np.ndarray):
+        raise _fail(f"{role} file {path} holds an archive of arrays, not one array (save it with numpy.save)")
+    return array
+
+
+def read_features(path: str | Path) -> Tensor:
+    """Node features [n, d] (float32) from a 2-D ``.npy`` array or a numeric text table
+    (one row per node, header optional); NaN/inf are refused."""
+    path = _existing(path, "features", FEATURE_SUFFIXES)
+    if path.suffix.lower() == ".npy":
+        array = _load_npy(path, "features")
+        if array.dtype == np.bool_:
+            array = array.astype(np.float32)
+        if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
+            raise _fail(f"features file {path.name} holds {array.dtype} values; expected numbers")
+        if array.ndim != 2:
+            raise _fail(f"features in {path.name} must be a 2-D array [nodes, features], got shape {array.shape}")
+    else:
+        rows = _rows(path, "features")
+        if rows:
+            _header(rows, len(rows[0][1]))
+        if not rows:
+            raise _fail(f"features file {path.name} holds no rows")
+        width = len(rows[0][1])
+        _check_widths(rows, width, path, "values")
+        numbers = [number for number, fields in rows for _ in fields]
+        flat = _parse([f for _, fields in rows for f in fields], numbers, float, path, "feature value")
+        array = flat.reshape(len(rows), width)
+    x = torch.from_numpy(np.ascontiguousarray(array)).float()
+    _check_finite(x, f"features in {path.name}")
+    return x
+
+
+def read_labels(path: str | Path) -> Tensor:
+    """Node labels [n] (long) from a 1-D ``.npy`` array or a text file with one integer per
+    line (header optional); labels must be integers >= 0."""
+    path = _existing(path, "labels", LABEL_SUFFIXES)
+    if path.suffix.lower() == ".npy":
+        array = _load_npy(path, "labels")
+        if array.ndim == 2 and array.shape[1] == 1:
+            array = array[:, 0]
+        if array.ndim != 1:
+            raise _fail(f"labels in {path.name} must be a 1-D array (one per node), got shape {array.shape}")
+        if np.issubdtype(array.dtype, np.floating):
+            if not np.isfinite(array).all() or not (array == np.round(array)).all():
+                raise _fail(f"labels in {path.name} must be integers, got non-integer values")
+        elif not np.issubdtype(array.dtype, np.integer):
+            raise _fail(f"labels file {path.name} holds {array.dtype} values; expected integers")
+        y = torch.from_numpy(array.astype(np.int64))
+        where = lambda i: f"entry {i}"  # noqa: E731
+    else:
+        rows = _rows(path, "labels")
+        _header(rows, 1)
+        _check_widths(rows, 1, path, "value (one label per line)")
+        numbers = [number for number, _ in rows]
+        y = torch.from_numpy(_parse([fields[0] for _, fields in rows], numbers, int, path, "label"))
+        where = lambda i: f"line {numbers[i]}"  # noqa: E731
+    if y.numel() == 0:
+        raise _fail(f"labels file {path.name} holds no labels")
+    negative = (y < 0).nonzero()
+    if negative.numel():
+        i = int(negative[0, 0])
+        raise _fail(f"labels in {path.name} must be >= 0: {negative.shape[0]} are negative "
+                    f"(e.g. {int(y[i])} at {where(i)})")
+    return y
+
+
+def read_edge_mask(path: str | Path) -> Tensor:
+    """A private-edge mask (bool) from a 1-D ``.npy`` array of booleans or 0/1 values."""
+    path = _existing(path, "private-edge mask", MASK_SUFFIXES)
+    array = _load_npy(path, "private-edge mask")
+    if array.ndim != 1:
+        raise _fail(f"private-edge mask in {path.name} must be a 1-D array (one entry per edge), "
+                    f"got shape {array.shape}")
+    if array.dtype != np.bool_:
+        if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
+            raise _fail(f"private-edge mask in {path.name} holds {array.dtype} values; expected 0/1 or booleans")
+        bad = ~((array == 0) | (array == 1))
+        if bad.any():
+            raise _fail(f"private-edge mask in {path.name} must hold only 0/1 (or booleans): "
+                        f"{int(bad.sum())} other values (e.g. {array[bad][0].item()!r} at entry "
+                        f"{int(bad.nonzero()[0][0])})")
+    return torch.from_numpy(array.astype(np.bool_))
+
+
+# ---------------------------------------------------------------------------------------- graph files
+
+
+def _private_index(private_column: str, header: list[str] | None, width: int, path: Path) -> int:
+    if header is not None and private_column in header:
+        index = header.index(private_column)
+    elif private_column.strip().isdigit():
+        index = int(private_column)
+    elif header is None:
+        raise _fail(f"{path.name} has no header row, so the private column must be a 0-based column "
+                    f"index, got {private_column!r}")
+    else:
+        raise _fail(f"{path.name} has no column {private_column!r} (columns: {', '.join(header)})")
+    if index < 2:
+        raise _fail(f"the private column {private_column!r} of {path.name} is its "
+                    f"{'source' if index == 0 else 'target'} column; the private flag needs a column of its own")
+    if index >= width:
+        raise _fail(f"{path.name} has {width} columns, so there is no column {index} for the private flag")
+    return index
+
+
+def _read_edge_list(path: Path, private_column: str | None,
+                    notes: list[str]) -> tuple[Tensor, Tensor | None, np.ndarray]:
+    """(edge_index [2, E], the private column's mask or None, the line of each edge)."""
+    rows = _rows(path, "graph")
+    header = _header(rows, 2)
+    if not rows:
+        raise _fail(f"no edges in {path}: the edge list is empty")
+    width = len(header) if header is not None else len(rows[0][1])
+    if width < 2:
+        raise _fail(f"{path.name}, line {rows[0][0]}: expected two columns (source, target), got {width}")
+    _check_widths(rows, width, path, "columns")
+    numbers = [number for number, _ in rows]
+    src = _parse([fields[0] for _, fields in rows], numbers, int, path, "node id")
+    dst = _parse([fields[1] for _, fields in rows], numbers, int, path, "node id")
+    negative = (src < 0) | (dst < 0)
+    if negative.any():
+        i = int(negative.nonzero()[0][0])
+        raise _fail(f"{path.name}, line {numbers[i]}: negative node id {min(src[i], dst[i])} "
+                    "(node ids are 0..n-1)")
+    mask = None
+    used = {0, 1}
+    if private_column is not None:
+        index = _private_index(str(private_column), header, width, path)
+        used.add(index)
+        flags = np.empty(len(rows), dtype=np.bool_)
+        for i, (number, fields) in enumerate(rows):
+            value = fields[index].lower()
+            if value not in _TRUE + _FALSE:
+                raise _fail(f"{path.name}, line {number}: the private flag must be 0/1 or true/false, "
+                            f"got {fields[index]!r}")
+            flags[i] = value in _TRUE
+        mask = torch.from_numpy(flags)
+    ignored = [header[i] if header is not None else str(i) for i in range(width) if i not in used]
+    if ignored:
+        notes.append(f"{path.name}: column{'s' if len(ignored) > 1 else ''} {', '.join(ignored)} ignored "
+                     "(only source, target and the private flag are read)")
+    edge_index = torch.from_numpy(np.stack([src, dst]))
+    return edge_index, mask, np.asarray(numbers, dtype=np.int64)
+
+
+def _read_npz(path: Path) -> tuple[Tensor, int]:
+    import scipy.sparse as sp
+
+    if not zipfile.is_zipfile(path):
+        raise _fail(f"cannot read {path}: not a SciPy sparse .npz archive (write it with scipy.sparse.save_npz)")
+    try:
+        matrix = sp.load_npz(path)
+    except Exception as exc:  # noqa: BLE001 - zip / pickle / format errors alike
+        raise _fail(f"cannot read {path} as a SciPy sparse matrix (scipy.sparse.save_npz): "
+                    f"{_first_line(exc)}") from exc
+    rows, cols = matrix.shape
+    if rows != cols:
+        raise _fail(f"the adjacency matrix in {path.name} must be square, got {rows}×{cols}")
+    coo = matrix.tocoo()
+    keep = coo.data != 0  # explicitly stored zeros are not edges
+    row, col, weight = coo.row[keep], coo.col[keep], coo.data[keep]
+    off = weight != 1
+    if off.any():
+        raise _fail(f"the adjacency matrix in {path.name} has {int(off.sum())} entries other than 0/1 "
+                    f"(e.g. {weight[off][0].item()!r}); privgraph reads unweighted graphs: binarize it")
+    order = np.lexsort((col, row))
+    edge_index = torch.from_numpy(np.stack([row[order], col[order]]).astype(np.int64))
+    return edge_index, int(rows)
+
+
+def _load_torch(path: Path) -> Data | HeteroData:
+    try:
+        obj = torch.load(path, weights_only=False)
+    except Exception as exc:  # noqa: BLE001 - unpickling can raise anything
+        raise _fail(f"cannot read {path} with torch.load: {_first_line(exc)}") from exc
+    if not isinstance(obj, (Data, HeteroData)):
+        kind = type(obj)
+        raise _fail(f"{path.name} holds a {kind.__module__}.{kind.__qualname__}, not a torch_geometric "
+                    "Data or HeteroData (save the graph itself with torch.save(data, path))")
+    return obj
+
+
+# ---------------------------------------------------------------------------------------- checks
+
+
+def _check_finite(x: Tensor, what: str) -> None:
+    if not x.is_floating_point():
+        return
+    bad = ~torch.isfinite(x)
+    count = int(bad.sum())
+    if count:
+        row, col = (int(i) for i in bad.nonzero()[0])
+        raise _fail(f"{what} hold {count} NaN/inf values (e.g. row {row}, column {col}); "
+                    "fill or drop them before privatizing")
+
+
+def _check_domain(domain) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in domain)
+    except (TypeError, ValueError):
+        raise _fail(f"the feature domain must be two numbers (lo, hi), got {domain!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise _fail(f"the feature domain must be finite with lo < hi, got ({lo:g}, {hi:g})")
+    return lo, hi
+
+
+def _apply_domain(xs: dict[str, Tensor], domain: tuple[float, float], clip: bool,
+                  notes: list[str]) -> dict[str, Tensor]:
+    """Features checked against (or, with ``clip``, clipped into) ``domain``."""
+    lo, hi = domain
+    shown = f"[{lo:g}, {hi:g}]"
+    out = {}
+    for what, x in xs.items():
+        x = x.float() if not x.is_floating_point() else x
+        outside = (x < lo) | (x > hi)
+        count = int(outside.sum())
+        if count and not clip:
+            raise _fail(f"{count} values of {what} lie outside the declared domain {shown} (found "
+                        f"[{float(x.min()):g}, {float(x.max()):g}]); rescale them, or clip them into "
+                        "the domain (clip=True / --clip)")
+        if count:
+            x = x.clamp(lo, hi)
+            notes.append(f"{what} clipped to {shown}: {count} values changed")
+        out[what] = x
+    return out
+
+
+def _repair_direction(data: Data, undirected: bool, what: str, lines: np.ndarray | None,
+                      notes: list[str]) -> Data:
+    """For an undirected graph: add the reverse of every edge when none has its reverse (each
+    pair listed once); refuse a graph where only some lack it."""
+    if not undirected:
+        return data
+    ei = data.edge_index.long()
+    n = int(data.num_nodes)
+    nonloop = ei[0] != ei[1]
+    keys = ei[0] * n + ei[1]
+    missing = nonloop & ~torch.isin(ei[1] * n + ei[0], keys)
+    count = int(missing.sum())
+    if count == 0:
+        return data
+    if count < int(nonloop.sum()):
+        i = int(missing.nonzero()[0, 0])
+        u, v = ei[:, i].tolist()
+        where = f"line {int(lines[i])}: {u} {v}" if lines is not None else f"({u}, {v})"
+        raise _fail(f"{what} is asymmetric: {count} edges have no reverse (e.g. {where}); "
+                    "list each pair once or both ways")
+    extra = nonloop.nonzero().view(-1)
+    num_edges = ei.shape[1]
+    for key in set(data.edge_attrs()) | ({"private_edge_mask"} & set(data.keys())):
+        value = data[key]
+        if key == "edge_index":
+            data[key] = torch.cat([ei, ei[:, extra].flip(0)], dim=1)
+        elif "index" not in key and isinstance(value, Tensor) and value.dim() and value.shape[0] == num_edges:
+            data[key] = torch.cat([value, value[extra]], dim=0)  # per-edge rows: the reverse copies its edge's
+    notes.append(f"{what}: each edge listed once: added the reverse direction ({extra.numel()} edges)")
+    return data
+
+
+def _check_edges(data: Data, undirected: bool, self_loops: bool, what: str, lines: np.ndarray | None,
+                 notes: list[str]) -> Data:
+    """Simple-graph checks (:func:`check_graph`, duplicates refused), then the direction repair."""
+    if data.edge_index is None or data.edge_index.numel() == 0:
+        raise _fail(f"{what} holds no edges")
+    mask = getattr(data, "private_edge_mask", None)
+    try:
+        check_graph(data.edge_index, data.num_nodes, undirected=False, self_loops=self_loops,
+                    duplicates="refuse", private_edge_mask=mask, what=what)
+        data = _repair_direction(data, undirected, what, lines, notes)
+        if undirected:  # both directions now present: the private flags must agree
+            check_graph(data.edge_index, data.num_nodes, undirected=True, self_loops=self_loops,
+                        duplicates="refuse", private_edge_mask=getattr(data, "private_edge_mask", None),
+                        what=what)
+    except GraphInputError:
+        raise
+    except ValueError as exc:
+        raise _fail(str(exc)) from exc
+    data.edge_index = data.edge_index.long()
+    if mask is not None:
+        data.private_edge_mask = data.private_edge_mask.bool()
+    return data
+
+
+def _check_hetero(data: HeteroData, self_loops: bool, path: Path) -> None:
+    """Per relation: ids in range, no duplicate columns (and no self-loops within one node type
+    unless allowed); no symmetry requirement."""
+    if not data.edge_types or all(data[t].edge_index.numel() == 0 for t in data.edge_types
+                                  if "edge_index" in data[t]):
+        raise _fail(f"the HeteroData in {path.name} holds no edges")
+    for edge_type in data.edge_types:
+        store = data[edge_type]
+        if "edge_index" not in store:
+            continue
+        src, _, dst = edge_type
+        sizes = []
+        for node_type in (src, dst):
+            size = data[node_type].num_nodes
+            if size is None:
+                raise _fail(f"node type {node_type!r} in {path.name} has no num_nodes (and no x to infer it)")
+            sizes.append(int(size))
+        num_nodes = sizes[0] if src == dst else (sizes[0], sizes[1])
+        try:
+            check_graph(store.edge_index, num_nodes, undirected=False, self_loops=self_loops,
+                        duplicates="refuse", what=f"relation {edge_type} in {path.name}")
+        except ValueError as exc:
+            raise _fail(str(exc)) from exc
+
+
+# ---------------------------------------------------------------------------------------- entry point
+
+
+def _size_from(features: Tensor | None, labels: Tensor | None) -> tuple[int | None, str]:
+    if features is not None:
+        return features.shape[0], "the features have"
+    if labels is not None:
+        return labels.shape[0], "the labels have"
+    return None, ""
+
+
+def read_graph(path: str | Path, *, features: str | Path | None = None, labels: str | Path | None = None,
+               private_edges: str | Path | None = None, private_column: str | None = None,
+               domain: tuple[float, float] | None = None, clip: bool = False,
+               undirected: bool = False, self_loops: bool = True,
+               name: str | None = None) -> tuple[Data | HeteroData, list[str]]:
+    """Read a graph (``.pt``/``.pth``, an edge list ``.csv``/``.tsv``/``.txt``/``.edges``, or an
+    ``.npz`` adjacency matrix) with optional features, labels and private-edge flags (a mask
+    file, or ``private_column`` of an edge list: a header name or 0-based index).  ``domain``
+    declares the features' range (default for ``.pt``: the file's ``data.feature_domain``);
+    values outside it are an error, or clipped with ``clip``.  Returns the graph (with
+    ``data.name``, and ``data.feature_domain`` when a domain applies) and notes on every
+    change made.  Raises :class:`GraphInputError` (one line) on any bad input."""
+    graph_path = _existing(path, "graph", GRAPH_SUFFIXES)
+    suffix = graph_path.suffix.lower()
+    notes: list[str] = []
+    if domain is not None:
+        domain = _check_domain(domain)
+    if clip and domain is None and suffix not in TORCH_SUFFIXES:
+        raise _fail("clip=True (--clip) needs a feature domain (--domain LO HI) to clip into")
+    if private_column is not None and suffix not in EDGE_LIST_SUFFIXES:
+        raise _fail(f"a private column applies to edge-list files ({', '.join(EDGE_LIST_SUFFIXES)}), "
+                    f"not to {suffix}; give a private-edge mask file instead")
+    if private_column is not None and private_edges is not None:
+        raise _fail("give the private edges either as a column of the edge list or as a mask file, not both")
+
+    if suffix in TORCH_SUFFIXES:
+        data = _load_torch(graph_path)
+        if isinstance(data, HeteroData):
+            return _finish_hetero(data, graph_path, features, labels, private_edges, domain, clip, self_loops,
+                                  name, notes)
+    x = read_features(features) if features is not None else None
+    y = read_labels(labels) if labels is not None else None
+    lines = None
+    what = f"the edge list {graph_path.name}"
+
+    if suffix in TORCH_SUFFIXES:
+        what = f"the graph in {graph_path.name}"
+        if data.edge_index is None:
+            raise _fail(f"{what} has no edge_index")
+        num_nodes = data.num_nodes
+        for value, label, old in ((x, "features", data.x), (y, "labels", data.y)):
+            if value is None:
+                continue
+            if value.shape[0] != num_nodes:
+                unit = "rows" if label == "features" else "labels"
+                file = Path(features if label == "features" else labels).name
+                raise _fail(f"the {label} file {file} has {value.shape[0]} {unit}, expected {num_nodes} "
+                            f"(one per node of {graph_path.name})")
+            if old is not None:
+                notes.append(f"{label} from the {label} file replace those stored in {graph_path.name}")
+        if x is not None:
+            data.x = x
+        if y is not None:
+            data.y = y
+        if domain is None and getattr(data, "feature_domain", None) is not None:
+            domain = _check_domain(data.feature_domain)
+            notes.append(f"feature domain [{domain[0]:g}, {domain[1]:g}] taken from {graph_path.name}")
+        elif domain is not None and getattr(data, "feature_domain", None) is not None \
+                and tuple(float(v) for v in data.feature_domain) != domain:
+            notes.append(f"the declared feature domain [{domain[0]:g}, {domain[1]:g}] replaces the "
+                         f"{tuple(data.feature_domain)} stored in {graph_path.name}")
+        if clip and domain is None:
+            raise _fail("clip=True (--clip) needs a feature domain (--domain LO HI) to clip into")
+    else:
+        if x is not None and y is not None and y.shape[0] != x.shape[0]:
+            raise _fail(f"the labels file {Path(labels).name} has {y.shape[0]} labels, expected {x.shape[0]} "
+                        "(one per feature row)")
+        size, source = _size_from(x, y)
+        column_mask = None
+        if suffix == ".npz":
+            what = f"the adjacency matrix in {graph_path.name}"
+            edge_index, order = _read_npz(graph_path)
+            if edge_index.numel() == 0:
+                raise _fail(f"no edges in {graph_path}: the adjacency matrix is all zeros")
+            if size is not None and order != size:
+                raise _fail(f"the adjacency matrix in {graph_path.name} is {order}×{order} but "
+                            f"{source} {size} rows")
+            num_nodes = order
+        else:
+            edge_index, column_mask, lines = _read_edge_list(graph_path, private_column, notes)
+            top = int(edge_index.max())
+            if size is not None and top >= size:
+                high = edge_index.max(0).values >= size
+                hit = int(high.nonzero()[0, 0])
+                raise _fail(f"{graph_path.name}, line {int(lines[hit])}: node id {int(edge_index[:, hit].max())} "
+                            f"out of range: {source} {size} rows (ids must be 0..{size - 1}; "
+                            f"{int(high.sum())} edges affected)")
+            num_nodes = size if size is not None else top + 1
+        data = Data(edge_index=edge_index, num_nodes=num_nodes)
+        if x is not None:
+            data.x = x
+        if y is not None:
+            data.y = y
+        if column_mask is not None:
+            data.private_edge_mask = column_mask
+
+    if private_edges is not None:
+        mask = read_edge_mask(private_edges)
+        expected = data.edge_index.shape[1]
+        unit = {".npz": "stored nonzero of the matrix"}.get(suffix, "edge row of the edge list")
+        if suffix in TORCH_SUFFIXES:
+            unit = "column of edge_index"
+        if mask.numel() != expected:
+            raise _fail(f"the private-edge mask has {mask.numel()} entries, expected {expected} "
+                        f"(one per {unit} in {graph_path.name})")
+        if getattr(data, "private_edge_mask", None) is not None:
+            notes.append(f"the private-edge mask file replaces the mask stored in {graph_path.name}")
+        data.private_edge_mask = mask
+
+    data = _check_edges(data, undirected, self_loops, what, lines, notes)
+    if data.x is not None:
+        _check_finite(data.x, "the features")
+    if domain is not None:
+        if data.x is None:
+            raise _fail(f"a feature domain was declared but {graph_path.name} comes with no features")
+        data.x = _apply_domain({"the features": data.x}, domain, clip, notes)["the features"]
+        data.feature_domain = domain
+    data.name = name or graph_path.stem
+    return data, notes
+
+
+def _finish_hetero(data: HeteroData, path: Path, features, labels, private_edges, domain, clip: bool,
+                   self_loops: bool, name: str | None, notes: list[str]) -> tuple[HeteroData, list[str]]:
+    given = [flag for flag, value in (("features", features), ("labels", labels),
+                                      ("private edges", private_edges)) if value is not None]
+    if given:
+        raise _fail(f"{path.name} holds a HeteroData: separate {', '.join(given)} files apply to "
+                    "homogeneous graphs only (store them on the node and edge types)")
+    _check_hetero(data, self_loops, path)
+    xs = {f"the {t!r} features": data[t].x for t in data.node_types
+          if "x" in data[t] and isinstance(data[t].x, Tensor)}
+    for what, x in xs.items():
+        _check_finite(x, what)
+    stored = getattr(data, "feature_domain", None)
+    if domain is None and stored is not None:
+        domain = _check_domain(stored)
+        notes.append(f"feature domain [{domain[0]:g}, {domain[1]:g}] taken from {path.name}")
+    if clip and domain is None:
+        raise _fail("clip=True (--clip) needs a feature domain (--domain LO HI) to clip into")
+    if domain is not None:
+        if not xs:
+            raise _fail(f"a feature domain was declared but the HeteroData in {path.name} has no features")
+        clipped = _apply_domain(xs, domain, clip, notes)
+        for t in data.node_types:
+            key = f"the {t!r} features"
+            if key in clipped:
+                data[t].x = clipped[key]
+        data.feature_domain = domain
+    data.name = name or path.stem
+    return data, notes
+
+
+__all__ = [
+    "allow_pyg_objects_in_torch_load",
+    "EDGE_LIST_SUFFIXES",
+    "FEATURE_SUFFIXES",
+    "GRAPH_SUFFIXES",
+    "GraphInputError",
+    "LABEL_SUFFIXES",
+    "read_edge_mask",
+    "read_features",
+    "read_graph",
+    "read_labels",
+]
+
+
+allow_pyg_objects_in_torch_load()

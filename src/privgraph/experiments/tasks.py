@@ -1,0 +1,633 @@
+"""The evaluation tasks of the experiment pipeline: each gives its data, its split, its
+release and its evaluation; :mod:`privgraph.experiments.pipeline` runs the one trial loop.
+
+=============== ============================ ============================================
+task            methods                      metrics (headline first)
+=============== ============================ ============================================
+``nc``          node-classification methods  ``accuracy`` (test), on the method's model
+                on a ``Data``                (GCN/SAGE/GAT/MLP, LPGNN's KProp)
+``attribute``   embedding methods (PPCVGAE,  ``utility_accuracy``/``utility_f1`` (node
+                VGAE, DP-GCN)                classification on the embedding) and
+                                             ``attack_accuracy``/``attack_f1`` (attribute
+                                             inference on the private nodes), PPCVGAE §6
+``hetero-nc``   HeteDP's features, RGCN,     ``micro_f1``, ``macro_f1`` on the dataset's
+                HGT, metapath2vec            target type (HeteDP §V)
+``lp``          HeteDP, RGCN, HGT,           ``roc_auc`` on the dataset's target relation
+                metapath2vec
+=============== ============================ ============================================
+
+A task's ``release`` is one privacy-spending act (its randomness from its own
+stream, :meth:`EvaluationTask.source`); ``evaluate`` is post-processing of it
+(training the task's model, scoring).  ``release_search`` names the release
+parameters that ``--tune`` may choose on validation (each candidate is a new
+release, and the pipeline states the cost).  The randomness streams are
+those of the former per-system runners, so seeded results are unchanged.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import f1_score
+from torch import Tensor
+from torch_geometric.data import Data, HeteroData
+
+from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit, unprotected
+from privgraph.mechanisms import SECURE_NOTE, RandomSource, derive_seed, release_source
+from privgraph.methods import SEARCH_SPACE, Hyperparameters, LabelReports, Method, Task, report_labels
+from privgraph.nn import MODELS
+from privgraph.progress import ProgressHook
+
+SHARE_GRID = (0.1, 0.3, 0.5, 0.7, 0.9)  # HeteDP's ε_f/ε candidates (bi-level search)
+METAPATH_MAX_SAMPLE = 30  # AddMetaPaths' per-step neighbour cap (dense metapaths such as APVPA)
+SENSITIVE_SYNTHETIC = ("sbm", "planted")
+
+
+@dataclass
+class Released:
+    """One release inside the pipeline: what evaluation reads (``payload``), its report and details."""
+
+    payload: Any
+    report: PrivacyReport
+    details: dict[str, Any] = field(default_factory=dict)
+    mechanism: str | None = None
+    shared: Any = None  # what a selection's candidates share (the trial's label reports)
+
+
+@dataclass
+class Evaluation:
+    """A trial's metrics and the validation score that selection and tuning maximise."""
+
+    metrics: dict[str, float]
+    validation: float
+
+
+@dataclass(frozen=True)
+class HeteroTraining:
+    """Training hyperparameters of the heterogeneous tasks' models (HAN, RGCN, HGT)."""
+
+    epochs: int = 100
+    hidden: int = 64
+
+    def update(self, **changes: Any) -> "HeteroTraining":
+        known = {f.name for f in fields(self)}
+        unknown = set(changes) - known
+        if unknown:
+            raise ValueError(f"unknown hyperparameters {sorted(unknown)}; known: {sorted(known)}")
+        out = HeteroTraining(**{**asdict(self), **changes})
+        if out.epochs < 1 or out.hidden < 1:
+            raise ValueError("epochs and hidden must be >= 1")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class EvaluationTask:
+    """Base of the tasks (module docstring).  ``spec`` is the pipeline's
+    :class:`~privgraph.experiments.pipeline.ExperimentSpec`, ``method`` the registered method."""
+
+    name: ClassVar[str] = ""
+    metrics: ClassVar[tuple[str, ...]] = ()
+    validation_metric: ClassVar[str] = "validation accuracy"
+    # the spec's fields this task reads, beyond the common ones (others must stay at their defaults)
+    reads: ClassVar[tuple[str, ...]] = ()
+    training: ClassVar[type | None] = None  # the training hyperparameters' dataclass (--set), if any
+
+    def __init__(self, spec: Any, method: Method, progress: ProgressHook):
+        self.spec = spec
+        self.method = method
+        self.progress = progress
+        self.notes: list[str] = []  # input-graph notes, added to every report
+
+    @classmethod
+    def accepts(cls, method: type[Method]) -> bool:
+        raise NotImplementedError
+
+    def validate(self) -> None:
+        """Task-specific checks of the spec (before any work)."""
+
+    # ------------------------------------------------------------------ data
+    def load(self) -> Any:
+        raise NotImplementedError
+
+    def trial_data(self, data: Any, trial_seed: int) -> Any:
+        return data
+
+    # --------------------------------------------------------------- release
+    def source(self, trial_seed: int, *stream: int) -> RandomSource:
+        """The randomness of one release: the OS source with ``secure``, else a seeded stream."""
+        return release_source(None if self.spec.secure else trial_seed, *stream)
+
+    def release_stream(self, eps_index: int, candidate: int | None) -> tuple[int, ...]:
+        """The stream of trial ``t``'s release at the ε of index ``eps_index`` (and of candidate ``candidate``
+        of a selection)."""
+        return (1, eps_index) if candidate is None else (1, eps_index, 1 + candidate)
+
+    def release(self, tdata: Any, eps: float | None, trial_seed: int, eps_index: int, method: Method,
+                candidate: int | None = None, shared: Any = None) -> Released:
+        raise NotImplementedError
+
+    def release_search(self, eps: float | None) -> dict[str, list[Any]]:
+        """Release parameters ``--tune`` may choose (those the user did not give)."""
+        return {k: v for k, v in self.method.release_search.items() if k not in self.spec.params}
+
+    def tunes_hyperparameters(self) -> bool:
+        """Whether :meth:`tune` searches the task model's hyperparameters."""
+        return False
+
+    def check_evaluable(self) -> None:
+        """What evaluation needs beyond a release (e.g. labels in the user's graph); before any work."""
+
+    def finish_report(self, report: PrivacyReport, eps: float | None) -> PrivacyReport:
+        if self.spec.secure and eps is not None:
+            report.guarantees = [g.with_note(SECURE_NOTE) for g in report.guarantees]
+        for note in self.notes:
+            report.guarantees[0] = report.guarantees[0].with_note(note)
+        return report
+
+    # ------------------------------------------------------------ evaluation
+    def base_hyperparameters(self) -> Any:
+        if self.training is None:
+            if self.spec.hyperparameters:
+                raise ValueError(f"{self.spec.method} does not take --set: it trains no model of the task's own (its "
+                                 "settings are method parameters, --param)")
+            return None
+        return self.training().update(**self.spec.hyperparameters)
+
+    def evaluate(self, tdata: Any, released: Released, hp: Any, trial_seed: int, eps_index: int) -> Evaluation:
+        raise NotImplementedError
+
+    def tune(self, tdata: Any, released: Released, eps: float | None, eps_index: int, base: Any) -> Any:
+        """Hyperparameters chosen on validation over ``released`` (trial 0's); default: none to tune."""
+        return base
+
+    def model_name(self) -> str:
+        raise NotImplementedError
+
+    def record_config(self, released: Released) -> dict[str, Any]:
+        return {}
+
+
+# ============================================================================ node classification
+class NodeClassification(EvaluationTask):
+    """Node classification on a ``Data``: the method's release, then its classifier
+    (:meth:`Method.fit`); LPGNN's label LDP with ``epsilon_y``; hyperparameters tuned on the
+    validation accuracy of trial 0's release (label privacy: on the denoised noisy labels)."""
+
+    name = "nc"
+    metrics = ("accuracy",)
+    reads = ("model", "epsilon_y", "split", "private_ratio", "synthetic")
+    training = Hyperparameters
+
+    @classmethod
+    def accepts(cls, method):
+        return method.task == Task.NODE_CLASSIFICATION and not method.heterogeneous
+
+    def validate(self):
+        from privgraph.data.annotations import check_private_ratio
+        from privgraph.mechanisms import check_epsilon
+
+        spec = self.spec
+        if spec.model is not None and spec.model not in MODELS:
+            raise ValueError(f"unknown model {spec.model!r}; choose from {MODELS}")
+        if spec.epsilon_y is not None:
+            check_epsilon(spec.epsilon_y, "epsilon_y")
+        if spec.split not in ("random", "public"):
+            raise ValueError(f"split must be 'random' or 'public', got {spec.split!r}")
+        if spec.private_ratio is not None:
+            check_private_ratio(spec.private_ratio)
+        if spec.input is None:
+            from privgraph.data.catalog import HOMOGENEOUS, check_dataset
+
+            check_dataset(spec.dataset, HOMOGENEOUS)
+        marked = spec.input is not None and "private_edge_mask" in spec.input
+        if self.method.needs_private_edges and spec.private_ratio is None and not marked:
+            raise ValueError(f"method {spec.method!r} protects private edges: say which with --private-ratio ρ "
+                             "(a seeded random fraction of the edges is marked private)"
+                             + (", or mark them in the input (--private-column, --private-edges)"
+                                if spec.input is not None else ""))
+
+    def model_name(self):
+        return self.spec.model or self.method.default_model
+
+    def tunes_hyperparameters(self):
+        return True
+
+    def check_evaluable(self):
+        if self.spec.input is not None and "y" not in self.spec.input:
+            raise ValueError("the input graph has no labels: node classification needs them (--labels FILE)")
+
+    def load(self):
+        from privgraph.data import load, mark_private_edges, sbm_graph, validate_graph
+
+        spec = self.spec
+        if spec.input is not None:
+            data = spec.input
+        elif spec.dataset.lower() == "sbm":
+            data = sbm_graph(seed=spec.seed, **spec.synthetic)
+        else:
+            data = load(spec.dataset, root=spec.data_root, split=spec.split, seed=spec.seed)
+        if spec.private_ratio is not None:
+            mark_private_edges(data, spec.private_ratio, seed=derive_seed(spec.seed, 5))
+        simple = self.method.simple_graph
+        data, notes = validate_graph(data, undirected=simple, self_loops=not simple)
+        self.notes = [f"input graph: {n}" for n in notes]
+        return data
+
+    def trial_data(self, data, trial_seed):
+        from privgraph.data import stratified_split
+
+        if self.spec.split == "public" or (self.spec.input is not None and ("train_mask" in data or "y" not in data)):
+            return data  # the input's own split; without labels a release needs none
+        return stratified_split(copy.copy(data), seed=trial_seed)  # shallow: new masks, shared features
+
+    def labels(self, tdata: Data, trial_seed: int, eps_index: int) -> LabelReports | None:
+        """The trial's label reports (one collection per trial and ε), or None without label privacy."""
+        if self.spec.epsilon_y is None:
+            return None
+        return report_labels(tdata, self.spec.epsilon_y, self.source(trial_seed, 2, eps_index))
+
+    def release(self, tdata, eps, trial_seed, eps_index, method, candidate=None, shared=None):
+        rel = method.release(tdata, eps, self.source(trial_seed, *self.release_stream(eps_index, candidate)),
+                             self.progress)
+        labels = shared if shared is not None else self.labels(tdata, trial_seed, eps_index)
+        report = PrivacyReport([rel.guarantee] + list(rel.extra_guarantees) + ([labels.guarantee()] if labels else []))
+        return Released(rel, self.finish_report(report, eps), rel.details, rel.details.get("mechanism"), labels)
+
+    def evaluate(self, tdata, released, hp, trial_seed, eps_index):
+        result = self.method.fit(released.payload, tdata, self.model_name(), hp, derive_seed(trial_seed, 4, eps_index),
+                                 released.shared)
+        return Evaluation({"accuracy": result.test_accuracy, "val_accuracy": result.val_accuracy,
+                           "train_accuracy": result.train_accuracy, "best_epoch": result.best_epoch,
+                           "epochs_run": result.epochs_run, "train_seconds": result.seconds},
+                          result.val_accuracy)
+
+    def search_configs(self, base: Hyperparameters, eps_index: int, labels: bool) -> list[Hyperparameters]:
+        """The defaults plus up to ``tune_budget − 1`` distinct random points of the grid."""
+        names = [n for n in self.method.tunable] + (["label_steps"] if labels else [])
+        grid = list(itertools.product(*(SEARCH_SPACE[n] for n in names)))
+        order = np.random.default_rng(derive_seed(self.spec.seed, 3, eps_index)).permutation(len(grid))
+        configs = [base]
+        for i in order:
+            hp = base.update(**dict(zip(names, grid[i])))
+            if hp not in configs:
+                configs.append(hp)
+            if len(configs) >= self.spec.tune_budget:
+                break
+        return configs
+
+    def tune(self, tdata, released, eps, eps_index, base):
+        configs = self.search_configs(base, eps_index, released.shared is not None)
+        best, best_val = base, -1.0
+        for i, hp in enumerate(configs):
+            self.progress(f"tuning ε={eps}", i, len(configs))
+            val = self.evaluate(tdata, released, hp, self.spec.seed, eps_index).validation
+            if val > best_val:
+                best, best_val = hp, val
+        self.progress(f"tuning ε={eps}", len(configs), len(configs))
+        return best
+
+    def record_config(self, released):
+        return {"split": self.spec.split, "private_ratio": self.spec.private_ratio}
+
+
+# ============================================================================ attribute inference
+class AttributeInference(EvaluationTask):
+    """Embeddings that hide a sensitive attribute (PPCVGAE §6): per trial (seed ``seed + t``: the
+    private nodes, the 50/30/20 split and the model's initialisation) the method's model is trained
+    once and released per ε (noise from the stream of that ε) and without noise for ``None``; metrics:
+    utility (node classification on the test split) and the attribute attack on the private nodes,
+    with the case's classifier — GCN on (A, Z, s_Q) for case a, MLP on Z for case b."""
+
+    name = "attribute"
+    metrics = ("utility_accuracy", "utility_f1", "attack_accuracy", "attack_f1")
+    reads = ("case", "balance", "synthetic")
+
+    def __init__(self, spec, method, progress):
+        super().__init__(spec, method, progress)
+        self._trained: dict[int, Any] = {}  # trial seed -> trained model (one training per trial, all ε)
+
+    @classmethod
+    def accepts(cls, method):
+        return method.task == Task.EMBEDDING
+
+    @property
+    def case(self) -> str:
+        return self.spec.case or getattr(self.method.params, "case", "a")
+
+    def validate(self):
+        from privgraph.attacks import check_case
+        from privgraph.data.catalog import SENSITIVE, check_dataset
+
+        if self.spec.input is None:
+            check_dataset(self.spec.dataset, SENSITIVE)
+        check_case(self.case)
+        own = getattr(self.method.params, "case", None)
+        if self.spec.case is not None and own is not None and self.spec.case != own:
+            raise ValueError(f"--case {self.spec.case} and the method's case={own} differ: give one")
+        for eps in self.spec.epsilons:
+            if eps is not None:
+                self.method.check_release_epsilon(eps)
+        if self.spec.secure and all(e is None for e in self.spec.epsilons):
+            raise ValueError(f"--secure draws the release noise from the OS source, but without an epsilon "
+                             f"{self.spec.method} is released without noise (nothing to draw); give --epsilon or "
+                             "drop --secure")
+
+    def model_name(self):
+        from privgraph.attacks import CASE_MODELS
+
+        return CASE_MODELS[self.case]
+
+    def load(self):
+        from privgraph.data import load_sensitive, sensitive_sbm_graph
+
+        spec = self.spec
+        if spec.input is not None:
+            return spec.input
+        if spec.dataset.lower() in SENSITIVE_SYNTHETIC:
+            return sensitive_sbm_graph(seed=spec.seed, **spec.synthetic)
+        return load_sensitive(spec.dataset, root=spec.data_root, seed=spec.seed)
+
+    def trial_data(self, data, trial_seed):
+        from privgraph.data import split_sensitive
+
+        return split_sensitive(copy.copy(data), trial_seed)
+
+    def release_stream(self, eps_index, candidate):
+        return (eps_index,)
+
+    def release(self, tdata, eps, trial_seed, eps_index, method, candidate=None, shared=None):
+        if trial_seed not in self._trained:  # trials × ε: kept for the run (small autoencoders)
+            self._trained[trial_seed] = method.train(tdata, trial_seed, self.progress)
+        rng = None if eps is None else self.source(trial_seed, *self.release_stream(eps_index, candidate))
+        rel = method.release_trained(self._trained[trial_seed], tdata, eps, rng)
+        return Released(rel, self.finish_report(PrivacyReport([rel.guarantee]), eps), rel.details,
+                        "gaussian" if eps is not None else None)
+
+    def evaluate(self, tdata, released, hp, trial_seed, eps_index):
+        from privgraph.attacks import attribute_inference, utility
+
+        z = released.payload.z
+        u = utility(self.case, z, tdata.edge_index, tdata.y, tdata.sens, tdata.private_mask, tdata.train_mask,
+                    tdata.val_mask, tdata.test_mask, trial_seed)
+        a = attribute_inference(self.case, z, tdata.edge_index, tdata.sens, tdata.private_mask, trial_seed,
+                                balance=self.spec.balance)
+        return Evaluation({"utility_accuracy": u.accuracy, "utility_f1": u.f1, "utility_val_accuracy": u.val_accuracy,
+                           "attack_accuracy": a.accuracy, "attack_f1": a.f1, "attack_val_accuracy": a.val_accuracy},
+                          u.val_accuracy)
+
+    def record_config(self, released):
+        return {"case": self.case, "balance": self.spec.balance}
+
+
+# ============================================================================ heterogeneous graphs
+class _HeteroTask(EvaluationTask):
+    """Shared by the heterogeneous tasks: the dataset's task (target type and relation, HeteDP §V)."""
+
+    training = HeteroTraining
+
+    @classmethod
+    def accepts(cls, method):
+        return method.heterogeneous
+
+    def validate(self):
+        from privgraph.data.hetero import TASKS
+
+        if self.spec.input is None and self.spec.dataset.lower() not in TASKS:
+            raise ValueError(f"unknown heterogeneous dataset {self.spec.dataset!r}; choose from {sorted(TASKS)}")
+        given = sorted({"edge_type", "reverse"} & set(self.spec.params))
+        if given and self.spec.input is None:
+            raise ValueError(f"the dataset's task sets {', '.join(given)} ({self.spec.dataset} predicts "
+                             f"{TASKS[self.key].edge_type}): drop --param {given[0]}")
+
+    @property
+    def key(self) -> str:
+        return self.spec.dataset.lower()
+
+    @property
+    def hetero_task(self):
+        from privgraph.data.hetero import TASKS
+
+        return TASKS[self.key]
+
+    def model_name(self):
+        return self.name
+
+    def load(self):
+        from privgraph.data.hetero import load_hetero
+
+        return self.spec.input if self.spec.input is not None else load_hetero(self.key, self.spec.data_root,
+                                                                                 seed=self.spec.seed)
+
+    def release_stream(self, eps_index, candidate):
+        return (eps_index, 0) if candidate is None else (eps_index, 1 + candidate)
+
+
+def _nc_masks(data: HeteroData, target: str, seed: int) -> tuple[Tensor, Tensor, Tensor]:
+    store = data[target]
+    if "val_mask" in store:
+        return store.train_mask, store.val_mask, store.test_mask
+    if "train_mask" not in store:  # synthetic graphs: a seeded 50/25/25 split
+        from privgraph.data.splits import stratified_split
+
+        d = stratified_split(Data(y=store.y, num_nodes=store.num_nodes), 0.5, 0.25, seed=seed)
+        return d.train_mask, d.val_mask, d.test_mask
+    g = torch.Generator().manual_seed(seed)  # HGB: 20 % of the training nodes validate
+    train_idx = store.train_mask.nonzero().flatten()
+    train_idx = train_idx[torch.randperm(train_idx.numel(), generator=g)]
+    cut = train_idx.numel() // 5
+    val, train = torch.zeros_like(store.train_mask), torch.zeros_like(store.train_mask)
+    val[train_idx[:cut]], train[train_idx[cut:]] = True, True
+    return train, val, store.test_mask
+
+
+def _metapath_graph(data: HeteroData, name: str) -> HeteroData:
+    from torch_geometric.transforms import AddMetaPaths
+
+    from privgraph.data.hetero import METAPATHS
+
+    paths = list(METAPATHS[name].values())
+    data = copy.copy(data)
+    for et in data.edge_types:
+        data[et].edge_index = data[et].edge_index.contiguous()
+    return AddMetaPaths(paths, drop_orig_edge_types=True, drop_unconnected_node_types=True,
+                        max_sample=METAPATH_MAX_SAMPLE)(data)
+
+
+def _f1(truth: Tensor, predicted: Tensor) -> dict[str, float]:
+    return {"micro_f1": float(f1_score(truth, predicted, average="micro")),
+            "macro_f1": float(f1_score(truth, predicted, average="macro"))}
+
+
+class HeteroNodeClassification(_HeteroTask):
+    """Node classification on the dataset's target type (HeteDP §V-B): for ``hetedp`` (and
+    ``hetedp-features``) the target type's features clipped and perturbed once with ε (§IV-A), then a
+    HAN over the dataset's metapaths (eq. 7–13); RGCN and HGT end to end; metapath2vec embeddings with
+    a logistic regression.  The graph and the labels are not protected (stated)."""
+
+    name = "hetero-nc"
+    metrics = ("micro_f1", "macro_f1")
+
+    def validate(self):
+        super().validate()
+        if self.spec.input is None:
+            if self.hetero_task.node_type is None:
+                raise ValueError(f"{self.spec.dataset} has no node labels: use --task lp")
+            if self.key == "imdb":
+                raise ValueError("HGB IMDB's labels are multi-label; use --dataset imdb-magnn for node "
+                                 "classification")
+
+    def model_name(self):
+        return "nc"
+
+    def release(self, tdata, eps, trial_seed, eps_index, method, candidate=None, shared=None):
+        from privgraph.methods.hetedp.features import privatize_features
+
+        if method.name not in ("hetedp", "hetedp-features"):
+            return Released(None, self.finish_report(PrivacyReport([unprotected(Unit.NODE_FEATURES, method.name)]),
+                                                     eps))
+        target = self.hetero_task.node_type
+        if eps is None:
+            return Released(None, PrivacyReport([unprotected(Unit.NODE_FEATURES, "HeteDP without noise")]))
+        p = method.params
+        rel = privatize_features(tdata, eps, p.delta, p.clip_bound,
+                                 self.source(trial_seed, *self.release_stream(eps_index, candidate)),
+                                 node_types=[target])
+        report = PrivacyReport([rel.guarantee.with_note("metapath graph and labels are not protected")])
+        return Released(rel.x[target], self.finish_report(report, eps), {"features": rel.details}, "gaussian")
+
+    def evaluate(self, tdata, released, hp, trial_seed, eps_index):
+        from privgraph.data.hetero import METAPATHS, node_inputs
+        from privgraph.methods.hetedp.baselines import metapath2vec_embeddings
+        from privgraph.nn.hetero import HANClassifier, HGTClassifier, RGCNClassifier
+        from privgraph.train import train_node_classifier
+
+        method, target = self.method.name, self.hetero_task.node_type
+        y = tdata[target].y
+        train, val, test = _nc_masks(tdata, target, trial_seed)
+        classes = int(y.max()) + 1
+        if method == "metapath2vec":
+            path = list(METAPATHS[self.key].values())[0]
+            num_nodes = {t: tdata[t].num_nodes for t in tdata.node_types}
+            z = metapath2vec_embeddings(tdata.edge_index_dict, path, num_nodes, trial_seed)[target]
+            clf = LogisticRegression(max_iter=3000).fit(z[train].numpy(), y[train].numpy())
+            predicted = torch.from_numpy(clf.predict(z[test].numpy()))
+            return Evaluation(_f1(y[test], predicted), float("nan"))
+        if method in ("hetedp", "hetedp-features"):
+            with torch.random.fork_rng():  # AddMetaPaths samples neighbours from torch's global generator
+                torch.manual_seed(derive_seed(trial_seed, 6))
+                graph = _metapath_graph(tdata, self.key)
+            x = graph[target].x.float() if released.payload is None else released.payload
+            torch.manual_seed(trial_seed)
+            model = HANClassifier(x.shape[1], hp.hidden, classes, graph.metadata(), target)
+            inputs, edges = {target: x}, graph.edge_index_dict
+        else:
+            torch.manual_seed(trial_seed)
+            inputs = node_inputs(tdata, seed=trial_seed)
+            cls = RGCNClassifier if method == "rgcn" else HGTClassifier
+            model = cls({t: v.shape[1] for t, v in inputs.items()}, hp.hidden, classes, tdata.metadata(), target)
+            edges = tdata.edge_index_dict
+        result = train_node_classifier(model, inputs, edges, y, y, train, val, test, lr=0.005, weight_decay=1e-3,
+                                       epochs=hp.epochs, patience=None)
+        return Evaluation(_f1(y[test], result.test_predictions), result.val_accuracy)
+
+
+class LinkPrediction(_HeteroTask):
+    """Link prediction on the dataset's target relation (HeteDP §V-C), a seeded disjoint link split
+    per trial: HeteDP's release (:func:`~privgraph.methods.hetedp.method.link_release`: features with
+    ε_f, DP-SGD with ε_s on the training edges) scored by ROC-AUC; RGCN/HGT/metapath2vec trained
+    end to end.  With ``--tune`` and no ``feature_share`` given, ε_f/ε is chosen among
+    :data:`SHARE_GRID` on trial 0's validation AUC (the cost is stated)."""
+
+    name = "lp"
+    metrics = ("roc_auc",)
+    validation_metric = "validation AUC"
+
+    @classmethod
+    def accepts(cls, method):
+        return method.heterogeneous and method.task == Task.LINK_PREDICTION
+
+    def validate(self):
+        super().validate()
+        p = self.method.params
+        if self.method.name == "hetedp" and p.edge_type is not None and p.edge_type != self.hetero_task.edge_type:
+            raise ValueError(f"{self.spec.dataset}'s link task predicts {self.hetero_task.edge_type}: the pipeline "
+                             "sets edge_type from the dataset")
+
+    def model_name(self):
+        return "lp"
+
+    def trial_data(self, data, trial_seed):
+        from privgraph.data.hetero import link_split
+
+        return data, link_split(data, self.hetero_task, seed=trial_seed)
+
+    def release_search(self, eps):
+        if self.method.name != "hetedp" or eps is None or "feature_share" in self.spec.params:
+            return {}
+        return {"feature_share": list(SHARE_GRID)}
+
+    def release(self, tdata, eps, trial_seed, eps_index, method, candidate=None, shared=None):
+        from privgraph.methods.hetedp.method import link_release
+
+        if method.name != "hetedp":
+            return Released(None, self.finish_report(PrivacyReport([unprotected(Unit.NODE_FEATURES, method.name)]),
+                                                     eps))
+        data, (train, _, _) = tdata
+        task, p = self.hetero_task, method.params
+        link = link_release(data, task.edge_type, task.reverse, train[task.edge_type].edge_label_index,
+                            train.edge_index_dict, eps, p.feature_share, p.topology, p.clip_bound, p.delta, p.dpsgd(),
+                            self.source(trial_seed, *self.release_stream(eps_index, candidate)), trial_seed,
+                            self.progress)
+        return Released(link, self.finish_report(PrivacyReport(link.guarantees), eps), link.details,
+                        "gaussian" if eps is not None else None)
+
+    def evaluate(self, tdata, released, hp, trial_seed, eps_index):
+        from privgraph.methods.hetedp.baselines import train_link_baseline
+        from privgraph.train.link_prediction import link_scores, split_auc
+
+        data, splits = tdata
+        task = self.hetero_task
+        if released.payload is None:
+            val_auc, auc = train_link_baseline(self.method.name, data, task, splits, trial_seed, hp.hidden, hp.epochs)
+        else:
+            link = released.payload
+
+            def score(pairs: Tensor) -> Tensor:
+                return link_scores(link.result.model, link.inputs, task.edge_type, pairs)
+
+            val_auc, auc = split_auc(splits[1], task.edge_type, score), split_auc(splits[2], task.edge_type, score)
+        return Evaluation({"roc_auc": auc, "val_roc_auc": val_auc}, val_auc)
+
+
+TASK_CLASSES: dict[str, type[EvaluationTask]] = {
+    t.name: t for t in (NodeClassification, AttributeInference, HeteroNodeClassification, LinkPrediction)}
+TASK_ALIASES = {"nc": {True: "hetero-nc", False: "nc"}}  # `--task nc` on a heterogeneous method
+
+
+def task_for(method: type[Method], name: str | None) -> type[EvaluationTask]:
+    """The evaluation task ``name`` (or the method's default) for ``method``; clear error when it does not apply."""
+    if name is None:
+        name = ("hetero-nc" if method.heterogeneous else
+                {Task.EMBEDDING: "attribute", Task.NODE_CLASSIFICATION: "nc"}.get(method.task, "lp"))
+    name = TASK_ALIASES.get(name, {}).get(method.heterogeneous, name)
+    if name not in TASK_CLASSES:
+        raise ValueError(f"unknown task {name!r}; choose from nc, lp, attribute")
+    cls = TASK_CLASSES[name]
+    if not cls.accepts(method):
+        usable = [n for n, c in TASK_CLASSES.items() if c.accepts(method)]
+        raise ValueError(f"{method.name} is a {method.task.value} method on "
+                         f"{'HeteroData' if method.heterogeneous else 'Data'}: task {name!r} does not apply "
+                         f"(its tasks: {', '.join(usable)})")
+    return cls
+
+
+__all__ = ["AttributeInference", "EvaluationTask", "Evaluation", "HeteroNodeClassification", "HeteroTraining",
+           "LinkPrediction", "NodeClassification", "Released", "SHARE_GRID", "TASK_CLASSES", "task_for"]

@@ -1,0 +1,257 @@
+"""Reading a user's graph from files: every format round-trips, every bad input is one
+:class:`GraphInputError` line naming the defect."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+from torch_geometric.data import Data, HeteroData
+
+from privgraph.data import GraphInputError, read_graph
+
+# An undirected triangle plus the edge 2-3, both directions, with the 0-1 edge private.
+EDGES = [(0, 1), (1, 0), (1, 2), (2, 1), (0, 2), (2, 0), (2, 3), (3, 2)]
+PRIVATE = [True, True, False, False, False, False, True, True]
+
+
+def _write(path, text: str):
+    path.write_text(text)
+    return path
+
+
+def _csv(tmp_path, rows=EDGES, flags=PRIVATE, name="edges.csv"):
+    lines = ["src,dst,private"] + [f"{u},{v},{int(f)}" for (u, v), f in zip(rows, flags)]
+    return _write(tmp_path / name, "\n".join(lines) + "\n")
+
+
+def _tsv(tmp_path, rows=EDGES, name="edges.tsv"):
+    return _write(tmp_path / name, "".join(f"{u}\t{v}\n" for u, v in rows))
+
+
+def _error(match: str, *args, **kwargs) -> str:
+    with pytest.raises(GraphInputError, match=match) as info:
+        read_graph(*args, **kwargs)
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+# ---------------------------------------------------------------------------------------- round trips
+
+
+def test_data_pt_round_trip(tmp_path):
+    data = Data(x=torch.rand(4, 3), y=torch.tensor([0, 1, 1, 0]), edge_index=torch.tensor(EDGES).t(),
+                private_edge_mask=torch.tensor(PRIVATE), edge_weight=torch.arange(8.0))
+    torch.save(data, tmp_path / "g.pt")
+    out, notes = read_graph(tmp_path / "g.pt", undirected=True, self_loops=False, domain=(0.0, 1.0))
+    assert isinstance(out, Data) and notes == []
+    for key in ("x", "y", "edge_index", "private_edge_mask", "edge_weight"):
+        assert torch.equal(out[key], data[key])
+    assert out.name == "g" and out.feature_domain == (0.0, 1.0)
+
+
+def test_pt_feature_domain_from_file_is_checked(tmp_path):
+    data = Data(x=torch.tensor([[0.5], [2.0]]), edge_index=torch.tensor([[0], [1]]), feature_domain=(0.0, 1.0))
+    torch.save(data, tmp_path / "g.pth")
+    _error("outside the declared domain", tmp_path / "g.pth")
+    out, notes = read_graph(tmp_path / "g.pth", clip=True, name="mine")
+    assert out.x.max() == 1.0 and out.name == "mine"
+    assert any("taken from g.pth" in n for n in notes) and any("1 values changed" in n for n in notes)
+
+
+def test_hetero_pt_round_trip(tmp_path):
+    data = HeteroData()
+    data["user"].x = torch.rand(3, 2)
+    data["item"].x = torch.rand(2, 4)
+    data["user", "buys", "item"].edge_index = torch.tensor([[0, 1, 2], [1, 0, 1]])
+    data["user", "knows", "user"].edge_index = torch.tensor([[0, 1], [1, 2]])  # one direction: allowed
+    torch.save(data, tmp_path / "h.pt")
+    out, notes = read_graph(tmp_path / "h.pt", undirected=True, domain=(0, 1))
+    assert isinstance(out, HeteroData) and notes == []
+    for key in (("user", "buys", "item"), ("user", "knows", "user")):
+        assert torch.equal(out[key].edge_index, data[key].edge_index)
+    assert torch.equal(out["user"].x, data["user"].x) and torch.equal(out["item"].x, data["item"].x)
+    assert out.name == "h" and out.feature_domain == (0.0, 1.0)
+
+
+def test_csv_with_header_and_private_column(tmp_path):
+    data, notes = read_graph(_csv(tmp_path), private_column="private", undirected=True, self_loops=False)
+    assert data.edge_index.t().tolist() == [list(e) for e in EDGES]
+    assert data.private_edge_mask.tolist() == PRIVATE and data.private_edge_mask.dtype == torch.bool
+    assert data.num_nodes == 4 and data.name == "edges" and notes == []
+
+
+def test_tsv_without_header_and_private_column_index(tmp_path):
+    text = "# comment\n\n" + "".join(f"{u} \t{v}\t{'true' if f else 'FALSE'}\n" for (u, v), f in zip(EDGES, PRIVATE))
+    data, _ = read_graph(_write(tmp_path / "g.edges", text), private_column="2", undirected=True)
+    assert data.edge_index.t().tolist() == [list(e) for e in EDGES]
+    assert data.private_edge_mask.tolist() == PRIVATE
+    data, _ = read_graph(_tsv(tmp_path))
+    assert data.edge_index.t().tolist() == [list(e) for e in EDGES] and not hasattr(data, "private_edge_mask")
+
+
+def test_one_direction_per_pair_is_symmetrized_with_a_note(tmp_path):
+    once = [(0, 1), (1, 2), (2, 0), (3, 3)]
+    mask = np.array([1, 0, 1, 0], dtype=np.int64)
+    np.save(tmp_path / "mask.npy", mask)
+    data, notes = read_graph(_write(tmp_path / "g.txt", "".join(f"{u} {v}\n" for u, v in once)),
+                             private_edges=tmp_path / "mask.npy", undirected=True)
+    assert data.edge_index.t().tolist() == [[0, 1], [1, 2], [2, 0], [3, 3], [1, 0], [2, 1], [0, 2]]
+    assert data.private_edge_mask.tolist() == [True, False, True, False, True, False, True]
+    assert notes == ["the edge list g.txt: each edge listed once: added the reverse direction (3 edges)"]
+
+
+def test_npz_adjacency_with_mask(tmp_path):
+    ei = torch.tensor(EDGES).t()
+    sp.save_npz(tmp_path / "a.npz", sp.coo_matrix((np.ones(8), (ei[0].numpy(), ei[1].numpy())), shape=(5, 5)).tocsr())
+    data, _ = read_graph(tmp_path / "a.npz", undirected=True)
+    assert data.num_nodes == 5  # the isolated node 4 is kept
+    assert sorted(map(tuple, data.edge_index.t().tolist())) == sorted(EDGES)
+    # the mask follows the row-major order of the nonzeros
+    mask = data.edge_index[0] + data.edge_index[1] == 1
+    np.save(tmp_path / "m.npy", mask.numpy())
+    data, _ = read_graph(tmp_path / "a.npz", private_edges=tmp_path / "m.npy", undirected=True)
+    assert torch.equal(data.private_edge_mask, mask)
+
+
+def test_features_and_labels_files(tmp_path):
+    x = np.random.default_rng(0).random((5, 3)).astype(np.float32)
+    y = np.array([0, 2, 1, 1, 0])
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    _write(tmp_path / "x.csv", "a,b,c\n" + "".join(",".join(repr(float(v)) for v in row) + "\n" for row in x))
+    _write(tmp_path / "y.txt", "label\n" + "".join(f"{v}\n" for v in y))
+    for feats, labels in (("x.npy", "y.npy"), ("x.csv", "y.txt")):
+        data, _ = read_graph(_tsv(tmp_path), features=tmp_path / feats, labels=tmp_path / labels)
+        assert data.num_nodes == 5  # from the feature rows, not the largest id (3)
+        assert data.x.dtype == torch.float32 and torch.allclose(data.x, torch.from_numpy(x))
+        assert data.y.dtype == torch.long and data.y.tolist() == y.tolist()
+        assert not hasattr(data, "feature_domain")
+
+
+def test_domain_clip_note(tmp_path):
+    np.save(tmp_path / "x.npy", np.array([[0.5, 1.5], [-1.0, 0.0], [0.2, 0.3], [1.0, 1.0]]))
+    data, notes = read_graph(_tsv(tmp_path), features=tmp_path / "x.npy", domain=(0, 1), clip=True)
+    assert torch.allclose(data.x, torch.tensor([[0.5, 1.0], [0.0, 0.0], [0.2, 0.3], [1.0, 1.0]]))
+    assert notes == ["the features clipped to [0, 1]: 2 values changed"]
+    assert data.feature_domain == (0.0, 1.0)
+
+
+# ---------------------------------------------------------------------------------------- bad input
+
+
+def test_missing_files(tmp_path):
+    _error("graph file not found: .*nope.csv", tmp_path / "nope.csv")
+    _error("features file not found: .*x.npy", _tsv(tmp_path), features=tmp_path / "x.npy")
+
+
+def test_unknown_suffix(tmp_path):
+    message = _error("unsupported graph file", _write(tmp_path / "g.json", "{}"))
+    assert ".pt" in message and ".npz" in message and ".csv" in message
+
+
+def test_unreadable_files(tmp_path):
+    _error("cannot read .*torch.load", _write(tmp_path / "g.pt", "not a pickle"))
+    _error("not a SciPy sparse .npz archive", _write(tmp_path / "g.npz", "not a zip"))
+    _error("cannot read features file .*not a NumPy .npy file", _tsv(tmp_path), features=_write(tmp_path / "x.npy", "junk"))
+    (tmp_path / "bin.csv").write_bytes(b"\xff\xfe\x00\x81")
+    _error("as UTF-8 text", tmp_path / "bin.csv")
+
+
+def test_pt_of_another_type(tmp_path):
+    torch.save({"edge_index": torch.tensor([[0], [1]])}, tmp_path / "d.pt")
+    _error("d.pt holds a builtins.dict, not a torch_geometric Data", tmp_path / "d.pt")
+
+
+def test_malformed_rows(tmp_path):
+    _error(r"g.csv, line 3: expected 2 columns, got 3", _write(tmp_path / "g.csv", "0,1\n1,2\n2,3,4\n"))
+    _error(r"g.tsv, line 2: node id '1.5' is not an integer", _write(tmp_path / "g.tsv", "0 1\n1.5 2\n"))
+
+
+def test_negative_ids(tmp_path):
+    _error(r"g.csv, line 3: negative node id -1", _write(tmp_path / "g.csv", "a,b\n0,1\n-1,0\n"))
+
+
+def test_ids_out_of_range(tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((3, 2)))
+    _error(r"line 7: node id 3 out of range: the features have 3 rows", _tsv(tmp_path), features=tmp_path / "x.npy")
+    np.save(tmp_path / "y.npy", np.zeros(2, dtype=np.int64))
+    _error(r"node id 2 out of range: the labels have 2 rows", _tsv(tmp_path), labels=tmp_path / "y.npy")
+
+
+def test_non_finite_features(tmp_path):
+    np.save(tmp_path / "x.npy", np.array([[0.0, np.nan], [np.inf, 1.0], [0, 0], [0, 0]]))
+    _error(r"hold 2 NaN/inf values \(e.g. row 0, column 1\)", _tsv(tmp_path), features=tmp_path / "x.npy")
+
+
+def test_features_outside_domain(tmp_path):
+    np.save(tmp_path / "x.npy", np.array([[0.0, 2.0], [-3.0, 1.0], [0, 0], [0, 0]]))
+    message = _error(r"2 values of the features lie outside the declared domain \[0, 1\] \(found \[-3, 2\]\)",
+                     _tsv(tmp_path), features=tmp_path / "x.npy", domain=(0, 1))
+    assert "--clip" in message
+    _error("needs a feature domain", _tsv(tmp_path), features=tmp_path / "x.npy", clip=True)
+    _error("lo < hi", _tsv(tmp_path), features=tmp_path / "x.npy", domain=(1, 0))
+    _error("comes with no features", _tsv(tmp_path), domain=(0, 1))
+
+
+def test_labels_of_the_wrong_length(tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((4, 2)))
+    _write(tmp_path / "y.csv", "0\n1\n1\n")
+    _error("the labels file y.csv has 3 labels, expected 4", _tsv(tmp_path), features=tmp_path / "x.npy",
+           labels=tmp_path / "y.csv")
+    torch.save(Data(edge_index=torch.tensor(EDGES).t(), num_nodes=4), tmp_path / "g.pt")
+    _error("the labels file y.csv has 3 labels, expected 4", tmp_path / "g.pt", labels=tmp_path / "y.csv")
+    _write(tmp_path / "bad.txt", "0\n1 2\n")
+    _error(r"bad.txt, line 2: expected 1 value", _tsv(tmp_path), labels=tmp_path / "bad.txt")
+
+
+def test_private_mask_of_the_wrong_length(tmp_path):
+    np.save(tmp_path / "m.npy", np.zeros(7, dtype=bool))
+    _error("the private-edge mask has 7 entries, expected 8", _tsv(tmp_path), private_edges=tmp_path / "m.npy")
+
+
+def test_non_binary_mask_values(tmp_path):
+    np.save(tmp_path / "m.npy", np.array([0, 1, 2, 0, 0, 0, 0, 0]))
+    _error(r"must hold only 0/1 \(or booleans\): 1 other values \(e.g. 2 at entry 2\)", _tsv(tmp_path), private_edges=tmp_path / "m.npy")
+    _error(r"line 3: the private flag must be 0/1 or true/false, got 'yes'",
+           _write(tmp_path / "g.csv", "s,t,p\n0,1,1\n1,0,yes\n"), private_column="p")
+    _error("has no column 'q'", _write(tmp_path / "g.csv", "s,t,p\n0,1,1\n"), private_column="q")
+
+
+def test_empty_edge_list(tmp_path):
+    _error("no edges in", _write(tmp_path / "g.csv", "src,dst\n"))
+    sp.save_npz(tmp_path / "z.npz", sp.csr_matrix((3, 3)))
+    _error("no edges in", tmp_path / "z.npz")
+
+
+def test_duplicates_are_an_error(tmp_path):
+    _error("the edge list g.tsv has 1 duplicate columns", _tsv(tmp_path, EDGES + [(0, 1)], name="g.tsv"))
+
+
+def test_self_loops_when_not_allowed(tmp_path):
+    path = _tsv(tmp_path, EDGES + [(3, 3)])
+    read_graph(path, undirected=True)  # allowed by default
+    _error("has 1 self-loops", path, self_loops=False)
+
+
+def test_partly_asymmetric_edge_list(tmp_path):
+    _error(r"asymmetric: 2 edges have no reverse \(e.g. line 9: 0 3\); list each pair once or both ways",
+           _tsv(tmp_path, EDGES + [(0, 3), (1, 3)]), undirected=True)
+    flags = PRIVATE[:-1] + [False]  # 2-3 private, 3-2 public
+    _error("not symmetric", _csv(tmp_path, flags=flags), private_column="private", undirected=True)
+
+
+def test_npz_not_square_or_weighted(tmp_path):
+    sp.save_npz(tmp_path / "r.npz", sp.csr_matrix(np.ones((2, 3))))
+    _error(r"must be square, got 2×3", tmp_path / "r.npz")
+    sp.save_npz(tmp_path / "w.npz", sp.csr_matrix(np.array([[0, 2.5], [2.5, 0]])))
+    _error(r"2 entries other than 0/1", tmp_path / "w.npz")
+
+
+def test_hetero_rejects_side_files(tmp_path):
+    data = HeteroData()
+    data["a"].num_nodes = 2
+    data["a", "r", "a"].edge_index = torch.tensor([[0, 0], [1, 1]])
+    torch.save(data, tmp_path / "h.pt")
+    _error("duplicate columns", tmp_path / "h.pt")
+    _error("apply to homogeneous graphs only", tmp_path / "h.pt", features=tmp_path / "x.npy")
