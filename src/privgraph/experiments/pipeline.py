@@ -65,13 +65,20 @@ class ExperimentSpec:
             optional (PPCVGAE); empty: ``[1.0]`` for a private method, none otherwise.
         params: the method's parameters (its ``Params`` fields).
         task: ``nc``, ``lp`` or ``attribute`` (default: the method's own; heterogeneous methods: ``nc``).
-        trials, seed: trial ``t`` is seeded by ``seed + t``.
+        trials: the number of trials; trial ``t`` is seeded by ``seed + t``.
+        seed: the first trial's seed.
         hyperparameters: the task model's training settings (``--set``).
-        tune, tune_budget: choose release parameters and hyperparameters on validation.
+        tune: choose release parameters and hyperparameters on validation.
+        tune_budget: hyperparameter configurations tried by ``tune``.
         secure: draw every noise from the OS source (nothing recorded can regenerate it).
-        model, epsilon_y, split, private_ratio: node classification's model, label ε, split and
-            private-edge fraction; case, balance: the attribute task's threat model and class balancing.
-        data_root, synthetic: raw-data folder; settings of the synthetic graph.
+        model: node classification's model (gcn, sage, gat, mlp).
+        epsilon_y: node classification's label ε (LPGNN's label LDP).
+        split: node classification's split, ``random`` or ``public``.
+        private_ratio: mark this fraction of the edges private (edge-level methods).
+        case: the attribute task's threat model (a or b).
+        balance: the attribute task's class balancing of the attack.
+        data_root: the raw-data folder (default ``$PRIVGRAPH_DATA``).
+        synthetic: settings of the synthetic graph.
         input: the user's own graph (a ``Data``/``HeteroData``) instead of a dataset.
     """
 
