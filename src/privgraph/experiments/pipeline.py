@@ -195,7 +195,7 @@ class Experiment:
             return None
         seed = self.spec.seed
         tdata = self.task.trial_data(data, seed)
-        shared = getattr(self.task, "labels", lambda *a: None)(tdata, seed, eps_index)
+        shared = self.task.labels(tdata, seed, eps_index)
 
         def evaluate(i: int, values: dict[str, Any]) -> tuple[float, Released]:
             released = self.task.release(tdata, eps, seed, eps_index, self.method.with_params(**values), i, shared)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -38,9 +38,10 @@ from sklearn.metrics import f1_score
 from torch import Tensor
 from torch_geometric.data import Data, HeteroData
 
-from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit, unprotected
+from privgraph.accounting import PrivacyReport, Unit, unprotected
 from privgraph.mechanisms import SECURE_NOTE, RandomSource, derive_seed, release_source
 from privgraph.methods import SEARCH_SPACE, Hyperparameters, LabelReports, Method, Task, report_labels
+from privgraph.methods.base import Settings
 from privgraph.nn import MODELS
 from privgraph.progress import ProgressHook
 
@@ -69,24 +70,15 @@ class Evaluation:
 
 
 @dataclass(frozen=True)
-class HeteroTraining:
+class HeteroTraining(Settings):
     """Training hyperparameters of the heterogeneous tasks' models (HAN, RGCN, HGT)."""
 
     epochs: int = 100
     hidden: int = 64
 
-    def update(self, **changes: Any) -> "HeteroTraining":
-        known = {f.name for f in fields(self)}
-        unknown = set(changes) - known
-        if unknown:
-            raise ValueError(f"unknown hyperparameters {sorted(unknown)}; known: {sorted(known)}")
-        out = HeteroTraining(**{**asdict(self), **changes})
-        if out.epochs < 1 or out.hidden < 1:
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.hidden < 1:
             raise ValueError("epochs and hidden must be >= 1")
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class EvaluationTask:
@@ -133,6 +125,11 @@ class EvaluationTask:
     def release(self, tdata: Any, eps: float | None, trial_seed: int, eps_index: int, method: Method,
                 candidate: int | None = None, shared: Any = None) -> Released:
         raise NotImplementedError
+
+    def labels(self, tdata: Any, trial_seed: int, eps_index: int) -> LabelReports | None:
+        """The trial's label reports, drawn once per trial and ε and shared by a selection's candidates
+        (label LDP, node classification only); None here."""
+        return None
 
     def release_search(self, eps: float | None) -> dict[str, list[Any]]:
         """Release parameters ``--tune`` may choose (those the user did not give)."""

@@ -91,8 +91,23 @@ class MethodParams:
         return asdict(self)
 
 
+class Settings:
+    """Mixin of the frozen settings dataclasses (training hyperparameters): ``update`` with unknown
+    names refused, ``to_dict``."""
+
+    def update(self, **changes: Any) -> Any:
+        known = {f.name for f in fields(self)}  # type: ignore[arg-type]
+        unknown = set(changes) - known
+        if unknown:
+            raise ValueError(f"unknown hyperparameters {sorted(unknown)}; known: {sorted(known)}")
+        return replace(self, **changes)  # type: ignore[type-var]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+
 @dataclass(frozen=True)
-class Hyperparameters:
+class Hyperparameters(Settings):
     """Training and method hyperparameters (defaults used without ``--tune``)."""
 
     lr: float = 0.01
@@ -103,16 +118,6 @@ class Hyperparameters:
     patience: int = 50
     kprop_steps: int = 4  # LPGNN feature propagation K
     label_steps: int = 2  # label denoising steps K_y (0: no denoising, forward correction instead)
-
-    def update(self, **changes: Any) -> "Hyperparameters":
-        known = {f.name for f in fields(self)}
-        unknown = set(changes) - known
-        if unknown:
-            raise ValueError(f"unknown hyperparameters {sorted(unknown)}; known: {sorted(known)}")
-        return replace(self, **changes)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # The search space of --tune (LPGNN paper's grid for lr/wd/dropout, slides' K set).
