@@ -6,13 +6,15 @@ The Python API (:mod:`privgraph.api`)::
     rel = pg.privatize(data, "lpgnn", epsilon=1.0)   # the user's own PyG Data
     print(rel.report); rel.save("graph.pt")
     res = pg.fit(rel, model="gcn", seed=0)
+    pg.attack(res, "link-stealing", truth=data)       # audit it: attack_auc, attack_advantage, ...
     pg.list_methods()                                 # the registry
 
 Subpackages follow the data flow of the design notes:
 ``data`` (loading, validation, splits, synthetic graphs) → ``mechanisms``
 (randomizers with unbiased estimators) → ``methods`` (published systems,
 registered in ``privgraph.methods.METHODS``) → ``nn`` / ``train`` (models and
-trainers) → ``experiments`` (runners, results store, plots).  Every mechanism
+trainers) → ``attacks`` (membership, link and attribute inference against a
+trained target) → ``experiments`` (the pipeline, results store, plots).  Every mechanism
 and method returns a :class:`~privgraph.accounting.PrivacyGuarantee`.
 
 The API names are imported lazily, so ``privgraph --help`` starts without
@@ -29,6 +31,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "privatize": "privgraph.api",
     "fit": "privgraph.api",
+    "attack": "privgraph.api",
     "list_methods": "privgraph.api",
     "load_release": "privgraph.api",
     "PrivateRelease": "privgraph.release",

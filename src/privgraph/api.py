@@ -7,14 +7,16 @@
     rel.data, rel.report                                            # PyG Data + a guarantee per unit
     rel.save("graph.pt"); rel = pg.load_release("graph.pt")
     res = pg.fit(rel, model="gcn", seed=0)                           # res.test_accuracy, res.model
+    pg.attack(res, "linkteller", truth=data).metrics                 # attack_auc, attack_precision, ...
     pg.list_methods()                                                # name -> unit, task, parameters
 """
 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch_geometric.data import Data, HeteroData
@@ -32,6 +34,9 @@ from privgraph.methods.base import Release
 from privgraph.progress import ProgressHook
 from privgraph.release import PrivateRelease
 from privgraph.train import TrainResult
+
+if TYPE_CHECKING:
+    from privgraph.attacks import AttackResult
 
 GENERATOR_NOTE = ("randomness from a torch.Generator: whoever knows its seed or state can regenerate the noise and "
                   "remove it; use rng=SecureRandom() for a release that leaves your hands")
@@ -157,4 +162,82 @@ def fit(release: PrivateRelease, model: str | None = None, seed: int = 0, truth:
     result = method.fit(server_view, data, model or method.default_model, hp, seed, labels)
     if labels is not None and truth is None:
         result.test_accuracy = float("nan")
+    result.context = FitContext(release, server_view, model or method.default_model, hyperparameters, seed)
     return result
+
+
+@dataclass
+class FitContext:
+    """How :func:`fit` trained a model: the release, the server's view of it, the model and settings."""
+
+    release: PrivateRelease
+    server_view: Release
+    model: str
+    hyperparameters: dict[str, Any]
+    seed: int
+
+
+def attack(target: PrivateRelease | TrainResult, attack: str, *, truth: Data, seed: int = 0,
+           model: str | None = None, **params: Any) -> AttackResult:
+    """Run an attack (:data:`privgraph.attacks.ATTACKS`) against a release or a model trained on one.
+
+    Args:
+        target: a :class:`~privgraph.PrivateRelease` — node classification: the target is its
+            classifier trained as :func:`fit` trains it (``model``, seed ``seed``); embedding
+            methods: the released embeddings — or the result of :func:`fit` (its model).
+        attack: ``membership-confidence``, ``membership-shadow``, ``link-stealing``,
+            ``link-stealing-aux``, ``linkteller`` or ``attribute``.
+        truth: the input graph the release was made from: the auditor's ground truth (the true
+            edges, the members, the sensitive attribute).  The attacker sees only what the
+            attack's threat model grants.
+        seed: the attacker's randomness (its auxiliary knowledge, candidates, own models).
+        model: the target's classifier when ``target`` is a release (default: the method's own).
+        **params: the attack's parameters (``privgraph attacks`` lists them).
+
+    Returns:
+        :class:`~privgraph.attacks.AttackResult`: scores, truth, decisions, ``metrics``
+        (``attack_auc``, ``attack_advantage``, ``attack_tpr_at_1fpr``, ...) and the threat model.
+    """
+    from privgraph.attacks import Target, get_attack, target_from_fit
+
+    attacker = get_attack(attack, **params)
+    if isinstance(target, TrainResult):
+        if target.context is None:
+            raise ValueError("this model was not trained by privgraph.fit: pass the release instead")
+        fitted, context = target, target.context
+    elif isinstance(target, PrivateRelease):
+        method = get_method(target.method, **target.params)
+        if method.task == Task.EMBEDDING:
+            rel = target
+            tgt = Target(rel.method, truth, embeddings=rel.data.z,
+                         answers=f"the released embeddings ({'ε=' + format(rel.epsilon, 'g') if rel.epsilon else 'without noise'})")
+            attacker.check(tgt)
+            return attacker.run(tgt, seed)
+        fitted = fit(target, model=model, seed=seed, truth=truth)
+        context = fitted.context
+    else:
+        raise TypeError(f"attack a PrivateRelease or the result of privgraph.fit, got {type(target).__name__}")
+    release = context.release
+    method = get_method(release.method, **release.params)
+
+    def shadow(aux: Data, shadow_seed: int):
+        shadow_release = release_with(method, aux, release.epsilon, seed=shadow_seed)
+        trained = fit(shadow_release, model=context.model, seed=shadow_seed, truth=aux, **context.hyperparameters)
+        return target_from_fit(method, trained.context.server_view, aux, trained.model, release.epsilon,
+                               utility={"accuracy": trained.test_accuracy})
+
+    tgt = target_from_fit(method, context.server_view, _with_truth(context.server_view, release, truth),
+                          fitted.model, release.epsilon, shadow, {"accuracy": fitted.test_accuracy})
+    attacker.check(tgt)
+    return attacker.run(tgt, seed)
+
+
+def _with_truth(view: Release, release: PrivateRelease, truth: Data) -> Data:
+    """The auditor's graph: the input's fields, with the release's split where the input has none."""
+    data = copy.copy(truth)
+    for name in ("train_mask", "val_mask", "test_mask"):
+        if name not in data and name in release.data:
+            data[name] = release.data[name]
+    if view.edge_index is None and "edge_index" not in data:
+        raise ValueError("the truth graph has no edge_index")
+    return data

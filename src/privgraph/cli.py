@@ -95,25 +95,29 @@ def _budgets(row: dict) -> str:
 
 def print_result(result, console: Console = out_console) -> None:
     """A run's summary: one row per ε, one column per metric of its task (%, mean ± 95% CI), within 80
-    columns; ε_y only under label privacy; the chosen hyperparameters and release options below."""
+    columns (an attack's run: the target's utility and the attack's headline metrics, all of them in
+    the JSON); ε_y only under label privacy; the chosen hyperparameters and release options and the
+    attack's threat model below."""
     rows = result.summary()
     by_eps: dict = {}
     for r in rows:
         by_eps.setdefault((r["epsilon"], r["epsilon_y"]), {})[r["metric"]] = r
     dataset = rows[0]["dataset"] if rows else result.spec.dataset
-    table = Table(title=f"{result.spec.method} on {dataset} ({result.model}): %, mean ± 95% CI")
+    attack = f"{result.attack['name']} against " if result.attack else ""
+    table = Table(title=f"{attack}{result.spec.method} on {dataset} ({result.model}): %, mean ± 95% CI")
+    shown = result.columns
     label_private = any(eps_y is not None for _, eps_y in by_eps)
     table.add_column("ε", no_wrap=True)
     if label_private:
         table.add_column("ε_y", no_wrap=True)
-    for m in result.metrics:
-        table.add_column(m.replace("_", " "), no_wrap=True, justify="right")
+    for m in shown:
+        table.add_column(_short(m), no_wrap=True, justify="right")
     table.add_column("n", no_wrap=True, justify="right")
     choices = []
     for (eps, eps_y), metrics in sorted(by_eps.items(), key=lambda kv: (kv[0][0] is not None, kv[0][0] or 0)):
-        first = metrics[result.metrics[0]]
+        first = metrics[shown[0]]
         table.add_row(_budgets(first), *([_fmt_eps(eps_y)] if label_private else []),
-                      *(_pct(metrics[m]["mean"], metrics[m]["ci95"]) for m in result.metrics), str(first["trials"]))
+                      *(_pct(metrics[m]["mean"], metrics[m]["ci95"]) for m in shown), str(first["trials"]))
         chosen = dict(first.get("release_options") or {})
         if first.get("tuned") and first.get("hyperparameters"):
             chosen.update({k: v for k, v in first["hyperparameters"].items() if k in _TUNED})
@@ -127,7 +131,20 @@ def print_result(result, console: Console = out_console) -> None:
         console.print(f"  [dim]ε per unit: {escape(' / '.join(split))}[/dim]")
     for line in choices:
         console.print(f"  [dim]chosen on validation: {escape(line)}[/dim]")
+    if result.attack:
+        threat = result.attack["threat_model"]
+        console.print(f"[bold]Threat model[/bold] ({escape(result.attack['name'])}): queries "
+                      f"{escape(threat.get('queries', ''))}; knows {escape(threat.get('knowledge', ''))}; answered "
+                      f"by {escape(threat.get('answers', ''))}")
+        console.print("  [dim]advantage: TPR − FPR of the attacker's decision; tpr@1%fpr: TPR at 1% FPR; all "
+                      "metrics with --format json[/dim]")
     print_reports(result.reports, console)
+
+
+def _short(metric: str) -> str:
+    """A column header: ``attack_tpr_at_1fpr`` → ``tpr@1%fpr``, ``attack_auc`` → ``attack auc``."""
+    return {"attack_tpr_at_1fpr": "tpr@1%fpr", "attack_advantage": "advantage",
+            "attack_precision": "precision@k"}.get(metric, metric.replace("_", " "))
 
 
 _TUNED = ("lr", "weight_decay", "dropout", "kprop_steps", "label_steps")
@@ -281,6 +298,26 @@ DATA_ROOT_OPTION = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH
 DATASET_OPTION = typer.Option("sbm", help="a dataset (`privgraph datasets`), or sbm (synthetic)", rich_help_panel=DATA)
 
 
+SPLIT_OPTION = typer.Option("random", help="random (seeded stratified 50/25/25) or public (Planetoid)",
+                            rich_help_panel=DATA)
+PRIVATE_RATIO_OPTION = typer.Option(None, "--private-ratio", help="mark this fraction ρ of the edges private at random "
+                                    "(edge-level methods)", rich_help_panel=DATA)
+EPSILON_OPTION = typer.Option([], help="privacy budget(s) ε, e.g. --epsilon 1 2 4 8 (default 1 for a private method; "
+                              "none: without noise where ε is optional)", rich_help_panel=PRIVACY)
+EPSILON_Y_OPTION = typer.Option(None, "--epsilon-y", help="label privacy budget (off by default)",
+                                rich_help_panel=PRIVACY)
+SECURE_OPTION = typer.Option(False, help="draw noise from the OS cryptographic source (not reproducible)",
+                             rich_help_panel=PRIVACY)
+PARAM_OPTION = typer.Option([], "--param", help=PARAM_HELP, rich_help_panel=METHOD)
+MODEL_OPTION = typer.Option(None, help="gcn, sage, gat or mlp (default: the method's own)", rich_help_panel=TRAINING)
+TRIALS_OPTION = typer.Option(10, min=1, rich_help_panel=TRAINING)
+SEED_OPTION = typer.Option(0, rich_help_panel=TRAINING)
+HPARAM_OPTION = typer.Option([], "--set", help="a training hyperparameter of the task's model, e.g. --set "
+                             "kprop_steps=8 (the method's own settings are --param)", rich_help_panel=TRAINING)
+DB_OPTION = typer.Option(Path("results/privgraph.db"), help="SQLite results database", rich_help_panel=OUTPUT)
+FORMAT_OPTION = typer.Option(OutputFormat.table, "--format", help="table or json", rich_help_panel=OUTPUT)
+
+
 @app.command()
 def run(
     method: str = typer.Argument(..., help=METHOD_HELP),
@@ -293,38 +330,28 @@ def run(
     domain: Optional[str] = DOMAIN_OPTION,
     clip: bool = CLIP_OPTION,
     data_root: Optional[Path] = DATA_ROOT_OPTION,
-    split: str = typer.Option("random", help="random (seeded stratified 50/25/25) or public (Planetoid)",
-                              rich_help_panel=DATA),
-    private_ratio: Optional[float] = typer.Option(
-        None, "--private-ratio", help="mark this fraction ρ of the edges private at random (edge-level methods)",
-        rich_help_panel=DATA),
-    epsilon: list[str] = typer.Option([], help="privacy budget(s) ε, e.g. --epsilon 1 2 4 8 (default 1 for a "
-                                               "private method; none: without noise where ε is optional)",
-                                      rich_help_panel=PRIVACY),
-    epsilon_y: Optional[float] = typer.Option(None, "--epsilon-y", help="label privacy budget (off by default)",
-                                              rich_help_panel=PRIVACY),
-    secure: bool = typer.Option(False, help="draw noise from the OS cryptographic source (not reproducible)",
-                                rich_help_panel=PRIVACY),
-    param: list[str] = typer.Option([], "--param", help=PARAM_HELP, rich_help_panel=METHOD),
+    split: str = SPLIT_OPTION,
+    private_ratio: Optional[float] = PRIVATE_RATIO_OPTION,
+    epsilon: list[str] = EPSILON_OPTION,
+    epsilon_y: Optional[float] = EPSILON_Y_OPTION,
+    secure: bool = SECURE_OPTION,
+    param: list[str] = PARAM_OPTION,
     task: Optional[str] = typer.Option(None, help="nc, lp or attribute (default: the method's own; "
                                                   "heterogeneous methods: nc)", rich_help_panel=TRAINING),
-    model: Optional[str] = typer.Option(None, help="gcn, sage, gat or mlp (default: the method's own)",
-                                        rich_help_panel=TRAINING),
-    trials: int = typer.Option(10, min=1, rich_help_panel=TRAINING),
-    seed: int = typer.Option(0, rich_help_panel=TRAINING),
+    model: Optional[str] = MODEL_OPTION,
+    trials: int = TRIALS_OPTION,
+    seed: int = SEED_OPTION,
     tune: bool = typer.Option(False, help="choose release parameters and hyperparameters on validation",
                               rich_help_panel=TRAINING),
     tune_budget: int = typer.Option(20, help="configurations tried by --tune", rich_help_panel=TRAINING),
-    hparam: list[str] = typer.Option([], "--set", help="a training hyperparameter of the task's model, e.g. --set "
-                                                       "kprop_steps=8 (the method's own settings are --param)",
-                                     rich_help_panel=TRAINING),
+    hparam: list[str] = HPARAM_OPTION,
     case: Optional[str] = typer.Option(None, help="embeddings: the threat model evaluated — a: the adversary "
                                                   "knows A (GCN attack), b: it does not (MLP attack)",
                                        rich_help_panel=TRAINING),
     balance: bool = typer.Option(False, "--balance", help="embeddings: balance the attack's classes by "
                                                           "resampling", rich_help_panel=TRAINING),
-    db: Path = typer.Option(Path("results/privgraph.db"), help="SQLite results database", rich_help_panel=OUTPUT),
-    format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json", rich_help_panel=OUTPUT),
+    db: Path = DB_OPTION,
+    format: OutputFormat = FORMAT_OPTION,
 ) -> None:
     """Run a method over one or more ε and several seeded trials: release, train the task's model,
     evaluate; store and print the results with the privacy report."""
@@ -333,6 +360,11 @@ def run(
                  epsilons=_epsilons(epsilon), task=task, model=model, trials=trials, seed=seed, epsilon_y=epsilon_y,
                  tune=tune, tune_budget=tune_budget, split=split, secure=secure, private_ratio=private_ratio,
                  case=case, balance=balance, data_root=str(data_root) if data_root else None)
+    _run_and_print(spec, db, format)
+
+
+def _run_and_print(spec: Any, db: Path, format: OutputFormat) -> None:
+    """Run ``spec`` through the pipeline with progress, store its trials, print the table or JSON."""
     store = _store(db)
     from privgraph.experiments import Experiment
 
@@ -352,6 +384,67 @@ def run(
     print_result(result)
     out_console.print(f"[dim]{len(result.records)} trials stored in {db} (run {result.run_id}), "
                       f"{time.perf_counter() - start:.1f}s[/dim]")
+
+
+ATTACK_HELP = "an attack: `privgraph attacks` lists them, with their threat models and parameters"
+
+
+@app.command()
+def attack(
+    name: str = typer.Argument(..., metavar="ATTACK", help=ATTACK_HELP),
+    method: str = typer.Option(..., "--method", help=METHOD_HELP, rich_help_panel=METHOD),
+    attack_param: list[str] = typer.Option([], "--attack-param", help="a parameter of the attack, e.g. "
+                                           "--attack-param nodes=300; `privgraph attacks` lists them",
+                                           rich_help_panel=METHOD),
+    dataset: str = DATASET_OPTION,
+    input: Optional[Path] = INPUT_OPTION,
+    features: Optional[Path] = FEATURES_OPTION,
+    labels: Optional[Path] = LABELS_OPTION,
+    private_edges: Optional[Path] = PRIVATE_EDGES_OPTION,
+    private_column: Optional[str] = PRIVATE_COLUMN_OPTION,
+    domain: Optional[str] = DOMAIN_OPTION,
+    clip: bool = CLIP_OPTION,
+    data_root: Optional[Path] = DATA_ROOT_OPTION,
+    split: str = SPLIT_OPTION,
+    private_ratio: Optional[float] = PRIVATE_RATIO_OPTION,
+    epsilon: list[str] = EPSILON_OPTION,
+    epsilon_y: Optional[float] = EPSILON_Y_OPTION,
+    secure: bool = SECURE_OPTION,
+    param: list[str] = PARAM_OPTION,
+    model: Optional[str] = MODEL_OPTION,
+    trials: int = TRIALS_OPTION,
+    seed: int = SEED_OPTION,
+    hparam: list[str] = HPARAM_OPTION,
+    db: Path = DB_OPTION,
+    format: OutputFormat = FORMAT_OPTION,
+) -> None:
+    """Attack a method: per ε and seeded trial, release, train the target exactly as `run` does, run the
+    attack against it; store and print the attack's success beside the target's utility."""
+    from privgraph.attacks import ATTACKS
+
+    if name not in ATTACKS:
+        _fail(f"unknown attack {name!r}; choose from {', '.join(ATTACKS)}")
+    values = _assign(attack_param, ATTACKS[name].Params, "--attack-param", f"attack {name!r}", "parameter")
+    data = _read_input(input, method, features, labels, private_edges, private_column, domain, clip)
+    spec = _spec(method, param, hparam, dataset=input.stem if input else dataset, input=data,
+                 epsilons=_epsilons(epsilon), model=model, trials=trials, seed=seed, epsilon_y=epsilon_y,
+                 split=split, secure=secure, private_ratio=private_ratio,
+                 data_root=str(data_root) if data_root else None, attack=name, attack_params=values)
+    _run_and_print(spec, db, format)
+
+
+@app.command("attacks")
+def list_attacks_command() -> None:
+    """The attacks: what each queries and knows, its metrics and its parameters."""
+    from privgraph.attacks import ATTACKS
+
+    for cls in ATTACKS.values():
+        info = cls.info()
+        out_console.print(f"[bold]{info['name']}[/bold] ({info['family']}): {escape(info['description'])}")
+        out_console.print(f"  queries: {escape(info['threat_model']['queries'])}")
+        out_console.print(f"  knows: {escape(info['threat_model']['knowledge'])}")
+        for p in info["parameters"]:
+            out_console.print(f"  --attack-param {p['name']}={p['default']}: {escape(p['help'])}")
 
 
 def _store(db: Path):

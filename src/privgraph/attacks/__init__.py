@@ -1,7 +1,14 @@
-"""Attacks that audit a release: sensitive-attribute inference on embeddings."""
+"""Attacks that audit a method: membership inference, link stealing, LinkTeller, attribute inference.
+
+Every attack is registered in :data:`ATTACKS` (``privgraph attack NAME``, :func:`privgraph.attack`),
+runs against a :class:`Target` (a model trained on a method's release as ``privgraph run`` trains
+it, or a released embedding), states its :class:`ThreatModel`, and returns an
+:class:`AttackResult` scored by :func:`~privgraph.attacks.metrics.attack_metrics`.
+"""
 
 from privgraph.attacks.attribute import (
     CASE_MODELS,
+    AttributeAttack,
     ClassifierScore,
     attribute_inference,
     balanced_mask,
@@ -9,6 +16,13 @@ from privgraph.attacks.attribute import (
     known_attribute_features,
     utility,
 )
+from privgraph.attacks.base import ATTACKS, Attack, AttackParams, AttackResult, Target, ThreatModel, get_attack
+from privgraph.attacks.metrics import LINK_METRICS, METRICS, attack_metrics, top_k, tpr_at_fpr
+from privgraph.attacks.target import target_from_fit, train_target
 
-__all__ = ["CASE_MODELS", "ClassifierScore", "attribute_inference", "balanced_mask", "check_case",
-           "known_attribute_features", "utility"]
+from privgraph.attacks import link, membership  # noqa: E402,F401  (register the attacks)
+
+__all__ = ["ATTACKS", "Attack", "AttackParams", "AttackResult", "AttributeAttack", "CASE_MODELS",
+           "ClassifierScore", "LINK_METRICS", "METRICS", "Target", "ThreatModel", "attack_metrics",
+           "attribute_inference", "balanced_mask", "check_case", "get_attack", "known_attribute_features",
+           "target_from_fit", "top_k", "tpr_at_fpr", "train_target", "utility"]

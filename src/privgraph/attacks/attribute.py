@@ -1,5 +1,6 @@
-"""Sensitive-attribute inference on released embeddings, and the utility task
-measured the same way (PPCVGAE §6.2).
+"""Sensitive-attribute inference from what a target exposes — a released embedding, or a trained
+model's hidden layer or posteriors (Duddu et al. 2020, attribute inference from embeddings) —
+and the utility task measured the same way (PPCVGAE §6.2).
 
 The adversary knows the sensitive attribute of the public nodes Q and wants
 that of the private nodes P:
@@ -19,13 +20,17 @@ imbalanced Credit defaulter attribute).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 from sklearn.metrics import f1_score
 from torch import Tensor
 from torch_geometric.utils import scatter
 
+from privgraph.attacks.base import Attack, AttackParams, AttackResult, Target, ThreatModel, register_attack
+from privgraph.attacks.metrics import METRICS, attack_metrics
+from privgraph.methods.base import param
 from privgraph.nn import NodeClassifier
 from privgraph.train import train_node_classifier
 
@@ -34,9 +39,15 @@ CASE_MODELS = {"a": "gcn", "b": "mlp"}
 
 @dataclass(frozen=True)
 class ClassifierScore:
+    """A classifier's test accuracy and binary F1, its validation accuracy, and per test node the
+    predicted probability of class 1 (``scores``, binary targets), the truth and the prediction."""
+
     accuracy: float
     f1: float
     val_accuracy: float
+    scores: np.ndarray | None = field(default=None, repr=False)
+    truth: np.ndarray | None = field(default=None, repr=False)
+    predicted: np.ndarray | None = field(default=None, repr=False)
 
 
 def check_case(case: str) -> str:
@@ -90,8 +101,11 @@ def fit_and_score(case: str, x: Tensor, edge_index: Tensor, labels: Tensor, trai
     result = train_node_classifier(model, x, edge_index, labels, labels, train, val, test, lr=0.01,
                                    weight_decay=5e-4, epochs=epochs, patience=100)
     truth, predicted = labels[test].numpy(), result.test_predictions.numpy()
+    with torch.no_grad():  # the selected state (train_node_classifier loaded it)
+        probs = model(x, edge_index).softmax(dim=-1)[test]
+    scores = probs[:, 1].numpy() if probs.shape[1] == 2 else None
     return ClassifierScore(result.test_accuracy, float(f1_score(truth, predicted, zero_division=0)),
-                           result.val_accuracy)
+                           result.val_accuracy, scores, truth, predicted)
 
 
 def classifier_inputs(case: str, z: Tensor, edge_index: Tensor, sens: Tensor, public_mask: Tensor) -> Tensor:
@@ -123,3 +137,70 @@ def utility(case: str, z: Tensor, edge_index: Tensor, y: Tensor, sens: Tensor, p
     """Node classification of ``y`` with the same classifier and inputs as the attack."""
     x = classifier_inputs(case, z, edge_index, sens, ~private_mask)
     return fit_and_score(case, x, edge_index, y.long(), train_mask, val_mask, test_mask, seed)
+
+
+@dataclass(frozen=True)
+class AttributeParams(AttackParams):
+    representation: str = param("hidden", "what the attacker reads per node: hidden (the model's hidden layer; "
+                                "a released embedding), posteriors, or embeddings")
+    case: str = param("b", "a: the attacker also knows the graph A (GCN on [Z, f(s_Q)]); b: it does not (MLP on Z)")
+    known_fraction: float = param(0.3, "share of the nodes whose attribute the attacker knows, when the graph "
+                                  "does not mark them (private_mask: the others)")
+    balance: bool = param(False, "resample the attacker's training and test nodes to equal class counts")
+
+    def validate(self) -> None:
+        super().validate()
+        check_case(self.case)
+        if self.representation not in ("hidden", "posteriors", "embeddings"):
+            raise ValueError(f"representation must be hidden, posteriors or embeddings, got {self.representation!r}")
+        if not 0.0 < self.known_fraction < 1.0:
+            raise ValueError(f"known_fraction must lie in (0, 1), got {self.known_fraction}")
+
+
+@register_attack
+class AttributeAttack(Attack):
+    """Attribute inference (Duddu et al. 2020; PPCVGAE §6.2, cases a and b): the attacker reads a
+    per-node representation from the target — the released embedding, or the trained model's hidden
+    layer or posteriors — knows the sensitive attribute s of some nodes (``truth.private_mask``
+    marks the others; else a seeded ``known_fraction``) and trains the case's classifier on them
+    (:func:`attribute_inference`); it is scored on the nodes whose s it does not know.  Score: the
+    classifier's probability of s = 1; decision: its prediction.  Binary attributes."""
+
+    name = "attribute"
+    family = "attribute"
+    description = "sensitive-attribute inference from embeddings, hidden layers or posteriors"
+    threat = ThreatModel(queries="a representation of every node (released embedding, hidden layer or posteriors)",
+                         knowledge="the sensitive attribute of the known nodes; in case a also the graph A")
+    metrics = METRICS
+    Params = AttributeParams
+    needs_model = False
+    needs_sensitive = True
+
+    def known_split(self, target: Target, seed: int) -> torch.Tensor:
+        """The nodes whose attribute the attacker does not know (the evaluation nodes)."""
+        marked = getattr(target.truth, "private_mask", None)
+        if marked is not None:
+            return marked.bool()
+        n = target.truth.num_nodes
+        order = torch.from_numpy(np.random.default_rng(seed).permutation(n))
+        private = torch.ones(n, dtype=torch.bool)
+        private[order[: int(round(self.params.known_fraction * n))]] = False
+        return private
+
+    def run(self, target: Target, seed: int) -> AttackResult:
+        self.check(target)
+        truth = target.truth
+        sens = truth.sens.long()
+        if torch.unique(sens).numel() != 2:
+            raise ValueError("the attribute attack scores binary attributes; data.sens has "
+                             f"{torch.unique(sens).numel()} values")
+        z = target.representation(self.params.representation)
+        private = self.known_split(target, seed)
+        p = self.params
+        score = attribute_inference(p.case, z, truth.edge_index, sens, private, seed, balance=p.balance)
+        metrics = attack_metrics(score.scores, score.truth, score.predicted)
+        metrics["attack_f1"] = score.f1
+        return AttackResult(self.name, score.scores, score.truth, score.predicted, metrics, self.threat_model(target),
+                            {"representation": "embeddings" if target.embeddings is not None else p.representation,
+                             "case": p.case, "known_nodes": int((~private).sum()), "evaluated_nodes": int(
+                                 score.truth.size), "attacker_val_accuracy": score.val_accuracy})

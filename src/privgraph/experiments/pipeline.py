@@ -46,7 +46,7 @@ from privgraph.experiments.selection import Selection, select_on_validation
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
 from privgraph.experiments.tasks import EvaluationTask, Released, task_for
-from privgraph.mechanisms import check_epsilon
+from privgraph.mechanisms import check_epsilon, derive_seed
 from privgraph.methods import Method, get_method, method_class
 from privgraph.progress import ProgressHook
 from privgraph.release import json_safe
@@ -80,6 +80,10 @@ class ExperimentSpec:
         data_root: the raw-data folder (default ``$PRIVGRAPH_DATA``).
         synthetic: settings of the synthetic graph.
         input: the user's own graph (a ``Data``/``HeteroData``) instead of a dataset.
+        attack: an attack (:data:`privgraph.attacks.ATTACKS`) run against every trial's target —
+            the model trained on the release, or the released embedding; its metrics join the
+            trial's (``privgraph attack``).
+        attack_params: the attack's parameters.
     """
 
     method: str
@@ -102,6 +106,8 @@ class ExperimentSpec:
     data_root: str | None = None
     synthetic: dict[str, Any] = field(default_factory=dict)
     input: Any = None
+    attack: str | None = None
+    attack_params: dict[str, Any] = field(default_factory=dict)
 
     def build(self, progress: ProgressHook | None = None) -> tuple[Method, EvaluationTask]:
         """The method and the task, after every check (bad input raises ``ValueError`` before any work)."""
@@ -116,6 +122,9 @@ class ExperimentSpec:
         self.epsilons = self._epsilons(method)
         task.validate()
         task.base_hyperparameters()
+        attack = self.build_attack()
+        if attack is not None:
+            task.check_attack(attack)
         if self.tune and not task.tunes_hyperparameters() and not any(task.release_search(e) for e in self.epsilons):
             raise ValueError(f"{self.method} ({task.name} task) does not take --tune: nothing is chosen on validation "
                              "here (give its parameters with --param)")
@@ -123,6 +132,16 @@ class ExperimentSpec:
 
     def validate(self) -> None:
         self.build()
+
+    def build_attack(self) -> Any:
+        """The attack (validated parameters), or None."""
+        if self.attack is None:
+            if self.attack_params:
+                raise ValueError("attack_params given without an attack")
+            return None
+        from privgraph.attacks import get_attack
+
+        return get_attack(self.attack, **self.attack_params)
 
     def _epsilons(self, method: Method) -> list[float | None]:
         eps = list(self.epsilons)
@@ -157,6 +176,7 @@ class ExperimentResult:
     task: str = "nc"
     metrics: tuple[str, ...] = ("accuracy",)
     model: str = ""
+    attack: dict[str, Any] | None = None  # name, parameters, threat model of the attack run, if any
 
     JSON_KEYS = ("epsilon", "epsilon_y", "metric", "mean", "std", "ci95", "trials", "mechanism", "model",
                  "hyperparameters", "release_options", "tuned", "privacy")
@@ -165,6 +185,14 @@ class ExperimentResult:
         """One row per metric of the task and setting (mean, std, 95% CI over the trials)."""
         return [row for metric in self.metrics for row in summarize(self.records, metric)]
 
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The metrics a table shows (all of them are in :meth:`summary` and the JSON)."""
+        if self.attack is None:
+            return self.metrics
+        shown = ("attack_auc", "attack_advantage", "attack_tpr_at_1fpr", "attack_precision")
+        return (self.metrics[0], *(m for m in shown if m in self.metrics))
+
     def to_json(self) -> dict[str, Any]:
         return json_safe({
             "method": self.spec.method,
@@ -172,6 +200,7 @@ class ExperimentResult:
             "task": self.task, "model": self.model, "params": self.records[0].config.get("params") if self.records
             else self.spec.params,
             "run_id": self.run_id,
+            **({"attack": self.attack} if self.attack is not None else {}),
             "results": [{k: row[k] for k in self.JSON_KEYS} for row in self.summary()],
         })
 
@@ -183,6 +212,7 @@ class Experiment:
         self.progress = progress or (lambda name, done, total: None)
         self.method, self.task = spec.build(self.progress)
         self.task.check_evaluable()
+        self.attack = spec.build_attack()
         self.spec = spec
         self.store = store
         self.run_id = uuid.uuid4().hex[:12]
@@ -236,6 +266,7 @@ class Experiment:
                 if selection:
                     report = PrivacyReport([g.with_note(selection.note(eps)) for g in report.guarantees])
                 evaluation = task.evaluate(tdata, released, hp, trial_seed, k)
+                attacked = self._attack(tdata, released, evaluation, hp, trial_seed, eps, k)
                 reports[eps] = report
                 record = TrialRecord(
                     run_id=self.run_id, method=spec.method,
@@ -250,6 +281,7 @@ class Experiment:
                         "secure": spec.secure, "release": released.details, **task.record_config(released),
                         "normalization": getattr(data, "normalization", None) if not isinstance(data, tuple)
                         else None,
+                        **({"attack": attacked} if attacked is not None else {}),
                     },
                     metrics=evaluation.metrics, guarantee=report.to_dict(), wall_time=time.perf_counter() - start,
                     version=__version__,
@@ -259,7 +291,29 @@ class Experiment:
                     self.store.add(record)
                 done += 1
         self.progress(label, total, total)
-        return ExperimentResult(spec, self.run_id, records, reports, task.name, task.metrics, task.model_name())
+        metrics, attack = task.metrics, None
+        if self.attack is not None:
+            metrics = (*task.metrics, *(m for m in self.attack.metrics if m not in task.metrics))
+            attack = {"name": self.attack.name, "params": self.attack.params.to_dict(),
+                      "threat_model": records[-1].config["attack"]["threat_model"] if records else {}}
+        return ExperimentResult(spec, self.run_id, records, reports, task.name, metrics, task.model_name(), attack)
+
+    def _attack(self, tdata: Any, released: Released, evaluation: Any, hp: Any, trial_seed: int,
+                eps: float | None, eps_index: int) -> dict[str, Any] | None:
+        """Run the spec's attack against the trial's target (its metrics join the trial's); the
+        attacker's randomness is its own stream of the trial and ε.  Returns what the trial records."""
+        if self.attack is None:
+            return None
+        target = self.task.attack_target(tdata, released, evaluation, hp, trial_seed, eps, eps_index)
+        native = self.attack.name == "attribute" and self.task.name == "attribute"  # the task's own evaluation
+        if native:
+            threat, details = self.attack.threat_model(target), {}
+        else:
+            result = self.attack.run(target, derive_seed(trial_seed, 7, eps_index))
+            evaluation.metrics.update(result.metrics)
+            threat, details = result.threat_model, result.details
+        return {"name": self.attack.name, "params": self.attack.params.to_dict(), "threat_model": threat.to_dict(),
+                "details": details}
 
 
 def run_experiment(spec: ExperimentSpec, store: ResultsStore | None = None,

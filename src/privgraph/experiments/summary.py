@@ -26,7 +26,8 @@ def mean_ci(values: Iterable[float], level: float = 0.95) -> tuple[float, float,
 
 
 def setting_key(r: TrialRecord) -> tuple:
-    return (r.dataset, r.method, r.model, r.mechanism, r.epsilon, r.epsilon_y)
+    return (r.dataset, r.method, r.model, r.mechanism, r.epsilon, r.epsilon_y,
+            (r.config.get("attack") or {}).get("name"))
 
 
 def summarize(records: Iterable[TrialRecord], metric: str = "accuracy") -> list[dict[str, Any]]:
@@ -35,7 +36,7 @@ def summarize(records: Iterable[TrialRecord], metric: str = "accuracy") -> list[
     for r in records:
         groups[setting_key(r)].append(r)
     rows = []
-    for (dataset, method, model, mechanism, eps, eps_y), rs in groups.items():
+    for (dataset, method, model, mechanism, eps, eps_y, _), rs in groups.items():
         mean, std, half = mean_ci(r.metrics[metric] for r in rs)
         rows.append(
             {

@@ -63,10 +63,12 @@ class Released:
 
 @dataclass
 class Evaluation:
-    """A trial's metrics and the validation score that selection and tuning maximise."""
+    """A trial's metrics, the validation score that selection and tuning maximise, and the trained
+    model (what an attack queries; None where the task trains none of its own)."""
 
     metrics: dict[str, float]
     validation: float
+    model: Any = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,23 @@ class EvaluationTask:
     def record_config(self, released: Released) -> dict[str, Any]:
         return {}
 
+    # ---------------------------------------------------------------- attacks
+    def check_attack(self, attack: Any) -> None:
+        """Refuse, before any work, an attack this task's targets cannot answer."""
+        raise ValueError(f"attacks run against node-classification and embedding methods on a Data; "
+                         f"{self.spec.method} ({self.name} task) is not supported yet")
+
+    def attack_target(self, tdata: Any, released: Released, evaluation: Evaluation, hp: Any, trial_seed: int,
+                      eps: float | None, eps_index: int) -> Any:
+        """The trial's :class:`~privgraph.attacks.Target`: the model the task trained on ``released``."""
+        raise NotImplementedError
+
+
+def _is_sensitive(name: str) -> bool:
+    from privgraph.data import SENSITIVE_DATASETS
+
+    return name.lower() in SENSITIVE_DATASETS
+
 
 # ============================================================================ node classification
 class NodeClassification(EvaluationTask):
@@ -200,7 +219,7 @@ class NodeClassification(EvaluationTask):
             raise ValueError(f"split must be 'random' or 'public', got {spec.split!r}")
         if spec.private_ratio is not None:
             check_private_ratio(spec.private_ratio)
-        if spec.input is None:
+        if spec.input is None and not (spec.dataset.lower() in SENSITIVE_SYNTHETIC or _is_sensitive(spec.dataset)):
             from privgraph.data.catalog import HOMOGENEOUS, check_dataset
 
             check_dataset(spec.dataset, HOMOGENEOUS)
@@ -229,6 +248,12 @@ class NodeClassification(EvaluationTask):
             data = spec.input
         elif spec.dataset.lower() == "sbm":
             data = sbm_graph(seed=spec.seed, **spec.synthetic)
+        elif spec.dataset.lower() in SENSITIVE_SYNTHETIC or _is_sensitive(spec.dataset):
+            from privgraph.data import load_sensitive, sensitive_sbm_graph
+
+            data = (sensitive_sbm_graph(seed=spec.seed, **spec.synthetic)
+                    if spec.dataset.lower() in SENSITIVE_SYNTHETIC
+                    else load_sensitive(spec.dataset, root=spec.data_root, seed=spec.seed))
         else:
             data = load(spec.dataset, root=spec.data_root, split=spec.split, seed=spec.seed)
         if spec.private_ratio is not None:
@@ -264,7 +289,7 @@ class NodeClassification(EvaluationTask):
         return Evaluation({"accuracy": result.test_accuracy, "val_accuracy": result.val_accuracy,
                            "train_accuracy": result.train_accuracy, "best_epoch": result.best_epoch,
                            "epochs_run": result.epochs_run, "train_seconds": result.seconds},
-                          result.val_accuracy)
+                          result.val_accuracy, result.model)
 
     def search_configs(self, base: Hyperparameters, eps_index: int, labels: bool) -> list[Hyperparameters]:
         """The defaults plus up to ``tune_budget − 1`` distinct random points of the grid."""
@@ -294,6 +319,39 @@ class NodeClassification(EvaluationTask):
     def record_config(self, released):
         return {"split": self.spec.split, "private_ratio": self.spec.private_ratio}
 
+    def check_attack(self, attack):
+        if attack.needs_graph and self.model_name() == "mlp" and not self.method.kprop_steps(Hyperparameters()):
+            raise ValueError(f"{attack.name} measures how a node's output depends on other nodes through the graph; "
+                             f"{self.spec.method} with an MLP never uses one (the attack is at chance by "
+                             "construction): use link-stealing for what the features alone reveal")
+        if attack.needs_sensitive:
+            if self.spec.input is not None:
+                if "sens" not in self.spec.input:
+                    raise ValueError(f"{attack.name} infers a sensitive attribute: the input graph has none (sens)")
+            elif not (self.spec.dataset.lower() == "planted" or _is_sensitive(self.spec.dataset)):
+                raise ValueError(f"{attack.name} infers a sensitive attribute: {self.spec.dataset} has none; use a "
+                                 "dataset with one (german, credit, bail, pokec-z, pokec-n, planted — the synthetic "
+                                 "one) or an --input graph with sens")
+
+    def attack_target(self, tdata, released, evaluation, hp, trial_seed, eps, eps_index):
+        """The trained classifier, queried over the graph the server holds; its ``shadow`` runs the same
+        method, ε, model and hyperparameters (and label LDP) on an attacker's graph, from the attacker's
+        own seeded randomness."""
+        from privgraph.attacks import target_from_fit
+        from privgraph.mechanisms import make_generator
+
+        method, model = self.method, self.model_name()
+
+        def shadow(aux: Data, seed: int):
+            rel = method.release(aux, eps, make_generator(derive_seed(seed, 1)))
+            labels = (None if self.spec.epsilon_y is None else
+                      report_labels(aux, self.spec.epsilon_y, make_generator(derive_seed(seed, 2))))
+            result = method.fit(rel, aux, model, hp, derive_seed(seed, 4), labels)
+            return target_from_fit(method, rel, aux, result.model, eps, utility={"accuracy": result.test_accuracy})
+
+        return target_from_fit(method, released.payload, tdata, evaluation.model, eps, shadow,
+                               {"accuracy": evaluation.metrics["accuracy"]})
+
 
 # ============================================================================ attribute inference
 class AttributeInference(EvaluationTask):
@@ -304,7 +362,7 @@ class AttributeInference(EvaluationTask):
     with the case's classifier — GCN on (A, Z, s_Q) for case a, MLP on Z for case b."""
 
     name = "attribute"
-    metrics = ("utility_accuracy", "utility_f1", "attack_accuracy", "attack_f1")
+    metrics = ("utility_accuracy", "utility_f1", "attack_accuracy", "attack_f1", "attack_auc")
     reads = ("case", "balance", "synthetic")
 
     def __init__(self, spec, method, progress):
@@ -369,19 +427,37 @@ class AttributeInference(EvaluationTask):
                         "gaussian" if eps is not None else None)
 
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):
-        from privgraph.attacks import attribute_inference, utility
+        from privgraph.attacks import AttributeAttack, utility
 
         z = released.payload.z
         u = utility(self.case, z, tdata.edge_index, tdata.y, tdata.sens, tdata.private_mask, tdata.train_mask,
                     tdata.val_mask, tdata.test_mask, trial_seed)
-        a = attribute_inference(self.case, z, tdata.edge_index, tdata.sens, tdata.private_mask, trial_seed,
-                                balance=self.spec.balance)
+        attack = AttributeAttack(representation="embeddings", case=self.case, balance=self.spec.balance)
+        a = attack.run(self.embedding_target(tdata, released, u.accuracy), trial_seed)
         return Evaluation({"utility_accuracy": u.accuracy, "utility_f1": u.f1, "utility_val_accuracy": u.val_accuracy,
-                           "attack_accuracy": a.accuracy, "attack_f1": a.f1, "attack_val_accuracy": a.val_accuracy},
-                          u.val_accuracy)
+                           **a.metrics, "attack_val_accuracy": a.details["attacker_val_accuracy"]}, u.val_accuracy)
 
     def record_config(self, released):
         return {"case": self.case, "balance": self.spec.balance}
+
+    def embedding_target(self, tdata: Data, released: Released, utility: float):
+        from privgraph.attacks import Target
+
+        eps = released.report.guarantees[0].epsilon if released.mechanism else None
+        return Target(self.spec.method, tdata, embeddings=released.payload.z,
+                      answers=f"the released embeddings ({'ε=' + format(eps, 'g') if eps else 'without noise'})",
+                      utility={"utility_accuracy": utility})
+
+    def check_attack(self, attack):
+        if attack.name == "attribute" and self.spec.attack_params:
+            raise ValueError("the attribute task runs the attribute attack itself, on the released embeddings: "
+                             "set its threat model with --case and --balance, not attack parameters")
+        if attack.needs_model:
+            raise ValueError(f"{attack.name} queries a model's inference API; {self.spec.method} releases fixed "
+                             "embeddings (attack them with attribute or link-stealing)")
+
+    def attack_target(self, tdata, released, evaluation, hp, trial_seed, eps, eps_index):
+        return self.embedding_target(tdata, released, evaluation.metrics["utility_accuracy"])
 
 
 # ============================================================================ heterogeneous graphs

@@ -77,7 +77,7 @@ class MethodParams:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
-            raise ValueError(f"method {method!r} has no parameter {', '.join(map(repr, unknown))}; its parameters: "
+            raise ValueError(f"{method!r} has no parameter {', '.join(map(repr, unknown))}; its parameters: "
                              f"{', '.join(sorted(known)) or 'none'}")
         return cls(**values)
 

@@ -86,13 +86,17 @@ class NodeClassifier(nn.Module):
 
     def forward(self, x: Tensor, edge_index: Tensor | BlockwiseAdjacency, edge_weight: Tensor | None = None) -> Tensor:
         """``edge_index`` is a [2, E] graph, or a :class:`BlockwiseAdjacency` for dense layers."""
+        x = F.dropout(self.embed(x, edge_index, edge_weight), self.dropout, self.training)
+        return self._layer(self.layer2, x, edge_index, edge_weight)
+
+    def embed(self, x: Tensor, edge_index: Tensor | BlockwiseAdjacency, edge_weight: Tensor | None = None) -> Tensor:
+        """The hidden layer ``relu(layer1(x))`` (after KProp for LPGNN): what an attribute-inference
+        attacker reads from the model."""
         if edge_weight is not None and isinstance(self.layer2, (SAGEConv, GATConv)):
             raise ValueError("edge weights given to an unweighted SAGE/GAT model; build it with weighted=True")
         if self.kprop is not None:
             x = self.kprop(x, edge_index)
-        x = F.relu(self._layer(self.layer1, x, edge_index, edge_weight))
-        x = F.dropout(x, self.dropout, self.training)
-        return self._layer(self.layer2, x, edge_index, edge_weight)
+        return F.relu(self._layer(self.layer1, x, edge_index, edge_weight))
 
     def reset_parameters(self) -> None:
         for layer in (self.layer1, self.layer2):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -21,6 +22,7 @@ class TrainResult:
     seconds: float
     test_predictions: Tensor | None = None  # predicted classes of the test nodes (selected model)
     model: nn.Module | None = None  # the trained model (set by privgraph.train)
+    context: Any = None  # how privgraph.fit trained it (release, model, hyperparameters): what privgraph.attack reads
 
 
 def accuracy(logits: Tensor, y: Tensor) -> float:

@@ -45,6 +45,10 @@ class LearnedAdjacencyClassifier(nn.Module):
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor | None = None) -> Tensor:
         return self.base(x, edge_index, self.adjacency)
 
+    def embed(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor | None = None) -> Tensor:
+        """The hidden layer over the learned Â (:meth:`NodeClassifier.embed`)."""
+        return self.base.embed(x, edge_index, self.adjacency)
+
     def regularization(self) -> Tensor:
         """λ₁‖Â − Ã‖_F + λ₂‖Â‖_{1,1} (Ã = 1 on the support, Â ≥ 0)."""
         return self.lambda1 * torch.linalg.vector_norm(self.adjacency - 1.0) + self.lambda2 * self.adjacency.sum()

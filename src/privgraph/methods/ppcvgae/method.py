@@ -19,7 +19,6 @@ from typing import Any
 from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyReport, Unit
-from privgraph.attacks import check_case
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Task, param, register_method
@@ -71,6 +70,8 @@ class PPCVGAEParams(AutoencoderParams):
         return super().config(kl_weight=self.kl_weight, penalty=self.penalty, encoder_penalty=self.encoder_penalty)
 
     def validate(self) -> None:
+        from privgraph.attacks import check_case  # the attack's threat model (lazy: attacks import methods)
+
         super().validate()
         check_case(self.case)
         check_delta(self.delta)
