@@ -158,6 +158,7 @@ def table(args: argparse.Namespace) -> None:
             if args.plot:
                 png = _plot(subset, dataset, attack, Path(args.out).parent)
                 lines += [f"![{attack} on {dataset}]({png.name})", ""]
+    lines += _findings(rows)
     lines += _published_section(published)
     runs = sorted({(r["trials"], r["seed"]) for r in rows})
     lines += ["## Reproduce", "", "```bash",
@@ -171,6 +172,51 @@ def table(args: argparse.Namespace) -> None:
     print(f"wrote {args.out}")
 
 
+MARGIN = 0.02  # |ΔAUC| within which a target is called "at" a reference
+
+
+def _findings(rows: list[dict]) -> list[str]:
+    """Sentences computed from the stored results: where each private target's attack AUC stands
+    against its reference — the MLP floor for link stealing (what the features alone give), 0.5
+    for LinkTeller and membership inference — at its smallest and largest ε."""
+    out = ["## What the numbers say", "",
+           f"Computed from the stored results (\"at\" means within {MARGIN:.2f} AUC). Link stealing compares "
+           "posteriors, and in these homophilous graphs linked nodes have similar features, so even a model "
+           "that never saw the graph links them above chance: its reference is the MLP floor, not 0.5. "
+           "LinkTeller reads influence through the graph that answers the queries, so its reference is 0.5. "
+           "A link-private method bounds what the *links* reveal; the features it leaves in clear are not "
+           "covered, and neither is the structure the features predict. An AUC *below* its reference is "
+           "information too (the attacker's rule points the wrong way, e.g. members less confident than "
+           "non-members): read the distance from the reference, and the trials' spread in the tables.", ""]
+    for attack in (*LINK_ATTACKS, *MIA_ATTACKS):
+        for dataset in dict.fromkeys(r["dataset"] for r in rows if r["attack"] == attack):
+            sub = [r for r in rows if r["attack"] == attack and r["dataset"] == dataset]
+            floor = next((r["metrics"]["attack_auc"]["mean"] for r in sub if r["target"].startswith("MLP")), None)
+            ref, name = (floor, "the MLP floor") if attack.startswith("link-stealing") and floor is not None else (
+                0.5, "chance")
+            plain = next((r["metrics"]["attack_auc"]["mean"] for r in sub if r["epsilon"] is None
+                          and not r["target"].startswith("MLP")), None)
+            head = f"- **{attack}, {dataset}**: reference {name} = {ref:.2f}" + (
+                f"; non-private target {plain:.2f}" if plain is not None else "") + ". "
+            parts = []
+            for target in dict.fromkeys(r["target"] for r in sub if r["epsilon"] is not None):
+                pts = sorted((r["epsilon"], r["metrics"]["attack_auc"]["mean"]) for r in sub if r["target"] == target
+                             and r["epsilon"] is not None)
+                (e0, a0), (e1, a1) = pts[0], pts[-1]
+                def where(a: float) -> str:
+                    return "at it" if abs(a - ref) <= MARGIN else (f"{a - ref:+.2f} above" if a > ref else
+                                                                  f"{ref - a:.2f} below")
+                parts.append(f"{target} {a0:.2f} at ε={e0:g} ({where(a0)})" + (
+                    f", {a1:.2f} at ε={e1:g} ({where(a1)})" if len(pts) > 1 else ""))
+            out.append(head + "; ".join(parts) + ".")
+    return out + [""]
+
+
+def _md(text: object) -> str:
+    """Free text from the TOML as Markdown text: brackets escaped (``I[i, j]`` is not a link)."""
+    return str(text).replace("[", "\\[").replace("]", "\\]")
+
+
 def _published_section(published: dict) -> list[str]:
     if not published:
         return []
@@ -178,11 +224,11 @@ def _published_section(published: dict) -> list[str]:
              "From the papers, for comparison; their datasets, splits and models differ from ours (each entry's "
              "note says how).", ""]
     for key, entry in published.items():
-        lines += [f"### {entry.get('paper', key)}", ""]
+        lines += [f"### {_md(entry.get('paper', key))}", ""]
         if entry.get("where"):
-            lines.append(f"Source: {entry['where']}" + (f" ({entry['url']})" if entry.get("url") else "") + ".")
+            lines.append(f"Source: {_md(entry['where'])}" + (f" (<{entry['url']}>)" if entry.get("url") else "") + ".")
         if entry.get("note"):
-            lines.append(f"{entry['note']}")
+            lines.append(_md(entry["note"]))
         lines.append("")
         for name, value in entry.items():
             if isinstance(value, dict):
@@ -197,7 +243,7 @@ def _flatten(prefix: str, table: dict) -> list[str]:
         if isinstance(v, dict):
             out += _flatten(f"{prefix} / {k}", v)
         else:
-            out.append(f"- {prefix} / {k}: {v}")
+            out.append(f"- {_md(prefix)} / {_md(k)}: {_md(v)}")
     return out
 
 

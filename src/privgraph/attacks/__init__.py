@@ -20,9 +20,9 @@ from privgraph.attacks.base import ATTACKS, Attack, AttackParams, AttackResult, 
 from privgraph.attacks.metrics import LINK_METRICS, METRICS, attack_metrics, top_k, tpr_at_fpr
 from privgraph.attacks.target import target_from_fit, train_target
 
-from privgraph.attacks import link, membership  # noqa: E402,F401  (register the attacks)
+from privgraph.attacks import link, membership  # noqa: E402  (the modules register their attacks)
 
-__all__ = ["ATTACKS", "Attack", "AttackParams", "AttackResult", "AttributeAttack", "CASE_MODELS",
+__all__ = ["ATTACKS", "Attack", "AttackParams", "AttackResult", "AttributeAttack", "CASE_MODELS", "link", "membership",
            "ClassifierScore", "LINK_METRICS", "METRICS", "Target", "ThreatModel", "attack_metrics",
            "attribute_inference", "balanced_mask", "check_case", "get_attack", "known_attribute_features",
            "target_from_fit", "top_k", "tpr_at_fpr", "train_target", "utility"]

@@ -195,9 +195,27 @@ def get_attack(name: str, **params: Any) -> Attack:
     return ATTACKS[name](**params)
 
 
-def numpy_rng(seed: int) -> np.random.Generator:
-    return np.random.default_rng(seed)
+def attack_classifier(hidden: tuple[int, ...], seed: int, max_iter: int = 300) -> Any:
+    """The attacker's binary classifier: standardised features, an MLP (scikit-learn), seeded.
+    Stopping at ``max_iter`` before convergence is the attacker's budget, not an error: the
+    convergence warning is silenced in :func:`fit_quietly`."""
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), MLPClassifier(hidden, max_iter=max_iter, random_state=seed % 2**31))
 
 
-__all__ = ["ATTACKS", "Attack", "AttackParams", "AttackResult", "Target", "ThreatModel", "get_attack",
-           "numpy_rng", "register_attack"]
+def fit_quietly(classifier: Any, x: np.ndarray, y: np.ndarray) -> Any:
+    """``classifier.fit(x, y)`` without scikit-learn's ConvergenceWarning."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return classifier.fit(x, y)
+
+
+__all__ = ["ATTACKS", "Attack", "AttackParams", "AttackResult", "Target", "ThreatModel", "attack_classifier",
+           "fit_quietly", "get_attack", "register_attack"]

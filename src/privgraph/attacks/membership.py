@@ -21,7 +21,15 @@ from sklearn.neural_network import MLPClassifier
 from torch import Tensor
 from torch_geometric.data import Data
 
-from privgraph.attacks.base import Attack, AttackParams, AttackResult, Target, ThreatModel, register_attack
+from privgraph.attacks.base import (
+    Attack,
+    AttackParams,
+    AttackResult,
+    Target,
+    ThreatModel,
+    fit_quietly,
+    register_attack,
+)
 from privgraph.attacks.metrics import METRICS, attack_metrics, top_k
 from privgraph.data import stratified_split
 from privgraph.mechanisms import derive_seed
@@ -169,7 +177,7 @@ class MembershipShadow(MembershipAttack):
         clf = MLPClassifier(hidden_layer_sizes=(64,), max_iter=self.params.classifier_iterations,
                             random_state=derive_seed(seed, 3))
         features = sorted_posteriors(s_post, width)
-        clf.fit(features, s_truth)
+        fit_quietly(clf, features, s_truth)
         scores = clf.predict_proba(sorted_posteriors(t_post, width))[:, 1]
         return self.result(target, scores, truth, (scores >= 0.5).astype(int),
                            decision="the attack classifier's own (membership probability >= 0.5)",
