@@ -43,6 +43,7 @@ LINK_TARGETS: dict[str, tuple[str, dict, float | None]] = {
     "GCN (non-private)": ("gcn-raw", {}, None), "MLP (no graph)": ("mlp", {}, None),
     "Blink-Hard": ("blink", {"variant": "hard"}, None), "Blink-Soft": ("blink", {"variant": "soft"}, None),
     "Blink-Hybrid": ("blink", {"variant": "hybrid"}, None), "RR": ("rr", {}, None), "L-DpGCN": ("ldpgcn", {}, None),
+    "GCN on public edges (private dropped)": ("gcn-public", {}, 0.2),
     "EdgeRand": ("edgerand", {}, 0.2), "LapGraph": ("lapgraph", {}, 0.2), "EdgeRR": ("edgerr", {}, 0.2),
     "HeteroRR": ("heterorr", {}, 0.2),
 }
@@ -66,7 +67,7 @@ def _settings(args: argparse.Namespace) -> list[dict]:
                 for label, (method, params, ratio) in LINK_TARGETS.items():
                     if label not in args.targets or (attack == "linkteller" and method == "mlp"):
                         continue  # LinkTeller against a model without a graph is refused: chance by construction
-                    private = method not in ("gcn-raw", "mlp")
+                    private = method not in ("gcn-raw", "mlp", "gcn-public")
                     eps_list = args.edgerand_epsilons if method == "edgerand" else args.epsilons
                     for eps in (eps_list if private else [None]):
                         out.append(dict(label=label, dataset=dataset, method=method, params=params, attack=attack,
@@ -111,6 +112,10 @@ def run(args: argparse.Namespace) -> None:
               f"({row['seconds']}s)", flush=True)
 
 
+def _answers(text: str) -> str:
+    return "release" if text.startswith("the graph the server holds") else "input graph"
+
+
 def _cell(metrics: dict, name: str) -> str:
     m = metrics.get(name)
     return "" if m is None else f"{100 * m['mean']:.1f} ± {100 * m['std']:.1f}"
@@ -153,59 +158,81 @@ def table(args: argparse.Namespace) -> None:
                 util = _cell(r["metrics"], "accuracy")
                 lines.append(f"| {r['target']} | {_eps(r['epsilon'])} | {util} | "
                              + " | ".join(_cell(r["metrics"], m) for m in shown)
-                             + f" | {r['threat_model'].get('answers', '')} |")
+                             + f" | {_answers(r['threat_model'].get('answers', ''))} |")
             lines.append("")
             if args.plot:
                 png = _plot(subset, dataset, attack, Path(args.out).parent)
                 lines += [f"![{attack} on {dataset}]({png.name})", ""]
     lines += _findings(rows)
     lines += _published_section(published)
-    runs = sorted({(r["trials"], r["seed"]) for r in rows})
-    lines += ["## Reproduce", "", "```bash",
-              *(f"PRIVGRAPH_DATA=../shared/datasets python benchmarks/attack_table.py run --trials {t} --seed {s} ..."
-                for t, s in runs),
-              "python benchmarks/attack_table.py table", "```", "",
-              "The exact grids run are the `run` lines of the issue notes; every stored row records its trials, "
-              "seed and wall time.", ""]
+    lines += ["## Reproduce", "", "The stored results come from these commands (each row of the results file "
+              "records its trials, seed and wall time):", "", "```bash", *COMMANDS, "```", ""]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text("\n".join(lines))
     print(f"wrote {args.out}")
 
 
+COMMANDS = (  # the runs behind benchmarks/results/attacks.json
+    "PRIVGRAPH_DATA=../shared/datasets python benchmarks/attack_table.py run --datasets cora citeseer "
+    "--attacks membership-confidence membership-shadow --epsilons 1 4 8 --trials 2",
+    "PRIVGRAPH_DATA=../shared/datasets python benchmarks/attack_table.py run --datasets cora citeseer "
+    "--attacks link-stealing linkteller --epsilons 1 4 8 --trials 2",
+    "python benchmarks/attack_table.py table",
+)
 MARGIN = 0.02  # |ΔAUC| within which a target is called "at" a reference
+
+
+PUBLIC_FLOOR = "GCN on public edges (private dropped)"
 
 
 def _findings(rows: list[dict]) -> list[str]:
     """Sentences computed from the stored results: where each private target's attack AUC stands
-    against its reference — the MLP floor for link stealing (what the features alone give), 0.5
-    for LinkTeller and membership inference — at its smallest and largest ε."""
+    against its reference at its smallest and largest ε.  References: for the private-edge methods
+    the GCN on the public edges alone (what the public part gives, ε_e = 0); for link stealing on
+    the others the MLP (what the features alone give); else 0.5."""
     out = ["## What the numbers say", "",
            f"Computed from the stored results (\"at\" means within {MARGIN:.2f} AUC). Link stealing compares "
            "posteriors, and in these homophilous graphs linked nodes have similar features, so even a model "
            "that never saw the graph links them above chance: its reference is the MLP floor, not 0.5. "
            "LinkTeller reads influence through the graph that answers the queries, so its reference is 0.5. "
+           "For the private-edge methods (EdgeRand, LapGraph, EdgeRR, HeteroRR; ρ = 0.2 of the edges "
+           "private) the public edges answer the queries too, and the features and the public edges predict "
+           "many private edges (shared neighbours, communities): their reference is the GCN on the public "
+           "edges alone (`gcn-public`, the private edges dropped, ε_e = 0). That inference from the rest of "
+           "the graph is not bounded by ε_e-DP, which bounds what one private edge changes in the release. "
            "A link-private method bounds what the *links* reveal; the features it leaves in clear are not "
-           "covered, and neither is the structure the features predict. An AUC *below* its reference is "
-           "information too (the attacker's rule points the wrong way, e.g. members less confident than "
-           "non-members): read the distance from the reference, and the trials' spread in the tables.", ""]
+           "covered. An AUC *below* its reference is information too (the attacker's rule points the wrong "
+           "way, e.g. members less confident than non-members): read the distance from the reference, and the "
+           "trials' spread in the tables.", ""]
     for attack in (*LINK_ATTACKS, *MIA_ATTACKS):
         for dataset in dict.fromkeys(r["dataset"] for r in rows if r["attack"] == attack):
             sub = [r for r in rows if r["attack"] == attack and r["dataset"] == dataset]
-            floor = next((r["metrics"]["attack_auc"]["mean"] for r in sub if r["target"].startswith("MLP")), None)
-            ref, name = (floor, "the MLP floor") if attack.startswith("link-stealing") and floor is not None else (
-                0.5, "chance")
-            plain = next((r["metrics"]["attack_auc"]["mean"] for r in sub if r["epsilon"] is None
-                          and not r["target"].startswith("MLP")), None)
-            head = f"- **{attack}, {dataset}**: reference {name} = {ref:.2f}" + (
-                f"; non-private target {plain:.2f}" if plain is not None else "") + ". "
+
+            def auc_of(label: str) -> float | None:
+                return next((r["metrics"]["attack_auc"]["mean"] for r in sub if r["target"] == label), None)
+
+            mlp, public = auc_of("MLP (no graph)"), auc_of(PUBLIC_FLOOR)
+            plain = auc_of("GCN (non-private)")
+            head = f"- **{attack}, {dataset}**: " + ", ".join(
+                f"{name} {v:.2f}" for name, v in (("non-private GCN", plain), ("MLP floor", mlp),
+                                                  ("public-edges floor", public)) if v is not None) + ". "
             parts = []
             for target in dict.fromkeys(r["target"] for r in sub if r["epsilon"] is not None):
+                edge_level = any(r["target"] == target and r.get("private_ratio") for r in sub)
+                if edge_level and public is not None:
+                    ref, name = public, "the public-edges floor"
+                elif attack.startswith("link-stealing") and mlp is not None:
+                    ref, name = mlp, "the MLP floor"
+                else:
+                    ref, name = 0.5, "chance"
                 pts = sorted((r["epsilon"], r["metrics"]["attack_auc"]["mean"]) for r in sub if r["target"] == target
                              and r["epsilon"] is not None)
                 (e0, a0), (e1, a1) = pts[0], pts[-1]
+
                 def where(a: float) -> str:
-                    return "at it" if abs(a - ref) <= MARGIN else (f"{a - ref:+.2f} above" if a > ref else
-                                                                  f"{ref - a:.2f} below")
+                    return f"at {name}" if abs(a - ref) <= MARGIN else (
+                        f"{a - ref:+.2f} above {name}" if a > ref else f"{ref - a:.2f} below {name}")
+
                 parts.append(f"{target} {a0:.2f} at ε={e0:g} ({where(a0)})" + (
                     f", {a1:.2f} at ε={e1:g} ({where(a1)})" if len(pts) > 1 else ""))
             out.append(head + "; ".join(parts) + ".")
@@ -265,10 +292,14 @@ def _plot(rows: list[dict], dataset: str, attack: str, folder: Path) -> Path:
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=target)
             elif flat:
-                ax.axhline(flat[0], linestyle="--", label=target, color="grey" if "MLP" in target else "black")
+                ax.axhline(flat[0], linestyle="--", label=target,
+                           color={"MLP (no graph)": "grey", PUBLIC_FLOOR: "tab:cyan"}.get(target, "black"))
         if metric == "attack_auc":
             ax.axhline(0.5, linestyle=":", color="red", label="chance")
         ax.set_xscale("log")
+        eps = sorted({r["epsilon"] for r in rows if r["epsilon"] is not None})
+        ax.set_xticks(eps, [f"{e:g}" for e in eps])
+        ax.minorticks_off()
         ax.set_xlabel("ε")
         ax.set_title(f"{title} — {dataset}")
     axes[0].legend(fontsize=7)

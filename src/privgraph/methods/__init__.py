@@ -35,6 +35,7 @@ from privgraph.methods.heterorr.method import (
     HeteroRR,
     LapGraph,
     PrivHRG,
+    PublicEdgesOnly,
 )
 
 
@@ -64,6 +65,7 @@ __all__ = [
     "LabelReports",
     "Method",
     "OneHotDegree",
+    "PublicEdgesOnly",
     "RandomFeatures",
     "RawFeatures",
     "denoise_labels",

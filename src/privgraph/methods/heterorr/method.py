@@ -24,8 +24,8 @@ from typing import Any
 import torch
 from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyGuarantee, Unit
-from privgraph.data.annotations import check_public_fraction, sample_public_nodes
+from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.data.annotations import check_public_fraction, sample_public_nodes, split_edges
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.mechanisms.feature_rr import FeatureRR, check_bins
 from privgraph.mechanisms.randomness import integers
@@ -244,6 +244,27 @@ class LapGraph(_EdgeMethod):
     def edges(self, data, epsilon, rng, progress):
         """LapGraph's graph: public edges plus the top-T̃ noisy private pairs."""
         return lap_graph(data, epsilon, rng)
+
+
+@register_method
+class PublicEdgesOnly(_EdgeMethod):
+    """The GNN on the public edges only: the private edges are dropped, never released (ε_e = 0
+    per private edge).  Not from a paper: the floor of the private-edge methods — what the
+    features and the public edges alone give, to utility and to a link attack on the private
+    edges (``privgraph attack``)."""
+
+    name = "gcn-public"
+    description = "GNN on the public edges only: the private edges dropped (ε_e = 0), the floor of EdgeRR & co."
+    private = False
+
+    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
+                progress: ProgressHook | None = None) -> Release:
+        """The raw features and the public edges, with the ε_e = 0 private-edge guarantee."""
+        public, private = split_edges(data)
+        g = PrivacyGuarantee(Unit.PRIVATE_EDGE, TrustModel.CENTRAL, 0.0, 0.0, "private edges dropped",
+                             ("the private edges are not used; the public edges and the features are used as given",))
+        return Release(data.x.to(torch.float32), g, {"mechanism": self.name, "public_edges": int(public.shape[1]),
+                                                      "dropped_private_edges": int(private.shape[1])}, public)
 
 
 @register_method
