@@ -177,6 +177,9 @@ COMMANDS = (  # the runs behind benchmarks/results/attacks.json
     "--attacks membership-confidence membership-shadow --epsilons 1 4 8 --trials 2",
     "PRIVGRAPH_DATA=../shared/datasets python benchmarks/attack_table.py run --datasets cora citeseer "
     "--attacks link-stealing linkteller --epsilons 1 4 8 --trials 2",
+    "PRIVGRAPH_DATA=../shared/datasets python benchmarks/attack_table.py run --datasets facebook --attacks "
+    "link-stealing linkteller membership-confidence --targets 'GCN (non-private)' 'MLP (no graph)' Blink-Hard "
+    "Blink-Hybrid LPGNN --epsilons 1 8 --trials 1",
     "python benchmarks/attack_table.py table",
 )
 MARGIN = 0.02  # |ΔAUC| within which a target is called "at" a reference
