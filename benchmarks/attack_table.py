@@ -149,7 +149,8 @@ def table(args: argparse.Namespace) -> None:
         shown = SHOWN[attack]
         for dataset in dict.fromkeys(r["dataset"] for r in subset):
             lines += [f"### {dataset}", "",
-                      "| target | ε | utility | " + " | ".join(m.replace("attack_", "") for m in shown) + " | answered by |",
+                      "| target | ε | utility | " + " | ".join(m.replace("attack_", "") for m in shown)
+                      + " | answered by |",
                       "|---" * (4 + len(shown)) + "|"]
             order = list(LINK_TARGETS if attack in LINK_ATTACKS else MIA_TARGETS)
             for r in sorted((r for r in subset if r["dataset"] == dataset),

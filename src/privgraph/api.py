@@ -198,7 +198,7 @@ def attack(target: PrivateRelease | TrainResult, attack: str, *, truth: Data, se
         :class:`~privgraph.attacks.AttackResult`: scores, truth, decisions, ``metrics``
         (``attack_auc``, ``attack_advantage``, ``attack_tpr_at_1fpr``, ...) and the threat model.
     """
-    from privgraph.attacks import Target, get_attack, target_from_fit
+    from privgraph.attacks import embedding_target, get_attack, target_from_fit
 
     attacker = get_attack(attack, **params)
     if isinstance(target, TrainResult):
@@ -208,9 +208,7 @@ def attack(target: PrivateRelease | TrainResult, attack: str, *, truth: Data, se
     elif isinstance(target, PrivateRelease):
         method = get_method(target.method, **target.params)
         if method.task == Task.EMBEDDING:
-            rel = target
-            tgt = Target(rel.method, truth, embeddings=rel.data.z,
-                         answers=f"the released embeddings ({'ε=' + format(rel.epsilon, 'g') if rel.epsilon else 'without noise'})")
+            tgt = embedding_target(target.method, truth, target.data.z, target.epsilon)
             attacker.check(tgt)
             return attacker.run(tgt, seed)
         fitted = fit(target, model=model, seed=seed, truth=truth)

@@ -36,6 +36,14 @@ def target_from_fit(method: Method, release: Release, data: Data, model: nn.Modu
                   uses_graph=model_uses_graph(model), shadow=shadow, utility=dict(utility or {}))
 
 
+def embedding_target(method: str, truth: Data, embeddings: Any, epsilon: float | None,
+                     utility: dict[str, float] | None = None) -> Target:
+    """The :class:`Target` of a released embedding (no model: attribute and link-stealing attacks)."""
+    noise = f"ε={epsilon:g}" if epsilon is not None else "without noise"
+    return Target(method=method, truth=truth, embeddings=embeddings, answers=f"the released embeddings ({noise})",
+                  utility=dict(utility or {}))
+
+
 def train_target(method: Method, data: Data, epsilon: float | None, seed: int, rng: RandomSource | None = None,
                  model: str | None = None, hp: Hyperparameters | None = None) -> Target:
     """Release ``data`` once with ``method`` (noise from ``rng``, default a generator seeded by
@@ -53,4 +61,4 @@ def train_target(method: Method, data: Data, epsilon: float | None, seed: int, r
                            {"accuracy": result.test_accuracy})
 
 
-__all__ = ["answering_graph", "model_uses_graph", "target_from_fit", "train_target"]
+__all__ = ["answering_graph", "embedding_target", "model_uses_graph", "target_from_fit", "train_target"]

@@ -441,12 +441,10 @@ class AttributeInference(EvaluationTask):
         return {"case": self.case, "balance": self.spec.balance}
 
     def embedding_target(self, tdata: Data, released: Released, utility: float):
-        from privgraph.attacks import Target
+        from privgraph.attacks import embedding_target
 
         eps = released.report.guarantees[0].epsilon if released.mechanism else None
-        return Target(self.spec.method, tdata, embeddings=released.payload.z,
-                      answers=f"the released embeddings ({'ε=' + format(eps, 'g') if eps else 'without noise'})",
-                      utility={"utility_accuracy": utility})
+        return embedding_target(self.spec.method, tdata, released.payload.z, eps, {"utility_accuracy": utility})
 
     def check_attack(self, attack):
         if attack.name == "attribute" and self.spec.attack_params:
