@@ -133,9 +133,10 @@ def print_result(result, console: Console = out_console) -> None:
         console.print(f"  [dim]chosen on validation: {escape(line)}[/dim]")
     if result.attack:
         threat = result.attack["threat_model"]
-        console.print(f"[bold]Threat model[/bold] ({escape(result.attack['name'])}): queries "
-                      f"{escape(threat.get('queries', ''))}; knows {escape(threat.get('knowledge', ''))}; answered "
-                      f"by {escape(threat.get('answers', ''))}")
+        from privgraph.attacks import ThreatModel
+
+        console.print(f"[bold]Threat model[/bold] ({escape(result.attack['name'])}): "
+                      f"{escape(ThreatModel(**threat).describe())}")
         console.print("  [dim]advantage: TPR − FPR of the attacker's decision; tpr@1%fpr: TPR at 1% FPR; all "
                       "metrics with --format json[/dim]")
     print_reports(result.reports, console)

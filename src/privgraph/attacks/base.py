@@ -86,14 +86,15 @@ class Target:
     def has_model(self) -> bool:
         return self.model is not None
 
-    def _forward(self, x: Tensor | None) -> Tensor:
+    def _forward(self, x: Tensor | None, hidden: bool = False) -> Tensor:
+        """The model's output (or its hidden layer) for features ``x``, over the server's graph."""
         if self.model is None:
             raise ValueError(f"{self.method} released embeddings, not a model: there is no inference API to query")
         x = self.x if x is None else x
         extra = () if self.edge_weight is None else (self.edge_weight,)
         self.model.eval()
         with torch.no_grad():
-            return self.model(x, self.graph, *extra)
+            return (self.model.embed if hidden else self.model)(x, self.graph, *extra)
 
     def posteriors(self, x: Tensor | None = None) -> Tensor:
         """The inference API: softmax outputs of every node, the server's graph answering, for
@@ -120,10 +121,7 @@ class Target:
             raise ValueError(f"unknown representation {kind!r}; choose hidden, posteriors or embeddings")
         if not hasattr(self.model, "embed"):
             raise ValueError(f"the {type(self.model).__name__} of {self.method} exposes no hidden layer")
-        extra = () if self.edge_weight is None else (self.edge_weight,)
-        self.model.eval()
-        with torch.no_grad():
-            return self.model.embed(self.x, self.graph, *extra)
+        return self._forward(None, hidden=True)
 
 
 class AttackParams(MethodParams):
@@ -146,9 +144,7 @@ class Attack:
     needs_sensitive: ClassVar[bool] = False
 
     def __init__(self, params: AttackParams | None = None, **values: Any):
-        if params is not None and values:
-            raise TypeError("give either a Params object or parameter values, not both")
-        self.params = params if params is not None else self.Params.build(self.name, values)
+        self.params = self.Params.resolve(self.name, params, values)
 
     def check(self, target: Target) -> None:
         """Refuse a target the attack cannot be run against (clear ``ValueError``)."""

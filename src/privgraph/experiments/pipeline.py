@@ -305,8 +305,7 @@ class Experiment:
         if self.attack is None:
             return None
         target = self.task.attack_target(tdata, released, evaluation, hp, trial_seed, eps, eps_index)
-        native = self.attack.name == "attribute" and self.task.name == "attribute"  # the task's own evaluation
-        if native:
+        if self.task.evaluates_attack(self.attack):
             threat, details = self.attack.threat_model(target), {}
         else:
             result = self.attack.run(target, derive_seed(trial_seed, 7, eps_index))

@@ -184,6 +184,10 @@ class EvaluationTask:
         """The trial's :class:`~privgraph.attacks.Target`: the model the task trained on ``released``."""
         raise NotImplementedError
 
+    def evaluates_attack(self, attack: Any) -> bool:
+        """Whether :meth:`evaluate` already runs ``attack`` (its metrics are in every evaluation)."""
+        return False
+
 
 def _is_sensitive(name: str) -> bool:
     from privgraph.data import SENSITIVE_DATASETS
@@ -456,6 +460,9 @@ class AttributeInference(EvaluationTask):
 
     def attack_target(self, tdata, released, evaluation, hp, trial_seed, eps, eps_index):
         return self.embedding_target(tdata, released, evaluation.metrics["utility_accuracy"])
+
+    def evaluates_attack(self, attack):
+        return attack.name == "attribute"  # evaluate runs it on the released embeddings (--case, --balance)
 
 
 # ============================================================================ heterogeneous graphs

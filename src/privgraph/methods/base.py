@@ -82,6 +82,15 @@ class MethodParams:
         return cls(**values)
 
     @classmethod
+    def resolve(cls, owner: str, params: "MethodParams | None", values: dict[str, Any]) -> "MethodParams":
+        """The parameters of a method or attack built from a ``Params`` object or from values, not both."""
+        if params is not None and values:
+            raise TypeError("give either a Params object or parameter values, not both")
+        if params is not None and not isinstance(params, cls):
+            raise TypeError(f"{owner} takes {cls.__name__}, got {type(params).__name__}")
+        return params if params is not None else cls.build(owner, values)
+
+    @classmethod
     def describe(cls) -> list[dict[str, Any]]:
         """Name, type, default and help of every parameter."""
         return [{"name": f.name, "type": str(f.type), "default": f.default, "help": f.metadata.get("help", "")}
@@ -176,11 +185,7 @@ class Method:
     release_search: ClassVar[dict[str, list[Any]]] = {}
 
     def __init__(self, params: MethodParams | None = None, **values: Any):
-        if params is not None and values:
-            raise TypeError("give either a Params object or parameter values, not both")
-        if params is not None and not isinstance(params, self.Params):
-            raise TypeError(f"{self.name} takes {self.Params.__name__}, got {type(params).__name__}")
-        self.params = params if params is not None else self.Params.build(self.name, values)
+        self.params = self.Params.resolve(self.name, params, values)
 
     def with_params(self, **changes: Any) -> "Method":
         """The same method with some parameters changed (validated)."""
