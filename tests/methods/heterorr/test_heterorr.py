@@ -347,3 +347,19 @@ def test_featurerr_and_heterorr_releases(gen):
         get_method("featurerr", bins=1)
     with pytest.raises(ValueError, match="gamma"):
         get_method("featurerr", gamma=2.0)
+
+
+def test_public_edges_only_releases_no_private_edge():
+    """gcn-public's ε_e = 0: the released graph is exactly the public edges, whatever the private ones."""
+    data = _graph(ratio=0.3)
+    public, private = split_edges(data)
+    rel = get_method("gcn-public").release(data, None, torch.Generator().manual_seed(0))
+    assert rel.guarantee.epsilon == 0.0 and rel.guarantee.unit == "private edge"
+    assert torch.equal(rel.edge_index, public)
+    released = set(map(tuple, rel.edge_index.t().tolist()))
+    assert not released & set(map(tuple, private.t().tolist()))
+    flipped = data.clone()  # changing every private edge changes nothing in the release
+    flipped.edge_index, flipped.private_edge_mask = public, torch.zeros(public.shape[1], dtype=torch.bool)
+    assert torch.equal(get_method("gcn-public").release(flipped, None, torch.Generator()).edge_index, public)
+    with pytest.raises(ValueError, match="private-edge annotation"):
+        get_method("gcn-public").release(sbm_graph(num_nodes=60, seed=0), None, torch.Generator())
