@@ -71,6 +71,10 @@ class PrivateRelease:
     model_state: dict[str, Tensor] | None = None
     version: str = __version__
     provenance: dict[str, Any] = field(default_factory=dict)  # where the input came from (dataset, data seed)
+    # the local reports the untrusted server collected (link-LDP methods: each node's randomized adjacency
+    # list and noisy degree), in memory only for privgraph.audit: ``save`` never writes them (the released
+    # graph is their post-processing); the object may evaluate reports lazily from the input it was built on
+    reports: Any = field(default=None, repr=False)
 
     def metadata(self, include_diagnostics: bool = False) -> dict[str, Any]:
         """Everything but the tensors, JSON-ready; the details only with ``include_diagnostics``."""
@@ -225,4 +229,5 @@ def node_classification_release(method: "Method", data: Data, epsilon: float | N
             out[name] = data[name]
             fields[name] = PUBLIC
     return PrivateRelease(method.name, method.params.to_dict(), epsilon, out, PrivacyReport(guarantees), fields,
-                          {**release.details, **({"input_graph": graph_notes} if graph_notes else {})})
+                          {**release.details, **({"input_graph": graph_notes} if graph_notes else {})},
+                          reports=release.reports)

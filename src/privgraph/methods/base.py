@@ -153,6 +153,9 @@ class Release:
     edge_weight: torch.Tensor | None = None
     adjacency: BlockwiseAdjacency | None = None  # a dense weight matrix in row blocks (Blink-Soft)
     extra_guarantees: list[PrivacyGuarantee] = field(default_factory=list)  # other units (HeteroRR: private edges)
+    # the local reports as the untrusted server received them (link-LDP methods): what the LDP guarantee
+    # covers, observed by privgraph.audit; carried to PrivateRelease.reports, never saved
+    reports: Any = field(default=None, repr=False)
 
     def graph(self, data: Data) -> torch.Tensor | BlockwiseAdjacency:
         """What the model propagates over: the dense operator, the private graph, or the data's own."""

@@ -107,7 +107,8 @@ class RandomizedResponseGraph(_AllPairsBaseline):
             edge_index = _directed(i, j)
         details = {"mechanism": self.name, "edges": int(edge_index.shape[1])}
         return Release(data.x.to(torch.float32), reports.guarantee().with_note(
-            "δ = 0: the whole budget goes to randomized response, no degree is sent"), details, edge_index)
+            "δ = 0: the whole budget goes to randomized response, no degree is sent"), details, edge_index,
+            reports=reports)
 
 
 @register_method
@@ -161,7 +162,8 @@ class DegreePreservingRR(_AllPairsBaseline):
         i, j = i[keep], j[keep]
         details = {"mechanism": self.name, "delta": delta, "edges": int(i.size), "reported_ones": int(keep.size)}
         return Release(data.x.to(torch.float32), reports.guarantee().with_note(
-            "sampling the reported ones to the noisy degree is post-processing"), details, _directed(i, j))
+            "sampling the reported ones to the noisy degree is post-processing"), details, _directed(i, j),
+            reports=reports)
 
 
 @dataclass
@@ -235,4 +237,4 @@ class LaplaceDpGCN(_AllPairsBaseline):
         keys = pool_k[np.isfinite(pool_v)]
         i, j = keys // n, keys % n
         details = {"mechanism": self.name, "estimated_links": m, "edges": int(i.size)}
-        return Release(data.x.to(torch.float32), reports.guarantee(), details, _directed(i, j))
+        return Release(data.x.to(torch.float32), reports.guarantee(), details, _directed(i, j), reports=reports)

@@ -39,6 +39,18 @@ from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Release, 
 from privgraph.progress import ProgressHook
 
 
+@dataclass
+class DegreeVectorReports:
+    """What the server received in LDPGen's two rounds: every node's noisy degree vector towards the
+    round-1 groups and towards the round-2 clusters (Laplace(2/ε) per entry), and both partitions."""
+
+    round1: np.ndarray  # [n, k₀]
+    round2: np.ndarray  # [n, k₁]
+    groups: np.ndarray  # [n] round-1 group of each node
+    clusters: np.ndarray  # [n] round-2 cluster of each node
+    epsilon_round: float  # ε/2
+
+
 def noisy_degree_vectors(edge_index: torch.Tensor, groups: np.ndarray, k: int, epsilon: float,
                          rng: RandomSource) -> np.ndarray:
     """δ̃_u = (|N(u) ∩ G_1|, …, |N(u) ∩ G_k|) + Laplace(1/ε)^k for every node u."""
@@ -136,4 +148,5 @@ class LDPGen(Method):
             (f"ε/2 = {half:g} per round, Laplace on each group count (L1 sensitivity 1); basic composition",),
         )
         details = {"mechanism": self.name, "initial_groups": k0, "clusters": k1, "edges": int(edges.shape[1])}
-        return Release(data.x.to(torch.float32), guarantee, details, torch.from_numpy(edges).long())
+        reports = DegreeVectorReports(round1, round2, groups0, clusters, half)
+        return Release(data.x.to(torch.float32), guarantee, details, torch.from_numpy(edges).long(), reports=reports)

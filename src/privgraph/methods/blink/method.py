@@ -90,5 +90,6 @@ class Blink(Method):
             "node features and labels are not protected (Blink's setting: only links are private)"
         )
         if graph is None:
-            return Release(data.x.to(torch.float32), guarantee, details, adjacency=adjacency)
-        return Release(data.x.to(torch.float32), guarantee, details, graph.edge_index, graph.edge_weight)
+            return Release(data.x.to(torch.float32), guarantee, details, adjacency=adjacency, reports=reports)
+        return Release(data.x.to(torch.float32), guarantee, details, graph.edge_index, graph.edge_weight,
+                       reports=reports)

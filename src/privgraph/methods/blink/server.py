@@ -77,6 +77,9 @@ class BetaMLE:
     exact: bool
 
 
+BETA_LIMIT = 50.0  # |β_i| beyond this: P_ij within e^-50 of 0 or 1; the iteration has diverged
+
+
 def beta_mle(
     degrees: np.ndarray | torch.Tensor,
     tol: float = 1e-8,
@@ -102,7 +105,8 @@ def beta_mle(
     log_d = np.log(d)
 
     def phi(x: np.ndarray) -> np.ndarray:
-        return log_d + x - np.log(expected_degrees(x, exact_limit))
+        with np.errstate(divide="ignore"):  # E_i → 0 when the iteration diverges: caught below
+            return log_d + x - np.log(expected_degrees(x, exact_limit))
 
     beta = np.zeros(n)
     hist_g: list[np.ndarray] = []
@@ -110,6 +114,11 @@ def beta_mle(
     change = math.inf
     for it in range(1, max_iter + 1):
         g = phi(beta)
+        if not np.all(np.isfinite(g)) or np.abs(g).max() > BETA_LIMIT:
+            # no finite MLE: the degree sequence lies on the boundary of the β-model's polytope (frequent
+            # on small graphs, where many noisy degrees clip to 1 or n − 2); stop at the last finite
+            # iterate, clipped, and say it did not converge
+            return BetaMLE(np.clip(beta, -BETA_LIMIT, BETA_LIMIT), it, False, change, n <= exact_limit)
         f = g - beta
         change = float(np.abs(f).max())
         if change < tol:
@@ -120,8 +129,11 @@ def beta_mle(
             hist_g, hist_f = hist_g[-(memory + 1):], hist_f[-(memory + 1):]
             dF = np.stack([b - a for a, b in zip(hist_f[:-1], hist_f[1:])], axis=1)
             dG = np.stack([b - a for a, b in zip(hist_g[:-1], hist_g[1:])], axis=1)
-            gamma, *_ = np.linalg.lstsq(dF, f, rcond=None)
-            candidate = g - dG @ gamma
+            try:
+                gamma, *_ = np.linalg.lstsq(dF, f, rcond=None)
+                candidate = g - dG @ gamma
+            except np.linalg.LinAlgError:  # a degenerate history (small graphs): take the plain step
+                candidate = g
             beta = candidate if np.all(np.isfinite(candidate)) else g
         else:
             beta = g

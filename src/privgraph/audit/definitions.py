@@ -1,0 +1,317 @@
+"""The audit definition of every registered method: its units, their neighbouring inputs, the test.
+
+:data:`AUDITS` maps each name of :data:`privgraph.methods.METHODS` to a
+function ``(method, AuditInput) → [Neighbours]`` (``@audits(name, …)``); a
+test fails when a method is registered without one.  Each ``run`` calls the
+method's own release code — :func:`privgraph.api.release_with`, the path of
+:func:`privgraph.privatize` — except PPCVGAE's family, whose guarantee covers
+the release *given the trained weights*: there the weights are trained once
+and ``run`` is the method's own release step (:meth:`release_trained`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import torch
+from torch_geometric.data import Data, HeteroData
+
+from privgraph.accounting import PrivacyGuarantee, Unit, compose
+from privgraph.audit.neighbours import (
+    Neighbours,
+    claimed_guarantee,
+    clamped_sum,
+    feature_domain,
+    first_column,
+    link_report,
+    link_report_score,
+    non_adjacent_pair,
+    projection,
+    released_pair,
+    released_pair_and_degrees,
+    with_link,
+    with_row,
+)
+from privgraph.mechanisms import RandomSource, derive_seed, make_generator
+from privgraph.methods import Method
+
+Definition = Callable[[Method, "AuditInput"], list[Neighbours]]
+AUDITS: dict[str, Definition] = {}
+
+
+def audits(*names: str) -> Callable[[Definition], Definition]:
+    """Register ``fn`` as the audit definition of the methods ``names``."""
+
+    def wrap(fn: Definition) -> Definition:
+        for name in names:
+            if name in AUDITS:
+                raise TypeError(f"method {name!r} has two audit definitions")
+            AUDITS[name] = fn
+        return fn
+
+    return wrap
+
+
+@dataclass
+class AuditInput:
+    """The graph the neighbouring inputs are built on, and how the method is released."""
+
+    data: Data | HeteroData
+    epsilon: float | None
+    label_epsilon: float | None = None
+    seed: int = 0
+
+
+def _release(method: Method, inp: AuditInput, data: Any, rng: RandomSource, **extra: Any) -> Any:
+    from privgraph.api import release_with
+
+    return release_with(method, data, inp.epsilon, rng=rng, **extra)
+
+
+def _homogeneous(method: Method, data: Any) -> Data:
+    if not isinstance(data, Data):
+        raise TypeError(f"{method.name} is audited on a torch_geometric.data.Data, got {type(data).__name__}")
+    return data
+
+
+# ---------------------------------------------------------------- node features and labels
+def audited_node(data: Data) -> int:
+    """The node whose features (or label) change: the first training node that is not public."""
+    public = getattr(data, "public_node_mask", None)
+    train = getattr(data, "train_mask", torch.ones(data.num_nodes, dtype=torch.bool))
+    ok = train & (~public if public is not None else True)
+    if not bool(ok.any()):
+        raise ValueError("the audit needs a training node that is not public")
+    return int(ok.nonzero()[0])
+
+
+def feature_unit(method: Method, inp: AuditInput, u: int | None = None) -> Neighbours:
+    """One node's feature vector at the two extreme points of the declared domain."""
+    data = _homogeneous(method, inp.data)
+    u = audited_node(data) if u is None else u
+    lo, hi = feature_domain(data)
+    d = data.x.shape[1]
+    worlds = (with_row(data, u, torch.full((d,), lo)), with_row(data, u, torch.full((d,), hi)))
+    gaussian = getattr(method.params, "mechanism", None) == "gaussian"
+    score = projection(np.ones(d)) if gaussian else clamped_sum(lo, hi)
+    test = ("⟨x̃_u, 1⟩ (the Gaussian likelihood ratio)" if gaussian else
+            "Σ_j clamp(x̃_uj, α, β) (the likelihood ratio of multi-bit, one-bit, Laplace, Duchi)")
+    return Neighbours(Unit.NODE_FEATURES, "node feature vector", f"x_u = all α vs all β; {test}",
+                      lambda side, rng: _release(method, inp, worlds[side], rng),
+                      lambda rel: rel.data.x[u].detach().double().numpy(), score)
+
+
+def label_unit(method: Method, inp: AuditInput) -> Neighbours:
+    """One training node's label, 0 vs 1, through label LDP (``label_epsilon``)."""
+    data = _homogeneous(method, inp.data)
+    u = audited_node(data)
+    worlds = []
+    for label in (0, 1):
+        w = data.clone()
+        w.y = data.y.clone()
+        w.y[u] = label
+        worlds.append(w)
+    return Neighbours(Unit.NODE_LABEL, "node label", "y_u = 0 vs 1; [ỹ_u = 1] − [ỹ_u = 0] (the k-ary RR likelihood ratio)",
+                      lambda side, rng: _release(method, inp, worlds[side], rng, label_epsilon=inp.label_epsilon),
+                      lambda rel: np.array([float(rel.data.y_reported[u] == 1) - float(rel.data.y_reported[u] == 0)]),
+                      first_column)
+
+
+def node_units(method: Method, inp: AuditInput) -> list[Neighbours]:
+    """The feature unit, and the label unit when labels are privatized too."""
+    units = [feature_unit(method, inp)]
+    if inp.label_epsilon is not None:
+        units.append(label_unit(method, inp))
+    return units
+
+
+def _label_units(method: Method, inp: AuditInput) -> list[Neighbours]:
+    return [label_unit(method, inp)] if inp.label_epsilon is not None else []
+
+
+@audits("lpgnn", "featureldp", "featurerr", "gcn-raw", "mlp", "gcn-rnd", "gcn-ohd")
+def _features(method: Method, inp: AuditInput) -> list[Neighbours]:
+    return node_units(method, inp)
+
+
+# ---------------------------------------------------------------- adjacency lists (link LDP)
+@audits("blink", "rr", "symrr", "dprr", "ldpgcn", "ldpgen", "solitude")
+def _adjacency_list(method: Method, inp: AuditInput) -> list[Neighbours]:
+    """u's report about v (the unit: u's list), and the whole released graph at (u, v) against 2ε."""
+    data = _homogeneous(method, inp.data)
+    u, v = non_adjacent_pair(data.edge_index, data.num_nodes)
+    worlds = (data, with_link(data, u, v))
+    base = worlds[0].edge_index
+
+    def run(side: int, rng: RandomSource) -> Any:
+        return _release(method, inp, worlds[side], rng)
+
+    probe = run(0, make_generator(derive_seed(inp.seed, 99)))
+    if probe.reports is None:
+        raise TypeError(f"{method.name}'s release carries no reports (Release.reports) to audit")
+    score, test = link_report_score(probe.reports)
+    own = Neighbours(Unit.ADJACENCY_LIST, "adjacency list (u's report)", f"link (u, v) absent vs present; {test}",
+                     run, lambda rel: link_report(rel.reports, u, v, base), score)
+
+    def two_lists(rel: Any) -> PrivacyGuarantee | None:
+        g = claimed_guarantee(rel, Unit.ADJACENCY_LIST)
+        return None if g is None else compose([g, g], unit="link (both endpoints' adjacency lists)")
+
+    whole = Neighbours("link (both endpoints' adjacency lists)", "link, whole release (2ε)",
+                       "link (u, v) absent vs present; logistic regression on the released graph at (u, v)",
+                       run, lambda rel: released_pair(rel.data, u, v), None, two_lists,
+                       ["the link changes u's and v's lists: the release is 2ε-DP for it by basic composition"])
+    return [own, whole, *_label_units(method, inp)]
+
+
+# ---------------------------------------------------------------- private edges (central)
+def private_edge_unit(method: Method, inp: AuditInput, exact: bool) -> Neighbours:
+    """One private edge (u, v), present or absent, between private-eligible nodes."""
+    from privgraph.data.annotations import private_nodes
+
+    data = _homogeneous(method, inp.data)
+    if getattr(data, "private_edge_mask", None) is None:
+        raise ValueError(f"{method.name} is audited on a graph with private edges (data.private_edge_mask)")
+    u, v = non_adjacent_pair(data.edge_index, data.num_nodes, allowed=private_nodes(data))
+    worlds = (data, with_link(data, u, v, private=True))
+    if exact:
+        return Neighbours(Unit.PRIVATE_EDGE, "private edge", "private edge (u, v) absent vs present; "
+                          "(u, v) in the released graph (EdgeRand: its randomized-response bit's likelihood ratio)",
+                          lambda side, rng: _release(method, inp, worlds[side], rng),
+                          lambda rel: released_pair(rel.data, u, v), first_column)
+    return Neighbours(Unit.PRIVATE_EDGE, "private edge", "private edge (u, v) absent vs present; logistic "
+                      "regression on the released graph at (u, v), the degrees of u, v and the number of links",
+                      lambda side, rng: _release(method, inp, worlds[side], rng),
+                      lambda rel: released_pair_and_degrees(rel.data, u, v))
+
+
+@audits("edgerand", "lapgraph", "gcn-public")
+def _private_edge_exact(method: Method, inp: AuditInput) -> list[Neighbours]:
+    return [private_edge_unit(method, inp, exact=True), *_label_units(method, inp)]
+
+
+@audits("edgerr", "privhrg")
+def _private_edge_learned(method: Method, inp: AuditInput) -> list[Neighbours]:
+    return [private_edge_unit(method, inp, exact=False), *_label_units(method, inp)]
+
+
+@audits("heterorr")
+def _heterorr(method: Method, inp: AuditInput) -> list[Neighbours]:
+    return [feature_unit(method, inp), private_edge_unit(method, inp, exact=False), *_label_units(method, inp)]
+
+
+# ---------------------------------------------------------------- sensitive attribute (PPCVGAE)
+@audits("ppcvgae", "vgae", "dpgcn")
+def _sensitive(method: Method, inp: AuditInput) -> list[Neighbours]:
+    """The candidates s and s′ (s′ flips every private node), released by the method's release step from
+    weights trained once on s: PPCVGAE's guarantee covers the release given the weights (Definition 2)."""
+    from privgraph.methods import PPCVGAE
+    from privgraph.methods.ppcvgae.embedding import check_sensitive
+    from privgraph.methods.ppcvgae.privacy import flip_candidate
+
+    data = _homogeneous(method, inp.data)
+    check_sensitive(data)
+    worlds = (data, data.clone())
+    worlds[1].sens = flip_candidate(data.sens, data.private_mask)
+    trained = method.train(data, derive_seed(inp.seed, 98))
+    if isinstance(method, PPCVGAE):  # (model, candidate, trace): the candidate is the flip of the input's s
+        trained = [(trained[0], flip_candidate(w.sens, w.private_mask), *trained[2:]) for w in worlds]
+    else:
+        trained = [trained, trained]
+    method.check_release_epsilon(inp.epsilon)
+    means = [method.release_trained(t, w, None, None).z.detach().double().numpy().ravel()
+             for t, w in zip(trained, worlds)]
+    note = ("the weights are trained once on s and held fixed (the guarantee's scope); training on s′ "
+            "instead would be a different release, not covered by the guarantee")
+    return [Neighbours(Unit.SENSITIVE_ATTRIBUTE, "sensitive attribute (s vs s′)",
+                       "candidates s vs s′; ⟨z − μ(s), μ(s′) − μ(s)⟩ (the Gaussian likelihood ratio)",
+                       lambda side, rng: method.release_trained(trained[side], worlds[side], inp.epsilon, rng),
+                       lambda rel: rel.z.detach().double().numpy().ravel() - means[0],
+                       projection(means[1] - means[0]), notes=[note])]
+
+
+# ---------------------------------------------------------------- heterogeneous graphs
+def _protected_relation(method: Method, data: HeteroData) -> tuple[tuple[str, str, str], tuple[str, str, str]]:
+    if hasattr(method, "resolve_relations"):
+        return method.resolve_relations(data)
+    et = data.edge_types[0]
+    back = [r for r in data.edge_types if r[0] == et[2] and r[2] == et[0] and r != et]
+    return et, (back[0] if back else et)
+
+
+def with_hetero_edge(data: HeteroData, edge_type: tuple, reverse: tuple, u: int, v: int) -> HeteroData:
+    """``data`` with the edge (u, v) of ``edge_type`` (and (v, u) of its reverse) added."""
+    out = data.clone()
+    out[edge_type].edge_index = torch.cat([data[edge_type].edge_index, torch.tensor([[u], [v]])], dim=1)
+    if reverse != edge_type:
+        out[reverse].edge_index = torch.cat([data[reverse].edge_index, torch.tensor([[v], [u]])], dim=1)
+    return out
+
+
+def _hetero_pair(data: HeteroData, edge_type: tuple) -> tuple[int, int]:
+    present = set(map(tuple, data[edge_type].edge_index.t().tolist()))
+    for u in range(data[edge_type[0]].num_nodes):
+        for v in range(data[edge_type[2]].num_nodes):
+            if (u, v) not in present:
+                return u, v
+    raise ValueError(f"every pair of {edge_type} is an edge: the audit needs one to add")
+
+
+@audits("hetedp", "rgcn", "hgt", "metapath2vec")
+def _hetero_edge(method: Method, inp: AuditInput) -> list[Neighbours]:
+    """One edge of the protected relation (a canary) present or absent; each sample a whole release
+    (many short runs).  HeteDP: the released model's score μ_u·μ_v of the canary pair."""
+    from privgraph.methods.hetedp.method import score_links
+
+    data = inp.data
+    if not isinstance(data, HeteroData):
+        raise TypeError(f"{method.name} is audited on a HeteroData, got {type(data).__name__}")
+    edge_type, reverse = _protected_relation(method, data)
+    u, v = _hetero_pair(data, edge_type)
+    worlds = (data, with_hetero_edge(data, edge_type, reverse, u, v))
+    pair = torch.tensor([[u], [v]])
+    if method.name == "hetedp":
+        if method.params.topology == "message-passing":
+            raise ValueError("hetedp in message-passing mode claims no edge-level ε (its ε covers one example's "
+                             "loss term) and its release cannot be scored without the protected edges: audit "
+                             "topology='edge' or 'node'")
+        observe = lambda rel: score_links(rel, pair).double().numpy()  # noqa: E731
+        test = "canary edge absent vs present; the released model's score μ_u·μ_v of the canary pair"
+    else:
+        observe = lambda rel: np.array([float(((rel.data[edge_type].edge_index[0] == u)  # noqa: E731
+                                               & (rel.data[edge_type].edge_index[1] == v)).any())])
+        test = "edge absent vs present; (u, v) in the released graph"
+    return [Neighbours(f"edge of {edge_type}", f"edge of {edge_type[1] if edge_type[1] != 'to' else '-'.join(edge_type[::2])}",
+                       test, lambda side, rng: _release(method, inp, worlds[side], rng), observe, first_column)]
+
+
+@audits("hetedp-features")
+def _hetero_features(method: Method, inp: AuditInput) -> list[Neighbours]:
+    """One node's feature vector at ±C/√d·1 (L2 distance 2C, the clipped release's sensitivity)."""
+    data = inp.data
+    if not isinstance(data, HeteroData):
+        raise TypeError(f"{method.name} is audited on a HeteroData, got {type(data).__name__}")
+    types = list(method.params.node_types or [t for t in data.node_types if "x" in data[t]])
+    t = types[0]
+    d = data[t].x.shape[1]
+    c = float(method.params.clip_bound)
+    worlds = []
+    for sign in (-1.0, 1.0):
+        w = data.clone()
+        w[t].x = data[t].x.clone()
+        w[t].x[0] = sign * c / np.sqrt(d)
+        worlds.append(w)
+    return [Neighbours(Unit.NODE_FEATURES, f"node feature vector ({t})",
+                       "x_u = −C/√d·1 vs +C/√d·1; ⟨x̃_u, 1⟩ (the Gaussian likelihood ratio)",
+                       lambda side, rng: _release(method, inp, worlds[side], rng),
+                       lambda rel: rel.data[t].x[0].detach().double().numpy(), projection(np.ones(d)))]
+
+
+def definition(name: str) -> Definition:
+    """The audit definition of method ``name`` (a clear error when it has none)."""
+    try:
+        return AUDITS[name]
+    except KeyError:
+        raise ValueError(f"method {name!r} has no audit definition (privgraph.audit.definitions)") from None

@@ -1,0 +1,214 @@
+"""Neighbouring inputs per privacy unit, what the audit observes of a release, and the test's score.
+
+A :class:`Neighbours` is one audited unit of one method: two inputs D₀, D₁
+that differ in exactly that unit, a ``run(side, rng)`` that releases one of
+them through the method's own code (:func:`privgraph.api.release_with`, the
+path of :func:`privgraph.privatize`, or the method's release step where the
+guarantee covers that step only), an ``observe`` that reads the released
+quantity about the unit, and a ``score``: the likelihood-ratio statistic of
+the claimed mechanism where it is known, else ``None`` — a logistic
+regression fitted on the selection half (:mod:`privgraph.audit.runner`).
+
+The units (the issue's list, the design notes' neighbouring relations):
+
+* node feature vector — one node's features at the two extreme points of the
+  declared domain (all α vs all β; for clipped Gaussian releases ±C/√d·1);
+* node label — one training node's label 0 vs 1 (with ``label_epsilon``);
+* adjacency list — one link (u, v) flipped.  The unit is u's list, so the
+  audit observes *u's report* as the server received it
+  (:attr:`~privgraph.release.PrivateRelease.reports`).  The input graph is
+  undirected: the flip also changes v's list, so a second row observes the
+  whole released graph at (u, v) against 2ε (two lists, basic composition);
+* private edge — one private edge (u, v) present or absent;
+* edge of a relation (HeteDP) — one protected edge (a canary) present or absent;
+* sensitive attribute — the candidates s and s′ (PPCVGAE's Definition 2), the
+  release step given the trained weights (what the guarantee covers).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import torch
+from torch import Tensor
+from torch_geometric.data import Data, HeteroData
+
+from privgraph.accounting import PrivacyGuarantee, Unit
+from privgraph.mechanisms import RandomSource
+
+Observation = np.ndarray
+
+
+@dataclass
+class Neighbours:
+    """One audited unit (module docstring)."""
+
+    unit: str  # the unit as the method's report names it (the claimed guarantee is looked up by it)
+    label: str  # what the table shows
+    test: str  # the distinguishing test, in words
+    run: Callable[[int, RandomSource], Any]  # side 0/1, randomness → one release (or release step)
+    observe: Callable[[Any], Observation]  # a release → 1-D float features
+    score: Callable[[np.ndarray], np.ndarray] | None = None  # [N, F] → [N]; None: learned on the selection half
+    claim: Callable[[Any], PrivacyGuarantee | None] | None = None  # default: the release's guarantee for ``unit``
+    notes: list[str] = field(default_factory=list)
+
+
+def claimed_guarantee(release: Any, unit: str) -> PrivacyGuarantee | None:
+    """The guarantee a release states for ``unit`` (composed when several): ``None`` when it states none
+    (then the audit reports "no claim").  Heterogeneous units match by prefix ("edge of (…)")."""
+    report = getattr(release, "report", None)
+    if report is None:  # a release step (PPCVGAE's EmbeddingRelease) carries its guarantee directly
+        g = getattr(release, "guarantee", None)
+        return g if g is not None and g.unit == unit else None
+    units = report.by_unit()
+    if unit in units:
+        return units[unit]
+    for name, g in units.items():
+        if name.startswith(unit):
+            return g
+    return None
+
+
+# ---------------------------------------------------------------- the audited nodes
+def non_adjacent_pair(edge_index: Tensor, num_nodes: int, allowed: Tensor | None = None,
+                      avoid: Tensor | None = None) -> tuple[int, int]:
+    """The first pair u < v (u not in ``avoid``, both in ``allowed``) without a link in either direction."""
+    present = set(map(tuple, edge_index.t().tolist()))
+    allowed = torch.ones(num_nodes, dtype=torch.bool) if allowed is None else allowed.to(torch.bool)
+    avoid = torch.zeros(num_nodes, dtype=torch.bool) if avoid is None else avoid.to(torch.bool)
+    for u in range(num_nodes):
+        if not allowed[u] or avoid[u]:
+            continue
+        for v in range(u + 1, num_nodes):
+            if allowed[v] and (u, v) not in present and (v, u) not in present:
+                return u, v
+    raise ValueError("the graph has no pair of (private-eligible) nodes without a link: the audit needs one to flip")
+
+
+def with_link(data: Data, u: int, v: int, private: bool = False) -> Data:
+    """``data`` with the undirected link (u, v) added (both directions; marked private when ``private``)."""
+    out = data.clone()
+    pair = torch.tensor([[u, v], [v, u]], dtype=data.edge_index.dtype)
+    out.edge_index = torch.cat([data.edge_index, pair], dim=1)
+    mask = getattr(data, "private_edge_mask", None)
+    if mask is not None:
+        out.private_edge_mask = torch.cat([mask.to(torch.bool), torch.full((2,), private)])
+    elif private:
+        raise ValueError("a private edge needs data.private_edge_mask")
+    return out
+
+
+def feature_domain(data: Data) -> tuple[float, float]:
+    lo, hi = (float(v) for v in getattr(data, "feature_domain", (0.0, 1.0)))
+    return lo, hi
+
+
+def with_row(data: Data, u: int, row: Tensor) -> Data:
+    out = data.clone()
+    out.x = data.x.clone()
+    out.x[u] = row.to(out.x.dtype)
+    return out
+
+
+# ---------------------------------------------------------------- observations
+def released_pair(data: Data, u: int, v: int) -> np.ndarray:
+    """The released graph at the pair: [A(u→v), A(v→u), w(u→v), w(v→u)] (edge weights, Soft's P_uv;
+    absent pairs 0)."""
+    dense = getattr(data, "dense_adjacency", None)
+    if dense is not None:
+        row_u, row_v = dense.rows(u, u + 1)[0], dense.rows(v, v + 1)[0]
+        w_uv, w_vu = float(row_u[v]), float(row_v[u])
+        return np.array([w_uv > 0, w_vu > 0, w_uv, w_vu], dtype=np.float64)
+    ei = data.edge_index
+    weight = getattr(data, "edge_weight", None)
+    out = np.zeros(4)
+    for k, (a, b) in enumerate(((u, v), (v, u))):
+        hit = ((ei[0] == a) & (ei[1] == b)).nonzero().flatten()
+        if hit.numel():
+            out[k] = 1.0
+            out[2 + k] = float(weight[hit].sum()) if weight is not None else float(hit.numel())
+    return out
+
+
+def released_pair_and_degrees(data: Data, u: int, v: int) -> np.ndarray:
+    """:func:`released_pair` plus the released degrees of u and v and the released number of links."""
+    ei = data.edge_index
+    deg = torch.bincount(ei[0], minlength=data.num_nodes)
+    return np.concatenate([released_pair(data, u, v), [float(deg[u]), float(deg[v]), float(ei.shape[1])]])
+
+
+def first_column(values: np.ndarray) -> np.ndarray:
+    """Score: the first observed feature (an indicator or a scalar whose threshold test is the LR test)."""
+    return values[:, 0]
+
+
+def clamped_sum(lo: float, hi: float) -> Callable[[np.ndarray], np.ndarray]:
+    """Score Σ_j clamp(y_j, α, β): the log-likelihood ratio (up to an affine map) of Laplace, multi-bit,
+    one-bit and Duchi at the extreme points all-α / all-β, and a threshold-equivalent one per
+    coordinate for the other bounded mechanisms."""
+    return lambda values: np.clip(values, lo, hi).sum(axis=1)
+
+
+def projection(direction: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """Score ⟨y, x₁ − x₀⟩: the Gaussian mechanism's log-likelihood ratio (up to an affine map)."""
+    d = np.asarray(direction, dtype=np.float64).ravel()
+    return lambda values: values @ d
+
+
+# ---------------------------------------------------------------- link-LDP reports
+def link_report(reports: Any, u: int, v: int, base_edges: Tensor) -> np.ndarray:
+    """Node u's report about the link (u, v) as the server received it, centred on world 0:
+
+    * randomized response + Laplace degree (Blink, RR, SymRR, DPRR, Solitude): [Ã_uv, d̃_u − d_u⁰]
+      (the degree term is 0 when no degree is sent);
+    * Laplace on each entry (L-DpGCN): [Ã_uv];
+    * LDPGen's two degree vectors: [δ̃¹_u[g(v)] − c¹, δ̃²_u[C(v)] − c²] (counts of world 0)."""
+    from privgraph.methods.blink.baselines import LaplaceAdjacencyReports
+    from privgraph.methods.blink.client import LinkLDPReports
+    from privgraph.methods.blink.ldpgen import DegreeVectorReports
+
+    src, dst = base_edges
+    if isinstance(reports, LinkLDPReports):
+        bit = float(reports.bits(np.array([u]), np.array([v]))[0])
+        degree = float(reports.noisy_degrees[u])
+        base = float((src == u).sum())
+        return np.array([bit, 0.0 if math.isnan(degree) else degree - base])
+    if isinstance(reports, LaplaceAdjacencyReports):
+        _, values = reports.rows(u, u + 1)
+        return np.array([float(values[0, v])])
+    if isinstance(reports, DegreeVectorReports):
+        neighbours = dst[src == u].numpy()
+        c1 = float((reports.groups[neighbours] == reports.groups[v]).sum())
+        c2 = float((reports.clusters[neighbours] == reports.clusters[v]).sum())
+        return np.array([reports.round1[u, reports.groups[v]] - c1, reports.round2[u, reports.clusters[v]] - c2])
+    raise TypeError(f"no audit observation for reports of type {type(reports).__name__}")
+
+
+def link_report_score(reports: Any) -> tuple[Callable[[np.ndarray], np.ndarray], str]:
+    """The log-likelihood ratio of u's report between "no link" and "link" under the claimed
+    mechanism, and its description."""
+    from privgraph.methods.blink.baselines import LaplaceAdjacencyReports
+    from privgraph.methods.blink.client import LinkLDPReports
+
+    def laplace_llr(x: np.ndarray) -> np.ndarray:  # Laplace means 0 vs 1, per unit of ε: clamp(2x − 1, −1, 1)
+        return np.clip(2.0 * x - 1.0, -1.0, 1.0)
+
+    if isinstance(reports, LinkLDPReports):
+        ea, ed = reports.epsilon_adjacency, reports.epsilon_degree
+        return (lambda o: ea * (2.0 * o[:, 0] - 1.0) + ed * laplace_llr(o[:, 1]),
+                "likelihood ratio of u's randomized-response bit about v and its Laplace degree")
+    if isinstance(reports, LaplaceAdjacencyReports):
+        return (lambda o: laplace_llr(o[:, 0]), "likelihood ratio of u's Laplace entry about v")
+    return (lambda o: laplace_llr(o).sum(axis=1),
+            "likelihood ratio of u's two Laplace degree-vector entries towards v's group and cluster")
+
+
+def as_data(release: Any) -> Data | HeteroData:
+    return release.data
+
+
+def guarantee_unit(g: PrivacyGuarantee | None) -> str:
+    return g.unit if g is not None else Unit.NODE_FEATURES

@@ -1,0 +1,152 @@
+"""privgraph.audit: every method has a definition, tight mechanisms are seen, miscalibrated copies caught.
+
+A miscalibrated copy is a subclass of the real method that releases at 2ε (or with half the noise)
+while its guarantee still says ε: the audit runs it through the same release code as the real one.
+"""
+
+import dataclasses
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from privgraph.audit import AUDITS, CONSISTENT, NO_CLAIM, VIOLATION, audit, audit_graph
+from privgraph.audit.dpsgd import audit_dpsgd
+from privgraph.cli import app
+from privgraph.mechanisms.laplace import Laplace
+from privgraph.methods import METHODS, Blink, LPGNN, get_method
+from privgraph.methods.blink.baselines import RandomizedResponseGraph
+from privgraph.methods.heterorr.method import EdgeRand
+
+
+def doubled(cls):
+    """``cls`` releasing at 2ε while claiming ε (the guarantee rewritten after the release)."""
+
+    class Miscalibrated(cls):
+        def release(self, data, epsilon, rng, progress=None):
+            release = super().release(data, 2 * epsilon, rng, progress)
+            release.guarantee = dataclasses.replace(release.guarantee, epsilon=epsilon)
+            return release
+
+    return Miscalibrated
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_every_registered_method_has_an_audit_definition(name):
+    assert name in AUDITS, f"method {name!r} was registered without an audit definition (privgraph.audit)"
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_every_audit_runs_the_release_and_reads_its_claim(name):
+    cls = METHODS[name]
+    report = audit(name, 2.0 if cls.private else None, samples=6, seed=1)
+    assert report.rows and not report.violation
+    for row in report.rows:
+        if cls.private:  # the claim comes from the release's own report, never from the audit
+            assert 0 < row.epsilon <= 4.0 + 1e-9, row
+        assert row.verdict in (CONSISTENT, NO_CLAIM)
+
+
+@pytest.mark.parametrize("name, params, epsilon, samples", [
+    ("rr", {}, 2.0, 1000),  # randomized response on one bit (u's report about v)
+    ("lpgnn", {}, 2.0, 1000),  # multi-bit at the domain's extreme points
+    ("lpgnn", {"mechanism": "laplace"}, 2.0, 1000),
+])
+def test_tight_mechanisms_reach_half_their_epsilon(name, params, epsilon, samples):
+    row = audit(name, epsilon, samples=samples, **params).rows[0]
+    assert 0.5 * epsilon <= row.epsilon_lb <= epsilon, row
+    assert row.verdict == CONSISTENT
+
+
+@pytest.mark.parametrize("cls, epsilon, samples", [
+    (RandomizedResponseGraph, 1.0, 1000),
+    (LPGNN, 1.0, 1000),
+    (Blink, 1.5, 200),
+    (EdgeRand, 1.0, 1000),
+])
+def test_epsilon_doubled_is_caught_and_the_real_method_is_not(cls, epsilon, samples):
+    wrong = audit(doubled(cls)(), epsilon, samples=samples).rows[0]
+    assert wrong.epsilon == epsilon and wrong.epsilon_lb > epsilon and wrong.verdict == VIOLATION, wrong
+    right = audit(cls(), epsilon, samples=samples).rows[0]
+    assert right.epsilon_lb <= epsilon and right.verdict == CONSISTENT, right
+
+
+def test_laplace_with_half_the_noise_is_caught(monkeypatch):
+    assert audit("lpgnn", 1.0, samples=1000, mechanism="laplace").rows[0].verdict == CONSISTENT
+    scale = Laplace.scale
+    monkeypatch.setattr(Laplace, "scale", lambda self, d: 0.5 * scale(self, d))
+    row = audit("lpgnn", 1.0, samples=1000, mechanism="laplace").rows[0]
+    assert row.epsilon_lb > 1.0 and row.verdict == VIOLATION, row
+
+
+def test_dpsgd_with_half_the_noise_is_caught(monkeypatch):
+    import privgraph.train.dpsgd as dpsgd
+
+    right = audit_dpsgd(1.0, samples=60_000)
+    assert right.epsilon_lb <= 1.0 and right.verdict == CONSISTENT
+    randn = dpsgd.randn
+    monkeypatch.setattr(dpsgd, "randn", lambda *a, **k: 0.5 * randn(*a, **k))
+    wrong = audit_dpsgd(1.0, samples=60_000)
+    assert wrong.epsilon_lb > 1.0 and wrong.verdict == VIOLATION, wrong
+
+
+def test_non_private_and_zero_epsilon_claims():
+    raw = audit("gcn-raw", samples=100).rows[0]  # the features are released as they are
+    assert raw.verdict == NO_CLAIM and raw.epsilon_lb == pytest.approx(raw.ceiling)
+    rnd = audit("gcn-rnd", samples=100).rows[0]  # ε = 0: the release ignores the features
+    assert rnd.epsilon == 0 and rnd.epsilon_lb == 0 and rnd.verdict == CONSISTENT
+
+
+def test_link_ldp_rows_the_unit_and_the_whole_release():
+    rows = audit("rr", 1.0, samples=200).rows
+    assert [r.epsilon for r in rows] == [1.0, 2.0]  # u's list: ε; the link changes two lists: 2ε
+    assert rows[0].samples == rows[1].samples == 200
+
+
+def test_label_unit_with_label_ldp():
+    rows = audit("lpgnn", 2.0, samples=600, label_epsilon=2.0).rows
+    label = [r for r in rows if r.label == "node label"][0]
+    assert label.epsilon == 2.0 and 1.0 <= label.epsilon_lb <= 2.0
+
+
+def test_audit_is_reproducible_from_its_seed():
+    a, b = (audit("lpgnn", 1.0, samples=50, seed=3).rows[0] for _ in range(2))
+    assert (a.epsilon_lb, a.fpr, a.fnr) == (b.epsilon_lb, b.fpr, b.fnr)
+
+
+def test_delta_is_refused_for_a_pure_method_and_set_for_a_gaussian_one():
+    with pytest.raises(ValueError, match="pure"):
+        audit("rr", 1.0, delta=1e-5, samples=6)
+    row = audit("hetedp-features", 1.0, delta=1e-3, samples=6).rows[0]
+    assert row.delta == 1e-3
+
+
+def test_audit_on_the_users_graph():
+    data = audit_graph(seed=2, num_nodes=30)
+    report = audit(get_method("edgerand"), 1.0, data=data, samples=20)
+    assert report.input == "user graph" and report.rows[0].verdict == CONSISTENT
+
+
+def test_cli_audit_table_json_and_exit_codes(monkeypatch):
+    runner = CliRunner()
+    ok = runner.invoke(app, ["audit", "rr", "--epsilon", "1", "--samples", "100"])
+    assert ok.exit_code == 0, ok.output
+    assert "ε_LB" in ok.output and "consistent" in ok.output
+    js = runner.invoke(app, ["audit", "lpgnn", "--epsilon", "1", "--samples", "50", "--format", "json"])
+    assert js.exit_code == 0
+    payload = json.loads(js.stdout[js.stdout.index("{"):])
+    assert payload["rows"][0]["unit"] == "node feature vector" and payload["violation"] is False
+    assert runner.invoke(app, ["audit", "rr"]).exit_code == 2  # a private method needs --epsilon
+    assert runner.invoke(app, ["audit", "rr", "--epsilon", "1", "--delta", "1e-5"]).exit_code == 2
+    monkeypatch.setattr(Laplace, "scale", lambda self, d: 0.1 * d / self.epsilon)
+    bad = runner.invoke(app, ["audit", "lpgnn", "--epsilon", "1", "--samples", "400", "--param", "mechanism=laplace"])
+    assert bad.exit_code == 1 and "VIOLATION" in bad.output
+
+
+def test_reports_stay_in_memory(tmp_path):
+    from privgraph.api import privatize
+
+    rel = privatize(audit_graph(), "blink", epsilon=1.0, seed=0)
+    assert rel.reports is not None
+    path, meta = rel.save(tmp_path / "g.pt")
+    assert "reports" not in json.loads(meta.read_text())
