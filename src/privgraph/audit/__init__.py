@@ -18,6 +18,7 @@ from privgraph.audit.bounds import (
     epsilon_lower_bound,
     evaluate_threshold,
     max_epsilon_lower_bound,
+    split_half_test,
 )
 from privgraph.audit.definitions import AUDITS, AuditInput, audits, definition
 from privgraph.audit.graphs import audit_graph, audit_hetero_graph
@@ -55,4 +56,5 @@ __all__ = [
     "epsilon_lower_bound",
     "evaluate_threshold",
     "max_epsilon_lower_bound",
+    "split_half_test",
 ]

@@ -124,6 +124,17 @@ def evaluate_threshold(threshold: Threshold, scores0: np.ndarray, scores1: np.nd
     return TestOutcome(threshold, fp, len(scores0), fn, len(scores1), eps)
 
 
+def split_half_test(scores0: np.ndarray, scores1: np.ndarray, delta: float = 0.0,
+                    confidence: float = CONFIDENCE) -> tuple[TestOutcome, float]:
+    """The audit's test on one sample of scores per input: the threshold chosen on the first half of
+    each, its errors counted on the second half.  Returns the outcome and the ceiling (the largest
+    ε_LB that many evaluation samples can show)."""
+    h0, h1 = len(scores0) // 2, len(scores1) // 2
+    threshold = choose_threshold(scores0[:h0], scores1[:h1], delta, confidence)
+    outcome = evaluate_threshold(threshold, scores0[h0:], scores1[h1:], delta, confidence)
+    return outcome, max_epsilon_lower_bound(min(outcome.negatives, outcome.positives), delta, confidence)
+
+
 def max_epsilon_lower_bound(samples: int, delta: float = 0.0, confidence: float = CONFIDENCE) -> float:
     """The largest ε_LB any test can show with ``samples`` evaluation samples per input (no errors at
     all): the audit's ceiling, reported beside every bound."""

@@ -119,21 +119,14 @@ def label_unit(method: Method, inp: AuditInput) -> Neighbours:
                       first_column)
 
 
-def node_units(method: Method, inp: AuditInput) -> list[Neighbours]:
-    """The feature unit, and the label unit when labels are privatized too."""
-    units = [feature_unit(method, inp)]
-    if inp.label_epsilon is not None:
-        units.append(label_unit(method, inp))
-    return units
-
-
 def _label_units(method: Method, inp: AuditInput) -> list[Neighbours]:
+    """The label unit when labels are privatized too (``label_epsilon``), else none."""
     return [label_unit(method, inp)] if inp.label_epsilon is not None else []
 
 
 @audits("lpgnn", "featureldp", "featurerr", "gcn-raw", "mlp", "gcn-rnd", "gcn-ohd")
 def _features(method: Method, inp: AuditInput) -> list[Neighbours]:
-    return node_units(method, inp)
+    return [feature_unit(method, inp), *_label_units(method, inp)]
 
 
 # ---------------------------------------------------------------- adjacency lists (link LDP)

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from privgraph.accounting import TrustModel, rdp
-from privgraph.audit.bounds import CONFIDENCE, choose_threshold, evaluate_threshold, max_epsilon_lower_bound
+from privgraph.audit.bounds import CONFIDENCE, split_half_test
 from privgraph.audit.runner import AuditRow, verdict
 from privgraph.mechanisms import check_delta, check_epsilon, derive_seed, make_generator
 from privgraph.train import dpsgd
@@ -65,12 +65,10 @@ def audit_dpsgd(epsilon: float, delta: float = 1e-5, steps: int = 1, samples: in
     sigma = rdp.noise_multiplier_for(epsilon, delta, 1.0, steps)
     scores = [_sums(side, samples, steps, sigma, clip, seed, chunk) for side in (0, 1)]
     half = samples // 2
-    threshold = choose_threshold(scores[0][:half], scores[1][:half], delta, confidence)
-    outcome = evaluate_threshold(threshold, scores[0][half:], scores[1][half:], delta, confidence)
+    outcome, ceiling = split_half_test(scores[0], scores[1], delta, confidence)
     return StepAuditRow(
         "dp-sgd step", "training example", "one example (Dirac canary)", TrustModel.CENTRAL, epsilon, delta,
-        outcome.epsilon_lb, samples, samples - half, outcome.fpr, outcome.fnr,
-        max_epsilon_lower_bound(samples - half, delta, confidence),
+        outcome.epsilon_lb, samples, samples - half, outcome.fpr, outcome.fnr, ceiling,
         "canary absent vs present; Σ_t of the canary's coordinate of the T noisy sums (the Gaussian likelihood "
         "ratio)", verdict(epsilon, outcome.epsilon_lb), time.perf_counter() - start,
         [f"σ = {sigma:.4g} from the RDP accountant for q = 1 and T = {steps}"], steps, sigma)

@@ -34,9 +34,9 @@ from typing import Any, Callable
 import numpy as np
 import torch
 from torch import Tensor
-from torch_geometric.data import Data, HeteroData
+from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyGuarantee, Unit
+from privgraph.accounting import PrivacyGuarantee
 from privgraph.mechanisms import RandomSource
 
 Observation = np.ndarray
@@ -205,10 +205,3 @@ def link_report_score(reports: Any) -> tuple[Callable[[np.ndarray], np.ndarray],
     return (lambda o: laplace_llr(o).sum(axis=1),
             "likelihood ratio of u's two Laplace degree-vector entries towards v's group and cluster")
 
-
-def as_data(release: Any) -> Data | HeteroData:
-    return release.data
-
-
-def guarantee_unit(g: PrivacyGuarantee | None) -> str:
-    return g.unit if g is not None else Unit.NODE_FEATURES

@@ -24,18 +24,14 @@ from typing import Any
 import numpy as np
 from torch_geometric.data import Data, HeteroData
 
-from privgraph.audit.bounds import (
-    CONFIDENCE,
-    choose_threshold,
-    evaluate_threshold,
-    max_epsilon_lower_bound,
-)
+from privgraph.audit.bounds import CONFIDENCE, split_half_test
 from privgraph.audit.definitions import AuditInput, definition
 from privgraph.accounting import PrivacyGuarantee
 from privgraph.audit.neighbours import Neighbours, claimed_guarantee
 from privgraph.mechanisms import derive_seed, make_generator
 from privgraph.methods import Method, Task, method_class
 from privgraph.progress import ProgressHook
+from privgraph.release import json_safe
 
 CONSISTENT, VIOLATION, NO_CLAIM = "consistent", "VIOLATION", "no claim"
 DEFAULT_SAMPLES = 1000
@@ -71,10 +67,7 @@ class AuditRow:
         return self.epsilon_lb / self.epsilon if 0 < self.epsilon < math.inf else None
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["epsilon"] = "inf" if math.isinf(self.epsilon) else self.epsilon
-        d["ratio"] = self.ratio
-        return d
+        return json_safe({**asdict(self), "ratio": self.ratio})
 
 
 @dataclass
@@ -148,18 +141,16 @@ def _row(method: Method, neighbours: Neighbours, obs: list[np.ndarray], claim: P
          samples: int, confidence: float, seconds: float) -> AuditRow:
     """Choose the test on the first half of each side, count its errors on the second, bound ε."""
     half = samples // 2
-    selection, evaluation = (obs[0][:half], obs[1][:half]), (obs[0][half:], obs[1][half:])
-    score = neighbours.score or learned_score(selection)
+    score = neighbours.score or learned_score((obs[0][:half], obs[1][:half]))  # fitted on the selection half
     epsilon = math.inf if claim is None or not claim.is_private else claim.epsilon
     delta = 0.0 if claim is None else claim.delta
-    threshold = choose_threshold(score(selection[0]), score(selection[1]), delta, confidence)
-    outcome = evaluate_threshold(threshold, score(evaluation[0]), score(evaluation[1]), delta, confidence)
+    outcome, ceiling = split_half_test(score(obs[0]), score(obs[1]), delta, confidence)
     notes = list(neighbours.notes)
     if claim is None:
         notes.append("the release states no guarantee for this unit")
     return AuditRow(method.name, neighbours.unit, neighbours.label, claim.trust_model if claim else "—",
                     epsilon, delta, outcome.epsilon_lb, samples, samples - half, outcome.fpr, outcome.fnr,
-                    max_epsilon_lower_bound(samples - half, delta, confidence), neighbours.test,
+                    ceiling, neighbours.test,
                     verdict(epsilon, outcome.epsilon_lb), seconds, notes)
 
 
@@ -201,7 +192,7 @@ def audit(method: str | Method, epsilon: float | None = None, *, data: Data | He
         if name is None:
             raise ValueError(f"{method.name} claims pure ε-DP (δ = 0): --delta applies to methods with a δ "
                              f"parameter ({', '.join(DELTA_PARAMETERS)}, or mechanism='gaussian')")
-        method = type(method)(method.Params.build(method.name, {**method.params.to_dict(), name: delta}))
+        method = method.with_params(**{name: delta})
     if data is None:
         data = default_input(method, seed)
         source = "synthetic (privgraph.audit.graphs)"
