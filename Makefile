@@ -15,7 +15,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install "$(TORCH_SPEC)" $(TORCH_PIP_ARGS)
-	$(BIN)/pip install -e ".[test,docs]"
+	$(BIN)/pip install -e ".[test,docs,sweep]"
 	@touch $(STAMP)
 
 demo: $(STAMP)

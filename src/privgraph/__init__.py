@@ -8,6 +8,8 @@ The Python API (:mod:`privgraph.api`)::
     res = pg.fit(rel, model="gcn", seed=0)
     pg.attack(res, "link-stealing", truth=data)       # audit it: attack_auc, attack_advantage, ...
     pg.list_methods()                                 # the registry
+    pg.sweep("benchmarks/grids/lpgnn.toml", db="lpgnn.db", workers=2)   # a paper's grid on Ray
+    pg.report("lpgnn.db", "benchmarks/grids/lpgnn.toml", out="docs/results")
 
 Subpackages follow the data flow of the design notes:
 ``data`` (loading, validation, splits, synthetic graphs) → ``mechanisms``
@@ -34,6 +36,8 @@ _LAZY = {
     "attack": "privgraph.api",
     "list_methods": "privgraph.api",
     "load_release": "privgraph.api",
+    "sweep": "privgraph.experiments.sweep",
+    "report": "privgraph.experiments.report",
     "PrivateRelease": "privgraph.release",
     "SecureRandom": "privgraph.mechanisms",
     "PrivacyGuarantee": "privgraph.accounting",

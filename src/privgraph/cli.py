@@ -567,6 +567,91 @@ def plot(
         out_console.print(f"wrote {path}")
 
 
+@app.command()
+def sweep(
+    grid: Path = typer.Argument(..., help="a grid file (benchmarks/grids/*.toml)"),
+    workers: Optional[int] = typer.Option(None, help="CPUs of the local Ray cluster (default: all; 0 runs in "
+                                                     "this process)"),
+    address: Optional[str] = typer.Option(None, help="join this Ray cluster (`ray start --head` prints it) "
+                                                     "instead of starting a local one"),
+    db: Path = typer.Option(Path("results/sweeps.db"), help="SQLite store; trials already in it are skipped"),
+    table: list[str] = typer.Option([], help="only this table of the grid (repeatable)"),
+    dataset: list[str] = typer.Option([], help="only this dataset (repeatable)"),
+    row: list[str] = typer.Option([], help="only the row with this label (repeatable)"),
+    trials: Optional[int] = typer.Option(None, help="trials per setting instead of the grid's"),
+    retry_errors: bool = typer.Option(False, "--retry-errors", help="run again the trials stored with an error"),
+    data_root: Optional[Path] = DATA_ROOT_OPTION,
+    dry_run: bool = typer.Option(False, "--dry-run", help="check the grid and list what would run"),
+    format: OutputFormat = FORMAT_OPTION,
+) -> None:
+    """Run an experiment grid (a paper's protocol) as Ray tasks: resumable, failures stored, one writer."""
+    from privgraph.experiments.grid import Grid
+    from privgraph.experiments.store import ResultsStore
+    from privgraph.experiments.sweep import sweep as run_sweep
+
+    try:
+        chosen = Grid.load(grid, str(data_root) if data_root else None).select(table, dataset, row, trials)
+        chosen.validate()
+    except ValueError as err:
+        _fail(str(err))
+    if dry_run:
+        stored = ResultsStore(db).stored() if db.exists() else set()
+        listing = Table(title=f"{chosen.name}: {chosen.title}" if chosen.title else chosen.name)
+        for column in ("table", "row", "dataset", "model", "ε", "trials", "stored"):
+            listing.add_column(column)
+        for s in chosen.settings:
+            have = sum((s.key, t) in stored for t in range(s.trials))
+            listing.add_row(s.table, escape(s.label), s.dataset, s.model, _fmt_eps(s.epsilon), str(s.trials),
+                            str(have))
+        out_console.print(listing)
+        unique = chosen.unique_settings()
+        out_console.print(f"{len(unique)} settings, {sum(s.trials for s in unique)} trials"
+                          + (f"; {chosen.duration}" if chosen.duration else ""))
+        return
+
+    def show_error(record) -> None:
+        last = (record.error or "").strip().splitlines()[-1:] or [""]
+        err_console.print(f"[red]failed[/red] {escape(record.config.get('label', record.method))} on "
+                          f"{record.dataset} ε={_fmt_eps(record.epsilon)} trial {record.trial}: {escape(last[0])}")
+
+    with console_progress() as progress:
+        try:
+            summary = run_sweep(chosen, db, workers, address, retry_errors, progress, show_error)
+        except (ValueError, RuntimeError) as err:
+            _fail(str(err), 1)
+    if format == OutputFormat.json:
+        print(json.dumps(summary.to_dict(), indent=2))
+    else:
+        out_console.print(f"{summary.grid}: {summary.ran} trials ran, {summary.skipped} were stored already, "
+                          f"{summary.failed} failed; {summary.seconds:.1f}s; store {db}")
+    if summary.failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def report(
+    db: Path = typer.Option(..., help="the SQLite store a sweep (or run) wrote"),
+    grid: Optional[Path] = typer.Option(None, help="the grid file: its tables, rows and published numbers "
+                                                   "(default: one table per task and dataset of the store)"),
+    output: Path = typer.Option(Path("docs/results"), "-o", "--output", help="output folder"),
+    published: Optional[Path] = typer.Option(None, help="the paper's numbers (default: the grid's "
+                                                        "benchmarks/published/NAME.toml)"),
+    figures: bool = typer.Option(True, "--figures/--no-figures", help="also draw the figures"),
+) -> None:
+    """Markdown tables (mean ± 95% CI, trials, the paper's numbers and the difference) and figures
+    (metric against ε with CI bands) from stored trials."""
+    from privgraph.experiments.report import report as write_report
+
+    if not db.exists():
+        _fail(f"no results database at {db}")
+    try:
+        paths = write_report(db, grid, output, published, figures)
+    except ValueError as err:
+        _fail(str(err), 1)
+    for path in paths:
+        out_console.print(f"wrote {path}")
+
+
 @app.command("audit")
 def audit_command(
     method: str = typer.Argument(..., help="a method (`privgraph methods`)"),

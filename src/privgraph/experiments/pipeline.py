@@ -28,13 +28,18 @@ prediction).  Protocol for one setting (method, dataset, ε):
 * every trial is a :class:`~privgraph.experiments.store.TrialRecord` (its
   metrics, configuration and privacy report) in the store.
 
-``privgraph run`` and (issue 18) ``privgraph sweep`` both run this pipeline.
+``privgraph run`` loops over :meth:`Experiment.prepare` (one ε's choices) and
+:meth:`Experiment.run_trial`; ``privgraph sweep``
+(:mod:`privgraph.experiments.sweep`) runs the same two calls, one trial per
+Ray task, so a sweep's trial is the trial ``run`` makes for that setting.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
+import json
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -69,7 +74,11 @@ class ExperimentSpec:
         seed: the first trial's seed.
         hyperparameters: the task model's training settings (``--set``).
         tune: choose release parameters and hyperparameters on validation.
-        tune_budget: hyperparameter configurations tried by ``tune``.
+        tune_budget: hyperparameter configurations tried by ``tune`` (the defaults, then distinct random
+            points of the search space; at least the space's size makes it a full grid search).
+        search_space: the values ``tune`` tries per hyperparameter (a paper's grid), replacing
+            :data:`~privgraph.methods.SEARCH_SPACE`'s for the names given; names the method does not tune
+            by default (e.g. ``hidden``) are added to the search.
         secure: draw every noise from the OS source (nothing recorded can regenerate it).
         model: node classification's model (gcn, sage, gat, mlp).
         epsilon_y: node classification's label ε (LPGNN's label LDP).
@@ -96,6 +105,7 @@ class ExperimentSpec:
     hyperparameters: dict[str, Any] = field(default_factory=dict)
     tune: bool = False
     tune_budget: int = 20
+    search_space: dict[str, list[Any]] = field(default_factory=dict)
     secure: bool = False
     model: str | None = None
     epsilon_y: float | None = None
@@ -119,6 +129,18 @@ class ExperimentSpec:
             raise ValueError("trials must be >= 1")
         if self.tune_budget < 1:
             raise ValueError("tune_budget must be >= 1")
+        if self.search_space:
+            if not self.tune:
+                raise ValueError("search_space is given but tune is off")
+            if not task.tunes_hyperparameters():
+                raise ValueError(f"search_space: the {task.name} task does not search hyperparameters")
+            known = {f.name for f in dataclasses.fields(task.training)} if task.training else set()
+            for name, values in self.search_space.items():
+                if name not in known:
+                    raise ValueError(f"search_space: {name!r} is not a hyperparameter of the {task.name} task"
+                                     + (f" (known: {', '.join(sorted(known))})" if known else ""))
+                if not isinstance(values, (list, tuple)) or not values:
+                    raise ValueError(f"search_space: {name!r} needs a non-empty list of values")
         self.epsilons = self._epsilons(method)
         task.validate()
         task.base_hyperparameters()
@@ -158,8 +180,7 @@ class ExperimentSpec:
     def _check_fields(self, task: EvaluationTask) -> None:
         """Fields that only some tasks read must stay at their defaults for the others."""
         optional = ("model", "epsilon_y", "split", "private_ratio", "case", "balance", "synthetic")
-        defaults = {f.name: (f.default if f.default is not dataclasses.MISSING else f.default_factory())
-                    for f in dataclasses.fields(self) if f.name in optional}
+        defaults = {f.name: _default(f) for f in dataclasses.fields(self) if f.name in optional}
         stray = [name for name in optional if name not in task.reads and getattr(self, name) != defaults[name]]
         if stray:
             raise ValueError(f"{self.method} ({task.name} task) does not take {', '.join(stray)}")
@@ -205,6 +226,62 @@ class ExperimentResult:
         })
 
 
+@dataclass
+class TunedSetting:
+    """What trial 0 of a tuned setting chose (its record's ``release_options``, ``hyperparameters`` and
+    ``selection``): the other trials of the setting run with it."""
+
+    release_options: dict[str, Any]
+    hyperparameters: dict[str, Any] | None
+    scores: list[tuple[dict[str, Any], float]]
+
+    @classmethod
+    def from_record(cls, record: TrialRecord) -> "TunedSetting":
+        c = record.config
+        return cls(dict(c.get("release_options") or {}), c.get("hyperparameters"),
+                   [(s["values"], s["score"]) for s in c.get("selection") or []])
+
+
+@dataclass
+class Setting:
+    """One ε of a run, ready for its trials: the method with the chosen release parameters, the task
+    model's hyperparameters, the selection (its cost goes into every guarantee) and trial 0's release
+    when the choice made it (``None`` otherwise: trial 0 releases like the others)."""
+
+    epsilon: float | None
+    eps_index: int
+    method: Method
+    hyperparameters: Any
+    selection: Selection | None
+    first: Released | None
+
+
+# The spec's fields that do not change a trial's result: where the data lies, how many trials run,
+# the user's own graph (not hashable; its runs get no configuration hash).
+_NOT_HASHED = ("data_root", "trials", "input", "epsilons")
+
+
+def _default(f: dataclasses.Field) -> Any:
+    """A field's default (``MISSING`` for a required one)."""
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+        return f.default_factory()  # type: ignore[misc]
+    return dataclasses.MISSING
+
+
+def config_hash(spec: ExperimentSpec, eps: float | None, eps_index: int = 0) -> str:
+    """A setting's identity: the SHA-256 (16 hex digits) of the spec's fields that change a trial's
+    result (those left at their defaults are left out, so a field added later keeps old hashes), with
+    ``eps`` and its index among the spec's ε (the release stream depends on it).  Trial
+    ``t`` of the setting is identified by (hash, ``seed + t``); the sweep skips those in the store."""
+    fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)
+              if f.name not in _NOT_HASHED and getattr(spec, f.name) != _default(f)}
+    fields.update(epsilon=eps, eps_index=eps_index)
+    text = json.dumps(json_safe(fields), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 class Experiment:
     """Runs an :class:`ExperimentSpec` (module docstring)."""
 
@@ -236,67 +313,105 @@ class Experiment:
         return select_on_validation(candidates, evaluate, self.task.validation_metric, self.progress,
                                     f"choosing {', '.join(space)} at ε={eps}")
 
+    def prepare(self, data: Any, eps: float | None, tuned: TunedSetting | None = None) -> Setting:
+        """One ε's setting: the release parameters and hyperparameters chosen on validation (with
+        ``tune``), or those given in ``tuned`` (what trial 0 of the setting chose and recorded, so that a
+        sweep runs trials 1… in other workers without choosing again)."""
+        spec, task = self.spec, self.task
+        noisy = [e for e in spec.epsilons if e is not None]
+        k = 0 if eps is None else noisy.index(eps)
+        base = task.base_hyperparameters()
+        if tuned is not None:
+            method = self.method.with_params(**tuned.release_options) if tuned.release_options else self.method
+            hp = base if tuned.hyperparameters is None else type(base)(**tuned.hyperparameters)
+            selection = (Selection(dict(tuned.release_options), [(dict(v), s) for v, s in tuned.scores], None)
+                         if tuned.scores else None)
+            return Setting(eps, k, method, hp, selection, None)
+        selection = self._select(data, eps, k, base)
+        chosen = selection.chosen if selection else {}
+        method = self.method.with_params(**chosen) if chosen else self.method
+        first = selection.release if selection else None
+        hp = base
+        if spec.tune:
+            tdata = task.trial_data(data, spec.seed)
+            first = first or task.release(tdata, eps, spec.seed, k, method)
+            hp = task.tune(tdata, first, eps, k, base)
+        return Setting(eps, k, method, hp, selection, first)
+
+    def run_trial(self, data: Any, setting: Setting, t: int) -> TrialRecord:
+        """Trial ``t`` of ``setting`` (seed ``seed + t``); trial 0 is the setting's chosen release."""
+        return self._trial(data, setting, t)[0]
+
+    def _trial(self, data: Any, setting: Setting, t: int) -> tuple[TrialRecord, PrivacyReport]:
+        spec, task, eps, k = self.spec, self.task, setting.epsilon, setting.eps_index
+        start = time.perf_counter()
+        trial_seed = spec.seed + t
+        tdata = task.trial_data(data, trial_seed)
+        first = setting.first
+        released = (first if t == 0 and first is not None
+                    else task.release(tdata, eps, trial_seed, k, setting.method))
+        report = released.report
+        selection, hp = setting.selection, setting.hyperparameters
+        if selection:
+            report = PrivacyReport([g.with_note(selection.note(eps)) for g in report.guarantees])
+        evaluation = task.evaluate(tdata, released, hp, trial_seed, k)
+        attacked = self._attack(tdata, released, evaluation, hp, trial_seed, eps, k)
+        record = TrialRecord(
+            run_id=self.run_id, method=spec.method,
+            dataset=getattr(tdata[0] if isinstance(tdata, tuple) else tdata, "name", None) or spec.dataset,
+            model=task.model_name(), mechanism=released.mechanism, epsilon=eps, epsilon_y=spec.epsilon_y,
+            trial=t, seed=None if spec.secure else trial_seed,
+            config={
+                "task": task.name, "params": setting.method.params.to_dict(),
+                "hyperparameters": hp.to_dict() if hp is not None else None, "tuned": spec.tune,
+                "release_options": selection.chosen if selection else {},
+                "selection_releases": selection.candidates if selection else 0,
+                "selection": [{"values": v, "score": s} for v, s in selection.scores] if selection else [],
+                "secure": spec.secure, "release": released.details, **task.record_config(released),
+                "normalization": getattr(data, "normalization", None) if not isinstance(data, tuple) else None,
+                **({"attack": attacked} if attacked is not None else {}),
+            },
+            metrics=evaluation.metrics, guarantee=report.to_dict(), wall_time=time.perf_counter() - start,
+            version=__version__, config_hash=self.config_hash(eps),
+        )
+        return record, report
+
+    def config_hash(self, eps: float | None) -> str | None:
+        """The identity of ``eps``'s setting (:func:`config_hash`); None for the user's own graph."""
+        if self.spec.input is not None:
+            return None
+        noisy = [e for e in self.spec.epsilons if e is not None]
+        return config_hash(self.spec, eps, 0 if eps is None else noisy.index(eps))
+
     def run(self) -> ExperimentResult:
         spec, task = self.spec, self.task
         data = task.load()
-        base = task.base_hyperparameters()
         records: list[TrialRecord] = []
         reports: dict[float | None, PrivacyReport] = {}
         label = f"{spec.method} on {getattr(data, 'name', None) or spec.dataset}"
         total, done = len(spec.epsilons) * spec.trials, 0
-        noisy = [e for e in spec.epsilons if e is not None]
         for eps in spec.epsilons:
-            k = 0 if eps is None else noisy.index(eps)
-            selection = self._select(data, eps, k, base)
-            chosen = selection.chosen if selection else {}
-            method = self.method.with_params(**chosen) if chosen else self.method
-            first = selection.release if selection else None
-            hp = base
-            if spec.tune:
-                tdata = task.trial_data(data, spec.seed)
-                first = first or task.release(tdata, eps, spec.seed, k, method)
-                hp = task.tune(tdata, first, eps, k, base)
+            setting = self.prepare(data, eps)
             for t in range(spec.trials):
                 self.progress(label, done, total)
-                start = time.perf_counter()
-                trial_seed = spec.seed + t
-                tdata = task.trial_data(data, trial_seed)
-                released = first if t == 0 and first is not None else task.release(tdata, eps, trial_seed, k, method)
-                report = released.report
-                if selection:
-                    report = PrivacyReport([g.with_note(selection.note(eps)) for g in report.guarantees])
-                evaluation = task.evaluate(tdata, released, hp, trial_seed, k)
-                attacked = self._attack(tdata, released, evaluation, hp, trial_seed, eps, k)
-                reports[eps] = report
-                record = TrialRecord(
-                    run_id=self.run_id, method=spec.method,
-                    dataset=getattr(tdata[0] if isinstance(tdata, tuple) else tdata, "name", None) or spec.dataset,
-                    model=task.model_name(), mechanism=released.mechanism, epsilon=eps, epsilon_y=spec.epsilon_y,
-                    trial=t, seed=None if spec.secure else trial_seed,
-                    config={
-                        "task": task.name, "params": method.params.to_dict(),
-                        "hyperparameters": hp.to_dict() if hp is not None else None, "tuned": spec.tune,
-                        "release_options": chosen, "selection_releases": selection.candidates if selection else 0,
-                        "selection": [{"values": v, "score": s} for v, s in selection.scores] if selection else [],
-                        "secure": spec.secure, "release": released.details, **task.record_config(released),
-                        "normalization": getattr(data, "normalization", None) if not isinstance(data, tuple)
-                        else None,
-                        **({"attack": attacked} if attacked is not None else {}),
-                    },
-                    metrics=evaluation.metrics, guarantee=report.to_dict(), wall_time=time.perf_counter() - start,
-                    version=__version__,
-                )
+                record, reports[eps] = self._trial(data, setting, t)
                 records.append(record)
                 if self.store is not None:
                     self.store.add(record)
                 done += 1
         self.progress(label, total, total)
+        return self.result(records, reports)
+
+    def result(self, records: list[TrialRecord], reports: dict[float | None, PrivacyReport]) -> ExperimentResult:
+        """The run's result: its records, reports and summary columns."""
+        task = self.task
         metrics, attack = task.metrics, None
         if self.attack is not None:
             metrics = (*task.metrics, *(m for m in self.attack.metrics if m not in task.metrics))
             attack = {"name": self.attack.name, "params": self.attack.params.to_dict(),
                       "threat_model": records[-1].config["attack"]["threat_model"] if records else {}}
-        return ExperimentResult(spec, self.run_id, records, reports, task.name, metrics, task.model_name(), attack)
+        return ExperimentResult(self.spec, self.run_id, records, reports, task.name, metrics, task.model_name(),
+                                attack)
 
     def _attack(self, tdata: Any, released: Released, evaluation: Any, hp: Any, trial_seed: int,
                 eps: float | None, eps_index: int) -> dict[str, Any] | None:
@@ -325,4 +440,5 @@ def run_experiment(spec: ExperimentSpec, store: ResultsStore | None = None,
     return Experiment(spec, store, progress).run()
 
 
-__all__ = ["DEFAULT_EPSILON", "Experiment", "ExperimentResult", "ExperimentSpec", "run_experiment"]
+__all__ = ["DEFAULT_EPSILON", "Experiment", "ExperimentResult", "ExperimentSpec", "Setting", "TunedSetting",
+           "config_hash", "run_experiment"]

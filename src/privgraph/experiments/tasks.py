@@ -296,9 +296,12 @@ class NodeClassification(EvaluationTask):
                           result.val_accuracy, result.model)
 
     def search_configs(self, base: Hyperparameters, eps_index: int, labels: bool) -> list[Hyperparameters]:
-        """The defaults plus up to ``tune_budget − 1`` distinct random points of the grid."""
-        names = [n for n in self.method.tunable] + (["label_steps"] if labels else [])
-        grid = list(itertools.product(*(SEARCH_SPACE[n] for n in names)))
+        """The defaults plus up to ``tune_budget − 1`` distinct random points of the grid (the spec's
+        ``search_space`` replaces :data:`SEARCH_SPACE`'s values and adds names)."""
+        space = {**SEARCH_SPACE, **self.spec.search_space}
+        names = list(dict.fromkeys([*self.method.tunable, *(["label_steps"] if labels else []),
+                                    *self.spec.search_space]))
+        grid = list(itertools.product(*(space[n] for n in names)))
         order = np.random.default_rng(derive_seed(self.spec.seed, 3, eps_index)).permutation(len(grid))
         configs = [base]
         for i in order:
