@@ -619,6 +619,8 @@ def sweep(
             summary = run_sweep(chosen, db, workers, address, retry_errors, progress, show_error)
         except (ValueError, RuntimeError) as err:
             _fail(str(err), 1)
+        except KeyboardInterrupt:
+            _fail(f"interrupted: the finished trials are in {db}; the same command resumes", 130)
     if format == OutputFormat.json:
         print(json.dumps(summary.to_dict(), indent=2))
     else:

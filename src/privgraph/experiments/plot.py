@@ -243,7 +243,8 @@ def build_figure(records: Iterable[TrialRecord], metric: str | None = None, titl
     return figure_from_points(points, metric, title)
 
 
-def _save(fig: Figure, out: Path) -> Path:
+def save_figure(fig: Figure, out: Path) -> Path:
+    """Write ``fig`` to ``out`` (parents created), at the resolution of every figure here."""
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=130)
     return out
@@ -257,7 +258,7 @@ def plot_rows(rows: list[dict[str, Any]], out: str | Path, metric_name: str = "t
     """Draw :func:`~privgraph.experiments.summary.summarize` rows (already aggregated) to ``out``."""
     if not rows:
         raise ValueError("no results to plot")
-    return _save(figure_from_points(points_from_rows(rows), metric_name), Path(out))
+    return save_figure(figure_from_points(points_from_rows(rows), metric_name), Path(out))
 
 
 def plot_db(db_path: str | Path, output: str | Path | None = None, dataset: str | None = None,
@@ -298,5 +299,5 @@ def plot_db(db_path: str | Path, output: str | Path | None = None, dataset: str 
             out = output if len(by_dataset) == 1 else output.with_name(f"{output.stem}_{_slug(name)}{output.suffix}")
         else:
             out = output / f"privacy_utility_{_slug(name)}{'_' + _slug(metric) if metric else ''}.png"
-        paths.append(_save(build_figure(rs, metric), out))
+        paths.append(save_figure(build_figure(rs, metric), out))
     return paths

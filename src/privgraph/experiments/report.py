@@ -277,7 +277,7 @@ def _slug(*parts: str) -> str:
 
 
 def _figure(section: Section, path: Path) -> None:
-    from privgraph.experiments.plot import LineKey, Point, _save, figure_from_points
+    from privgraph.experiments.plot import LineKey, Point, figure_from_points, save_figure
 
     points = [Point(section.dataset, ln.unit[0] or "ε", ln.unit[1], LineKey(ln.label, ln.model), e, c.mean, c.ci95,
                     c.trials) for ln in section.lines for e, c in ln.cells.items() if c.trials]
@@ -285,7 +285,7 @@ def _figure(section: Section, path: Path) -> None:
         return
     fig = figure_from_points(points, section.metric,
                              f"{section.title} — {section.dataset} (mean ± 95% CI over trials)")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def report(db: str | Path, grid: Grid | str | Path | None = None, out: str | Path = "docs/results",
