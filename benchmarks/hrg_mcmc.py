@@ -1,6 +1,7 @@
 """EdgeRR's pHRG MCMC: throughput (moves per second) and its growth with n.
 
     python benchmarks/hrg_mcmc.py --sizes 1000 10000 100000 1000000 --datasets cora citeseer facebook
+    python benchmarks/hrg_mcmc.py --quality cora --ratio 0.05 --floors 0 3   # what the releases add
 
 Synthetic graphs: sparse SBM (average degree ≈ 10, 10 blocks), ρ = 0.2 of the
 edges private, all nodes private-eligible, ε₁ = 0.5.  For each graph: the
@@ -21,7 +22,7 @@ import sys
 import time
 
 
-def one(source: str, moves: int, trace: int) -> dict:
+def one(source: str, moves: int, trace: int, chains: int = 1) -> dict:
     import numpy as np
     import torch
 
@@ -53,13 +54,58 @@ def one(source: str, moves: int, trace: int) -> dict:
     sampler.run(moves)
     seconds = time.perf_counter() - start
     out.update(moves=moves, moves_per_s=round(moves / seconds), acceptance=round((sampler.accepted - before) / moves, 3))
-    if trace:  # a fresh chain, traced over trace·n moves
-        fresh = PHRGSampler(n, pub, pri, np.ones(n, dtype=np.int64), scale, make_generator(0))
+    if trace:  # fresh chains (seeds 0, 1, …), traced over trace·n moves
         total = trace * n
-        t = fresh.run(total, trace_every=max(1, total // 10))
-        out["trace"] = [(s // n, round(lp), round(lq)) for s, lp, lq in t]  # (moves/n, L_pub, L_pri)
+        traces = [PHRGSampler(n, pub, pri, np.ones(n, dtype=np.int64), scale, make_generator(c))
+                  .run(total, trace_every=max(1, total // 10)) for c in range(chains)]
+        out["trace"] = [(s // n, round(lp), round(lq)) for s, lp, lq in traces[0]]  # (moves/n, L_pub, L_pri)
+        if chains > 1:
+            from privgraph.methods.heterorr.edges import mixing_diagnostics
+
+            out["rhat"] = round(mixing_diagnostics(traces, scale)["mcmc_rhat"], 2)
+            out["final"] = [round(t[-1][1] + scale * t[-1][2]) for t in traces]
     out["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return out
+
+
+def quality(dataset: str, ratio: float, epsilons: list[float], floors: list[float], steps: int, seeds: int) -> None:
+    """What each release adds to the public graph: released private pairs, how many are true private
+    edges (recall), and their label homophily (share joining same-class nodes) against the true private
+    edges' and a uniformly random pair's.  EdgeRR at each noise floor κ, then LapGraph, same seeds."""
+    import numpy as np
+
+    from privgraph.data import load, mark_private_edges, split_edges
+    from privgraph.mechanisms import make_generator
+    from privgraph.methods.heterorr.edges import edge_rr, lap_graph
+
+    data = mark_private_edges(load(dataset), ratio, seed=0)
+    _, pri = split_edges(data)
+    y = data.y.numpy()
+    n = data.num_nodes
+    true = {(u, v) for u, v in pri.T.tolist() if u < v}
+    base = float(np.sum(np.bincount(y) ** 2) / n**2)
+    homo = np.mean([y[u] == y[v] for u, v in true])
+    print(f"{data.name}, ρ = {ratio}: {len(true)} private edges, homophily {homo:.3f}; random pair {base:.3f}")
+    print("| method | κ | ε | released private pairs | true private edges among them | homophily |")
+    print("|---|---|---|---|---|---|")
+
+    def row(name, floor, eps, run):
+        out = []
+        for seed in range(seeds):
+            ei, _, d = run(make_generator(seed))
+            public, _ = split_edges(data)
+            pub = {(u, v) for u, v in public.T.tolist() if u < v}
+            rel = [(u, v) for u, v in ei.T.tolist() if u < v and (u, v) not in pub]
+            hits = sum(p in true for p in rel)
+            h = float(np.mean([y[u] == y[v] for u, v in rel])) if rel else float("nan")
+            out.append((len(rel), hits, h))
+        m = np.mean(out, axis=0)
+        print(f"| {name} | {floor} | {eps:g} | {m[0]:,.0f} | {m[1]:,.0f} | {m[2]:.3f} |", flush=True)
+
+    for eps in epsilons:
+        for floor in floors:
+            row("EdgeRR", floor, eps, lambda g: edge_rr(data, eps, g, steps=steps * n, noise_floor=floor))
+        row("LapGraph", "", eps, lambda g: lap_graph(data, eps, g))
 
 
 def main() -> None:
@@ -69,15 +115,27 @@ def main() -> None:
     ap.add_argument("--moves", type=int, default=2_000_000)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--trace", type=int, default=5000, help="datasets: trace the log-likelihood over this many moves per node")
+    ap.add_argument("--chains", type=int, default=1,
+                    help="datasets: trace this many chains (seeds 0, 1, …) and print Gelman–Rubin R̂ over their second halves")
+    ap.add_argument("--quality", help="a dataset: what EdgeRR and LapGraph add to the public graph (no GCN)")
+    ap.add_argument("--ratio", type=float, default=0.05, help="--quality: share of private edges")
+    ap.add_argument("--epsilons", nargs="*", type=float, default=[0.5, 1, 2, 4, 8])
+    ap.add_argument("--floors", nargs="*", type=float, default=[0.0, 3.0], help="--quality: EdgeRR's κ values")
+    ap.add_argument("--steps", type=int, default=1000, help="--quality: MCMC moves per node")
+    ap.add_argument("--seeds", type=int, default=2, help="--quality: releases per setting (averaged)")
     args = ap.parse_args()
+    if args.quality:
+        quality(args.quality, args.ratio, args.epsilons, args.floors, args.steps, args.seeds)
+        return
     if args.child:
-        print(json.dumps(one(args.child, args.moves, 0 if args.child.isdigit() else args.trace)))
+        print(json.dumps(one(args.child, args.moves, 0 if args.child.isdigit() else args.trace, args.chains)))
         return
     print("| graph | n | edges | build s | moves/s | acceptance | peak RSS MiB |")
     print("|---|---|---|---|---|---|---|")
     traces = []
     for source in [str(s) for s in args.sizes] + list(args.datasets):
-        cmd = [sys.executable, __file__, "--child", source, "--moves", str(args.moves), "--trace", str(args.trace)]
+        cmd = [sys.executable, __file__, "--child", source, "--moves", str(args.moves), "--trace", str(args.trace),
+               "--chains", str(args.chains)]
         r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
         print(f"| {r['graph']} | {r['n']} | {r['edges']} | {r['build_s']} | {r['moves_per_s']:,} | "
               f"{r['acceptance']} | {r['peak_rss_mib']} |", flush=True)
@@ -85,6 +143,8 @@ def main() -> None:
             traces.append(r)
     for r in traces:
         print(f"\n{r['graph']}: (moves/n, L_pub, L_pri) over {args.trace}·n moves: {r['trace']}")
+        if "rhat" in r:
+            print(f"{r['graph']}: {args.chains} chains, final L_pub + s·L_pri {r['final']}, R̂ = {r['rhat']}")
 
 
 if __name__ == "__main__":

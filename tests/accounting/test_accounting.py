@@ -46,3 +46,12 @@ def test_guarantee_validation_and_serialisation():
     assert NON_PRIVATE.to_dict()["epsilon"] == "inf"
     assert PrivacyGuarantee.from_dict(NON_PRIVATE.to_dict()).epsilon == math.inf
     assert "LDP" in g(1.0).describe() and "(1, 1e-05)" in g(1.0, 1e-5).describe()
+
+
+def test_plain_summary_states_a_huge_epsilon_without_overflow():
+    """e^ε overflows a float above ε ≈ 709.8 (a vacuous guarantee, e.g. FeatureRR's released-code budgets)."""
+    g = PrivacyGuarantee(Unit.NODE_FEATURES, TrustModel.LOCAL, 9452.3, 0.0, "featurerr")
+    text = PrivacyReport([g]).plain_summary()
+    assert "e^9452" in text and "(ε = 9452.3)" in text
+    small = PrivacyReport([PrivacyGuarantee(Unit.NODE_FEATURES, TrustModel.LOCAL, 1.0)]).plain_summary()
+    assert "factor 2.72" in small

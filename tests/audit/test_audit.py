@@ -150,3 +150,13 @@ def test_reports_stay_in_memory(tmp_path):
     assert rel.reports is not None
     path, meta = rel.save(tmp_path / "g.pt")
     assert "reports" not in json.loads(meta.read_text())
+
+
+def test_hetedp_papers_calibration_is_caught_and_the_default_is_not():
+    """HeteDP's calibration='paper' (λ = 0.01, Δ = 2 unenforced) states ε = ∞; the audit tests the ε
+    the paper claims for it and finds it violated, on the same inputs where the default is consistent."""
+    wrong = audit("hetedp-features", 1.0, samples=400, calibration="paper").rows[0]
+    assert "NOT DP" in wrong.label and wrong.epsilon == 1.0
+    assert wrong.epsilon_lb > 1.0 and wrong.verdict == VIOLATION, wrong
+    right = audit("hetedp-features", 1.0, samples=400).rows[0]
+    assert right.epsilon_lb <= 1.0 and right.verdict == CONSISTENT, right

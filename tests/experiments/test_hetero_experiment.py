@@ -88,3 +88,20 @@ def test_cli_hetedp_json(tmp_path):
 def test_metapath2vec_baseline_learns_the_planted_classes():
     res = run_experiment(ExperimentSpec(method="metapath2vec", task="nc", trials=1))
     assert {r["metric"]: r["mean"] for r in res.to_json()["results"]}["micro_f1"] > 0.6  # 3 classes: chance 1/3
+
+
+def test_the_papers_calibration_runs_in_the_pipeline_and_says_it_is_not_dp():
+    """calibration=paper (opt-in): the same trial as the default, its features' report says ε = ∞
+    (not DP); the default keeps its (ε, δ) claim."""
+    runs = {cal: run_experiment(ExperimentSpec(method="hetedp", task="lp", epsilons=[1.0], trials=1,
+                                               params={**SMALL_DPSGD, "feature_share": 0.5,
+                                                       **({"calibration": cal} if cal else {})}))
+            for cal in (None, "paper")}
+    units = {cal: {g["unit"]: g for g in r.to_json()["results"][0]["privacy"]["guarantees"]}
+             for cal, r in runs.items()}
+    assert units[None]["node feature vector"]["epsilon"] == pytest.approx(0.5)
+    paper = units["paper"]["node feature vector"]
+    assert paper["epsilon"] in ("inf", float("inf"), None) and "NOT DP" in paper["mechanism"]
+    release = runs["paper"].records[0].config["release"]
+    assert release["calibration"] == "paper" and release["features"]["lambda"] == 0.01
+    assert runs[None].records[0].config["release"]["calibration"] == "clipped"

@@ -345,3 +345,17 @@ def test_the_docs_tables_are_the_report_of_the_stored_trials(grid, tmp_path, mon
         mine = [ln for ln in made.read_text().splitlines() if ln and not ln.startswith("![")]
         theirs = [ln for ln in (committed / made.name).read_text().splitlines() if ln and not ln.startswith("![")]
         assert mine == theirs, f"docs/results/{made.name} is stale: rerun privgraph report"
+
+
+@pytest.mark.parametrize("budget", [1, 2, 5])
+def test_tune_budget_is_the_number_of_configurations_tried(budget):
+    """A budget of 1 is the defaults alone (it used to add one random point)."""
+    from privgraph.experiments import ExperimentSpec
+    from privgraph.experiments.tasks import NodeClassification
+    from privgraph.methods import get_method
+    from privgraph.methods.base import Hyperparameters
+
+    spec = ExperimentSpec(method="gcn-raw", tune=True, tune_budget=budget)
+    task = NodeClassification(spec, get_method("gcn-raw"), lambda *a: None)
+    configs = task.search_configs(Hyperparameters(), 0, False)
+    assert len(configs) == budget and configs[0] == Hyperparameters() and len(set(configs)) == budget

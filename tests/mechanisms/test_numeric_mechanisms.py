@@ -10,7 +10,7 @@ from scipy import integrate
 
 from privgraph.mechanisms import FEATURE_MECHANISMS, get_feature_mechanism
 from privgraph.mechanisms.base import worst_case_log_ratio
-from privgraph.mechanisms.feature_rr import FeatureRR, calibrate_lambda, transition_matrix
+from privgraph.mechanisms.feature_rr import FeatureRR, calibrate_lambda, released_code_loss, transition_matrix
 from privgraph.mechanisms.numeric import (
     Duchi1D,
     DuchiFeatures,
@@ -205,3 +205,51 @@ def test_featurerr_debiased_estimate_is_unbiased_for_the_binned_value(gen):
     f = mech.unbiased_values()
     p = transition_matrix(mech.lam, k)
     assert torch.allclose((p[:2] @ f[:2, :, None]).squeeze(-1), torch.arange(1, k + 1).double().div(k).expand(2, -1))
+
+
+def test_featurerr_endpoint_bin_values_are_exact_for_binary_features(gen):
+    """bin_values='endpoints' labels bin t by (t − 1)/(k − 1): binary features keep 0 and 1 (the paper's t/k
+    turns 0 into 1/k); the debiased estimate is unbiased for them; the privacy loss does not change."""
+    x = torch.tensor([[0.0, 1.0]]).repeat(100000, 1)
+    upper = FeatureRR(20.0, torch.tensor([0.5, 0.5]), bins=2)
+    ends = FeatureRR(20.0, torch.tensor([0.5, 0.5]), bins=2, values="endpoints")
+    assert torch.equal(ends.lam, upper.lam)
+    assert ends.bin_values().tolist() == [0.0, 1.0] and upper.bin_values().tolist() == [0.5, 1.0]
+    raw = FeatureRR(20.0, torch.tensor([0.5, 0.5]), bins=2, values="endpoints")
+    reports = raw.perturb(x[:5], gen)
+    assert torch.equal(raw.estimate(reports), x[:5].double())  # ε_i = 10: no flip in 10 values (P ≈ 4.5e-5 each)
+    noisy = FeatureRR(1.0, torch.tensor([0.5, 0.5]), bins=2, values="endpoints", debias=True)
+    est = noisy.estimate(noisy.perturb(x, gen))
+    se = est.std(0) / math.sqrt(est.shape[0])
+    assert ((est.mean(0) - x[0]).abs() < 5 * se).all()
+    with pytest.raises(ValueError, match="values"):
+        FeatureRR(1.0, torch.tensor([1.0]), values="middle")
+
+
+def test_released_code_loss_matches_the_bitwise_formula_and_exceeds_epsilon():
+    """The authors' code keeps bit j of feature i with probability sigmoid(d·ε·θ_i·(l − j)/l − μ)."""
+    # d = 2, one bit, ε = 1, uniform θ: logit = 2·0.5·1 − (2·2 + 1)/(4·2) = 0.375 per feature
+    assert released_code_loss(2, 1, 1.0) == pytest.approx(0.75)
+    d, bits, eps = 50, 9, 1.0
+    theta = torch.rand(d, generator=torch.Generator().manual_seed(0))
+    theta = theta / theta.sum()
+    mu = eps * ((bits + 1) * d + 1) / (4 * d * bits)
+    brute = sum(abs(d * eps * float(theta[i]) * (bits - j) / bits - mu) for i in range(d) for j in range(bits))
+    assert released_code_loss(d, bits, eps, theta) == pytest.approx(brute)
+    assert released_code_loss(50, 9, 1.0) > 100 * eps  # PPI's r = 50, l = 9: not ε-LDP
+    with pytest.raises(ValueError, match="entries"):
+        released_code_loss(3, 1, 1.0, torch.ones(2) / 2)
+
+
+def test_featurerr_budget_scale_reproduces_the_released_code_scale_and_says_it_is_not_ldp():
+    d = 4
+    mech = FeatureRR(1.0, torch.full((d,), 1.0 / d), bins=2, budget_scale=d)
+    assert torch.allclose(mech.budgets, torch.ones(d, dtype=torch.float64))  # each feature gets ε, not ε/d
+    assert torch.allclose(worst_case_log_ratio(transition_matrix(mech.lam, 2)), mech.budgets)
+    g = mech.guarantee()
+    assert g.epsilon == pytest.approx(d * 1.0) and any(n.startswith("NOT 1-LDP") for n in g.notes)
+    capped = FeatureRR(8.0, torch.tensor([0.9, 0.1]), bins=2, budget_scale=100)
+    assert float(capped.budgets.max()) == 20.0 and float(capped.guarantee().epsilon) == pytest.approx(40.0)
+    assert FeatureRR(1.0, torch.full((d,), 1.0 / d)).guarantee().epsilon == 1.0
+    with pytest.raises(ValueError, match="budget_scale"):
+        FeatureRR(1.0, torch.full((d,), 1.0 / d), budget_scale=0.5)

@@ -168,8 +168,8 @@ class PrivacyReport:
             if g.epsilon == 0:
                 parts.append(f"nothing about any {g.unit}")
                 continue
-            odds = math.exp(g.epsilon)
-            factor = f"{odds:.3g}" if odds < 1e4 else f"{odds:.1e}"
+            odds = math.exp(g.epsilon) if g.epsilon < 700 else math.inf  # e^ε overflows a float above ≈ 709.8
+            factor = f"{odds:.3g}" if odds < 1e4 else f"{odds:.1e}" if math.isfinite(odds) else f"e^{g.epsilon:.4g}"
             weak = " (a weak bound)" if g.epsilon > 5 else ""
             slip = f", except with probability about {g.delta:g}" if g.delta > 0 else ""
             parts.append(f"about any one {g.unit}, no more than a factor {factor} change in the odds of any guess "

@@ -93,6 +93,16 @@ def _split_known(known: Tensor, labels: Tensor, generator: torch.Generator, val_
     return train, val
 
 
+def holdout_private_nodes(private_mask: Tensor, sens: Tensor, seed: int, fraction: float = 0.2
+                          ) -> tuple[Tensor, Tensor]:
+    """A seeded, stratified (by s) ``fraction`` of the private nodes held out for validation, and the rest:
+    ``(validation, test)``.  The data owner, who knows s, tunes on the first and reports on the second."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"fraction must lie in (0, 1), got {fraction}")
+    test, val = _split_known(private_mask.bool(), sens, torch.Generator().manual_seed(seed), fraction)
+    return val, test
+
+
 def fit_and_score(case: str, x: Tensor, edge_index: Tensor, labels: Tensor, train: Tensor, val: Tensor,
                   test: Tensor, seed: int, hidden: int = 32, epochs: int = 300) -> ClassifierScore:
     """Train the case's classifier (GCN or MLP) and score it on ``test`` (accuracy, binary F1)."""
@@ -116,17 +126,25 @@ def classifier_inputs(case: str, z: Tensor, edge_index: Tensor, sens: Tensor, pu
 
 
 def attribute_inference(case: str, z: Tensor, edge_index: Tensor, sens: Tensor, private_mask: Tensor, seed: int,
-                        balance: bool = False) -> ClassifierScore:
-    """Infer s on the private nodes from the release and s_Q (module docstring)."""
+                        balance: bool = False, score_on: Tensor | None = None) -> ClassifierScore:
+    """Infer s on the private nodes from the release and s_Q (module docstring).
+
+    ``score_on`` (a subset of the private nodes; default: all of them) restricts the nodes scored: the
+    attacker is the same (trained on the public nodes with the same seed), so a data owner can score it
+    on held-out private nodes for validation and on the others for the test."""
     public = ~private_mask
     if public.sum() == 0 or private_mask.sum() == 0:
         raise ValueError("attribute inference needs both public and private nodes")
     if torch.unique(sens[public]).numel() < 2:
         raise ValueError("the public nodes carry a single sensitive value: nothing to learn from")
+    test = private_mask
+    if score_on is not None:
+        if score_on.shape != private_mask.shape or bool((score_on & public).any()) or not bool(score_on.any()):
+            raise ValueError("score_on must be a non-empty subset of the private nodes")
+        test = score_on
     g = torch.Generator().manual_seed(seed)
     x = classifier_inputs(case, z, edge_index, sens, public)
     train, val = _split_known(public, sens, g)
-    test = private_mask
     if balance:
         train, test = balanced_mask(train, sens, g), balanced_mask(test, sens, g)
     return fit_and_score(case, x, edge_index, sens.long(), train, val, test, seed)

@@ -282,7 +282,11 @@ def _hetero_edge(method: Method, inp: AuditInput) -> list[Neighbours]:
 
 @audits("hetedp-features")
 def _hetero_features(method: Method, inp: AuditInput) -> list[Neighbours]:
-    """One node's feature vector at ±C/√d·1 (L2 distance 2C, the clipped release's sensitivity)."""
+    """One node's feature vector at ±C/√d·1 (L2 distance 2C, the clipped release's sensitivity).
+
+    With ``calibration="paper"`` (not DP: the release states ε = ∞) the row is audited against the
+    (ε, δ) the paper claims for it, so its verdict shows the claim fails; the inputs are the same
+    (C = 1: distance 2, the paper's assumed Δ, which the unclipped release does not even enforce)."""
     data = inp.data
     if not isinstance(data, HeteroData):
         raise TypeError(f"{method.name} is audited on a HeteroData, got {type(data).__name__}")
@@ -296,10 +300,20 @@ def _hetero_features(method: Method, inp: AuditInput) -> list[Neighbours]:
         w[t].x = data[t].x.clone()
         w[t].x[0] = sign * c / np.sqrt(d)
         worlds.append(w)
-    return [Neighbours(Unit.NODE_FEATURES, f"node feature vector ({t})",
+    claim, label, notes = None, f"node feature vector ({t})", []
+    if getattr(method.params, "calibration", "clipped") == "paper":
+        from privgraph.accounting import TrustModel
+
+        paper = PrivacyGuarantee(Unit.NODE_FEATURES, TrustModel.CENTRAL, inp.epsilon, float(method.params.delta),
+                                 "the paper's claim for its calibration (eq. 14)")
+        claim = lambda rel: paper  # noqa: E731
+        label = f"node feature vector ({t}) — calibration=paper, NOT DP: vs the paper's claimed ε"
+        notes = ["calibration='paper' states no guarantee (ε = ∞); the row tests the (ε, δ) the paper claims"]
+    return [Neighbours(Unit.NODE_FEATURES, label,
                        "x_u = −C/√d·1 vs +C/√d·1; ⟨x̃_u, 1⟩ (the Gaussian likelihood ratio)",
                        lambda side, rng: _release(method, inp, worlds[side], rng),
-                       lambda rel: rel.data[t].x[0].detach().double().numpy(), projection(np.ones(d)))]
+                       lambda rel: rel.data[t].x[0].detach().double().numpy(), projection(np.ones(d)),
+                       claim, notes)]
 
 
 def definition(name: str) -> Definition:

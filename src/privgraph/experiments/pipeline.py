@@ -78,7 +78,9 @@ class ExperimentSpec:
             points of the search space; at least the space's size makes it a full grid search).
         search_space: the values ``tune`` tries per hyperparameter (a paper's grid), replacing
             :data:`~privgraph.methods.SEARCH_SPACE`'s for the names given; names the method does not tune
-            by default (e.g. ``hidden``) are added to the search.
+            by default (e.g. ``hidden``) are added to the search.  A name in the method's
+            ``release_search`` replaces that release parameter's candidates (every combination is a
+            candidate release).
         secure: draw every noise from the OS source (nothing recorded can regenerate it).
         model: node classification's model (gcn, sage, gat, mlp).
         epsilon_y: node classification's label ε (LPGNN's label LDP).
@@ -132,11 +134,16 @@ class ExperimentSpec:
         if self.search_space:
             if not self.tune:
                 raise ValueError("search_space is given but tune is off")
-            if not task.tunes_hyperparameters():
-                raise ValueError(f"search_space: the {task.name} task does not search hyperparameters")
+            release = set(method.release_search)  # release parameters --tune chooses: their candidate values
+            if not task.tunes_hyperparameters() and any(n not in release for n in self.search_space):
+                raise ValueError(f"search_space: the {task.name} task does not search hyperparameters"
+                                 + (f" (release parameters {self.method} chooses: {', '.join(sorted(release))})"
+                                    if release else ""))
             known = {f.name for f in dataclasses.fields(task.training)} if task.training else set()
             for name, values in self.search_space.items():
-                if name not in known:
+                if name in release and name in self.params:
+                    raise ValueError(f"search_space: {name!r} is fixed by the method's parameters")
+                if name not in known and name not in release:
                     raise ValueError(f"search_space: {name!r} is not a hyperparameter of the {task.name} task"
                                      + (f" (known: {', '.join(sorted(known))})" if known else ""))
                 if not isinstance(values, (list, tuple)) or not values:

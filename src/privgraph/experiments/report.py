@@ -41,6 +41,7 @@ from typing import Any, Iterable
 from privgraph.experiments.grid import Grid
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import mean_ci
+from privgraph.methods import method_class
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -379,6 +380,15 @@ def tuning(grid: Grid, table: str) -> str:
     if not tuned:
         return "Not tuned: every row uses the default hyperparameters and release parameters."
     budgets = sorted({sp.tune_budget for sp in tuned})
+    if all(sp.search_space and set(sp.search_space) <= set(method_class(sp.method).release_search) for sp in tuned):
+        # only release parameters searched (PPCVGAE): every combination is a candidate release
+        spaces = {json.dumps(sp.search_space, sort_keys=True) for sp in tuned}
+        space = "; ".join(f"{k} ∈ {{{', '.join(f'{v:g}' for v in vs)}}}"
+                          for k, vs in json.loads(sorted(spaces)[0]).items())
+        part = "" if len(tuned) == len(specs) else f" ({len(tuned)} of {len(specs)} settings)"
+        return (f"Tuned on validation{part}, once per setting on trial 0: the release parameters chosen over every "
+                f"combination of {space} (each candidate a new release, scored on the task's validation objective; "
+                "the cost is stated in every guarantee of the setting).")
     spaces = {json.dumps(sp.search_space, sort_keys=True) for sp in tuned}
     space = (" over " + "; ".join(f"{k} ∈ {{{', '.join(f'{v:g}' if isinstance(v, float) else str(v) for v in vs)}}}"
                                   for k, vs in json.loads(spaces.pop()).items())

@@ -33,10 +33,13 @@ class Selection(Generic[T]):
     def candidates(self) -> int:
         return len(self.scores)
 
-    def note(self, epsilon: float) -> str:
-        """The selection's privacy cost, for every guarantee of the runs that use it."""
+    def note(self, epsilon: float | None) -> str:
+        """The selection's privacy cost, for every guarantee of the runs that use it (``None``: releases
+        without noise, e.g. PPCVGAE's, which have no guarantee to spend)."""
         chosen = ", ".join(f"{k}={v:g}" for k, v in self.chosen.items())
         k = self.candidates
+        if epsilon is None:
+            return f"{chosen} was chosen on {self.metric} among {k} candidate releases on trial 0 (without noise)"
         return (f"{chosen} was chosen on {self.metric} among {k} candidate releases on trial 0: counted, the "
                 f"selection spends {k}×ε = {k * epsilon:g} (basic composition, valid because every candidate drew "
                 "its own randomness) on the same data")

@@ -134,8 +134,10 @@ class EvaluationTask:
         return None
 
     def release_search(self, eps: float | None) -> dict[str, list[Any]]:
-        """Release parameters ``--tune`` may choose (those the user did not give)."""
-        return {k: v for k, v in self.method.release_search.items() if k not in self.spec.params}
+        """Release parameters ``--tune`` may choose (those the user did not give); the spec's
+        ``search_space`` replaces a release parameter's candidate values."""
+        return {k: list(self.spec.search_space.get(k, v)) for k, v in self.method.release_search.items()
+                if k not in self.spec.params}
 
     def tunes_hyperparameters(self) -> bool:
         """Whether :meth:`tune` searches the task model's hyperparameters."""
@@ -300,16 +302,16 @@ class NodeClassification(EvaluationTask):
         ``search_space`` replaces :data:`SEARCH_SPACE`'s values and adds names)."""
         space = {**SEARCH_SPACE, **self.spec.search_space}
         names = list(dict.fromkeys([*self.method.tunable, *(["label_steps"] if labels else []),
-                                    *self.spec.search_space]))
+                                    *(n for n in self.spec.search_space if n not in self.method.release_search)]))
         grid = list(itertools.product(*(space[n] for n in names)))
         order = np.random.default_rng(derive_seed(self.spec.seed, 3, eps_index)).permutation(len(grid))
         configs = [base]
         for i in order:
+            if len(configs) >= self.spec.tune_budget:  # checked first: a budget of 1 is the defaults alone
+                break
             hp = base.update(**dict(zip(names, grid[i])))
             if hp not in configs:
                 configs.append(hp)
-            if len(configs) >= self.spec.tune_budget:
-                break
         return configs
 
     def tune(self, tdata, released, eps, eps_index, base):
@@ -371,10 +373,21 @@ class AttributeInference(EvaluationTask):
     name = "attribute"
     metrics = ("utility_accuracy", "utility_f1", "attack_accuracy", "attack_f1", "attack_auc")
     reads = ("case", "balance", "synthetic")
+    holdout_fraction: ClassVar[float] = 0.2  # share of the private nodes held out for tuning (with ``tune``)
 
     def __init__(self, spec, method, progress):
         super().__init__(spec, method, progress)
-        self._trained: dict[int, Any] = {}  # trial seed -> trained model (one training per trial, all ε)
+        # (trial seed, method parameters) -> trained model: one training per trial and candidate, all ε
+        self._trained: dict[tuple[int, str], Any] = {}
+
+    @property
+    def validation_metric(self) -> str:  # type: ignore[override]
+        if not self.spec.tune:
+            return "validation accuracy"
+        return ("the privacy-utility objective on validation: utility accuracy on the validation split minus the "
+                f"attack's accuracy above the majority rate on {self.holdout_fraction:.0%} of the private nodes held "
+                "out from the test (it reads those nodes' sensitive attribute, so the choice itself is not covered "
+                "by the guarantee, like the weights trained on s)")
 
     @classmethod
     def accepts(cls, method):
@@ -418,18 +431,26 @@ class AttributeInference(EvaluationTask):
         return load_sensitive(spec.dataset, root=spec.data_root, seed=spec.seed)
 
     def trial_data(self, data, trial_seed):
+        """The trial's private nodes and split; with ``tune`` also ``attack_val_mask``, a stratified
+        share of the private nodes held out for the validation attack (never scored in the test)."""
+        from privgraph.attacks.attribute import holdout_private_nodes
         from privgraph.data import split_sensitive
 
-        return split_sensitive(copy.copy(data), trial_seed)
+        tdata = split_sensitive(copy.copy(data), trial_seed)
+        if self.spec.tune:
+            tdata.attack_val_mask, _ = holdout_private_nodes(tdata.private_mask, tdata.sens, derive_seed(trial_seed, 8),
+                                                             self.holdout_fraction)
+        return tdata
 
     def release_stream(self, eps_index, candidate):
-        return (eps_index,)
+        return (eps_index,) if candidate is None else (eps_index, 1 + candidate)
 
     def release(self, tdata, eps, trial_seed, eps_index, method, candidate=None, shared=None):
-        if trial_seed not in self._trained:  # trials × ε: kept for the run (small autoencoders)
-            self._trained[trial_seed] = method.train(tdata, trial_seed, self.progress)
+        key = (trial_seed, repr(sorted(method.params.to_dict().items())))
+        if key not in self._trained:  # trials × ε (× candidates): kept for the run (small autoencoders)
+            self._trained[key] = method.train(tdata, trial_seed, self.progress)
         rng = None if eps is None else self.source(trial_seed, *self.release_stream(eps_index, candidate))
-        rel = method.release_trained(self._trained[trial_seed], tdata, eps, rng)
+        rel = method.release_trained(self._trained[key], tdata, eps, rng)
         return Released(rel, self.finish_report(PrivacyReport([rel.guarantee]), eps), rel.details,
                         "gaussian" if eps is not None else None)
 
@@ -439,10 +460,37 @@ class AttributeInference(EvaluationTask):
         z = released.payload.z
         u = utility(self.case, z, tdata.edge_index, tdata.y, tdata.sens, tdata.private_mask, tdata.train_mask,
                     tdata.val_mask, tdata.test_mask, trial_seed)
-        attack = AttributeAttack(representation="embeddings", case=self.case, balance=self.spec.balance)
-        a = attack.run(self.embedding_target(tdata, released, u.accuracy), trial_seed)
-        return Evaluation({"utility_accuracy": u.accuracy, "utility_f1": u.f1, "utility_val_accuracy": u.val_accuracy,
-                           **a.metrics, "attack_val_accuracy": a.details["attacker_val_accuracy"]}, u.val_accuracy)
+        metrics = {"utility_accuracy": u.accuracy, "utility_f1": u.f1, "utility_val_accuracy": u.val_accuracy}
+        if "attack_val_mask" not in tdata:
+            attack = AttributeAttack(representation="embeddings", case=self.case, balance=self.spec.balance)
+            a = attack.run(self.embedding_target(tdata, released, u.accuracy), trial_seed)
+            return Evaluation({**metrics, **a.metrics, "attack_val_accuracy": a.details["attacker_val_accuracy"]},
+                              u.val_accuracy)
+        return self._evaluate_held_out(tdata, z, metrics, trial_seed)
+
+    def _evaluate_held_out(self, tdata: Data, z: Tensor, metrics: dict[str, float], trial_seed: int) -> Evaluation:
+        """With ``tune``: the attack (trained on the public nodes as always) is scored on the held-out private
+        nodes for validation and on the other private nodes for the test; the validation score is the
+        privacy-utility objective of :attr:`validation_metric`, utility − max(0, attack − majority)."""
+        from privgraph.attacks.attribute import attribute_inference
+        from privgraph.attacks.metrics import attack_metrics
+
+        held = tdata.attack_val_mask
+        sens = tdata.sens.long()
+
+        def attack(on: Tensor):
+            return attribute_inference(self.case, z, tdata.edge_index, sens, tdata.private_mask, trial_seed,
+                                       balance=self.spec.balance, score_on=on)
+
+        test, val = attack(tdata.private_mask & ~held), attack(held)
+        majority = float(max(val.truth.mean(), 1 - val.truth.mean()))
+        advantage = max(0.0, val.accuracy - majority)
+        objective = metrics["utility_val_accuracy"] - advantage
+        metrics.update(attack_metrics(test.scores, test.truth, test.predicted))
+        metrics.update({"attack_f1": test.f1, "attack_val_accuracy": test.val_accuracy,
+                        "attack_heldout_accuracy": val.accuracy, "attack_heldout_majority": majority,
+                        "validation_objective": objective})
+        return Evaluation(metrics, objective)
 
     def record_config(self, released):
         return {"case": self.case, "balance": self.spec.balance}
@@ -580,13 +628,13 @@ class HeteroNodeClassification(_HeteroTask):
         p = method.params
         rel = privatize_features(tdata, eps, p.delta, p.clip_bound,
                                  self.source(trial_seed, *self.release_stream(eps_index, candidate)),
-                                 node_types=[target])
+                                 node_types=[target], calibration=p.calibration)
         report = PrivacyReport([rel.guarantee.with_note("metapath graph and labels are not protected")])
         return Released(rel.x[target], self.finish_report(report, eps), {"features": rel.details}, "gaussian")
 
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):
-        from privgraph.data.hetero import METAPATHS, node_inputs
-        from privgraph.methods.hetedp.baselines import metapath2vec_embeddings
+        from privgraph.data.hetero import node_inputs
+        from privgraph.methods.hetedp.baselines import metapath2vec_node_embeddings
         from privgraph.nn.hetero import HANClassifier, HGTClassifier, RGCNClassifier
         from privgraph.train import train_node_classifier
 
@@ -595,12 +643,11 @@ class HeteroNodeClassification(_HeteroTask):
         train, val, test = _nc_masks(tdata, target, trial_seed)
         classes = int(y.max()) + 1
         if method == "metapath2vec":
-            path = list(METAPATHS[self.key].values())[0]
-            num_nodes = {t: tdata[t].num_nodes for t in tdata.node_types}
-            z = metapath2vec_embeddings(tdata.edge_index_dict, path, num_nodes, trial_seed)[target]
+            z = metapath2vec_node_embeddings(tdata, self.key, target, trial_seed)  # the dataset's metapath
             clf = LogisticRegression(max_iter=3000).fit(z[train].numpy(), y[train].numpy())
             predicted = torch.from_numpy(clf.predict(z[test].numpy()))
-            return Evaluation(_f1(y[test], predicted), float("nan"))
+            val_acc = float((torch.from_numpy(clf.predict(z[val].numpy())) == y[val]).float().mean())
+            return Evaluation(_f1(y[test], predicted), val_acc)
         if method in ("hetedp", "hetedp-features"):
             with torch.random.fork_rng():  # AddMetaPaths samples neighbours from torch's global generator
                 torch.manual_seed(derive_seed(trial_seed, 6))
@@ -666,7 +713,7 @@ class LinkPrediction(_HeteroTask):
         link = link_release(data, task.edge_type, task.reverse, train[task.edge_type].edge_label_index,
                             train.edge_index_dict, eps, p.feature_share, p.topology, p.clip_bound, p.delta, p.dpsgd(),
                             self.source(trial_seed, *self.release_stream(eps_index, candidate)), trial_seed,
-                            self.progress)
+                            self.progress, p.calibration)
         return Released(link, self.finish_report(PrivacyReport(link.guarantees), eps), link.details,
                         "gaussian" if eps is not None else None)
 

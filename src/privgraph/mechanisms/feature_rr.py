@@ -18,6 +18,17 @@ bound is tight, not loose.  A feature with ``ε_i = 0`` is reported uniformly
 at random.  Guarantee: ε-LDP per node feature vector by basic composition
 over the features (the paper's proof says "strong composition"; it is the
 basic one that it uses).
+
+The authors' released code (github.com/khangtran2020/DPGNN, ``feature_level_mir.py``,
+``feature_level_ppi.py``, ``Utils/FaRR.py``) does not compose to ε: it encodes each
+of the ``r`` features in ``l`` bits and keeps bit ``j`` of feature ``i`` with
+probability ``sigmoid(r·ε·θ_i·(l − j)/l − μ)``, ``μ = ε((l+1)r + 1)/(4rl)`` —
+the per-feature scale is ``r·θ_i·ε`` (≈ ε per feature), not ``θ_i·ε``, and the
+total loss of a node's vector is ``Σ_{i,j} |logit_ij|``
+(:func:`released_code_loss`: ≈ 3rε for l = 9).  ``budget_scale = d`` reproduces
+that scale with the randomizer above (each feature ``ε_i = d·θ_i·ε``, capped at
+:data:`~privgraph.mechanisms.base.MAX_EPSILON`), for the controlled experiment
+only: its guarantee states the true total ``Σ_i ε_i`` and that it is not ε-LDP.
 """
 
 from __future__ import annotations
@@ -26,8 +37,13 @@ import math
 
 import torch
 
-from privgraph.mechanisms.base import FeatureMechanism, worst_case_log_ratio
+from privgraph.accounting import PrivacyGuarantee
+from privgraph.mechanisms.base import MAX_EPSILON, FeatureMechanism, worst_case_log_ratio
 from privgraph.mechanisms.randomness import RandomSource, uniform
+
+
+BIN_VALUES = ("upper", "endpoints")
+"""The server's value for bin t: the paper's t/k, or (t − 1)/(k − 1) (see :meth:`FeatureRR.bin_values`)."""
 
 
 def check_bins(bins: int) -> int:
@@ -35,6 +51,22 @@ def check_bins(bins: int) -> int:
     if isinstance(bins, bool) or int(bins) != bins or bins < 2:
         raise ValueError(f"the number of bins k must be an integer >= 2, got {bins!r}")
     return int(bins)
+
+
+def released_code_loss(d: int, bits: int, epsilon: float, shares: torch.Tensor | None = None) -> float:
+    """Privacy loss of one node's vector under the authors' released FeatureRR code (module docstring).
+
+    Bit ``j`` of feature ``i`` is kept with probability ``sigmoid(x_ij)``, ``x_ij = d·ε·θ_i·(bits − j)/bits − μ``,
+    ``μ = ε((bits+1)d + 1)/(4·d·bits)``; a bit flip with keep probability ``sigmoid(x)`` is ``|x|``-LDP, and
+    the bits are independent, so the vector's loss is ``Σ_{i,j} |x_ij|`` (basic composition, tight for RR)."""
+    theta = (torch.full((d,), 1.0 / d, dtype=torch.float64) if shares is None
+             else torch.as_tensor(shares, dtype=torch.float64).flatten())
+    if theta.numel() != d:
+        raise ValueError(f"shares must have d = {d} entries, got {theta.numel()}")
+    mu = epsilon * ((bits + 1) * d + 1) / (4 * d * bits)
+    weight = (bits - torch.arange(bits, dtype=torch.float64)) / bits  # (l − j)/l, j = 0 … l−1
+    logits = d * epsilon * theta[:, None] * weight[None, :] - mu
+    return float(logits.abs().sum())
 
 
 def transition_matrix(lam: torch.Tensor, k: int) -> torch.Tensor:
@@ -75,9 +107,16 @@ class FeatureRR(FeatureMechanism):
     name = "featurerr"
 
     def __init__(self, epsilon: float, shares: torch.Tensor, bins: int = 2,
-                 domain: tuple[float, float] = (0.0, 1.0), clip: bool = False, debias: bool = False):
+                 domain: tuple[float, float] = (0.0, 1.0), clip: bool = False, debias: bool = False,
+                 budget_scale: float = 1.0, values: str = "upper"):
         super().__init__(epsilon, domain, clip)
+        if values not in BIN_VALUES:
+            raise ValueError(f"values must be one of {', '.join(BIN_VALUES)}, got {values!r}")
+        self.values = values
         self.debias = bool(debias)
+        self.budget_scale = float(budget_scale)
+        if not (math.isfinite(self.budget_scale) and self.budget_scale >= 1.0):
+            raise ValueError(f"budget_scale must be a finite number >= 1, got {budget_scale!r}")
         bins = check_bins(bins)
         shares = torch.as_tensor(shares, dtype=torch.float64).flatten()
         if shares.numel() == 0 or not torch.isfinite(shares).all() or (shares < 0).any():
@@ -86,7 +125,9 @@ class FeatureRR(FeatureMechanism):
             raise ValueError(f"budget shares θ must sum to 1 (got {float(shares.sum()):.6g})")
         self.k = bins
         self.shares = shares
-        self.budgets = self.epsilon * shares
+        # budget_scale > 1: the released code's per-feature scale (not ε-LDP, see guarantee); capped so that
+        # every flip probability stays realisable with 53-bit uniforms
+        self.budgets = (self.epsilon * self.budget_scale * shares).clamp(max=MAX_EPSILON)
         self.lam = calibrate_lambda(self.budgets, self.k)
         self.achieved = worst_case_log_ratio(transition_matrix(self.lam, self.k))
         if (self.achieved > self.budgets * (1 + 1e-9) + 1e-12).any():  # verification of the calibration
@@ -120,11 +161,18 @@ class FeatureRR(FeatureMechanism):
             out[s:s + block] = (bucket + 1).to(torch.float32) / self.k
         return out
 
+    def bin_values(self) -> torch.Tensor:
+        """The value on [0, 1] the server gives bin t = 1 … k: ``t/k`` (``"upper"``, eq. 8's domain
+        {1/k, …, 1}) or ``(t − 1)/(k − 1)`` (``"endpoints"``: 0 and 1 stay 0 and 1, exact for binary
+        features).  An affine relabelling of the outputs: post-processing, the same guarantee."""
+        t = torch.arange(1, self.k + 1, dtype=torch.float64)
+        return t / self.k if self.values == "upper" else (t - 1) / (self.k - 1)
+
     def unbiased_values(self) -> torch.Tensor:
-        """``f[i, u]`` with ``Σ_u P(u|t) f[i, u] = t/k`` for every bin t: the inverse of feature i's
-        channel applied to the bin values (a feature with ε_i = 0 gets the constant mean value)."""
+        """``f[i, u]`` with ``Σ_u P(u|t) f[i, u] = v_t`` for every bin t (``v`` = :meth:`bin_values`): the
+        inverse of feature i's channel applied to the bin values (a feature with ε_i = 0 gets their mean)."""
         p = transition_matrix(self.lam, self.k)
-        values = torch.arange(1, self.k + 1, dtype=torch.float64) / self.k
+        values = self.bin_values()
         f = torch.full((self.lam.numel(), self.k), float(values.mean()), dtype=torch.float64)
         informative = self.lam > 0
         if informative.any():
@@ -132,17 +180,25 @@ class FeatureRR(FeatureMechanism):
         return f
 
     def estimate(self, reports: torch.Tensor) -> torch.Tensor:
-        """Server side (post-processing).  ``debias=False``: the reports u/k as the paper trains on them;
-        ``debias=True``: the unbiased estimate of the discretised value t/k (channel inversion)."""
-        reports = reports.to(torch.float64)
+        """Server side (post-processing).  ``debias=False``: the reported bins' values (:meth:`bin_values`;
+        ``"upper"``: the reports u/k as the paper trains on them); ``debias=True``: the unbiased estimate of
+        the discretised value (channel inversion)."""
+        index = (reports.to(torch.float64) * self.k).round().long().clamp(1, self.k) - 1
         if self.debias:
-            index = (reports * self.k).round().long().clamp(1, self.k) - 1
             f = self.unbiased_values()
-            reports = f.gather(1, index.T).T if reports.dim() == 2 else f[0, index]
-        return self.alpha + reports * (self.beta - self.alpha)
+            values = f.gather(1, index.T).T if reports.dim() == 2 else f[0, index]
+        else:
+            values = self.bin_values()[index]
+        return self.alpha + values * (self.beta - self.alpha)
 
     def guarantee(self):
         g = super().guarantee()
+        if self.budget_scale != 1.0:
+            total = float(self.budgets.sum())
+            return PrivacyGuarantee(g.unit, g.trust_model, total, g.delta, g.mechanism, g.notes + (
+                f"NOT {self.epsilon:g}-LDP: per-feature budgets ε_i = {self.budget_scale:g}·θ_i·ε (each capped at "
+                f"{MAX_EPSILON:g}), the scale of the authors' released code, which does not compose to ε; "
+                f"basic composition over the features gives {total:.4g}, the ε stated here (k={self.k} bins)",))
         return g.with_note(
             f"k={self.k} bins; feature i gets ε_i = θ_i·ε (max {float(self.budgets.max()):.3g}, "
             f"min {float(self.budgets.min()):.3g}); each exactly ε_i-LDP by the worst-case log ratio of its "

@@ -125,6 +125,9 @@ class Hyperparameters(Settings):
     hidden: int = 16
     epochs: int = 300
     patience: int = 50
+    # which epoch's state is kept: "accuracy" (best validation accuracy, ties: lower loss) or "loss"
+    # (least validation loss: the Blink authors' protocol, Blink_GNN src/blink/run_blink.py)
+    selection: str = "accuracy"
     kprop_steps: int = 4  # LPGNN feature propagation K
     label_steps: int = 2  # label denoising steps K_y (0: no denoising, forward correction instead)
 
@@ -236,7 +239,7 @@ class Method:
         result = train_node_classifier(
             net, release.x, release.graph(data), y_obs, data.y, data.train_mask, data.val_mask, data.test_mask,
             lr=hp.lr, weight_decay=hp.weight_decay, epochs=hp.epochs, patience=hp.patience,
-            loss_transition=transition, edge_weight=release.edge_weight)
+            loss_transition=transition, edge_weight=release.edge_weight, selection=hp.selection)
         result.model = net
         return result
 

@@ -46,12 +46,14 @@ def train_node_classifier(
     patience: int | None = 50,
     loss_transition: Tensor | None = None,
     edge_weight: Tensor | None = None,
+    selection: str = "accuracy",
 ) -> TrainResult:
     """Adam on the cross-entropy of the training nodes; after every epoch the
     model is evaluated on the validation nodes and the state with the best
-    validation accuracy (ties: lower validation loss) is kept.  Test accuracy
-    is that of the selected state.  Training stops after ``patience`` epochs
-    without improvement.
+    validation accuracy (ties: lower validation loss) is kept — or, with
+    ``selection="loss"``, the state with the least validation loss (the Blink
+    authors' protocol).  Test accuracy is that of the selected state.
+    Training stops after ``patience`` epochs without improvement.
 
     ``y_observed`` are the labels the server holds for training/validation
     nodes; ``y_true`` is used only for the reported test accuracy.
@@ -66,6 +68,8 @@ def train_node_classifier(
     """
     if lr <= 0 or weight_decay < 0 or epochs < 1:
         raise ValueError("need lr > 0, weight_decay >= 0 and epochs >= 1")
+    if selection not in ("accuracy", "loss"):
+        raise ValueError(f"selection must be 'accuracy' or 'loss', got {selection!r}")
     start = time.perf_counter()
     extra = () if edge_weight is None else (edge_weight,)
     graph_params = list(model.graph_parameters()) if hasattr(model, "graph_parameters") else []
@@ -102,7 +106,8 @@ def train_node_classifier(
             out = model(x, edge_index, *extra)
             val_acc = accuracy(out[val_mask], y_va)
             val_loss = float(loss_fn(out[val_mask], y_va))
-        if (val_acc, -val_loss) > (best[0], -best[1]):
+        better = val_loss < best[1] if selection == "loss" else (val_acc, -val_loss) > (best[0], -best[1])
+        if better:
             best, best_epoch, since = (val_acc, val_loss), epoch, 0
             best_state = copy.deepcopy(model.state_dict())
         else:

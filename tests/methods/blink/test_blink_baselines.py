@@ -38,20 +38,33 @@ def test_laplace_reports_have_scale_one_over_epsilon(scale_factor, should_pass):
     assert rep.guarantee().epsilon == eps
 
 
-def test_ldpgcn_keeps_the_estimated_number_of_top_entries():
+def test_ldpgcn_keeps_the_estimated_number_of_top_pairs_of_the_summed_reports():
     data = graph(250, seed=2)
-    true = set(map(tuple, data.edge_index.t().tolist()))
-    hi = release("ldpgcn", data, MAX_EPSILON)  # noise scale 1/ε = 0.05: the top entries are the true links
-    kept = {(i, j) for j, i in hi.edge_index.t().tolist()}  # messages j → i carry node i's entry (i, j)
-    m = hi.details["estimated_links"]
+    true = {(i, j) for i, j in data.edge_index.t().tolist() if i < j}
+    hi = release("ldpgcn", data, MAX_EPSILON)  # noise scale 1/ε = 0.05: the top pairs are the true links
+    src, dst = hi.edge_index
+    assert torch.equal(torch.sort(src * 250 + dst).values, torch.sort(dst * 250 + src).values)  # undirected
+    kept = {(i, j) for i, j in hi.edge_index.t().tolist() if i < j}
+    m = hi.details["estimated_links"]  # round(Σ Ã_ij / 2) pairs
     assert len(kept) == m and (kept <= true or true <= kept)
-    assert abs(m - len(true)) < 5 / MAX_EPSILON * math.sqrt(2 * 250 * 249)
+    assert abs(m - len(true)) < 5 / MAX_EPSILON * math.sqrt(250 * 249)
     lo = release("ldpgcn", data, 1.0, seed=3)
     m = lo.details["estimated_links"]
-    # the estimate Σ Ã_ij = 2|E| + a sum of n(n−1) Laplace(1) variables (std √(2n(n−1)))
-    assert abs(m - len(true)) < 5 * math.sqrt(2 * 250 * 249)
-    assert lo.edge_index.shape[1] == m
+    # Σ Ã_ij = 2|E| + a sum of n(n−1) Laplace(1) variables (std √(2n(n−1))), halved
+    assert abs(m - len(true)) < 5 * math.sqrt(2 * 250 * 249) / 2
+    assert lo.edge_index.shape[1] == 2 * m
     assert lo.guarantee.unit == "adjacency list" and lo.guarantee.epsilon == 1.0
+
+
+def test_ldpgcn_pair_sums_add_both_endpoints_reports():
+    """The server's Ã + Ãᵀ (the Blink authors' L-DpGCN) is the sum of i's and j's own reports."""
+    data = graph(120, seed=4)
+    rep = LaplaceAdjacencyReports.collect(data.edge_index, 120, 1.0, make_generator(0))
+    _, full = rep.rows(0, 120)
+    rows, sums = rep.pair_sums(30, 50)
+    off = ~np.eye(120, dtype=bool)[30:50]
+    assert np.allclose(sums[off], (full[30:50] + full[:, 30:50].T)[off])
+    assert np.isneginf(sums[~off]).all()
 
 
 def test_dprr_keeps_as_many_reports_as_the_noisy_degree_in_expectation():

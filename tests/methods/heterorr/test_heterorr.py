@@ -363,3 +363,91 @@ def test_public_edges_only_releases_no_private_edge():
     assert torch.equal(get_method("gcn-public").release(flipped, None, torch.Generator()).edge_index, public)
     with pytest.raises(ValueError, match="private-edge annotation"):
         get_method("gcn-public").release(sbm_graph(num_nodes=60, seed=0), None, torch.Generator())
+
+
+# ------------------------------------------- EdgeRR: noise floor and mixing diagnostics
+def test_gelman_rubin_is_one_for_agreeing_chains_and_large_for_drifting_ones():
+    rng = np.random.default_rng(0)
+    same = rng.normal(size=(4, 500))
+    assert hrg.gelman_rubin(same) == pytest.approx(1.0, abs=0.01)
+    x = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]])  # by hand: W = 2.5, B/k = 2, k = 3
+    assert hrg.gelman_rubin(x) == pytest.approx(math.sqrt((2 / 3 * 2.5 + 2.0) / 2.5))
+    climbing = np.stack([np.linspace(0, 10, 50) + c for c in (0.0, 20.0, 40.0)])  # far apart, still rising
+    assert hrg.gelman_rubin(climbing) > 1.5
+    with pytest.raises(ValueError):
+        hrg.gelman_rubin(np.ones((1, 10)))
+
+
+def test_noise_floor_zeroes_small_counts_at_the_laplace_tail_rate():
+    """True counts 0 (no private edges): the mean released count of an unaggregated split is
+    E[max(0, Lap(1/ε))·1{Lap ≥ κ/ε}] = ½e^(−κ)(κ + 1)/ε, 1/(2ε) for κ = 0 (Alg. 3 as printed)."""
+    data = _graph(n=200, seed=1, ratio=0.0001)
+    pub, _ = split_edges(data)
+    none = torch.empty((2, 0), dtype=torch.long)
+    sampler = PHRGSampler(200, pub, none, np.ones(200, dtype=np.int64), 0.1, torch.Generator().manual_seed(0))
+    tree = sampler.tree
+    pairs = tree.private_pairs()
+    big = pairs >= 40  # the clamp at p̃ = 1 needs Lap(2) ≥ 40: probability ½e^(−20)
+    eps = 0.5
+    for kappa in (0.0, 1.0, 3.0):
+        draws = np.concatenate([
+            (noisy_probabilities(tree, eps, torch.Generator().manual_seed(s), 1e9, kappa)[0] * pairs)[big]
+            for s in range(400)])
+        expected = 0.5 * math.exp(-kappa) * (kappa + 1) / eps
+        assert abs(draws.mean() - expected) < 5 * draws.std() / math.sqrt(draws.size)
+        assert draws.size > 5_000
+        assert ((draws > 0) & (draws < kappa / eps - 1e-9)).sum() == 0  # nothing kept below the floor
+    with pytest.raises(ValueError, match="noise_floor"):
+        noisy_probabilities(tree, eps, torch.Generator(), 0.02, -1.0)
+
+
+def test_noise_floor_keeps_counts_above_it(monkeypatch):
+    """Noise off: a floor below the smallest non-zero count changes nothing, one above every count
+    releases no private edge."""
+    data = _graph(n=70, seed=4, ratio=0.5)
+    pub, pri = split_edges(data)
+    sampler = PHRGSampler(70, pub, pri, np.ones(70, dtype=np.int64), 0.1, torch.Generator().manual_seed(0))
+    sampler.run(2000)
+    gen = torch.Generator().manual_seed(0)
+    monkeypatch.setattr(hrg, "laplace", lambda shape, scale, rng: torch.zeros(shape, dtype=torch.float64))
+    plain, _ = noisy_probabilities(sampler.tree, 2.0, gen, 0.02)
+    low, _ = noisy_probabilities(sampler.tree, 2.0, gen, 0.02, noise_floor=1.9)  # floor 0.95 < 1
+    high, d = noisy_probabilities(sampler.tree, 2.0, gen, 0.02, noise_floor=2.0 * (pri.shape[1] + 1))
+    assert np.array_equal(plain, low) and plain.sum() > 0
+    assert not high.any() and d["floored_counts"] > 0
+
+
+def test_extra_chains_are_diagnostics_only():
+    """More chains: the same release for a seed (chain 0, drawn first), R̂ and per-chain traces added."""
+    data = _graph(n=60, seed=6)
+    one, g1, d1 = edge_rr(data, 1.0, torch.Generator().manual_seed(2), steps=4000)
+    three, g3, d3 = edge_rr(data, 1.0, torch.Generator().manual_seed(2), steps=4000, chains=3)
+    assert torch.equal(one, three) and g1.epsilon == g3.epsilon == 1.0
+    assert "mcmc_rhat" not in d1 and d3["mcmc_chains"] == 3 and len(d3["mcmc_rise_second_half"]) == 3
+    assert d3["mcmc_rhat"] >= 0.9 and math.isfinite(d3["mcmc_rhat"])
+    assert "fixed in advance" in " ".join(g3.notes)
+    with pytest.raises(ValueError, match="mcmc_chains"):
+        edge_rr(data, 1.0, torch.Generator(), chains=0)
+    m = get_method("edgerr", noise_floor=3.0, mcmc_chains=2)
+    assert m.params.edge_rr_options()["noise_floor"] == 3.0
+    with pytest.raises(ValueError):
+        get_method("edgerr", noise_floor=-1.0)
+
+
+def test_featurerr_released_code_accounting_is_not_the_default_and_states_its_total():
+    """accounting='released-code' gives feature i d·θ_i·ε (the authors' code): the guarantee is the true
+    total Σ ε_i (≈ d·ε), marked NOT ε-LDP; the default composes to ε."""
+    data = sbm_graph(seed=0)
+    d = data.x.shape[1]
+    default = get_method("featurerr").release(data, 0.5, torch.Generator().manual_seed(0))
+    assert default.guarantee.epsilon == 0.5 and default.details["accounting"] == "composed"
+    loose = get_method("featurerr", accounting="released-code", bin_values="endpoints").release(
+        data, 0.5, torch.Generator().manual_seed(0))  # the same public nodes, so the same θ
+    assert loose.details["accounting"] == "released-code" and loose.details["bin_values"] == "endpoints"
+    assert loose.guarantee.epsilon == pytest.approx(d * 0.5, rel=1e-6)  # no share reaches the cap at ε = 0.5
+    assert any(n.startswith("NOT 0.5-LDP") for n in loose.guarantee.notes)
+    assert loose.details["budget_max"] == pytest.approx(d * default.details["budget_max"], rel=1e-6)
+    with pytest.raises(ValueError, match="accounting"):
+        get_method("featurerr", accounting="loose")
+    with pytest.raises(ValueError, match="bin_values"):
+        get_method("featurerr", bin_values="middle")

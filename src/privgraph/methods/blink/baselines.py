@@ -14,9 +14,12 @@
 * L-DpGCN (the Blink paper's LDP variant of DpGCN, Wu et al. 2022): node i
   adds Laplace(1/ε) to each of its n − 1 adjacency entries (L1 sensitivity 1);
   the server estimates the number of links by the sum of all noisy entries
-  (unbiased for 2|E|) and keeps the top that many entries.  (The paper writes
-  ‖Ã‖_{1,1}; with absolute values that is ≈ n²/ε, i.e. every entry would be
-  kept, so the signed sum is what the method means.)
+  (unbiased for 2|E|), adds the two reports of each pair (Ã_ij + Ã_ji, i < j:
+  twice the signal, √2 times the noise) and keeps the top half-that-many pairs
+  as undirected links — the Blink authors' server (Blink_GNN,
+  src/ldpgcn/server.py), which the paper's numbers come from.  (The paper
+  writes ‖Ã‖_{1,1}; with absolute values that is ≈ n²/ε, i.e. every entry
+  would be kept, so the signed sum is what the method means.)
 
 Guarantee of each: ε-link-LDP per adjacency list.  They read Θ(n²) report
 entries, so they scan all pairs in row blocks (O(n²) time, memory
@@ -197,6 +200,17 @@ class LaplaceAdjacencyReports:
         values[rows - start, rows] = -np.inf
         return rows, values
 
+    def pair_sums(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows start:stop of Ã + Ãᵀ: entry (i, j) is Ã_ij + Ã_ji, i's and j's reports on the pair
+        (−∞ on the diagonal).  A is symmetric, so Ãᵀ's rows are A's rows plus node j's noise on i."""
+        rows, values = self.rows(start, stop)
+        u = prf_uniform(self._keys[None, :], rows[:, None], stream=_LAPLACE_STREAM) - 0.5
+        values += -np.sign(u) * np.log1p(-2.0 * np.abs(u)) / self.epsilon
+        lo, hi = np.searchsorted(self._adjacency_keys, [start * self.num_nodes, (rows[-1] + 1) * self.num_nodes])
+        k = self._adjacency_keys[lo:hi]
+        values[k // self.num_nodes - start, k % self.num_nodes] += 1.0
+        return rows, values
+
     def guarantee(self) -> PrivacyGuarantee:
         return PrivacyGuarantee(
             Unit.ADJACENCY_LIST, TrustModel.LOCAL, self.epsilon, 0.0, "Laplace on each adjacency entry",
@@ -216,19 +230,20 @@ class LaplaceDpGCN(_AllPairsBaseline):
 
     def release(self, data: Data, epsilon: float | None, rng: RandomSource,
                 progress: ProgressHook | None = None) -> Release:
-        """The raw features with the top estimated-number-of-links noisy entries as (directed) edges."""
+        """The raw features with the top estimated-number-of-links pairs by Ã_ij + Ã_ji as undirected edges."""
         eps = self.checked_epsilon(data, epsilon)
         n = data.num_nodes
         reports = LaplaceAdjacencyReports.collect(data.edge_index, n, eps, rng)
         block = max(1, (1 << 21) // n)
-        total = 0.0  # pass 1: the server's estimate of the number of links, Σ_{i≠j} Ã_ij
+        total = 0.0  # pass 1: the server's estimate of the number of links, Σ_{i≠j} Ã_ij ≈ 2|E|
         for s in range(0, n, block):
             _, values = reports.rows(s, s + block)
             total += float(values[np.isfinite(values)].sum())
-        m = int(min(max(round(total), 0), n * (n - 1)))
+        m = int(min(max(round(total / 2), 0), n * (n - 1) // 2))  # undirected pairs to keep
         pool_v, pool_k = np.empty(0), np.empty(0, dtype=np.int64)
-        for s in range(0, n, block) if m else ():  # pass 2: running top-m of the same reports
-            rows, values = reports.rows(s, s + block)
+        for s in range(0, n, block) if m else ():  # pass 2: running top-m pairs i < j of Ã + Ãᵀ
+            rows, values = reports.pair_sums(s, s + block)
+            values[np.arange(n)[None, :] <= rows[:, None]] = -np.inf
             pool_v = np.concatenate([pool_v, values.ravel()])
             pool_k = np.concatenate([pool_k, (rows[:, None] * n + np.arange(n)[None, :]).ravel()])
             if pool_v.size > m:
@@ -236,5 +251,6 @@ class LaplaceDpGCN(_AllPairsBaseline):
                 pool_v, pool_k = pool_v[part], pool_k[part]
         keys = pool_k[np.isfinite(pool_v)]
         i, j = keys // n, keys % n
+        i, j = np.concatenate([i, j]), np.concatenate([j, i])
         details = {"mechanism": self.name, "estimated_links": m, "edges": int(i.size)}
         return Release(data.x.to(torch.float32), reports.guarantee(), details, _directed(i, j), reports=reports)

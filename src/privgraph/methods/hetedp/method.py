@@ -13,6 +13,11 @@
 * ``hetedp-features`` (node classification, §IV-A): the features of the
   chosen node types, clipped and perturbed once; the graph and the labels
   are public in this setting (HAN is then trained on the release).
+
+Both take ``calibration``: ``"clipped"`` (the default, DP) or ``"paper"`` —
+the paper's noise scale as its code computes it, **not** DP, stated as ε = ∞
+in the report (:mod:`~privgraph.methods.hetedp.features`); it exists to show
+what the paper's numbers rest on, never as a default.
 * ``rgcn``, ``hgt``, ``metapath2vec``: non-private baselines; their "release"
   is the input, stated as unprotected.
 """
@@ -30,7 +35,7 @@ from privgraph.data.hetero import EdgeType, node_inputs
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Task, param, register_method
-from privgraph.methods.hetedp.features import check_clip_bound, privatize_features
+from privgraph.methods.hetedp.features import check_calibration, check_clip_bound, privatize_features
 from privgraph.methods.hetedp.topology import check_topology, message_relations, topology_guarantee
 from privgraph.methods.heterorr.edges import check_share
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
@@ -54,21 +59,23 @@ class LinkRelease:
 def link_release(data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examples: Tensor,
                  message_edges: dict[EdgeType, Tensor], epsilon: float | None, share: float, topology: str,
                  clip_bound: float, delta: float, config: DPSGDConfig, rng: RandomSource, seed: int,
-                 progress: ProgressHook | None = None) -> LinkRelease:
+                 progress: ProgressHook | None = None, calibration: str = "clipped") -> LinkRelease:
     """HeteDP's link release: features (ε_f = share·ε) then DP-SGD on ``examples`` (ε_s), both
     drawing from ``rng``; ``seed`` fixes the random inputs of featureless types.  ``message_edges``
-    is the graph whose relations pass messages (the runner gives its training split's)."""
+    is the graph whose relations pass messages (the runner gives its training split's).
+    ``calibration="paper"``: the features get the paper's noise scale (not DP, stated)."""
     src, _, dst = edge_type
     relations = message_relations(list(message_edges), edge_type, reverse, topology)
     read = list(dict.fromkeys([src, dst, *(et[0] for et in relations)]))
     inputs = {t: x for t, x in node_inputs(data, seed=seed).items() if t in read}
     featured = [t for t in read if "x" in data[t]]
     guarantees: list[PrivacyGuarantee] = []
-    details: dict[str, Any] = {"topology": topology}
+    details: dict[str, Any] = {"topology": topology, "calibration": check_calibration(calibration)}
     eps_s = epsilon
     if epsilon is not None and featured:
         eps_f, eps_s = share * epsilon, (1 - share) * epsilon
-        release = privatize_features(data, eps_f, delta, clip_bound, rng, node_types=featured)
+        release = privatize_features(data, eps_f, delta, clip_bound, rng, node_types=featured,
+                                     calibration=calibration)
         inputs.update(release.x)
         guarantees.append(release.guarantee)
         details["features"] = release.details
@@ -103,6 +110,8 @@ class HeteDPParams(MethodParams):
     topology: str = param("edge", "edge (messages over the other relations: edge-level DP), node (no messages) or "
                                   "message-passing (the paper's: ε covers one example's loss term, not an edge)")
     clip_bound: float = param(1.0, "L2 bound C_f of each node's feature vector")
+    calibration: str = param("clipped", "feature noise: clipped (DP, the default) or paper (the paper's "
+                                        "λ = 0.01, Δ = 2 on unclipped features: NOT DP, stated as ε = ∞)")
     delta: float = param(1e-5, "δ of the feature release and of DP-SGD")
     batch_size: int = param(512, "DP-SGD: expected (Poisson) batch size")
     epochs: int = param(20, "DP-SGD: expected passes over the edges")
@@ -121,6 +130,7 @@ class HeteDPParams(MethodParams):
         object.__setattr__(self, "reverse", _edge_type(self.reverse, "reverse"))
         check_share(self.feature_share, "feature_share (ε_f/ε)")
         check_topology(self.topology)
+        check_calibration(self.calibration)
         check_clip_bound(self.clip_bound)
         check_delta(self.delta)
         self.dpsgd()
@@ -189,7 +199,8 @@ class HeteDP(Method):
         edge_type, reverse = self.resolve_relations(data)
         p = self.params
         link = link_release(data, edge_type, reverse, data[edge_type].edge_index, data.edge_index_dict, epsilon,
-                            p.feature_share, p.topology, p.clip_bound, p.delta, p.dpsgd(), rng, _seed(rng), progress)
+                            p.feature_share, p.topology, p.clip_bound, p.delta, p.dpsgd(), rng, _seed(rng), progress,
+                            p.calibration)
         out = HeteroData()
         fields_ = {name: WITHHELD for name in input_fields(data)}
         privatized = {g.unit: "privatized: " + g.describe() for g in link.guarantees}
@@ -249,11 +260,14 @@ class HeteDPFeatureParams(MethodParams):
 
     node_types: tuple[str, ...] | None = param(None, "node types whose features are released (default: all with x)")
     clip_bound: float = param(1.0, "L2 bound C_f of each node's feature vector")
+    calibration: str = param("clipped", "clipped (DP, the default) or paper (the paper's λ = 0.01, Δ = 2 on "
+                                        "unclipped features: NOT DP, stated as ε = ∞)")
     delta: float = param(1e-5, "δ of the Gaussian release")
 
     def validate(self) -> None:
         if self.node_types is not None:
             object.__setattr__(self, "node_types", tuple(self.node_types))
+        check_calibration(self.calibration)
         check_clip_bound(self.clip_bound)
         check_delta(self.delta)
 
@@ -281,7 +295,7 @@ class HeteDPFeatures(Method):
         p = self.params
         types = list(p.node_types) if p.node_types is not None else None
         release = privatize_features(data, self.check_epsilon_given(epsilon), p.delta, p.clip_bound, rng,
-                                     node_types=types)
+                                     node_types=types, calibration=p.calibration)
         out = HeteroData()
         fields_ = {name: WITHHELD for name in input_fields(data)}
         for t in data.node_types:

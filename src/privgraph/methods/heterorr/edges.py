@@ -39,6 +39,8 @@ from privgraph.methods.heterorr import kernels
 from privgraph.methods.heterorr.hrg import (
     PHRGSampler,
     both_directions,
+    check_noise_floor,
+    gelman_rubin,
     lemma4_sensitivity,
     noisy_probabilities,
     sample_private_edges,
@@ -84,38 +86,75 @@ def _edge_sets(data: Data, all_private: bool) -> tuple[torch.Tensor, torch.Tenso
     return public, private, private_nodes(data)
 
 
+def check_chains(chains: int) -> int:
+    chains = int(chains)
+    if chains < 1:
+        raise ValueError(f"mcmc_chains must be >= 1, got {chains}")
+    return chains
+
+
+def mixing_diagnostics(traces: list[list[tuple[int, float, float]]], scale: float) -> dict[str, Any]:
+    """Curator-only mixing diagnostics of the MCMC on the log target L_pub + scale·L_pri:
+    its rise over the second half of each chain's trace (≈ 0 on a plateau; the trace's noise is the
+    yardstick), and with ≥ 2 chains Gelman–Rubin R̂ over the second halves (≈ 1 when mixed; < 1.1 the
+    usual bar)."""
+    target = [np.array([lp + scale * lq for _, lp, lq in t]) for t in traces]
+    halves = [x[len(x) // 2:] for x in target]
+    out: dict[str, Any] = {
+        "mcmc_target_final": [float(x[-1]) for x in target],
+        "mcmc_rise_second_half": [float(h[-1] - h[0]) for h in halves],
+        "mcmc_sd_second_half": [float(h.std()) for h in halves],
+    }
+    k = min(h.size for h in halves)
+    if len(halves) >= 2 and k >= 2:
+        out["mcmc_rhat"] = gelman_rubin(np.stack([h[-k:] for h in halves]))
+    return out
+
+
 def edge_rr(data: Data, epsilon: float, rng: RandomSource, mcmc_share: float = 0.5, steps: int | None = None,
-            threshold: float = 0.02, all_private: bool = False,
+            threshold: float = 0.02, noise_floor: float = 0.0, chains: int = 1, all_private: bool = False,
             progress: ProgressHook | None = None) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
-    """EdgeRR (Alg. 2; ``all_private``: privHRG).  Returns the released graph, its guarantee and details."""
+    """EdgeRR (Alg. 2; ``all_private``: privHRG).  Returns the released graph, its guarantee and details.
+
+    ``noise_floor`` κ: post-processing of Alg. 3's noisy counts (:func:`noisy_probabilities`).
+    ``chains`` > 1 runs independent chains of the same length for the mixing diagnostics
+    (:func:`mixing_diagnostics`); only chain 0, fixed in advance, is released, and the other chains run
+    after the release is drawn, so the released graph of a seed does not depend on ``chains``."""
     epsilon = check_epsilon(epsilon, "epsilon_e")
     mcmc_share = check_share(mcmc_share, "mcmc_share (ε₁/ε)")
+    noise_floor = check_noise_floor(noise_floor)
+    chains = check_chains(chains)
     public, private, eligible = _edge_sets(data, all_private)
     n = data.num_nodes
     eps1, eps2 = mcmc_share * epsilon, (1.0 - mcmc_share) * epsilon
     delta_e = lemma4_sensitivity(int(eligible.sum()))
     scale = eps1 / (2.0 * delta_e) if delta_e > 0 else 0.0
     steps = check_mcmc_steps(steps if steps is not None else 1000 * n)
-    sampler = PHRGSampler(n, public, private, eligible.numpy().astype(np.int64), scale, rng)
+    eligible_np = eligible.numpy().astype(np.int64)
+    sampler = PHRGSampler(n, public, private, eligible_np, scale, rng)
     trace = sampler.run(steps, progress=progress)
-    probs, noisy = noisy_probabilities(sampler.tree, eps2, rng, threshold)
+    probs, noisy = noisy_probabilities(sampler.tree, eps2, rng, threshold, noise_floor)
     sampled = sample_private_edges(sampler.tree, probs, rng)
     released = _merge(public, sampled, n)
+    traces = [trace]
+    for _ in range(chains - 1):  # diagnostics only, after the release: not released, not selected from
+        traces.append(PHRGSampler(n, public, private, eligible_np, scale, rng).run(steps, progress=progress))
     name = "privHRG" if all_private else "EdgeRR"
+    floor_note = (f"; counts below κ/ε₂ (κ = {noise_floor:g}) set to 0, post-processing" if noise_floor else "")
     notes = (
         f"exponential mechanism over dendrograms with ε₁/(2Δ_e) = {scale:.3g} (ε₁ = {eps1:g}, Δ_e = {delta_e:.4g} "
         "by Lemma 4, eq. 19); the paper's ε₁/Δ_e would give 2ε₁",
-        f"ε₁ holds for a sample from the MCMC's stationary distribution; {steps} moves were run "
-        "(the acceptance count and the log-likelihood trace are curator-only diagnostics: data-dependent, "
-        "not covered by the guarantee)",
-        f"Laplace(1/ε₂) on {noisy['noisy_counts']} disjoint private-edge counts, ε₂ = {eps2:g} (Alg. 3)",
+        f"ε₁ holds for a sample from the MCMC's stationary distribution; {steps} moves were run, a number fixed "
+        "in advance (the acceptance count, the log-likelihood traces and the mixing diagnostics are curator-only: "
+        "data-dependent, not covered by the guarantee)",
+        f"Laplace(1/ε₂) on {noisy['noisy_counts']} disjoint private-edge counts, ε₂ = {eps2:g} (Alg. 3){floor_note}",
         "basic composition ε = ε₁ + ε₂",
     )
     details = {
         "mechanism": name.lower(), "epsilon_mcmc": eps1, "epsilon_probabilities": eps2, "sensitivity": delta_e,
-        "mcmc_scale": scale,
-        "mcmc_steps": steps, "mcmc_accepted": sampler.accepted,
-        "loglik_trace": [[s, lp, lq] for s, lp, lq in trace],
+        "mcmc_scale": scale, "noise_floor": noise_floor,
+        "mcmc_steps": steps, "mcmc_chains": chains, "mcmc_accepted": sampler.accepted,
+        "loglik_trace": [[s, lp, lq] for s, lp, lq in trace], **mixing_diagnostics(traces, scale),
         "public_edges": int(public.shape[1] // 2), "private_edges": int(private.shape[1] // 2),
         "released_private_edges": int(sampled.shape[1] // 2), "edges": int(released.shape[1] // 2), **noisy,
     }

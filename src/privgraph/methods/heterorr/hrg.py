@@ -171,10 +171,10 @@ class PHRGSampler:
         """Run ``steps`` moves; returns the (step, L_pub, L_pri) trace."""
         t = self.tree
         trace = [(self.steps_done, float(self.loglik[0]), float(self.loglik[1]))]
-        trace_every = trace_every or max(chunk, steps // 50)
+        trace_every = trace_every or max(1, steps // 50)
         done = 0
-        while done < steps:
-            m = min(chunk, steps - done)
+        while done < steps:  # a chunk never crosses a trace point (the draws do not depend on the chunks)
+            m = min(chunk, steps - done, trace_every - done % trace_every)
             self.accepted += kernels.mcmc_steps(
                 m, self.steps_done, self.key, np.uint64(7), self.scale, t.root, t.left, t.right, t.parent, t.lo,
                 t.hi, t.order, t.pos, t.cnt_pub, t.cnt_pri, t.e_pub, t.e_pri, self.pub_ptr, self.pub_idx,
@@ -188,10 +188,39 @@ class PHRGSampler:
         return trace
 
 
+def gelman_rubin(chains: np.ndarray) -> float:
+    """Gelman–Rubin potential scale reduction R̂ of ``chains`` (m chains × k draws, m ≥ 2, k ≥ 2):
+    √(((k − 1)/k·W + B/k)/W), W the mean within-chain variance, B/k the variance of the chain means.
+    Near 1 when the chains agree; a chain still climbing from its start gives R̂ ≫ 1."""
+    x = np.asarray(chains, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 2:
+        raise ValueError(f"R̂ needs at least 2 chains of 2 draws, got shape {x.shape}")
+    k = x.shape[1]
+    w = float(x.var(axis=1, ddof=1).mean())
+    b_over_k = float(x.mean(axis=1).var(ddof=1))
+    if w == 0.0:
+        return 1.0 if b_over_k == 0.0 else math.inf
+    return math.sqrt(((k - 1) / k * w + b_over_k) / w)
+
+
+def check_noise_floor(floor: float) -> float:
+    """κ of :func:`noisy_probabilities` must be a finite number ≥ 0."""
+    floor = float(floor)
+    if not (math.isfinite(floor) and floor >= 0.0):
+        raise ValueError(f"noise_floor κ must be a finite number >= 0, got {floor}")
+    return floor
+
+
 def noisy_probabilities(tree: Dendrogram, epsilon: float, rng: RandomSource,
-                        threshold: float = 0.02) -> tuple[np.ndarray, dict]:
-    """CalculateNoisyProb (Alg. 3): p̃_r per internal node (index r − n), ε-DP for the private edges."""
+                        threshold: float = 0.02, noise_floor: float = 0.0) -> tuple[np.ndarray, dict]:
+    """CalculateNoisyProb (Alg. 3): p̃_r per internal node (index r − n), ε-DP for the private edges.
+
+    ``noise_floor`` κ (post-processing of the released counts, no privacy cost): a noisy count
+    ẽ = e + Lap(1/ε) below κ/ε is set to 0 before p̃ = min(1, ẽ/N).  With κ = 0 (Alg. 3 as printed)
+    a count whose true value is 0 still yields E[max(0, Lap(1/ε))] = 1/(2ε) edges; with κ it yields
+    ½e^(−κ)(κ + 1)/ε (κ = 3: 0.10/ε)."""
     epsilon = check_epsilon(epsilon, "epsilon_e2")
+    floor = check_noise_floor(noise_floor) / epsilon
     n = tree.num_nodes
     internal = tree.internal_nodes()
     pairs = tree.private_pairs().astype(np.float64)
@@ -211,7 +240,7 @@ def noisy_probabilities(tree: Dendrogram, epsilon: float, rng: RandomSource,
             sub_e[v] += sub_e[c]
     probs = np.zeros(n - 1)
     aggregated = np.zeros(n - 1, dtype=bool)
-    released = 0
+    released = floored = 0
     noise = laplace((n - 1,), 1.0 / epsilon, rng).numpy()  # one draw per internal node, used at most once
     for v in bfs:  # parents before children
         i = v - n
@@ -221,14 +250,19 @@ def noisy_probabilities(tree: Dendrogram, epsilon: float, rng: RandomSource,
             aggregated[i] = True
             continue
         if small[i] and m[i] >= 2:
-            total_pairs = m[i] * (m[i] - 1) / 2.0
-            probs[i] = min(1.0, max(0.0, (sub_e[v] + noise[i]) / total_pairs))
+            count, total_pairs = sub_e[v] + noise[i], m[i] * (m[i] - 1) / 2.0
             aggregated[i] = True
-            released += 1
         elif pairs[i] > 0:
-            probs[i] = min(1.0, max(0.0, (tree.e_pri[v] + noise[i]) / pairs[i]))
-            released += 1
-    return probs, {"noisy_counts": released, "aggregated_subtrees_nodes": int(aggregated.sum())}
+            count, total_pairs = tree.e_pri[v] + noise[i], pairs[i]
+        else:
+            continue
+        released += 1
+        if count < floor:  # post-processing: the κ/ε floor (κ = 0: Alg. 3 as printed)
+            floored += count > 0.0  # zeroed by the floor, not by the clamp at 0
+            count = 0.0
+        probs[i] = min(1.0, max(0.0, count / total_pairs))
+    return probs, {"noisy_counts": released, "aggregated_subtrees_nodes": int(aggregated.sum()),
+                   "floored_counts": int(floored)}
 
 
 def sample_private_edges(tree: Dendrogram, probs: np.ndarray, rng: RandomSource) -> torch.Tensor:

@@ -9,9 +9,16 @@ Parameters (typed, validated: :class:`FeatureRRParams`, :class:`EdgeRRParams`,
   SHAP importance model, default 0.1; ``data.public_node_mask`` wins when set),
   ``sensitive_features`` (indices; none: uniform sensitivity), ``debias``
   (server-side unbiased estimate of the binned values, default True; False
-  trains on the raw reports u/k as the paper does);
+  trains on the raw reports u/k as the paper does), ``accounting``
+  (``"composed"``, default: ε_i = θ_i·ε, Σε_i = ε as Theorem 3; ``"released-code"``:
+  ε_i = d·θ_i·ε, the per-feature scale of the authors' released code — NOT ε-LDP,
+  the guarantee states the true d·ε-order total; for the controlled experiment only),
+  ``bin_values`` (the server's value of bin t: ``"upper"`` t/k as eq. 8, default, or
+  ``"endpoints"`` (t − 1)/(k − 1); post-processing);
 * edge level — ``mcmc_share`` (ε₁/ε_e, default 0.5), ``mcmc_steps``
-  (default 1000·n), ``threshold`` (τ of Alg. 3, default 0.02);
+  (default 1000·n), ``threshold`` (τ of Alg. 3, default 0.02), ``noise_floor``
+  (κ: noisy counts below κ/ε_e2 zeroed, post-processing, default 0),
+  ``mcmc_chains`` (extra chains for the curator's R̂, default 1);
 * ``epsilon_f`` / ``epsilon_e`` fix one budget of ``heterorr``; the swept ε
   fills the other (both, when neither is fixed).
 """
@@ -27,13 +34,18 @@ from torch_geometric.data import Data
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.data.annotations import check_public_fraction, sample_public_nodes, split_edges
 from privgraph.mechanisms import RandomSource, check_epsilon
-from privgraph.mechanisms.feature_rr import FeatureRR, check_bins
+from privgraph.mechanisms.feature_rr import BIN_VALUES, FeatureRR, check_bins
 from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Release, param, register_method
-from privgraph.methods.heterorr.edges import check_mcmc_steps, check_share, edge_rand, edge_rr, lap_graph
+from privgraph.methods.heterorr.edges import check_chains, check_mcmc_steps, check_share, edge_rand, edge_rr, lap_graph
+from privgraph.methods.heterorr.hrg import check_noise_floor
 from privgraph.methods.heterorr.scores import budget_shares, check_gamma, importance_scores, sensitivity_scores
 from privgraph.methods.lpgnn import LPGNN
 from privgraph.progress import ProgressHook
+
+
+ACCOUNTING = ("composed", "released-code")
+"""FeatureRR's budget accounting: Theorem 3's (default) or the per-feature scale of the authors' code."""
 
 
 @dataclass(frozen=True)
@@ -49,8 +61,16 @@ class FeatureRRParams(MethodParams):
                                                              "none: uniform sensitivity")
     debias: bool = param(True, "train on the unbiased estimate (True) or on the raw reports u/k as the paper")
     clip: bool = param(False, "clip features into the declared domain instead of refusing values outside it")
+    bin_values: str = param("upper", "server's value of bin t: 'upper' t/k (eq. 8's domain {1/k, …, 1}) or "
+                                      "'endpoints' (t − 1)/(k − 1) (0 and 1 stay 0 and 1); post-processing")
+    accounting: str = param("composed", "'composed': ε_i = θ_i·ε, Σε_i = ε (Theorem 3); 'released-code': "
+                                        "ε_i = d·θ_i·ε as the authors' code — NOT ε-LDP (controlled experiment)")
 
     def validate(self) -> None:
+        if self.accounting not in ACCOUNTING:
+            raise ValueError(f"accounting must be one of {', '.join(ACCOUNTING)}, got {self.accounting!r}")
+        if self.bin_values not in BIN_VALUES:
+            raise ValueError(f"bin_values must be one of {', '.join(BIN_VALUES)}, got {self.bin_values!r}")
         check_gamma(self.gamma)
         check_bins(self.bins)
         check_public_fraction(self.public_fraction)
@@ -66,6 +86,10 @@ class EdgeRRParams(MethodParams):
     mcmc_share: float = param(0.5, "ε₁/ε_e spent on the MCMC (the rest on the noisy counts)")
     mcmc_steps: int | None = param(None, "MCMC moves (default 1000·n)")
     threshold: float = param(0.02, "τ of Algorithm 3 (aggregate a subtree whose noise would dominate)")
+    noise_floor: float = param(0.0, "κ: noisy counts below κ/ε_e2 set to 0 (post-processing, no privacy cost); "
+                                    "0: Algorithm 3 as printed")
+    mcmc_chains: int = param(1, "independent MCMC chains (chain 0 released; the others only for the curator's "
+                                "Gelman–Rubin R̂)")
 
     def validate(self) -> None:
         check_share(self.mcmc_share, "mcmc_share (ε₁/ε)")
@@ -73,9 +97,12 @@ class EdgeRRParams(MethodParams):
             check_mcmc_steps(self.mcmc_steps)
         if not 0.0 < self.threshold:
             raise ValueError(f"threshold τ must be > 0, got {self.threshold}")
+        check_noise_floor(self.noise_floor)
+        check_chains(self.mcmc_chains)
 
     def edge_rr_options(self) -> dict[str, Any]:
-        return {"mcmc_share": self.mcmc_share, "threshold": self.threshold, "steps": self.mcmc_steps}
+        return {"mcmc_share": self.mcmc_share, "threshold": self.threshold, "steps": self.mcmc_steps,
+                "noise_floor": self.noise_floor, "chains": self.mcmc_chains}
 
 
 @dataclass(frozen=True)
@@ -107,8 +134,9 @@ def feature_rr_release(data: Data, epsilon: float, rng: RandomSource,
     beta, declared = sensitivity_scores(data.x[public], features)
     theta = budget_shares(alpha, beta, params.gamma)
     domain = tuple(getattr(data, "feature_domain", (0.0, 1.0)))
+    scale = float(theta.size) if params.accounting == "released-code" else 1.0
     mech = FeatureRR(epsilon, torch.from_numpy(theta), bins=params.bins, domain=domain, clip=params.clip,
-                     debias=params.debias)
+                     debias=params.debias, budget_scale=scale, values=params.bin_values)
     x = mech.privatize(data.x, rng)
     g = mech.guarantee().with_note(
         f"importance α from a SHAP-explained logistic regression on {int(public.sum())} public nodes, whose "
@@ -117,7 +145,8 @@ def feature_rr_release(data: Data, epsilon: float, rng: RandomSource,
         g = g.with_note("no sensitive features declared: uniform sensitivity β_i = 1/d")
     details = {"mechanism": "featurerr", "bins": mech.k, "gamma": params.gamma,
                "public_nodes": int(public.sum()), "budget_max": float(mech.budgets.max()),
-               "budget_min": float(mech.budgets.min()), "sensitivity_declared": declared, "debiased": params.debias}
+               "budget_min": float(mech.budgets.min()), "sensitivity_declared": declared, "debiased": params.debias,
+               "accounting": params.accounting, "bin_values": params.bin_values}
     return x, g, details
 
 
@@ -194,6 +223,9 @@ class EdgeRRMethod(_EdgeMethod):
     name = "edgerr"
     description = "EdgeRR (HeteroRR): private pHRG MCMC for the private edges, public edges kept"
     Params = EdgeRRParams
+    # --tune: the noise floor κ on validation; each candidate is a new release (k×ε, stated), although κ
+    # itself is post-processing and could reuse one release's noisy counts
+    release_search = {"noise_floor": [0.0, 2.0, 4.0]}
 
     def edges(self, data, epsilon, rng, progress):
         """EdgeRR's graph: public edges plus the sampled private subgraph (every edge private for privHRG)."""

@@ -166,6 +166,27 @@ CANDIDATES_NOTE = ("DP with respect to the privacy candidates S = {s, s'} (Defin
                    "bounds how well the release tells s from s', not one node's attribute against all values")
 
 
+def _paper_release(mu: Tensor, delta_nu: float, delta_mu: float, epsilon: float, delta: float, rng: RandomSource,
+                   case: str, details: dict[str, Any], notes: list[str]) -> EmbeddingRelease:
+    """``calibration="paper"``: μ + N(0, max(γ(Δν) − 1, 0)·I), the variance §5.2 states, for reproducing the
+    paper's PPCVGAE+DP rows only.  Not DP: the variance is set by the prior's Δν, not by the released
+    encoder mean's Δμ, so the guarantee is stated as none (ε = ∞) with the exact δ(ε) it would need."""
+    variance = paper_noise_variance(delta_nu, epsilon, delta)
+    sigma = math.sqrt(variance)
+    z = mu + normal(tuple(mu.shape), sigma, rng).to(mu.dtype) if sigma > 0 else mu.clone()
+    exact = (gaussian_delta(sigma, epsilon, delta_mu) if sigma > 0 else (1.0 if delta_mu > 0 else 0.0))
+    details.update({"epsilon": epsilon, "delta": delta, "calibration": "paper", "noise_std": sigma,
+                    "noise_variance": variance, "paper_noise_variance": variance, "exact_delta": exact})
+    covered = "happens to be within" if exact <= delta else "is NOT within"
+    why = (f"calibration='paper' reproduces §5.2's noise variance max(γ(Δν) − 1, 0) = {variance:.4g} and is NOT "
+           f"a DP mechanism, even w.r.t. the candidates: the variance is set by the prior's Δν = {delta_nu:.4g} "
+           f"(the model's N(ν(s), I), not what is released), while the released encoder mean moves by "
+           f"Δμ = {delta_mu:.4g} between s and s'; for this release the exact δ at ε = {epsilon:g} is {exact:.3g}, "
+           f"which {covered} δ = {delta:g} — nothing ties the two, so no guarantee is stated (ε = ∞)")
+    return EmbeddingRelease(z, unprotected_attribute(f"PPCVGAE+DP case ({case}), the paper's calibration (not DP)",
+                                                     why, *notes), details)
+
+
 @torch.no_grad()
 def release_embedding(model: nn.Module, data: Data, candidate: Tensor | None, dp: tuple[float, float] | None,
                       rng: RandomSource | None = None, method: str = "ppcvgae", *,
@@ -212,6 +233,8 @@ def release_embedding(model: nn.Module, data: Data, candidate: Tensor | None, dp
     if dp is None:
         mechanism = f"{method.upper()} case ({model.case}) encoder mean, no noise"
         return EmbeddingRelease(mu, unprotected_attribute(mechanism, *notes), details)
+    if calibration == "paper":
+        return _paper_release(mu, delta_nu, delta_mu, epsilon, delta, rng, model.case, details, notes)
     sigma = release_noise_std(delta_mu, epsilon, delta, calibration)
     variance = sigma**2
     # eq. 6 for comparison (defined for ε < 1 only), and the exact δ(ε) at the σ used (Balle & Wang Thm 8)

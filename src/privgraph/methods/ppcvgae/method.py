@@ -64,7 +64,8 @@ class PPCVGAEParams(AutoencoderParams):
     kl_weight: float = param(1.0, "weight of the KL term (1: the ELBO of eq. 3/4)")
     encoder_penalty: float = param(0.0, "weight λ_μ of Δμ²/N on the encoder mean (ours; lowers the noise)")
     delta: float = param(1e-4, "δ of the Gaussian release (with ε)")
-    calibration: str = param("analytic", "Gaussian calibration: analytic (Balle & Wang) or classical (eq. 6, ε < 1)")
+    calibration: str = param("analytic", "Gaussian calibration: analytic (Balle & Wang) or classical (eq. 6, ε < 1); "
+                             "paper: §5.2's max(γ(Δν) − 1, 0), to reproduce the paper only — NOT DP (ε = ∞)")
 
     def config(self, **extra: Any) -> EmbeddingConfig:
         return super().config(kl_weight=self.kl_weight, penalty=self.penalty, encoder_penalty=self.encoder_penalty)
@@ -151,6 +152,10 @@ class PPCVGAE(_EmbeddingMethod):
     Params = PPCVGAEParams
     private = True
     epsilon_optional = True  # without ε: the penalised embedding, no formal guarantee (stated)
+    # --tune chooses these on the attribute task's two-sided validation objective (utility on the validation
+    # split − the attack's advantage on held-out private nodes); the paper states no values.  Each
+    # combination trains and releases a candidate; a grid's search_space may replace the values.
+    release_search = {"penalty": [10.0, 1000.0], "latent": [16, 64], "epochs": [100, 300], "kl_weight": [1.0, 10.0]}
 
     def train(self, data, seed, progress=None):
         """The CVGAE of the case trained with the Δν penalty (§5.2) against the flip candidate s'."""

@@ -58,11 +58,12 @@ def privacy_penalty(prior_mean: Callable[[torch.Tensor], torch.Tensor], sens: to
     return torch.stack(gaps).max()
 
 
-CALIBRATIONS = ("analytic", "classical")
+CALIBRATIONS = ("analytic", "classical", "paper")
 
 
 def check_calibration(calibration: str) -> str:
-    """``"analytic"`` (Balle & Wang 2018, the default) or ``"classical"`` (eq. 6, the paper's)."""
+    """``"analytic"`` (Balle & Wang 2018, the default), ``"classical"`` (eq. 6 on Δμ) or ``"paper"``
+    (§5.2's variance max(γ(Δν) − 1, 0) on the prior's Δν: reproduces the paper, NOT DP)."""
     if calibration not in CALIBRATIONS:
         raise ValueError(f"unknown Gaussian calibration {calibration!r}; choose from {CALIBRATIONS}")
     return calibration
@@ -72,7 +73,7 @@ def check_candidate_epsilon(epsilon: float, calibration: str = "analytic") -> fl
     """ε for PPCVGAE+DP: finite and > 0 for the analytic calibration, in (0, 1) for the classical one (eq. 6)."""
     calibration = check_calibration(calibration)
     eps = float(epsilon)
-    if calibration == "classical":
+    if calibration in ("classical", "paper"):
         if not (0.0 < eps < 1.0):
             raise ValueError(f"the classical Gaussian calibration (eq. 6, Dwork & Roth Thm A.1) needs epsilon in "
                              f"(0, 1); got {epsilon!r} (the analytic calibration works for any epsilon > 0)")
@@ -96,6 +97,8 @@ def release_noise_std(sensitivity: float, epsilon: float, delta: float, calibrat
     is the same under all of them, and no noise is needed.
     """
     calibration = check_calibration(calibration)
+    if calibration == "paper":
+        raise ValueError("the paper's calibration is on Δν, not a sensitivity: see paper_noise_variance")
     eps = check_candidate_epsilon(epsilon, calibration)
     d = check_delta(delta)
     sensitivity = float(sensitivity)
