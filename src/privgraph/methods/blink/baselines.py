@@ -192,23 +192,29 @@ class LaplaceAdjacencyReports:
         """Rows start:stop: A_ij + Laplace(1/ε) (−∞ on the diagonal: nodes do not report themselves)."""
         n = self.num_nodes
         rows = np.arange(start, min(stop, n))
-        u = prf_uniform(self._keys[rows, None], np.arange(n)[None, :], stream=_LAPLACE_STREAM) - 0.5
-        values = -np.sign(u) * np.log1p(-2.0 * np.abs(u)) / self.epsilon
-        lo, hi = np.searchsorted(self._adjacency_keys, [start * n, (rows[-1] + 1) * n])
-        k = self._adjacency_keys[lo:hi]
-        values[k // n - start, k % n] += 1.0
+        values = self._laplace(self._keys[rows, None], np.arange(n)[None, :])
+        self._add_adjacency(values, rows)
         values[rows - start, rows] = -np.inf
         return rows, values
+
+    def _laplace(self, keys: np.ndarray, entries: np.ndarray) -> np.ndarray:
+        """Laplace(1/ε) noise of the nodes with ``keys`` on ``entries``: inverse CDF of the keyed PRF uniform."""
+        u = prf_uniform(keys, entries, stream=_LAPLACE_STREAM) - 0.5
+        return -np.sign(u) * np.log1p(-2.0 * np.abs(u)) / self.epsilon
+
+    def _add_adjacency(self, values: np.ndarray, rows: np.ndarray) -> None:
+        """Add A's rows ``rows`` (consecutive) to ``values`` in place."""
+        n = self.num_nodes
+        lo, hi = np.searchsorted(self._adjacency_keys, [rows[0] * n, (rows[-1] + 1) * n])
+        k = self._adjacency_keys[lo:hi]
+        values[k // n - rows[0], k % n] += 1.0
 
     def pair_sums(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
         """Rows start:stop of Ã + Ãᵀ: entry (i, j) is Ã_ij + Ã_ji, i's and j's reports on the pair
         (−∞ on the diagonal).  A is symmetric, so Ãᵀ's rows are A's rows plus node j's noise on i."""
         rows, values = self.rows(start, stop)
-        u = prf_uniform(self._keys[None, :], rows[:, None], stream=_LAPLACE_STREAM) - 0.5
-        values += -np.sign(u) * np.log1p(-2.0 * np.abs(u)) / self.epsilon
-        lo, hi = np.searchsorted(self._adjacency_keys, [start * self.num_nodes, (rows[-1] + 1) * self.num_nodes])
-        k = self._adjacency_keys[lo:hi]
-        values[k // self.num_nodes - start, k % self.num_nodes] += 1.0
+        values += self._laplace(self._keys[None, :], rows[:, None])
+        self._add_adjacency(values, rows)
         return rows, values
 
     def guarantee(self) -> PrivacyGuarantee:
