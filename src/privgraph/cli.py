@@ -299,7 +299,9 @@ DATA_ROOT_OPTION = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH
 DATASET_OPTION = typer.Option("sbm", help="a dataset (`privgraph datasets`), or sbm (synthetic)", rich_help_panel=DATA)
 
 
-SPLIT_OPTION = typer.Option("random", help="random (seeded stratified 50/25/25) or public (Planetoid)",
+SPLIT_OPTION = typer.Option("random", help="random (seeded stratified 50/25/25; heterogeneous graphs: the "
+                            "dataset's own split) or public (Planetoid); heterogeneous node classification: "
+                            "hetedp (the HeteDP authors' random 20/10/70)",
                             rich_help_panel=DATA)
 PRIVATE_RATIO_OPTION = typer.Option(None, "--private-ratio", help="mark this fraction ρ of the edges private at random "
                                     "(edge-level methods)", rich_help_panel=DATA)

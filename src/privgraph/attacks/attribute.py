@@ -21,6 +21,7 @@ imbalanced Credit defaulter attribute).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -106,16 +107,28 @@ def holdout_private_nodes(private_mask: Tensor, sens: Tensor, seed: int, fractio
 def fit_and_score(case: str, x: Tensor, edge_index: Tensor, labels: Tensor, train: Tensor, val: Tensor,
                   test: Tensor, seed: int, hidden: int = 32, epochs: int = 300) -> ClassifierScore:
     """Train the case's classifier (GCN or MLP) and score it on ``test`` (accuracy, binary F1)."""
+    return fit_and_score_on(case, x, edge_index, labels, train, val, [test], seed, hidden, epochs)[0]
+
+
+def fit_and_score_on(case: str, x: Tensor, edge_index: Tensor, labels: Tensor, train: Tensor, val: Tensor,
+                     tests: Sequence[Tensor], seed: int, hidden: int = 32, epochs: int = 300) -> list[ClassifierScore]:
+    """Train the case's classifier once (selected on ``val``) and score that one model on each mask of
+    ``tests`` (e.g. a validation and a test share of the private nodes)."""
+    if not tests:
+        raise ValueError("give at least one mask to score on")
     torch.manual_seed(seed)
     model = NodeClassifier(CASE_MODELS[check_case(case)], x.shape[1], hidden, int(labels.max()) + 1, dropout=0.5)
-    result = train_node_classifier(model, x, edge_index, labels, labels, train, val, test, lr=0.01,
+    result = train_node_classifier(model, x, edge_index, labels, labels, train, val, tests[0], lr=0.01,
                                    weight_decay=5e-4, epochs=epochs, patience=100)
-    truth, predicted = labels[test].numpy(), result.test_predictions.numpy()
-    with torch.no_grad():  # the selected state (train_node_classifier loaded it)
-        probs = model(x, edge_index).softmax(dim=-1)[test]
-    scores = probs[:, 1].numpy() if probs.shape[1] == 2 else None
-    return ClassifierScore(result.test_accuracy, float(f1_score(truth, predicted, zero_division=0)),
-                           result.val_accuracy, scores, truth, predicted)
+    with torch.no_grad():  # the selected state (train_node_classifier loaded it, in eval mode)
+        probs = model(x, edge_index).softmax(dim=-1)
+    scores = []
+    for test in tests:
+        truth, predicted = labels[test].numpy(), probs[test].argmax(dim=-1).numpy()
+        scores.append(ClassifierScore(float((truth == predicted).mean()),
+                                      float(f1_score(truth, predicted, zero_division=0)), result.val_accuracy,
+                                      probs[test, 1].numpy() if probs.shape[1] == 2 else None, truth, predicted))
+    return scores
 
 
 def classifier_inputs(case: str, z: Tensor, edge_index: Tensor, sens: Tensor, public_mask: Tensor) -> Tensor:
@@ -129,25 +142,33 @@ def attribute_inference(case: str, z: Tensor, edge_index: Tensor, sens: Tensor, 
                         balance: bool = False, score_on: Tensor | None = None) -> ClassifierScore:
     """Infer s on the private nodes from the release and s_Q (module docstring).
 
-    ``score_on`` (a subset of the private nodes; default: all of them) restricts the nodes scored: the
-    attacker is the same (trained on the public nodes with the same seed), so a data owner can score it
-    on held-out private nodes for validation and on the others for the test."""
+    ``score_on`` (a subset of the private nodes; default: all of them) restricts the nodes scored
+    (:func:`attribute_inference_on` scores one attacker on several subsets)."""
+    return attribute_inference_on(case, z, edge_index, sens, private_mask, seed, balance,
+                                  [private_mask if score_on is None else score_on])[0]
+
+
+def attribute_inference_on(case: str, z: Tensor, edge_index: Tensor, sens: Tensor, private_mask: Tensor, seed: int,
+                           balance: bool, score_on: Sequence[Tensor]) -> list[ClassifierScore]:
+    """:func:`attribute_inference` with one attacker (trained on the public nodes with ``seed``) scored on
+    each subset of the private nodes in ``score_on``: a data owner scores it on held-out private nodes for
+    validation and on the others for the test."""
     public = ~private_mask
     if public.sum() == 0 or private_mask.sum() == 0:
         raise ValueError("attribute inference needs both public and private nodes")
     if torch.unique(sens[public]).numel() < 2:
         raise ValueError("the public nodes carry a single sensitive value: nothing to learn from")
-    test = private_mask
-    if score_on is not None:
-        if score_on.shape != private_mask.shape or bool((score_on & public).any()) or not bool(score_on.any()):
+    for subset in score_on:
+        if subset.shape != private_mask.shape or bool((subset & public).any()) or not bool(subset.any()):
             raise ValueError("score_on must be a non-empty subset of the private nodes")
-        test = score_on
     g = torch.Generator().manual_seed(seed)
     x = classifier_inputs(case, z, edge_index, sens, public)
     train, val = _split_known(public, sens, g)
+    tests = list(score_on)
     if balance:
-        train, test = balanced_mask(train, sens, g), balanced_mask(test, sens, g)
-    return fit_and_score(case, x, edge_index, sens.long(), train, val, test, seed)
+        train = balanced_mask(train, sens, g)
+        tests = [balanced_mask(t, sens, g) for t in tests]
+    return fit_and_score_on(case, x, edge_index, sens.long(), train, val, tests, seed)
 
 
 def utility(case: str, z: Tensor, edge_index: Tensor, y: Tensor, sens: Tensor, private_mask: Tensor,

@@ -23,7 +23,8 @@ names, per dataset, the node type classified (NC) and the edge type predicted
 (LP), following HeteDP's Table II where the types exist, and
 :data:`METAPATHS` the metapaths (as sequences of edge types) that start and
 end at the NC type.  :func:`node_inputs` gives every node type an input
-(featureless types: fixed random rows drawn from a seed).
+(featureless types: fixed random rows drawn from a seed).  :func:`hetedp_node_split` is the
+HeteDP authors' random 20/10/70 node split (node classification's ``split="hetedp"``).
 """
 
 from __future__ import annotations
@@ -146,13 +147,47 @@ def link_split(data: HeteroData, task: HeteroTask, val_ratio: float = 0.1, test_
         random.setstate(state)
 
 
-def node_inputs(data: HeteroData, dim: int = 64, seed: int = 0) -> dict[str, Tensor]:
+# The HeteDP authors' node split (their `data/dataprepro.py`): 20 % train, 10 % validation, the rest test.
+HETEDP_NODE_SPLIT = (0.2, 0.1)
+
+
+def hetedp_node_split(num_nodes: int, seed: int, train_ratio: float = HETEDP_NODE_SPLIT[0],
+                      val_ratio: float = HETEDP_NODE_SPLIT[1]) -> tuple[Tensor, Tensor, Tensor]:
+    """The HeteDP authors' node split (github AixWinnie/HeteDP, ``data/dataprepro.py``:
+    ``get_node_mask`` → ``split_idx``), as boolean (train, val, test) masks over ``num_nodes``
+    nodes: scikit-learn's ``train_test_split`` of ``arange(num_nodes)``, not stratified, keeps
+    ``train_ratio`` of the nodes for training; a second ``train_test_split`` of the rest, same
+    ``random_state``, keeps ``val_ratio · num_nodes`` of them for validation; the rest is test.
+    Their DBLP and IMDB loaders call it with ``random_state=42`` (one split for every run); ours
+    takes the trial's seed.  Their ACM loader (DGL's ``ACM.mat``) draws an unseeded 20/10/70 split per
+    conference instead; we use this one there too.  Disjoint, covering, and a function of
+    (``num_nodes``, ``seed``) only."""
+    from sklearn.model_selection import train_test_split
+
+    if num_nodes < 3:
+        raise ValueError(f"need at least 3 nodes to split, got {num_nodes}")
+    if not (0 < train_ratio < 1 and 0 < val_ratio < 1 and train_ratio + val_ratio < 1):
+        raise ValueError(f"need 0 < train_ratio, val_ratio and train_ratio + val_ratio < 1, got "
+                         f"{train_ratio}, {val_ratio}")
+    nodes = np.arange(num_nodes)
+    train, rest = train_test_split(nodes, train_size=train_ratio, random_state=int(seed))
+    val, test = train_test_split(rest, train_size=val_ratio * num_nodes / len(rest), random_state=int(seed))
+    masks = []
+    for idx in (train, val, test):
+        mask = torch.zeros(num_nodes, dtype=torch.bool)
+        mask[torch.from_numpy(np.asarray(idx, dtype=np.int64))] = True
+        masks.append(mask)
+    return masks[0], masks[1], masks[2]
+
+
+def node_inputs(data: HeteroData, dim: int = 64, seed: int = 0, read_features: bool = True) -> dict[str, Tensor]:
     """``x`` per node type; featureless types get N(0, 1/dim) rows from ``seed`` (fixed random
-    inputs: public, data independent)."""
+    inputs: public, data independent).  ``read_features=False``: every type gets them, ``x`` is
+    never read (only the node counts are)."""
     g = torch.Generator().manual_seed(seed)
     out = {}
     for t in data.node_types:
-        if "x" in data[t]:
+        if read_features and "x" in data[t]:
             out[t] = data[t].x.float()
         else:
             out[t] = torch.randn(data[t].num_nodes, dim, generator=g) / dim**0.5

@@ -84,7 +84,8 @@ class ExperimentSpec:
         secure: draw every noise from the OS source (nothing recorded can regenerate it).
         model: node classification's model (gcn, sage, gat, mlp).
         epsilon_y: node classification's label ε (LPGNN's label LDP).
-        split: node classification's split, ``random`` or ``public``.
+        split: node classification's split, ``random`` or ``public`` (heterogeneous graphs: ``random``, the
+            dataset's own, or ``hetedp``, the HeteDP authors' 20/10/70).
         private_ratio: mark this fraction of the edges private (edge-level methods).
         case: the attribute task's threat model (a or b).
         balance: the attribute task's class balancing of the attack.

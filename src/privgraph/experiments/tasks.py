@@ -472,17 +472,12 @@ class AttributeInference(EvaluationTask):
         """With ``tune``: the attack (trained on the public nodes as always) is scored on the held-out private
         nodes for validation and on the other private nodes for the test; the validation score is the
         privacy-utility objective of :attr:`validation_metric`, utility − max(0, attack − majority)."""
-        from privgraph.attacks.attribute import attribute_inference
+        from privgraph.attacks.attribute import attribute_inference_on
         from privgraph.attacks.metrics import attack_metrics
 
         held = tdata.attack_val_mask
-        sens = tdata.sens.long()
-
-        def attack(on: Tensor):
-            return attribute_inference(self.case, z, tdata.edge_index, sens, tdata.private_mask, trial_seed,
-                                       balance=self.spec.balance, score_on=on)
-
-        test, val = attack(tdata.private_mask & ~held), attack(held)
+        test, val = attribute_inference_on(self.case, z, tdata.edge_index, tdata.sens.long(), tdata.private_mask,
+                                           trial_seed, self.spec.balance, [tdata.private_mask & ~held, held])
         majority = float(max(val.truth.mean(), 1 - val.truth.mean()))
         advantage = max(0.0, val.accuracy - majority)
         objective = metrics["utility_val_accuracy"] - advantage
@@ -559,8 +554,28 @@ class _HeteroTask(EvaluationTask):
         return (eps_index, 0) if candidate is None else (eps_index, 1 + candidate)
 
 
-def _nc_masks(data: HeteroData, target: str, seed: int) -> tuple[Tensor, Tensor, Tensor]:
+HETERO_NC_SPLITS = ("random", "hetedp")  # the hetero-nc task's `split`: the dataset's own (default) or the authors'
+
+
+def _nc_masks(data: HeteroData, target: str, seed: int, split: str = "random") -> tuple[Tensor, Tensor, Tensor]:
+    """Node classification's (train, val, test) masks over ``target``.  ``split="random"`` (the
+    default; the name is the spec field's default, kept so stored hashes stay): the dataset's own
+    split — MAGNN's train/val/test, HGB's train with 20 % of it validating (seeded), synthetic
+    graphs a seeded stratified 50/25/25.  ``split="hetedp"``: the HeteDP authors' random 20/10/70
+    split of the labelled nodes (:func:`~privgraph.data.hetero.hetedp_node_split`), from ``seed``."""
     store = data[target]
+    if split == "hetedp":
+        from privgraph.data.hetero import hetedp_node_split
+
+        labelled = (store.y >= 0).nonzero().flatten()
+        masks = []
+        for part in hetedp_node_split(labelled.numel(), seed):
+            mask = torch.zeros(store.num_nodes, dtype=torch.bool)
+            mask[labelled[part]] = True
+            masks.append(mask)
+        return masks[0], masks[1], masks[2]
+    if split != "random":
+        raise ValueError(f"unknown node-classification split {split!r}; choose from {HETERO_NC_SPLITS}")
     if "val_mask" in store:
         return store.train_mask, store.val_mask, store.test_mask
     if "train_mask" not in store:  # synthetic graphs: a seeded 50/25/25 split
@@ -599,22 +614,34 @@ class HeteroNodeClassification(_HeteroTask):
     """Node classification on the dataset's target type (HeteDP §V-B): for ``hetedp`` (and
     ``hetedp-features``) the target type's features clipped and perturbed once with ε (§IV-A), then a
     HAN over the dataset's metapaths (eq. 7–13); RGCN and HGT end to end; metapath2vec embeddings with
-    a logistic regression.  The graph and the labels are not protected (stated)."""
+    a logistic regression.  The graph and the labels are not protected (stated).  ``split``: the
+    dataset's own split (``random``, the default) or the HeteDP authors' random 20/10/70 node split
+    (``hetedp``, a new one per trial seed; :func:`_nc_masks`)."""
 
     name = "hetero-nc"
     metrics = ("micro_f1", "macro_f1")
+    reads = ("split",)
 
     def validate(self):
         super().validate()
+        if self.spec.split not in HETERO_NC_SPLITS:
+            raise ValueError(f"the hetero-nc task's split must be one of {HETERO_NC_SPLITS} (random: the dataset's "
+                             f"own split; hetedp: the HeteDP authors' 20/10/70), got {self.spec.split!r}")
         if self.spec.input is None:
             if self.hetero_task.node_type is None:
                 raise ValueError(f"{self.spec.dataset} has no node labels: use --task lp")
             if self.key == "imdb":
                 raise ValueError("HGB IMDB's labels are multi-label; use --dataset imdb-magnn for node "
                                  "classification")
+        if self.method.name == "hetedp" and self.method.params.features == "none":
+            raise ValueError("features='none' is a link-prediction option (node classification releases the "
+                             "features themselves): use features='noisy'")
 
     def model_name(self):
         return "nc"
+
+    def record_config(self, released):
+        return {"split": self.spec.split}
 
     def release(self, tdata, eps, trial_seed, eps_index, method, candidate=None, shared=None):
         from privgraph.methods.hetedp.features import privatize_features
@@ -628,7 +655,8 @@ class HeteroNodeClassification(_HeteroTask):
         p = method.params
         rel = privatize_features(tdata, eps, p.delta, p.clip_bound,
                                  self.source(trial_seed, *self.release_stream(eps_index, candidate)),
-                                 node_types=[target], calibration=p.calibration)
+                                 node_types=[target], calibration=p.calibration, feature_dim=p.feature_dim,
+                                 projection_seed=p.projection_seed)
         report = PrivacyReport([rel.guarantee.with_note("metapath graph and labels are not protected")])
         return Released(rel.x[target], self.finish_report(report, eps), {"features": rel.details}, "gaussian")
 
@@ -640,10 +668,11 @@ class HeteroNodeClassification(_HeteroTask):
 
         method, target = self.method.name, self.hetero_task.node_type
         y = tdata[target].y
-        train, val, test = _nc_masks(tdata, target, trial_seed)
+        train, val, test = _nc_masks(tdata, target, trial_seed, self.spec.split)
         classes = int(y.max()) + 1
         if method == "metapath2vec":
-            z = metapath2vec_node_embeddings(tdata, self.key, target, trial_seed)  # the dataset's metapath
+            z = metapath2vec_node_embeddings(tdata, self.key, target, trial_seed,  # the dataset's metapath
+                                             walks=self.method.params.walks())
             clf = LogisticRegression(max_iter=3000).fit(z[train].numpy(), y[train].numpy())
             predicted = torch.from_numpy(clf.predict(z[test].numpy()))
             val_acc = float((torch.from_numpy(clf.predict(z[val].numpy())) == y[val]).float().mean())
@@ -698,7 +727,8 @@ class LinkPrediction(_HeteroTask):
         return data, link_split(data, self.hetero_task, seed=trial_seed)
 
     def release_search(self, eps):
-        if self.method.name != "hetedp" or eps is None or "feature_share" in self.spec.params:
+        if (self.method.name != "hetedp" or eps is None or "feature_share" in self.spec.params
+                or self.method.params.features == "none"):  # ε_f = 0: no split to choose
             return {}
         return {"feature_share": list(SHARE_GRID)}
 
@@ -713,7 +743,7 @@ class LinkPrediction(_HeteroTask):
         link = link_release(data, task.edge_type, task.reverse, train[task.edge_type].edge_label_index,
                             train.edge_index_dict, eps, p.feature_share, p.topology, p.clip_bound, p.delta, p.dpsgd(),
                             self.source(trial_seed, *self.release_stream(eps_index, candidate)), trial_seed,
-                            self.progress, p.calibration)
+                            self.progress, p.calibration, p.features, p.feature_dim, p.projection_seed)
         return Released(link, self.finish_report(PrivacyReport(link.guarantees), eps), link.details,
                         "gaussian" if eps is not None else None)
 
@@ -724,7 +754,9 @@ class LinkPrediction(_HeteroTask):
         data, splits = tdata
         task = self.hetero_task
         if released.payload is None:
-            val_auc, auc = train_link_baseline(self.method.name, data, task, splits, trial_seed, hp.hidden, hp.epochs)
+            walks = self.method.params.walks() if self.method.name == "metapath2vec" else None
+            val_auc, auc = train_link_baseline(self.method.name, data, task, splits, trial_seed, hp.hidden, hp.epochs,
+                                               walks=walks)
         else:
             link = released.payload
 

@@ -26,7 +26,7 @@ def test_every_chosen_metapath_exists_and_walks_from_the_labelled_type_back_to_i
 def test_the_nc_task_walks_the_chosen_metapath(monkeypatch):
     seen = []
 
-    def fake(edge_index_dict, metapath, num_nodes_dict, seed, epochs=10):
+    def fake(edge_index_dict, metapath, num_nodes_dict, seed, epochs=10, walks=None):
         seen.append(list(metapath))
         return {"paper": torch.randn(num_nodes_dict["paper"], 8, generator=torch.Generator().manual_seed(seed))}
 

@@ -1,10 +1,11 @@
 """PPCVGAE's tuning on validation: the held-out private nodes, the two-sided objective, one trained
 model per candidate, independent noise per candidate, and the grid's search space for release parameters."""
 
+import numpy as np
 import pytest
 import torch
 
-from privgraph.attacks.attribute import attribute_inference, holdout_private_nodes
+from privgraph.attacks.attribute import attribute_inference, attribute_inference_on, holdout_private_nodes
 from privgraph.data import sensitive_sbm_graph, split_sensitive
 from privgraph.experiments import ExperimentSpec, run_experiment
 from privgraph.experiments.pipeline import Experiment
@@ -36,6 +37,11 @@ def test_score_on_scores_the_same_attacker_on_a_subset():
     assert part.val_accuracy == full.val_accuracy  # the same attacker (its own validation on the public nodes)
     with pytest.raises(ValueError, match="subset of the private nodes"):
         attribute_inference("b", z, d.edge_index, d.sens, d.private_mask, 0, score_on=~d.private_mask)
+    # one fitted attacker scored on both shares gives what two separate fits give (same seed, same model)
+    on_test, on_val = attribute_inference_on("b", z, d.edge_index, d.sens, d.private_mask, 0, False, [test, val])
+    alone = attribute_inference("b", z, d.edge_index, d.sens, d.private_mask, 0, score_on=val)
+    assert on_test.accuracy == part.accuracy and np.array_equal(on_test.predicted, part.predicted)
+    assert on_val.accuracy == alone.accuracy and np.array_equal(on_val.scores, alone.scores)
 
 
 def test_tuned_setting_holds_out_private_nodes_and_maximises_the_two_sided_objective():

@@ -6,11 +6,13 @@ training edges only) or by metapath2vec's dot product.  The experiment loop is
 
 ``python -m privgraph.methods.hetedp.baselines DATASET`` prints metapath2vec's
 validation micro-F1 for each of the dataset's candidate metapaths (the selection
-behind :data:`M2V_METAPATHS`)."""
+behind :data:`M2V_METAPATHS`); ``… DATASET --epochs N`` prints it after each of N
+epochs along the chosen metapath (the choice of :data:`M2V_NC_EPOCHS`)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import torch
 from torch import Tensor
@@ -31,29 +33,62 @@ LINK_BASELINES = ("rgcn", "hgt", "metapath2vec")
 # (`python -m privgraph.methods.hetedp.baselines acm|imdb-magnn`, docs/methods/hetedp.md).
 M2V_METAPATHS: dict[str, str] = {"dblp-magnn": "APCPA", "dblp": "APVPA", "acm": "PSP", "imdb-magnn": "MAM"}
 # Node classification trains 5 epochs (~600 steps of 32 on DBLP): on MAGNN-DBLP along APCPA, seed 0,
-# the validation micro-F1 peaked at epoch 4 of 6 (76.3, 87.5, 89.3, 89.8, 87.8, 87.3 %; an ad-hoc run,
-# not in the repository) and a 10-epoch trial costs ~8 min on a loaded core; link prediction keeps 10.
+# the validation micro-F1 peaked at epoch 4 of 6 (76.25, 87.50, 89.25, 89.75, 87.75, 87.25 %:
+# `python -m privgraph.methods.hetedp.baselines dblp-magnn --epochs 6`, 3 min) and a 10-epoch trial
+# costs ~8 min on a loaded core; link prediction keeps 10.
 M2V_NC_EPOCHS = 5
 
 
+@dataclass(frozen=True)
+class WalkSettings:
+    """metapath2vec's walks and skip-gram (Dong et al. 2017, §3 and §4: "the number of walks per node
+    w: 1000; the walk length l: 100; the vector dimension d: 128; the neighborhood size k: 7").  Ours
+    by default, for CPU time: d = 64, walks of length 20, windows of 5 nodes (PyG's ``context_size``:
+    each window's first node against the 4 after it), 5 walks per start node and epoch, 5 negative
+    walks per positive.  The ``metapath2vec`` method's parameters set the first four."""
+
+    embedding_dim: int = 64
+    walk_length: int = 20
+    context_size: int = 5
+    walks_per_node: int = 5
+    num_negative_samples: int = 5
+
+    def __post_init__(self) -> None:
+        for name in ("embedding_dim", "walk_length", "context_size", "walks_per_node", "num_negative_samples"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"metapath2vec's {name} must be >= 1, got {getattr(self, name)}")
+        if self.context_size < 2 or self.context_size > self.walk_length + 1:
+            raise ValueError(f"metapath2vec's context_size must be in [2, walk_length + 1] = [2, "
+                             f"{self.walk_length + 1}], got {self.context_size}")
+
+
 def metapath2vec_embeddings(edge_index_dict: dict[EdgeType, Tensor], metapath: Sequence[EdgeType],
-                            num_nodes_dict: dict[str, int], seed: int, epochs: int = 10) -> dict[str, Tensor]:
-    """PyG's MetaPath2Vec, walks from the metapath's first type.  Our graphs have a few thousand
-    start nodes (PyG's AMiner example: 1.7M), so small batches (32) and lr 0.05 give ~10³ steps
-    in 10 epochs; 5 epochs of 128 (~10² steps) left the embeddings at chance level."""
+                            num_nodes_dict: dict[str, int], seed: int, epochs: int = 10,
+                            walks: WalkSettings | None = None,
+                            on_epoch: Callable[[int, Callable[[str], Tensor]], None] | None = None
+                            ) -> dict[str, Tensor]:
+    """PyG's MetaPath2Vec, walks from the metapath's first type (``walks``: :class:`WalkSettings`,
+    default ours); ``on_epoch(epoch, embed)`` after each epoch (1-based; ``embed(type)`` gives that
+    type's current embeddings).  Our graphs have a few thousand start nodes (PyG's AMiner example:
+    1.7M), so small batches (32) and lr 0.05 give ~10³ steps in 10 epochs; 5 epochs of 128 (~10² steps)
+    left the embeddings at chance level."""
     from torch_geometric.nn import MetaPath2Vec
 
+    w = WalkSettings() if walks is None else walks
     torch.manual_seed(seed)
-    model = MetaPath2Vec(edge_index_dict, embedding_dim=64, metapath=list(metapath), walk_length=20,
-                         context_size=5, walks_per_node=5, num_negative_samples=5, num_nodes_dict=num_nodes_dict,
-                         sparse=True)
+    model = MetaPath2Vec(edge_index_dict, embedding_dim=w.embedding_dim, metapath=list(metapath),
+                         walk_length=w.walk_length, context_size=w.context_size, walks_per_node=w.walks_per_node,
+                         num_negative_samples=w.num_negative_samples, num_nodes_dict=num_nodes_dict, sparse=True)
     loader = model.loader(batch_size=32, shuffle=True)
     opt = torch.optim.SparseAdam(list(model.parameters()), lr=0.05)
-    for _ in range(epochs):
+    for epoch in range(1, epochs + 1):
         for pos, neg in loader:
             opt.zero_grad()
             model.loss(pos, neg).backward()
             opt.step()
+        if on_epoch is not None:
+            with torch.no_grad():
+                on_epoch(epoch, lambda t: model(t).detach())
     with torch.no_grad():
         return {t: model(t).detach() for t in {et[0] for et in metapath}}
 
@@ -65,29 +100,31 @@ def metapath2vec_metapath(dataset: str) -> list[EdgeType]:
 
 
 def metapath2vec_node_embeddings(data: HeteroData, dataset: str, target: str, seed: int,
-                                 metapath: Sequence[EdgeType] | None = None) -> Tensor:
+                                 metapath: Sequence[EdgeType] | None = None,
+                                 walks: WalkSettings | None = None) -> Tensor:
     """``target``'s metapath2vec embeddings for node classification on ``dataset``: walks along
-    ``metapath`` (default :func:`metapath2vec_metapath`), :data:`M2V_NC_EPOCHS` epochs."""
+    ``metapath`` (default :func:`metapath2vec_metapath`), :data:`M2V_NC_EPOCHS` epochs, ``walks``
+    (default :class:`WalkSettings`'s)."""
     path = metapath2vec_metapath(dataset) if metapath is None else metapath
     sizes = {t: data[t].num_nodes for t in data.node_types}
-    return metapath2vec_embeddings(data.edge_index_dict, path, sizes, seed, epochs=M2V_NC_EPOCHS)[target]
+    return metapath2vec_embeddings(data.edge_index_dict, path, sizes, seed, epochs=M2V_NC_EPOCHS, walks=walks)[target]
 
 
 def train_link_baseline(method: str, data: HeteroData, task: HeteroTask,
                         splits: tuple[HeteroData, HeteroData, HeteroData], seed: int, hidden: int = 64,
-                        epochs: int = 100) -> tuple[float, float]:
+                        epochs: int = 100, walks: WalkSettings | None = None) -> tuple[float, float]:
     """Link prediction of ``task.edge_type`` by ``method`` (one of :data:`LINK_BASELINES`) on the
     ``splits`` (train, val, test) of :func:`~privgraph.data.hetero.link_split`; returns the
     (validation, test) ROC-AUC.  RGCN / HGT: ``epochs`` of full-batch training, the test AUC
     of the epoch with the best validation AUC; metapath2vec: embeddings over the training edges
-    of the relation and its reverse (``hidden`` and ``epochs`` unused)."""
+    of the relation and its reverse, ``walks`` (:class:`WalkSettings`; ``hidden`` and ``epochs`` unused)."""
     if method not in LINK_BASELINES:
         raise ValueError(f"unknown link-prediction baseline {method!r}; choose from {LINK_BASELINES}")
     train, val, test = splits
     src, _, dst = task.edge_type
     if method == "metapath2vec":
         z = metapath2vec_embeddings(train.edge_index_dict, [task.edge_type, task.reverse],
-                                    {t: data[t].num_nodes for t in data.node_types}, seed)
+                                    {t: data[t].num_nodes for t in data.node_types}, seed, walks=walks)
 
         def dot(pairs: Tensor) -> Tensor:
             return (z[src][pairs[0]] * z[dst][pairs[1]]).sum(-1)
@@ -143,7 +180,42 @@ def _validation_scores(dataset: str, seed: int = 0) -> dict[str, float]:
     return scores
 
 
-if __name__ == "__main__":
-    import sys
+def _epoch_scores(dataset: str, seed: int = 0, epochs: int = 6) -> list[float]:
+    """metapath2vec's validation micro-F1 after each of ``epochs`` epochs along the dataset's chosen
+    metapath (:func:`metapath2vec_metapath`; logistic regression on the training nodes, as the ``nc``
+    task; the test nodes are not read): what :data:`M2V_NC_EPOCHS` was chosen on."""
+    from sklearn.linear_model import LogisticRegression
 
-    _validation_scores(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0)
+    from privgraph.data.hetero import TASKS, load_hetero
+    from privgraph.experiments.tasks import _nc_masks
+
+    data, target = load_hetero(dataset), TASKS[dataset].node_type
+    train, val, _ = _nc_masks(data, target, seed)
+    y, scores = data[target].y, []
+
+    def score(epoch: int, embed: Callable[[str], Tensor]) -> None:
+        z = embed(target)
+        clf = LogisticRegression(max_iter=3000).fit(z[train].numpy(), y[train].numpy())
+        scores.append(float((torch.from_numpy(clf.predict(z[val].numpy())) == y[val]).float().mean()))
+        print(f"{dataset} {M2V_METAPATHS.get(dataset, 'first metapath')} epoch {epoch}: validation micro-F1 "
+              f"{100 * scores[-1]:.2f}", flush=True)
+
+    metapath2vec_embeddings(data.edge_index_dict, metapath2vec_metapath(dataset),
+                            {t: data[t].num_nodes for t in data.node_types}, seed, epochs=epochs, on_epoch=score)
+    return scores
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="metapath2vec's validation micro-F1 (node classification)")
+    parser.add_argument("dataset")
+    parser.add_argument("seed", type=int, nargs="?", default=0)
+    parser.add_argument("--epochs", type=int, default=None,
+                        help="score the chosen metapath after each of this many epochs (default: every candidate "
+                             "metapath after M2V_NC_EPOCHS epochs)")
+    args = parser.parse_args()
+    if args.epochs is None:
+        _validation_scores(args.dataset, args.seed)
+    else:
+        _epoch_scores(args.dataset, args.seed, args.epochs)

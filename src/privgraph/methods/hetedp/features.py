@@ -19,6 +19,19 @@ so eq. 14's attention weighting cannot lower the noise-to-signal ratio; it
 is not used.  ``λ`` (the paper's hyperparameter) may only scale the noise
 *up* (λ ≥ 1).
 
+``feature_dim=k`` (opt-in, not in the paper): each raw row is first multiplied
+by a public k × d matrix P with orthonormal rows (:func:`projection_matrix`,
+drawn from ``projection_seed`` alone — data independent, stated in the
+release, never from the noise stream), *then* clipped to C_f in k dimensions
+and perturbed there.  Any fixed per-node map followed by clipping to C_f has
+L2 sensitivity 2·C_f, so σ is unchanged while the noise covers k coordinates
+instead of d: the row keeps up to C_f of signal (‖Px‖ ≈ √(k/d)·‖x‖ on
+average, and ‖Px‖ ≤ ‖x‖ always, so fewer rows are clipped) against k·σ² of
+noise instead of d·σ².  The order matters: clipping in d dimensions and *then*
+projecting gives P·clip(x) + N(0, σ²I_k), which has the law of P applied to
+the unprojected release (P·N(0, σ²I_d) = N(0, σ²I_k) since PPᵀ = I) — mere
+post-processing, no gain in signal.
+
 ``calibration="paper"`` (opt-in, never the default; **not** differentially
 private) reproduces the noise scale of the paper as its code computes it
 (github.com/AixWinnie/HeteDP, ``utilsDP.feat_noise`` and ``featDP.py``):
@@ -44,6 +57,7 @@ of the *clean* features after training.
 from __future__ import annotations
 
 import math
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,10 +69,11 @@ from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.mechanisms import RandomSource
 from privgraph.mechanisms.base import check_delta, check_epsilon
 from privgraph.mechanisms.gaussian import analytic_gaussian_sigma, classical_gaussian_sigma
-from privgraph.mechanisms.randomness import normal
+from privgraph.mechanisms.randomness import derive_seed, make_generator, normal, randn
 
 
 CALIBRATIONS = ("clipped", "paper")
+FEATURE_MODES = ("noisy", "none")  # HeteDP link release: noisy features (ε_f = share·ε) or none read (ε_s = ε)
 PAPER_LAMBDA = 0.01  # §V-A: "a hyperparameter λ to 0.01"; the code's ``features + 0.01 * noise``
 PAPER_SENSITIVITY = 2.0  # the code's ``sens_size = 2.0`` (featDP.py), assumed, not enforced
 
@@ -67,6 +82,13 @@ def check_calibration(calibration: str) -> str:
     if calibration not in CALIBRATIONS:
         raise ValueError(f"calibration must be one of {CALIBRATIONS} ('paper' is not DP), got {calibration!r}")
     return calibration
+
+
+def check_feature_mode(mode: str) -> str:
+    if mode not in FEATURE_MODES:
+        raise ValueError(f"features must be one of {FEATURE_MODES} ('none': the private features are not read, "
+                         f"all of ε goes to DP-SGD), got {mode!r}")
+    return mode
 
 
 def paper_noise_std(epsilon: float, delta: float) -> float:
@@ -90,6 +112,50 @@ def clip_rows(x: Tensor, bound: float) -> tuple[Tensor, int]:
     return x.float() * factor, int((norms.squeeze(1) > bound).sum())
 
 
+def check_feature_dim(k: int | None) -> int | None:
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"feature_dim (the projection's dimension k) must be an integer >= 1 or None, got {k!r}")
+    return k
+
+
+def projection_matrix(d: int, k: int, seed: int) -> Tensor:
+    """A k × d matrix P with orthonormal rows (PPᵀ = I_k, so ‖Px‖ ≤ ‖x‖), uniformly (Haar) distributed,
+    from the public ``seed`` alone: the QR factor of a d × k standard normal matrix, signs fixed by R's
+    diagonal.  It reads no data, so releasing it (or its seed) costs no privacy (module docstring)."""
+    k = check_feature_dim(k)
+    if k > d:
+        raise ValueError(f"feature_dim k = {k} exceeds the feature dimension d = {d}: a projection needs k <= d")
+    g = randn((d, k), make_generator(seed), dtype=torch.float64)
+    q, r = torch.linalg.qr(g)
+    signs = torch.sign(torch.diagonal(r))
+    q = q * torch.where(signs == 0, torch.ones_like(signs), signs)
+    return q.T.contiguous().float()
+
+
+def type_projection_seed(seed: int, node_type: str) -> int:
+    """The public seed of ``node_type``'s projection: ``seed`` and the type's name (crc32), nothing else."""
+    return derive_seed(seed, zlib.crc32(node_type.encode()))
+
+
+def project_rows(x: Tensor, k: int, seed: int) -> Tensor:
+    """The rows of ``x`` [n, d] times the public projection Pᵀ (:func:`projection_matrix`) [n, k]."""
+    return x.float() @ projection_matrix(int(x.shape[1]), k, seed).T
+
+
+def prepare_rows(x: Tensor, node_type: str, clip_bound: float, feature_dim: int | None = None,
+                 projection_seed: int = 0) -> tuple[Tensor, int, bool]:
+    """The signal part of a type's release, before the noise: the rows projected to ``feature_dim``
+    dimensions when the type has more (:func:`project_rows`, seed :func:`type_projection_seed`), then
+    clipped to ``clip_bound``.  Returns the rows, how many were clipped, and whether they were projected."""
+    projected = feature_dim is not None and x.shape[1] > feature_dim
+    if projected:
+        x = project_rows(x, feature_dim, type_projection_seed(projection_seed, node_type))
+    rows, clipped = clip_rows(x, clip_bound)
+    return rows, clipped, projected
+
+
 @dataclass
 class FeatureRelease:
     x: dict[str, Tensor]  # noisy, clipped features per node type
@@ -99,11 +165,15 @@ class FeatureRelease:
 
 def privatize_features(data: HeteroData, epsilon: float, delta: float, clip_bound: float, rng: RandomSource,
                        noise_multiplier: float = 1.0, node_types: list[str] | None = None,
-                       calibration: str = "clipped") -> FeatureRelease:
+                       calibration: str = "clipped", feature_dim: int | None = None,
+                       projection_seed: int = 0) -> FeatureRelease:
     """Clip and perturb the features of ``node_types`` (default: every type with ``x``) once.
 
-    ``calibration="paper"``: the paper's noise scale on the unclipped features instead
-    (:func:`paper_release`; not DP, the guarantee says so)."""
+    ``feature_dim=k``: the rows of each type with more than k features are first projected to k
+    dimensions by the public matrix of :func:`projection_matrix` (seed :func:`type_projection_seed` of
+    ``projection_seed``), then clipped and perturbed there with the same σ (module docstring); types with
+    d ≤ k are released as without it.  ``calibration="paper"``: the paper's noise scale on the unclipped
+    features instead (:func:`paper_release`; not DP, the guarantee says so)."""
     epsilon, delta = check_epsilon(epsilon, "epsilon_f"), check_delta(delta)
     clip_bound = check_clip_bound(clip_bound)
     if not noise_multiplier >= 1.0:
@@ -115,19 +185,39 @@ def privatize_features(data: HeteroData, epsilon: float, delta: float, clip_boun
     for t in types:
         if t not in data.node_types or "x" not in data[t]:
             raise ValueError(f"node type {t!r} has no features")
+    feature_dim = check_feature_dim(feature_dim)
     if check_calibration(calibration) == "paper":
+        if feature_dim is not None:
+            raise ValueError("feature_dim (a projection before clipping) applies to the clipped, DP calibration, "
+                             "not to calibration='paper'")
         return paper_release(data, epsilon, delta, rng, types)
     sensitivity = 2.0 * clip_bound
     sigma = noise_multiplier * analytic_gaussian_sigma(epsilon, delta, sensitivity)
-    out, clipped = {}, {}
+    out, clipped, projected = {}, {}, []
     for t in types:
-        x, clipped[t] = clip_rows(data[t].x, clip_bound)
+        x, clipped[t], was_projected = prepare_rows(data[t].x, t, clip_bound, feature_dim, projection_seed)
+        projected += [t] if was_projected else []
         out[t] = x + normal(tuple(x.shape), sigma, rng).to(x.dtype)
     classical = classical_gaussian_sigma(epsilon, delta, sensitivity) if epsilon < 1 else None
     details = {"clip_bound": clip_bound, "sensitivity": sensitivity, "noise_std": sigma,
                "classical_noise_std": classical, "noise_multiplier": noise_multiplier, "clipped_rows": clipped,
                "node_types": types}
+    projection: tuple[str, ...] = ()
+    if feature_dim is not None:
+        dims = {t: int(data[t].x.shape[1]) for t in types}
+        kept = [t for t in types if t not in projected]
+        details["projection"] = {"dim": feature_dim, "seed": projection_seed, "input_dims": dims,
+                                 "projected": projected, "not_projected (d <= k)": kept,
+                                 "type_seeds": {t: type_projection_seed(projection_seed, t) for t in projected},
+                                 "order": "project, then clip, then noise"}
+        projection = (
+            f"rows of {', '.join(projected) or 'no type'} first projected to k = {feature_dim} dimensions (from "
+            f"{dims}) by a public random matrix with orthonormal rows, drawn from public seed {projection_seed} "
+            "(per type: derive_seed(seed, crc32(type))) and no data; then clipped and perturbed in k dimensions: "
+            "the sensitivity 2·C_f and σ are unchanged"
+            + (f"; {', '.join(kept)} (d <= k) released unprojected" if kept else ""),)
     notes = (
+        *projection,
         f"features clipped to L2 norm ≤ C_f = {clip_bound:g} (how many rows were clipped is a curator-only "
         "diagnostic, not released); sensitivity "
         f"2·C_f of replacing one node's vector; noise std {sigma:.4g} (analytic Gaussian), added once",

@@ -8,7 +8,13 @@
   ε_s covers in each ``topology`` mode).  The release holds the noisy
   features, the fixed random inputs of featureless types, the relations that
   pass messages (public, as given) and the trained weights; never the
-  protected relation's edges.  :func:`link_release` is the one piece of code
+  protected relation's edges.  ``feature_dim=k`` projects each row to k
+  dimensions by a public random matrix before clipping (same σ over fewer
+  coordinates).  ``features="none"`` is the corner ε_f = 0 of the bi-level
+  budget split (§IV-C, eq. 5): the private features are not read at all, every node
+  type gets the public random inputs of featureless types
+  (:func:`~privgraph.data.hetero.node_inputs`), all of ε goes to DP-SGD
+  (ε_s = ε) and the guarantee names the edge unit only.  :func:`link_release` is the one piece of code
   behind both ``privatize`` and the experiment runner.
 * ``hetedp-features`` (node classification, §IV-A): the features of the
   chosen node types, clipped and perturbed once; the graph and the labels
@@ -35,7 +41,8 @@ from privgraph.data.hetero import EdgeType, node_inputs
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Task, param, register_method
-from privgraph.methods.hetedp.features import check_calibration, check_clip_bound, privatize_features
+from privgraph.methods.hetedp.features import (check_calibration, check_clip_bound, check_feature_dim,
+                                               check_feature_mode, prepare_rows, privatize_features)
 from privgraph.methods.hetedp.topology import check_topology, message_relations, topology_guarantee
 from privgraph.methods.heterorr.edges import check_share
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
@@ -59,32 +66,51 @@ class LinkRelease:
 def link_release(data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examples: Tensor,
                  message_edges: dict[EdgeType, Tensor], epsilon: float | None, share: float, topology: str,
                  clip_bound: float, delta: float, config: DPSGDConfig, rng: RandomSource, seed: int,
-                 progress: ProgressHook | None = None, calibration: str = "clipped") -> LinkRelease:
+                 progress: ProgressHook | None = None, calibration: str = "clipped", features: str = "noisy",
+                 feature_dim: int | None = None, projection_seed: int = 0) -> LinkRelease:
     """HeteDP's link release: features (ε_f = share·ε) then DP-SGD on ``examples`` (ε_s), both
     drawing from ``rng``; ``seed`` fixes the random inputs of featureless types.  ``message_edges``
     is the graph whose relations pass messages (the runner gives its training split's).
-    ``calibration="paper"``: the features get the paper's noise scale (not DP, stated)."""
+    ``calibration="paper"``: the features get the paper's noise scale (not DP, stated).
+    ``feature_dim``/``projection_seed``: the public projection before clipping
+    (:func:`~privgraph.methods.hetedp.features.privatize_features`); without ε the rows are projected
+    and clipped the same way, without noise (the ceiling of the projected release).  ``features="none"``: no
+    feature is read (every type gets random inputs from ``seed``), ε_s = ε, ``share`` unused."""
     src, _, dst = edge_type
+    read_features = check_feature_mode(features) == "noisy"
+    if not read_features and (feature_dim is not None or calibration != "clipped"):
+        raise ValueError("features='none' reads no feature: feature_dim and calibration do not apply")
     relations = message_relations(list(message_edges), edge_type, reverse, topology)
     read = list(dict.fromkeys([src, dst, *(et[0] for et in relations)]))
-    inputs = {t: x for t, x in node_inputs(data, seed=seed).items() if t in read}
-    featured = [t for t in read if "x" in data[t]]
+    inputs = {t: x for t, x in node_inputs(data, seed=seed, read_features=read_features).items() if t in read}
+    featured = [t for t in read if "x" in data[t]] if read_features else []
     guarantees: list[PrivacyGuarantee] = []
-    details: dict[str, Any] = {"topology": topology, "calibration": check_calibration(calibration)}
+    details: dict[str, Any] = {"topology": topology, "calibration": check_calibration(calibration),
+                               "feature_mode": "noisy" if read_features else "none (not read; random inputs from the "
+                                                                         "public seed for every type)"}
     eps_s = epsilon
     if epsilon is not None and featured:
         eps_f, eps_s = share * epsilon, (1 - share) * epsilon
         release = privatize_features(data, eps_f, delta, clip_bound, rng, node_types=featured,
-                                     calibration=calibration)
+                                     calibration=calibration, feature_dim=feature_dim,
+                                     projection_seed=projection_seed)
         inputs.update(release.x)
         guarantees.append(release.guarantee)
         details["features"] = release.details
+    elif epsilon is None and featured and feature_dim is not None:  # the same projection and clip, no noise
+        inputs.update({t: prepare_rows(data[t].x, t, clip_bound, feature_dim, projection_seed)[0] for t in featured})
+        details["features"] = {"noise_std": 0.0, "clip_bound": clip_bound,
+                               "projection": {"dim": feature_dim, "seed": projection_seed}}
     link_inputs = LinkInputs.build(inputs, message_edges, relations)
     res = train_link_model_dp(link_inputs, examples, edge_type, eps_s, delta, config, rng, progress)
     if epsilon is not None:
-        guarantees.append(topology_guarantee(res, config, topology, edge_type, reverse, relations))
+        g = topology_guarantee(res, config, topology, edge_type, reverse, relations)
+        guarantees.append(g if read_features else g.with_note(
+            "features='none': no node feature is read (every type's inputs are random, from a public seed), so "
+            "the release holds no function of x and all of ε goes to DP-SGD (ε_s = ε)"))
     else:
-        guarantees.append(unprotected(Unit.NODE_FEATURES, "HeteDP without noise"))
+        guarantees.append(unprotected(Unit.NODE_FEATURES if read_features else f"edge of {edge_type}",
+                                      "HeteDP without noise"))
     details["dpsgd"] = {**res.details, "epsilon_s": res.epsilon, "noise_multiplier": res.noise_multiplier}
     return LinkRelease(res, link_inputs, relations, guarantees, details)
 
@@ -107,6 +133,12 @@ class HeteDPParams(MethodParams):
                                                          "the link model (required)")
     reverse: tuple[str, str, str] | None = param(None, "its reverse relation (default: the one dst → src relation)")
     feature_share: float = param(0.5, "ε_f/ε spent on the features (the runner can choose it on validation)")
+    features: str = param("noisy", "noisy (clipped + Gaussian with ε_f) or none (x is not read: every type gets "
+                                   "public random inputs, ε_s = ε, feature_share unused; the guarantee is the edge's "
+                                   "only)")
+    feature_dim: int | None = param(None, "project each feature row to this many dimensions by a public random "
+                                          "orthonormal matrix before clipping (same σ, fewer noisy coordinates)")
+    projection_seed: int = param(0, "public seed of the projection (data independent, stated in the release)")
     topology: str = param("edge", "edge (messages over the other relations: edge-level DP), node (no messages) or "
                                   "message-passing (the paper's: ε covers one example's loss term, not an edge)")
     clip_bound: float = param(1.0, "L2 bound C_f of each node's feature vector")
@@ -129,11 +161,28 @@ class HeteDPParams(MethodParams):
         object.__setattr__(self, "edge_type", _edge_type(self.edge_type, "edge_type"))
         object.__setattr__(self, "reverse", _edge_type(self.reverse, "reverse"))
         check_share(self.feature_share, "feature_share (ε_f/ε)")
+        _check_projection(self.calibration, self.feature_dim, self.projection_seed)
+        if check_feature_mode(self.features) == "none":
+            default = next(f.default for f in fields(self) if f.name == "feature_share")
+            if self.feature_share != default:
+                raise ValueError("features='none' spends all of ε on DP-SGD (ε_s = ε): feature_share does not "
+                                 "apply, leave it out")
+            if self.feature_dim is not None or self.calibration != "clipped":
+                raise ValueError("features='none' reads no feature: feature_dim and calibration do not apply")
         check_topology(self.topology)
         check_calibration(self.calibration)
         check_clip_bound(self.clip_bound)
         check_delta(self.delta)
         self.dpsgd()
+
+
+def _check_projection(calibration: str, feature_dim: int | None, projection_seed: int) -> None:
+    check_feature_dim(feature_dim)
+    if isinstance(projection_seed, bool) or not isinstance(projection_seed, int):
+        raise ValueError(f"projection_seed must be an integer, got {projection_seed!r}")
+    if feature_dim is not None and calibration == "paper":
+        raise ValueError("feature_dim (a projection before clipping) applies to the clipped, DP calibration, not "
+                         "to calibration='paper'")
 
 
 def _seed(rng: RandomSource) -> int:
@@ -200,14 +249,18 @@ class HeteDP(Method):
         p = self.params
         link = link_release(data, edge_type, reverse, data[edge_type].edge_index, data.edge_index_dict, epsilon,
                             p.feature_share, p.topology, p.clip_bound, p.delta, p.dpsgd(), rng, _seed(rng), progress,
-                            p.calibration)
+                            p.calibration, p.features, p.feature_dim, p.projection_seed)
         out = HeteroData()
         fields_ = {name: WITHHELD for name in input_fields(data)}
         privatized = {g.unit: "privatized: " + g.describe() for g in link.guarantees}
         for t, x in link.inputs.x.items():
             out[t].x = x
-            fields_[f"{t}.x"] = (privatized.get(Unit.NODE_FEATURES, "privatized") if "x" in data[t]
-                                 else "random inputs drawn for a featureless type (no data)")
+            if "x" not in data[t]:
+                fields_[f"{t}.x"] = "random inputs drawn for a featureless type (no data)"
+            elif p.features == "none":
+                fields_[f"{t}.x"] = WITHHELD + " (not read: random inputs from a public seed stand in for it)"
+            else:
+                fields_[f"{t}.x"] = privatized.get(Unit.NODE_FEATURES, "privatized")
         for t in data.node_types:
             out[t].num_nodes = data[t].num_nodes
         for et in link.relations:
@@ -262,12 +315,16 @@ class HeteDPFeatureParams(MethodParams):
     clip_bound: float = param(1.0, "L2 bound C_f of each node's feature vector")
     calibration: str = param("clipped", "clipped (DP, the default) or paper (the paper's λ = 0.01, Δ = 2 on "
                                         "unclipped features: NOT DP, stated as ε = ∞)")
+    feature_dim: int | None = param(None, "project each feature row to this many dimensions by a public random "
+                                          "orthonormal matrix before clipping (same σ, fewer noisy coordinates)")
+    projection_seed: int = param(0, "public seed of the projection (data independent, stated in the release)")
     delta: float = param(1e-5, "δ of the Gaussian release")
 
     def validate(self) -> None:
         if self.node_types is not None:
             object.__setattr__(self, "node_types", tuple(self.node_types))
         check_calibration(self.calibration)
+        _check_projection(self.calibration, self.feature_dim, self.projection_seed)
         check_clip_bound(self.clip_bound)
         check_delta(self.delta)
 
@@ -295,7 +352,8 @@ class HeteDPFeatures(Method):
         p = self.params
         types = list(p.node_types) if p.node_types is not None else None
         release = privatize_features(data, self.check_epsilon_given(epsilon), p.delta, p.clip_bound, rng,
-                                     node_types=types, calibration=p.calibration)
+                                     node_types=types, calibration=p.calibration, feature_dim=p.feature_dim,
+                                     projection_seed=p.projection_seed)
         out = HeteroData()
         fields_ = {name: WITHHELD for name in input_fields(data)}
         for t in data.node_types:
@@ -349,13 +407,37 @@ class HGT(_HeteroBaseline):
     description = "HGT (Hu et al.): heterogeneous graph transformer, non-private baseline"
 
 
+@dataclass(frozen=True)
+class MetaPath2VecParams(MethodParams):
+    """metapath2vec's walk and skip-gram settings (Dong et al. 2017, §4: d = 128, 1,000 walks of length
+    100 per node, neighbourhood 7); the defaults are ours, for CPU time
+    (:class:`~privgraph.methods.hetedp.baselines.WalkSettings`)."""
+
+    embedding_dim: int = param(64, "embedding dimension d")
+    walk_length: int = param(20, "length of each walk (steps along the repeated metapath)")
+    context_size: int = param(5, "skip-gram window (nodes per positive sample, PyG's context_size)")
+    walks_per_node: int = param(5, "walks started from each node of the metapath's first type, per epoch")
+
+    def validate(self) -> None:
+        from privgraph.methods.hetedp.baselines import WalkSettings
+
+        WalkSettings(**self.to_dict())  # raises ValueError on a bad value
+
+    def walks(self) -> Any:
+        """These settings as :class:`~privgraph.methods.hetedp.baselines.WalkSettings`."""
+        from privgraph.methods.hetedp.baselines import WalkSettings
+
+        return WalkSettings(**self.to_dict())
+
+
 @register_method
 class MetaPath2Vec(_HeteroBaseline):
     """metapath2vec (Dong et al.), a non-private baseline of HeteDP's §V-A: the input, unprotected."""
 
     name = "metapath2vec"
     description = "metapath2vec (Dong et al.): random-walk embeddings along a metapath, non-private baseline"
+    Params = MetaPath2VecParams
 
 
-__all__ = ["HGT", "RGCN", "HeteDP", "HeteDPFeatures", "LinkRelease", "MetaPath2Vec", "link_release",
-           "released_link_model", "score_links"]
+__all__ = ["HGT", "RGCN", "HeteDP", "HeteDPFeatures", "LinkRelease", "MetaPath2Vec", "MetaPath2VecParams",
+           "link_release", "released_link_model", "score_links"]
