@@ -160,3 +160,24 @@ def test_hetedp_papers_calibration_is_caught_and_the_default_is_not():
     assert wrong.epsilon_lb > 1.0 and wrong.verdict == VIOLATION, wrong
     right = audit("hetedp-features", 1.0, samples=400).rows[0]
     assert right.epsilon_lb <= 1.0 and right.verdict == CONSISTENT, right
+
+
+def test_featurerr_released_code_accounting_is_caught_against_the_papers_epsilon():
+    """FeatureRR's accounting='released-code' (each feature ε_i = d·θ_i·ε) states its composed total; the
+    audit tests the ε the paper claims per vector and finds it violated, where Theorem 3's accounting is
+    consistent on the same inputs."""
+    wrong = audit("featurerr", 1.0, samples=400, accounting="released-code").rows[0]
+    assert "NOT ε-LDP" in wrong.label and wrong.epsilon == 1.0
+    assert wrong.epsilon_lb > 1.0 and wrong.verdict == VIOLATION, wrong
+    right = audit("featurerr", 1.0, samples=400, data=audit_graph(0, num_features=4)).rows[0]  # wrong's inputs
+    assert right.epsilon_lb <= 1.0 and right.verdict == CONSISTENT, right
+
+
+def test_ppcvgae_papers_noise_is_caught_against_its_claim():
+    """PPCVGAE's calibration='paper' (σ² = max(γ(Δν) − 1, 0)) states ε = ∞; the audit tests the (ε, δ) the
+    paper claims and finds it violated, where the default calibration is consistent."""
+    wrong = audit("ppcvgae", 0.5, samples=2000, calibration="paper").rows[0]
+    assert "NOT DP" in wrong.label and wrong.epsilon == 0.5
+    assert wrong.epsilon_lb > 0.5 and wrong.verdict == VIOLATION, wrong
+    right = audit("ppcvgae", 0.5, samples=2000).rows[0]
+    assert right.epsilon_lb <= 0.5 and right.verdict == CONSISTENT, right
