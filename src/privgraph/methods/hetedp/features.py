@@ -120,6 +120,18 @@ def check_feature_dim(k: int | None) -> int | None:
     return k
 
 
+def check_feature_options(calibration: str, feature_dim: int | None, features: str = "noisy") -> None:
+    """The feature-release options that exclude each other: a projection (``feature_dim``) only with the
+    clipped calibration, and neither with ``features="none"`` (no feature is read)."""
+    check_calibration(calibration)
+    check_feature_dim(feature_dim)
+    if check_feature_mode(features) == "none" and (feature_dim is not None or calibration != "clipped"):
+        raise ValueError("features='none' reads no feature: feature_dim and calibration do not apply")
+    if feature_dim is not None and calibration == "paper":
+        raise ValueError("feature_dim (a projection before clipping) applies to the clipped, DP calibration, not "
+                         "to calibration='paper'")
+
+
 def projection_matrix(d: int, k: int, seed: int) -> Tensor:
     """A k × d matrix P with orthonormal rows (PPᵀ = I_k, so ‖Px‖ ≤ ‖x‖), uniformly (Haar) distributed,
     from the public ``seed`` alone: the QR factor of a d × k standard normal matrix, signs fixed by R's
@@ -185,11 +197,8 @@ def privatize_features(data: HeteroData, epsilon: float, delta: float, clip_boun
     for t in types:
         if t not in data.node_types or "x" not in data[t]:
             raise ValueError(f"node type {t!r} has no features")
-    feature_dim = check_feature_dim(feature_dim)
-    if check_calibration(calibration) == "paper":
-        if feature_dim is not None:
-            raise ValueError("feature_dim (a projection before clipping) applies to the clipped, DP calibration, "
-                             "not to calibration='paper'")
+    check_feature_options(calibration, feature_dim)
+    if calibration == "paper":
         return paper_release(data, epsilon, delta, rng, types)
     sensitivity = 2.0 * clip_bound
     sigma = noise_multiplier * analytic_gaussian_sigma(epsilon, delta, sensitivity)

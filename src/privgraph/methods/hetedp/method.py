@@ -41,8 +41,8 @@ from privgraph.data.hetero import EdgeType, node_inputs
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Task, param, register_method
-from privgraph.methods.hetedp.features import (check_calibration, check_clip_bound, check_feature_dim,
-                                               check_feature_mode, prepare_rows, privatize_features)
+from privgraph.methods.hetedp.features import (check_calibration, check_clip_bound, check_feature_mode,
+                                               check_feature_options, prepare_rows, privatize_features)
 from privgraph.methods.hetedp.topology import check_topology, message_relations, topology_guarantee
 from privgraph.methods.heterorr.edges import check_share
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
@@ -77,9 +77,8 @@ def link_release(data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examp
     and clipped the same way, without noise (the ceiling of the projected release).  ``features="none"``: no
     feature is read (every type gets random inputs from ``seed``), ε_s = ε, ``share`` unused."""
     src, _, dst = edge_type
-    read_features = check_feature_mode(features) == "noisy"
-    if not read_features and (feature_dim is not None or calibration != "clipped"):
-        raise ValueError("features='none' reads no feature: feature_dim and calibration do not apply")
+    check_feature_options(calibration, feature_dim, features)
+    read_features = features == "noisy"
     relations = message_relations(list(message_edges), edge_type, reverse, topology)
     read = list(dict.fromkeys([src, dst, *(et[0] for et in relations)]))
     inputs = {t: x for t, x in node_inputs(data, seed=seed, read_features=read_features).items() if t in read}
@@ -161,28 +160,23 @@ class HeteDPParams(MethodParams):
         object.__setattr__(self, "edge_type", _edge_type(self.edge_type, "edge_type"))
         object.__setattr__(self, "reverse", _edge_type(self.reverse, "reverse"))
         check_share(self.feature_share, "feature_share (ε_f/ε)")
-        _check_projection(self.calibration, self.feature_dim, self.projection_seed)
         if check_feature_mode(self.features) == "none":
             default = next(f.default for f in fields(self) if f.name == "feature_share")
             if self.feature_share != default:
                 raise ValueError("features='none' spends all of ε on DP-SGD (ε_s = ε): feature_share does not "
                                  "apply, leave it out")
-            if self.feature_dim is not None or self.calibration != "clipped":
-                raise ValueError("features='none' reads no feature: feature_dim and calibration do not apply")
+        _check_projection(self.calibration, self.feature_dim, self.projection_seed, self.features)
         check_topology(self.topology)
-        check_calibration(self.calibration)
         check_clip_bound(self.clip_bound)
         check_delta(self.delta)
         self.dpsgd()
 
 
-def _check_projection(calibration: str, feature_dim: int | None, projection_seed: int) -> None:
-    check_feature_dim(feature_dim)
+def _check_projection(calibration: str, feature_dim: int | None, projection_seed: int,
+                      features: str = "noisy") -> None:
     if isinstance(projection_seed, bool) or not isinstance(projection_seed, int):
         raise ValueError(f"projection_seed must be an integer, got {projection_seed!r}")
-    if feature_dim is not None and calibration == "paper":
-        raise ValueError("feature_dim (a projection before clipping) applies to the clipped, DP calibration, not "
-                         "to calibration='paper'")
+    check_feature_options(calibration, feature_dim, features)
 
 
 def _seed(rng: RandomSource) -> int:
@@ -323,7 +317,6 @@ class HeteDPFeatureParams(MethodParams):
     def validate(self) -> None:
         if self.node_types is not None:
             object.__setattr__(self, "node_types", tuple(self.node_types))
-        check_calibration(self.calibration)
         _check_projection(self.calibration, self.feature_dim, self.projection_seed)
         check_clip_bound(self.clip_bound)
         check_delta(self.delta)
