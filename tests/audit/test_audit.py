@@ -181,3 +181,22 @@ def test_ppcvgae_papers_noise_is_caught_against_its_claim():
     assert wrong.epsilon_lb > 0.5 and wrong.verdict == VIOLATION, wrong
     right = audit("ppcvgae", 0.5, samples=2000).rows[0]
     assert right.epsilon_lb <= 0.5 and right.verdict == CONSISTENT, right
+
+
+def test_hetedp_authors_gradient_step_is_caught_and_dpsgd_is_not():
+    """The authors' step (gradient_step='paper') rescales its noise to norm 1: against the ε the paper
+    claims for the same σ the white-box step audit finds a violation, at ε = 1 as at ε = 0.1 (the noise
+    does not grow); eq. 22's step is consistent on the same canaries."""
+    for eps in (1.0, 0.1):
+        wrong = audit_dpsgd(eps, samples=3000, gradient_step="paper")
+        assert "NOT DP" in wrong.label and wrong.epsilon_lb > max(3.0, eps) and wrong.verdict == VIOLATION, wrong
+    right = audit_dpsgd(1.0, samples=3000)
+    assert right.epsilon_lb <= 1.0 and right.verdict == CONSISTENT, right
+
+
+def test_hetedp_end_to_end_row_tests_the_claimed_epsilon_s_for_the_authors_step():
+    row = audit("hetedp", 1.0, samples=6, epochs=1, gradient_step="paper").rows[0]
+    assert "gradient_step=paper, NOT DP" in row.label
+    assert row.epsilon == pytest.approx(0.5, rel=1e-3)  # ε_s = (1 − ε_f/ε)·ε, which the paper claims
+    default = audit("hetedp", 1.0, samples=6, epochs=1).rows[0]
+    assert "NOT DP" not in default.label and default.epsilon == pytest.approx(row.epsilon)

@@ -287,6 +287,8 @@ def _hetero_edge(method: Method, inp: AuditInput) -> list[Neighbours]:
     u, v = _hetero_pair(data, edge_type)
     worlds = (data, with_hetero_edge(data, edge_type, reverse, u, v))
     pair = torch.tensor([[u], [v]])
+    label = f"edge of {edge_type[1] if edge_type[1] != 'to' else '-'.join(edge_type[::2])}"
+    claim, notes = None, []
     if method.name == "hetedp":
         if method.params.topology == "message-passing":
             raise ValueError("hetedp in message-passing mode claims no edge-level ε (its ε covers one example's "
@@ -294,12 +296,22 @@ def _hetero_edge(method: Method, inp: AuditInput) -> list[Neighbours]:
                              "topology='edge' or 'node'")
         observe = lambda rel: score_links(rel, pair).double().numpy()  # noqa: E731
         test = "canary edge absent vs present; the released model's score μ_u·μ_v of the canary pair"
+        if method.params.gradient_step == "paper":  # the authors' step (not DP): vs the ε_s the paper claims
+            from privgraph.accounting import TrustModel
+
+            unit, delta = f"edge of {edge_type}", float(method.params.delta)
+            claim = lambda rel: PrivacyGuarantee(unit, TrustModel.CENTRAL,  # noqa: E731
+                                                 rel.details["dpsgd"]["epsilon_s"], delta,
+                                                 "the paper's claim for its DP-SGD (eq. 22)")
+            label += " — gradient_step=paper, NOT DP: vs the paper's claimed ε_s"
+            notes = ["gradient_step='paper' states no guarantee (ε = ∞); the row tests the ε_s the accountant "
+                     "gives for its σ, rate and steps, which the paper claims"]
     else:
         observe = lambda rel: np.array([float(((rel.data[edge_type].edge_index[0] == u)  # noqa: E731
                                                & (rel.data[edge_type].edge_index[1] == v)).any())])
         test = "edge absent vs present; (u, v) in the released graph"
-    return [Neighbours(f"edge of {edge_type}", f"edge of {edge_type[1] if edge_type[1] != 'to' else '-'.join(edge_type[::2])}",
-                       test, lambda side, rng: _release(method, inp, worlds[side], rng), observe, first_column)]
+    return [Neighbours(f"edge of {edge_type}", label, test, lambda side, rng: _release(method, inp, worlds[side], rng),
+                       observe, first_column, claim, notes)]
 
 
 @audits("hetedp-features")

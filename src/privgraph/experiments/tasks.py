@@ -33,7 +33,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
-from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 from torch import Tensor
 from torch_geometric.data import Data, HeteroData
@@ -565,15 +564,7 @@ def _nc_masks(data: HeteroData, target: str, seed: int, split: str = "random") -
     split of the labelled nodes (:func:`~privgraph.data.hetero.hetedp_node_split`), from ``seed``."""
     store = data[target]
     if split == "hetedp":
-        from privgraph.data.hetero import hetedp_node_split
-
-        labelled = (store.y >= 0).nonzero().flatten()
-        masks = []
-        for part in hetedp_node_split(labelled.numel(), seed):
-            mask = torch.zeros(store.num_nodes, dtype=torch.bool)
-            mask[labelled[part]] = True
-            masks.append(mask)
-        return masks[0], masks[1], masks[2]
+        return _labelled_split(data, target, seed)
     if split != "random":
         raise ValueError(f"unknown node-classification split {split!r}; choose from {HETERO_NC_SPLITS}")
     if "val_mask" in store:
@@ -590,6 +581,39 @@ def _nc_masks(data: HeteroData, target: str, seed: int, split: str = "random") -
     val, train = torch.zeros_like(store.train_mask), torch.zeros_like(store.train_mask)
     val[train_idx[:cut]], train[train_idx[cut:]] = True, True
     return train, val, store.test_mask
+
+
+def _labelled_split(data: HeteroData, target: str, seed: int, **ratios: float) -> tuple[Tensor, Tensor, Tensor]:
+    """(train, val, test) masks over ``target``: :func:`~privgraph.data.hetero.hetedp_node_split` of
+    its labelled nodes (``y >= 0``) from ``seed``, ``ratios`` its ``train_ratio`` / ``val_ratio``
+    (default the authors' 20/10)."""
+    from privgraph.data.hetero import hetedp_node_split
+
+    store = data[target]
+    labelled = (store.y >= 0).nonzero().flatten()
+    masks = []
+    for part in hetedp_node_split(labelled.numel(), seed, **ratios):
+        mask = torch.zeros(store.num_nodes, dtype=torch.bool)
+        mask[labelled[part]] = True
+        masks.append(mask)
+    return masks[0], masks[1], masks[2]
+
+
+def _m2v_classifier(z: Tensor, data: HeteroData, target: str, seed: int, split: str,
+                    params: Any) -> tuple[Any, tuple[Tensor, Tensor, Tensor]]:
+    """metapath2vec's node classifier on the embeddings ``z`` of ``target``: ``params.classifier``
+    (:meth:`~privgraph.methods.hetedp.method.MetaPath2VecParams.fit_classifier`) fitted on the
+    training nodes, and the (train, val, test) masks.  Without ``params.train_share`` the masks are
+    the task's split (:func:`_nc_masks`); with a share s they are a random s / v / rest split of the
+    labelled nodes from ``seed`` (MAGNN's evaluation protocol, with v =
+    ``params.validation_share()`` validating)."""
+    if params.train_share is None:
+        masks = _nc_masks(data, target, seed, split)
+    else:
+        masks = _labelled_split(data, target, seed, train_ratio=params.train_share,
+                                val_ratio=params.validation_share())
+    train, y = masks[0], data[target].y
+    return params.fit_classifier(z[train].numpy(), y[train].numpy()), masks
 
 
 def _metapath_graph(data: HeteroData, name: str) -> HeteroData:
@@ -614,9 +638,11 @@ class HeteroNodeClassification(_HeteroTask):
     """Node classification on the dataset's target type (HeteDP §V-B): for ``hetedp`` (and
     ``hetedp-features``) the target type's features clipped and perturbed once with ε (§IV-A), then a
     HAN over the dataset's metapaths (eq. 7–13); RGCN and HGT end to end; metapath2vec embeddings with
-    a logistic regression.  The graph and the labels are not protected (stated).  ``split``: the
-    dataset's own split (``random``, the default) or the HeteDP authors' random 20/10/70 node split
-    (``hetedp``, a new one per trial seed; :func:`_nc_masks`)."""
+    a logistic regression or a linear SVM (its ``classifier``), trained on the split's training nodes or
+    on a random share of the labelled ones (its ``train_share``; :func:`_m2v_classifier`).  The graph
+    and the labels are not protected (stated).  ``split``: the dataset's own split (``random``, the
+    default) or the HeteDP authors' random 20/10/70 node split (``hetedp``, a new one per trial seed;
+    :func:`_nc_masks`)."""
 
     name = "hetero-nc"
     metrics = ("micro_f1", "macro_f1")
@@ -636,6 +662,10 @@ class HeteroNodeClassification(_HeteroTask):
         if self.method.name == "hetedp" and self.method.params.features == "none":
             raise ValueError("features='none' is a link-prediction option (node classification releases the "
                              "features themselves): use features='noisy'")
+        if self.method.name == "metapath2vec" and self.method.params.train_share is not None \
+                and self.spec.split != "random":
+            raise ValueError(f"metapath2vec's train_share draws its own random split of the labelled nodes: "
+                             f"leave split at its default (got split={self.spec.split!r})")
 
     def model_name(self):
         return "nc"
@@ -668,15 +698,16 @@ class HeteroNodeClassification(_HeteroTask):
 
         method, target = self.method.name, self.hetero_task.node_type
         y = tdata[target].y
-        train, val, test = _nc_masks(tdata, target, trial_seed, self.spec.split)
         classes = int(y.max()) + 1
         if method == "metapath2vec":
             z = metapath2vec_node_embeddings(tdata, self.key, target, trial_seed,  # the dataset's metapath
                                              walks=self.method.params.walks())
-            clf = LogisticRegression(max_iter=3000).fit(z[train].numpy(), y[train].numpy())
+            clf, (train, val, test) = _m2v_classifier(z, tdata, target, trial_seed, self.spec.split,
+                                                      self.method.params)
             predicted = torch.from_numpy(clf.predict(z[test].numpy()))
             val_acc = float((torch.from_numpy(clf.predict(z[val].numpy())) == y[val]).float().mean())
             return Evaluation(_f1(y[test], predicted), val_acc)
+        train, val, test = _nc_masks(tdata, target, trial_seed, self.spec.split)
         if method in ("hetedp", "hetedp-features"):
             with torch.random.fork_rng():  # AddMetaPaths samples neighbours from torch's global generator
                 torch.manual_seed(derive_seed(trial_seed, 6))
@@ -717,6 +748,9 @@ class LinkPrediction(_HeteroTask):
         if self.method.name == "hetedp" and p.edge_type is not None and p.edge_type != self.hetero_task.edge_type:
             raise ValueError(f"{self.spec.dataset}'s link task predicts {self.hetero_task.edge_type}: the pipeline "
                              "sets edge_type from the dataset")
+        if self.method.name == "metapath2vec" and (p.classifier != "logistic" or p.train_share is not None):
+            raise ValueError("metapath2vec's classifier and train_share are node-classification parameters (link "
+                             "prediction scores the embeddings' inner products): leave them at their defaults")
 
     def model_name(self):
         return "lp"

@@ -3,7 +3,11 @@ gradient (per-example gradients clipped to C, N(0, σ²C²) added to the sum,
 divided by the *expected* Poisson batch B — the realised size would leak) and
 what a private training returns.  σ comes from the RDP accountant
 (:mod:`privgraph.accounting.rdp`) for rate q = B/|E| and T steps.  The link
-trainer that uses them is :mod:`privgraph.train.link_prediction`."""
+trainer that uses them is :mod:`privgraph.train.link_prediction`.
+
+:func:`paper_gradient_step` is the HeteDP authors' step instead (opt-in,
+``gradient_step="paper"``, **not** DP): it exists to measure what the paper's
+link-prediction numbers rest on, never as a default."""
 
 from __future__ import annotations
 
@@ -12,8 +16,12 @@ from typing import Any
 
 import torch
 from torch import Tensor, nn
+from torch.nn.functional import normalize
 
 from privgraph.mechanisms.randomness import RandomSource, randn
+
+
+GRADIENT_STEPS = ("dpsgd", "paper")
 
 
 @dataclass(frozen=True)
@@ -26,6 +34,7 @@ class DPSGDConfig:
     hidden: int = 32
     latent: int = 32
     kl_weight: float = 0.01  # eq. 21's KL, down-weighted: at weight 1 the posterior collapses (AUC 0.5 in our runs)
+    gradient_step: str = "dpsgd"  # "dpsgd" (eq. 22, DP) or "paper" (the authors' utilsDP step: NOT DP)
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "epochs", "negatives", "hidden", "latent"):
@@ -35,6 +44,9 @@ class DPSGDConfig:
             raise ValueError("clip C and lr must be > 0")
         if not self.kl_weight >= 0:
             raise ValueError(f"kl_weight must be >= 0, got {self.kl_weight}")
+        if self.gradient_step not in GRADIENT_STEPS:
+            raise ValueError(f"gradient_step must be one of {GRADIENT_STEPS} ('paper' is not DP), got "
+                             f"{self.gradient_step!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,3 +87,35 @@ def clipped_noisy_gradient(per_example: dict[str, Tensor], clip: float, noise_st
             summed = summed + randn(tuple(summed.shape), rng, summed.dtype) * noise_std
         out[n] = summed / expected_batch
     return out, norms
+
+
+def paper_gradient_step(batch_gradient: dict[str, Tensor], clip: float, noise_std: float,
+                        rng: RandomSource | None) -> dict[str, Tensor]:
+    """The HeteDP authors' gradient step (github AixWinnie/HeteDP, ``utilsDP.clip_and_accumulate``
+    then ``utilsDP.add_noise``) on a batch's summed gradient — **not** differentially private.
+
+    Per parameter, in the orientation of their DGL ``GraphConv`` weights (input × output: a
+    ``nn.Linear`` weight is transposed first; a bias is one row): each *row* of the batch gradient
+    is clipped to norm ``clip``, the rows are summed and the sum rescaled to unit norm; N(0,
+    noise_std²) noise of the same shape is drawn and also rescaled to unit norm; their sum,
+    divided by the number of rows (the bias: its length), becomes every row of the gradient.
+    Why it is not DP: nothing bounds one example's contribution (the batch's gradient is clipped
+    row by row, not each example's), and the noise has norm 1 whatever σ is — its size does not
+    grow as ε shrinks, so the accountant's ε describes nothing.  ``noise_std = 0``: no noise."""
+    if rng is None and noise_std > 0:
+        raise ValueError("the noise needs an explicit random source (a torch.Generator or SecureRandom)")
+    out = {}
+    for name, g in batch_gradient.items():
+        if g.dim() > 2:
+            raise ValueError(f"the authors' step is defined for weight matrices and biases, {name} has shape "
+                             f"{tuple(g.shape)}")
+        rows = g.t() if g.dim() == 2 else g.reshape(1, -1)
+        clipped = rows / torch.clamp(torch.linalg.vector_norm(rows, dim=-1, keepdim=True) / clip, min=1.0)
+        step = normalize(clipped.sum(0), dim=0)
+        if rng is not None and noise_std > 0:
+            step = step + normalize(randn(tuple(step.shape), rng, step.dtype) * noise_std, dim=0)
+        if g.dim() == 2:
+            out[name] = (step / rows.shape[0]).expand_as(rows).t().contiguous()
+        else:
+            out[name] = (step / g.shape[0]).reshape(g.shape)
+    return out

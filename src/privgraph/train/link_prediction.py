@@ -32,7 +32,7 @@ from privgraph.mechanisms.randomness import RandomSource, integers, make_generat
 from privgraph.nn.cvgae import gaussian_kl
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
 from privgraph.progress import ProgressHook
-from privgraph.train.dpsgd import DPSGDConfig, DPSGDResult, clipped_noisy_gradient
+from privgraph.train.dpsgd import DPSGDConfig, DPSGDResult, clipped_noisy_gradient, paper_gradient_step
 
 
 def neighbour_means(x: dict[str, Tensor], edge_index_dict: dict[EdgeType, Tensor],
@@ -83,7 +83,9 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
     """DP-SGD on the examples ``edges`` [2, E] of ``edge_type`` (indices into the source and
     destination types of ``inputs``); ``epsilon=None`` trains the same model with the same
     sampling, unclipped and noiseless.  What ε protects depends on the relations whose means
-    ``inputs`` holds (:mod:`privgraph.methods.hetedp.topology`).
+    ``inputs`` holds (:mod:`privgraph.methods.hetedp.topology`).  ``config.gradient_step="paper"``
+    replaces eq. 22 by the authors' step (:func:`~privgraph.train.dpsgd.paper_gradient_step`, not DP);
+    σ and the accounting are computed as for DP-SGD, so the result states the ε they would claim.
 
     ``rng`` drives the Poisson sampling, the negatives, the reparameterisation draws and the
     gradient noise: a ``torch.Generator``, :class:`~privgraph.mechanisms.SecureRandom` (the OS
@@ -128,9 +130,13 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
                                      inputs.rows(dst_type, torch.cat([v[:, None], neg_v], dim=1)), draws)
         else:  # an empty Poisson batch still releases noise
             grads = {k: torch.zeros((0, *p.shape)) for k, p in model.named_parameters()}
-        noisy, norms = clipped_noisy_gradient(grads, clip, sigma * config.clip, expected_batch, g)
-        if norms.numel():
-            clipped_share.append(float((norms > clip).float().mean()))
+        if config.gradient_step == "paper":  # the authors' step (not DP): on the batch's gradient
+            noisy = paper_gradient_step({k: v.sum(0) for k, v in grads.items()}, config.clip,
+                                        sigma * config.clip, g)
+        else:
+            noisy, norms = clipped_noisy_gradient(grads, clip, sigma * config.clip, expected_batch, g)
+            if norms.numel():
+                clipped_share.append(float((norms > clip).float().mean()))
         opt.zero_grad()
         for name, p in model.named_parameters():
             p.grad = noisy[name]

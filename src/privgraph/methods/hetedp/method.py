@@ -23,7 +23,11 @@
 Both take ``calibration``: ``"clipped"`` (the default, DP) or ``"paper"`` —
 the paper's noise scale as its code computes it, **not** DP, stated as ε = ∞
 in the report (:mod:`~privgraph.methods.hetedp.features`); it exists to show
-what the paper's numbers rest on, never as a default.
+what the paper's numbers rest on, never as a default.  ``hetedp`` also takes
+``gradient_step``: ``"dpsgd"`` (the default, eq. 22) or ``"paper"`` — the
+authors' gradient step (:func:`~privgraph.train.dpsgd.paper_gradient_step`),
+**not** DP, its edge guarantee stated as ε = ∞
+(:func:`~privgraph.methods.hetedp.topology.paper_step_guarantee`).
 * ``rgcn``, ``hgt``, ``metapath2vec``: non-private baselines; their "release"
   is the input, stated as unprotected.
 """
@@ -152,6 +156,9 @@ class HeteDPParams(MethodParams):
     hidden: int = param(32, "encoder hidden width")
     latent: int = param(32, "embedding dimension")
     kl_weight: float = param(0.01, "weight of eq. 21's KL term")
+    gradient_step: str = param("dpsgd", "dpsgd (eq. 22: per-example clipping, Gaussian noise; DP, the default) or "
+                                        "paper (the authors' utilsDP step: the batch gradient's rows clipped, sum "
+                                        "and noise rescaled to norm 1: NOT DP, stated as ε = ∞)")
 
     def dpsgd(self) -> DPSGDConfig:
         return DPSGDConfig(**{f.name: getattr(self, f.name) for f in fields(DPSGDConfig)})
@@ -284,8 +291,8 @@ def released_link_model(release: PrivateRelease) -> tuple[RelationalVGAEEncoder,
     data = release.data
     edge_type = params.edge_type
     relations = list(data.edge_types)
-    inputs = LinkInputs.build({t: data[t].x for t in data.node_types if "x" in data[t]}, data.edge_index_dict,
-                              relations)
+    inputs = LinkInputs.build({t: data[t].x for t in data.node_types if "x" in data[t]},  # none in node mode
+                              {et: data[et].edge_index for et in relations}, relations)
     model = RelationalVGAEEncoder({t: x.shape[1] for t, x in inputs.x.items()},
                                   list(dict.fromkeys((edge_type[0], edge_type[2]))), relations, params.hidden,
                                   params.latent)
@@ -404,23 +411,67 @@ class HGT(_HeteroBaseline):
 class MetaPath2VecParams(MethodParams):
     """metapath2vec's walk and skip-gram settings (Dong et al. 2017, §4: d = 128, 1,000 walks of length
     100 per node, neighbourhood 7); the defaults are ours, for CPU time
-    (:class:`~privgraph.methods.hetedp.baselines.WalkSettings`)."""
+    (:class:`~privgraph.methods.hetedp.baselines.WalkSettings`).  Node classification only: the
+    classifier trained on the embeddings (``classifier``) and on which nodes (``train_share``); the
+    embeddings do not depend on either (they depend on the trial seed and the walk settings only)."""
 
     embedding_dim: int = param(64, "embedding dimension d")
     walk_length: int = param(20, "length of each walk (steps along the repeated metapath)")
     context_size: int = param(5, "skip-gram window (nodes per positive sample, PyG's context_size)")
     walks_per_node: int = param(5, "walks started from each node of the metapath's first type, per epoch")
+    classifier: str = param("logistic", "node classification's classifier on the embeddings: logistic "
+                            "(scikit-learn LogisticRegression(max_iter=3000)) or svm (LinearSVC(dual=False, "
+                            "max_iter=10000, random_state=0): the linear SVM of MAGNN's evaluation of embeddings)")
+    train_share: float | None = param(None, "node classification: train the classifier on this random share s "
+                                      "of the labelled target nodes, 0 < s < 1 (MAGNN's protocol: 20-80 %), "
+                                      "validate on min(0.05, (1 - s)/2) of them, test on the rest; default: the "
+                                      "task's split")
+
+    # class attributes, not parameters (no annotation): the classifiers, and with train_share s the
+    # validation share's cap (min(this, (1 - s)/2) of the labelled nodes validate; the test keeps the rest)
+    CLASSIFIERS = ("logistic", "svm")
+    VALIDATION_SHARE = 0.05
 
     def validate(self) -> None:
         from privgraph.methods.hetedp.baselines import WalkSettings
 
-        WalkSettings(**self.to_dict())  # raises ValueError on a bad value
+        WalkSettings(**self._walk_values())  # raises ValueError on a bad value
+        if self.classifier not in self.CLASSIFIERS:
+            raise ValueError(f"metapath2vec's classifier must be one of {self.CLASSIFIERS} (logistic: "
+                             f"LogisticRegression; svm: LinearSVC), got {self.classifier!r}")
+        s = self.train_share
+        if s is not None and (isinstance(s, bool) or not isinstance(s, (int, float)) or not 0 < s < 1):
+            raise ValueError(f"metapath2vec's train_share must be a number in (0, 1) (the share of the labelled "
+                             f"nodes that trains the classifier) or None (the task's split), got {s!r}")
+
+    def _walk_values(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("classifier", "train_share")}
 
     def walks(self) -> Any:
         """These settings as :class:`~privgraph.methods.hetedp.baselines.WalkSettings`."""
         from privgraph.methods.hetedp.baselines import WalkSettings
 
-        return WalkSettings(**self.to_dict())
+        return WalkSettings(**self._walk_values())
+
+    def validation_share(self) -> float | None:
+        """With ``train_share`` s: the share of the labelled nodes that validates,
+        ``VALIDATION_SHARE`` (0.05) or (1 − s)/2 where that is smaller (the test keeps the rest,
+        1 − s − that); None without ``train_share``."""
+        s = self.train_share
+        return None if s is None else min(self.VALIDATION_SHARE, (1 - s) / 2)
+
+    def fit_classifier(self, x: Any, y: Any) -> Any:
+        """The ``classifier`` (scikit-learn), fitted on ``(x, y)``.  ``svm``: ``LinearSVC`` with
+        scikit-learn's defaults (C = 1, squared hinge, one-vs-rest) apart from ``dual=False`` (what
+        its ``dual="auto"`` picks when the nodes outnumber the dimensions, as here, and what MAGNN's
+        ``svm_test`` passes; the primal solver is deterministic), ``max_iter=10000`` (10 × the
+        default, so that it converges) and ``random_state=0`` (unused by the primal solver; fixed)."""
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.svm import LinearSVC
+
+        if self.classifier == "svm":
+            return LinearSVC(dual=False, max_iter=10000, random_state=0).fit(x, y)
+        return LogisticRegression(max_iter=3000).fit(x, y)
 
 
 @register_method

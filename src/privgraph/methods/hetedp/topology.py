@@ -67,6 +67,22 @@ def message_relations(edge_types: Sequence[EdgeType], protected: EdgeType, rever
     return relations
 
 
+def paper_step_guarantee(result: DPSGDResult, edge_type: EdgeType) -> PrivacyGuarantee:
+    """The guarantee of a model trained with the authors' step
+    (:func:`~privgraph.train.dpsgd.paper_gradient_step`): none — ε = ∞, with the (ε_s, δ) the paper
+    would claim for the same σ, rate and steps, and why it does not hold, in the notes."""
+    return PrivacyGuarantee(
+        f"edge of {edge_type}", TrustModel.CENTRAL, math.inf, 0.0,
+        "HeteDP topology: the authors' gradient step, NOT DP",
+        (f"NOT differentially private: the HeteDP authors' step (utilsDP.clip_and_accumulate, add_noise), for which "
+         f"the paper would claim ({result.epsilon:.4g}, {result.delta:g})-DP (noise multiplier "
+         f"{result.noise_multiplier:.4g}, rate {result.sample_rate:.4g}, {result.steps} steps)",
+         "why not DP: rows of the batch's gradient are clipped, not each example's gradient, so one edge's "
+         "influence is unbounded; and the clipped sum and the noise are each rescaled to norm 1, so the noise does "
+         "not grow as ε shrinks",
+         "use gradient_step='dpsgd' (the default) for edge-level DP"))
+
+
 def topology_guarantee(result: DPSGDResult, config: DPSGDConfig, mode: str, edge_type: EdgeType,
                        reverse: EdgeType, relations: Sequence[EdgeType]) -> PrivacyGuarantee:
     """What DP-SGD's ε covers for a model trained on the examples of ``edge_type`` in ``mode``
@@ -77,6 +93,8 @@ def topology_guarantee(result: DPSGDResult, config: DPSGDConfig, mode: str, edge
     check_topology(mode)
     if not math.isfinite(result.epsilon):
         raise ValueError("a noiseless training (epsilon=None) has no DP-SGD guarantee")
+    if config.gradient_step == "paper":
+        return paper_step_guarantee(result, edge_type)
     accounting = (f"RDP accountant: noise multiplier {result.noise_multiplier:.4g}, sampling rate "
                   f"{result.sample_rate:.4g}, {result.steps} steps, clip C = {config.clip:g}")
     others = ", ".join(sorted({et[1] if et[1] != "to" else f"{et[0]}-{et[2]}" for et in relations
