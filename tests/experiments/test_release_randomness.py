@@ -36,8 +36,11 @@ def _release(method, secure, tmp_path, name, **kw):
 
 @pytest.mark.parametrize("method", PRIVATE)
 def test_two_secure_releases_of_every_method_differ_and_record_no_seed(method, tmp_path):
-    a, meta = _release(method, True, tmp_path, "a.pt")
-    b, _ = _release(method, True, tmp_path, "b.pt")
+    # LapGraph at the default ε: on this small graph two releases coincided in 1 of 8 pairs (both the same
+    # 1,124 edges: its noisy private-edge count can round to nothing, a legitimate outcome); not at ε = 4
+    kw = {"epsilons": [4.0]} if method == "lapgraph" else {}
+    a, meta = _release(method, True, tmp_path, "a.pt", **kw)
+    b, _ = _release(method, True, tmp_path, "b.pt", **kw)
     same_x = torch.equal(a["x"], b["x"])
     same_edges = a["edge_index"].shape == b["edge_index"].shape and torch.equal(a["edge_index"], b["edge_index"])
     assert not (same_x and same_edges), f"{method}: two secure releases are identical"
