@@ -580,6 +580,7 @@ def sweep(
     table: list[str] = typer.Option([], help="only this table of the grid (repeatable)"),
     dataset: list[str] = typer.Option([], help="only this dataset (repeatable)"),
     row: list[str] = typer.Option([], help="only the row with this label (repeatable)"),
+    epsilon: list[str] = typer.Option([], help="only this ε, a number or none (repeatable)"),
     trials: Optional[int] = typer.Option(None, help="trials per setting instead of the grid's"),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="run again the trials stored with an error"),
     data_root: Optional[Path] = DATA_ROOT_OPTION,
@@ -592,7 +593,7 @@ def sweep(
     from privgraph.experiments.sweep import sweep as run_sweep
 
     try:
-        chosen = Grid.load(grid, str(data_root) if data_root else None).select(table, dataset, row, trials)
+        chosen = Grid.load(grid, str(data_root) if data_root else None).select(table, dataset, row, trials, epsilon)
         chosen.validate()
     except ValueError as err:
         _fail(str(err))

@@ -113,6 +113,12 @@ grid = { delta = [0.1, 0.5] }
     part = grid.select(labels=["RR"], trials=7)
     assert [s.label for s in part.settings] == ["RR", "RR"] and all(s.trials == 7 for s in part.settings)
     assert [s.key for s in part.settings] == [s.key for s in grid.settings[:2]]  # trials are not in the hash
+    by_eps = grid.select(epsilons=["4", "none"])
+    assert [(s.label, s.epsilon) for s in by_eps.settings] == [("RR", 4.0), ("non-private", None),
+                                                               ("Blink (delta=0.1)", 4.0), ("Blink (delta=0.5)", 4.0)]
+    assert {s.key for s in by_eps.settings} <= {s.key for s in grid.settings}  # the same settings, not new ones
+    with pytest.raises(ValueError, match="no ε 2 \\(it has 1, 4, none\\)"):
+        grid.select(epsilons=[2])
 
 
 @pytest.mark.parametrize("extra, message", [

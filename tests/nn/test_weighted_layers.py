@@ -111,3 +111,20 @@ def test_blockwise_propagation_gradient():
     op, _, _, x = _dense_case(n=15, seed=1)
     x.requires_grad_(True)
     assert torch.autograd.gradcheck(lambda h: propagate(op, h), (x,))
+
+
+def test_blockwise_rows_are_kept_only_under_the_memory_limit():
+    op, _, _, x = _dense_case(n=20, seed=2)
+    calls = []
+    rows = op.rows
+    op.rows = lambda s, e: calls.append((s, e)) or rows(s, e)
+    blocks = len(range(0, 20, op.block))
+    op.max_cached_bytes = 0  # recomputed on every use
+    uncached = [op.matmul(x), op.matmul(x)]
+    assert len(calls) == 2 * blocks and not hasattr(op, "_blocks")
+    calls.clear()
+    op.max_cached_bytes = 4 * 20 * 20  # kept after the first pass
+    cached = [op.matmul(x), op.matmul(x), op.degree()]
+    assert len(calls) == blocks
+    assert torch.equal(cached[0], uncached[0]) and torch.equal(cached[1], uncached[1])
+    assert torch.allclose(cached[2], op.to_dense().sum(1))

@@ -183,20 +183,26 @@ class Grid:
                                  list(table.get("metrics", []))))
 
     def select(self, tables: Iterable[str] = (), datasets: Iterable[str] = (), labels: Iterable[str] = (),
-               trials: int | None = None) -> "Grid":
-        """The part of the grid to run (empty filters keep everything); ``trials`` overrides the count."""
+               trials: int | None = None, epsilons: Iterable[Any] = ()) -> "Grid":
+        """The part of the grid to run (empty filters keep everything); ``trials`` overrides the count.
+        ``epsilons`` are numbers or "none"; a setting's trials do not depend on which others run (each
+        setting is its own spec), so a filtered sweep stores what the whole grid would."""
         tables, datasets, labels = set(tables), {d.lower() for d in datasets}, set(labels)
+        eps_wanted = {_epsilon(e) for e in epsilons}
         for what, wanted, have in (("table", tables, {s.table for s in self.settings}),
                                    ("dataset", datasets, {s.dataset.lower() for s in self.settings}),
-                                   ("row", labels, {s.label for s in self.settings})):
+                                   ("row", labels, {s.label for s in self.settings}),
+                                   ("ε", eps_wanted, {s.epsilon for s in self.settings})):
             unknown = wanted - have
             if unknown:
-                raise ValueError(f"the grid {self.name} has no {what} {', '.join(sorted(unknown))} "
-                                 f"(it has {', '.join(sorted(have))})")
+                def names(values: set[Any]) -> str:
+                    return ", ".join(sorted(_epsilon_name(v) if what == "ε" else v for v in values))
+                raise ValueError(f"the grid {self.name} has no {what} {names(unknown)} (it has {names(have)})")
         if trials is not None and trials < 1:
             raise ValueError("trials must be >= 1")
         chosen = [s for s in self.settings if (not tables or s.table in tables)
-                  and (not datasets or s.dataset.lower() in datasets) and (not labels or s.label in labels)]
+                  and (not datasets or s.dataset.lower() in datasets) and (not labels or s.label in labels)
+                  and (not eps_wanted or s.epsilon in eps_wanted)]
         if trials is not None:
             chosen = [dataclasses.replace(s, spec=dataclasses.replace(s.spec, trials=trials)) for s in chosen]
         return dataclasses.replace(self, settings=chosen)
@@ -226,6 +232,10 @@ def _epsilon(value: Any) -> float | None:
     if isinstance(value, str) and value.lower() == "none":
         return None
     return float(value)
+
+
+def _epsilon_name(value: float | None) -> str:
+    return "none" if value is None else f"{value:g}"
 
 
 def _known(raw: dict[str, Any], allowed: set[str], where: str) -> None:

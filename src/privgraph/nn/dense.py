@@ -4,7 +4,11 @@ Blink-Soft (Blink paper, eq. 9) aggregates over *all* pairs with weights
 P_ij.  A :class:`BlockwiseAdjacency` produces P row block by row block (for
 Blink, from the evidence states and β: :class:`privgraph.methods.blink.soft.PosteriorAdjacency`);
 :func:`propagate` computes P·H in blocks, memory O(block·n), and its
-gradient Pᵀ·G = P·G (P is symmetric) the same way.  The layers are the
+gradient Pᵀ·G = P·G (P is symmetric) the same way.  Row blocks are computed
+once and kept while the whole float matrix fits ``max_cached_bytes`` (Cora:
+29 MB; a GCN training then multiplies cached blocks instead of recomputing P
+four times an epoch); above that they are recomputed on every use, memory
+O(block·n).  The layers are the
 weighted forms of Appendix B.1 written for such a P:
 
 * :class:`DenseGCNConv` — eq. (20), P̂ = P + I, symmetric normalisation;
@@ -26,25 +30,41 @@ class BlockwiseAdjacency:
 
     num_nodes: int
     block: int = 1024
+    max_cached_bytes: int = 512 * 2**20  # keep the float32 row blocks when n² · 4 bytes fit
 
     def rows(self, start: int, stop: int) -> Tensor:
         """float32 [stop − start, n]: rows ``start:stop`` of P."""
         raise NotImplementedError
 
+    def blocks(self):
+        """(start, stop, rows) over the row blocks, from the cache where it is kept."""
+        cache = getattr(self, "_blocks", None)
+        if cache is not None:
+            yield from cache
+            return
+        keep = 4 * self.num_nodes * self.num_nodes <= self.max_cached_bytes
+        kept = []
+        for s in range(0, self.num_nodes, self.block):
+            e = min(s + self.block, self.num_nodes)
+            block = (s, e, self.rows(s, e))
+            if keep:
+                kept.append(block)
+            yield block
+        if keep:
+            self._blocks = kept
+
     def matmul(self, h: Tensor) -> Tensor:
         """P·H, block by block (no autograd; use :func:`propagate`)."""
         out = torch.empty((self.num_nodes, h.shape[1]), dtype=h.dtype)
-        for s in range(0, self.num_nodes, self.block):
-            e = min(s + self.block, self.num_nodes)
-            out[s:e] = self.rows(s, e).to(h.dtype) @ h
+        for s, e, rows in self.blocks():
+            out[s:e] = rows.to(h.dtype) @ h
         return out
 
     def degree(self) -> Tensor:
         """Row sums Σ_j P_ij (cached)."""
         cached = getattr(self, "_degree", None)
         if cached is None:
-            cached = torch.cat([self.rows(s, min(s + self.block, self.num_nodes)).sum(1)
-                                for s in range(0, self.num_nodes, self.block)])
+            cached = torch.cat([rows.sum(1) for _, _, rows in self.blocks()])
             self._degree = cached
         return cached
 
