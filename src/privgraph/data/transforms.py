@@ -30,6 +30,14 @@ def minmax_normalize(data: Data) -> Data:
     return data
 
 
+def standardize_columns(x: torch.Tensor, unbiased: bool = False) -> torch.Tensor:
+    """Each column centred and scaled to unit standard deviation (``unbiased``: the n − 1
+    estimate; default n), constant columns → 0; floating dtypes kept, others made float32."""
+    x = x if x.is_floating_point() else x.float()
+    std = x.std(dim=0, unbiased=unbiased)
+    return (x - x.mean(dim=0)) / torch.where(std > 0, std, torch.ones_like(std))
+
+
 def one_hot_degree(edge_index: torch.Tensor, num_nodes: int, max_degree: int = 1000) -> torch.Tensor:
     """GCN+OHD: one-hot node degree (capped at ``max_degree``)."""
     deg = degree(edge_index[1], num_nodes, dtype=torch.long).clamp_(max=max_degree)

@@ -642,7 +642,10 @@ class HeteroNodeClassification(_HeteroTask):
     on a random share of the labelled ones (its ``train_share``; :func:`_m2v_classifier`).  The graph
     and the labels are not protected (stated).  ``split``: the dataset's own split (``random``, the
     default) or the HeteDP authors' random 20/10/70 node split (``hetedp``, a new one per trial seed;
-    :func:`_nc_masks`)."""
+    :func:`_nc_masks`).  ``hetedp`` with ``nc_model="link-vgae"``: HeteDP's link release (DP features,
+    DP-SGD on the protected relation's edges) and a logistic regression on its embeddings of the
+    target type, the epoch chosen on validation or, opt-in, by the paper's optimistic best test
+    score (:mod:`privgraph.methods.hetedp.nc`, the authors' ``topologyDP_nc.py``)."""
 
     name = "hetero-nc"
     metrics = ("micro_f1", "macro_f1")
@@ -659,9 +662,14 @@ class HeteroNodeClassification(_HeteroTask):
             if self.key == "imdb":
                 raise ValueError("HGB IMDB's labels are multi-label; use --dataset imdb-magnn for node "
                                  "classification")
-        if self.method.name == "hetedp" and self.method.params.features == "none":
+        link_vgae = self.method.name == "hetedp" and self.method.params.nc_model == "link-vgae"
+        if self.method.name == "hetedp" and self.method.params.features == "none" and not link_vgae:
             raise ValueError("features='none' is a link-prediction option (node classification releases the "
-                             "features themselves): use features='noisy'")
+                             "features themselves): use features='noisy', or nc_model='link-vgae'")
+        if link_vgae and self.spec.input is None and self.hetero_task.node_type not in (
+                self.hetero_task.edge_type[0], self.hetero_task.edge_type[2]):
+            raise ValueError(f"nc_model='link-vgae' classifies the link model's embeddings, but {self.spec.dataset}'s "
+                             f"target type is not an endpoint of its protected relation {self.hetero_task.edge_type}")
         if self.method.name == "metapath2vec" and self.method.params.train_share is not None \
                 and self.spec.split != "random":
             raise ValueError(f"metapath2vec's train_share draws its own random split of the labelled nodes: "
@@ -676,6 +684,8 @@ class HeteroNodeClassification(_HeteroTask):
     def release(self, tdata, eps, trial_seed, eps_index, method, candidate=None, shared=None):
         from privgraph.methods.hetedp.features import privatize_features
 
+        if method.name == "hetedp" and method.params.nc_model == "link-vgae":
+            return self._link_embeddings(tdata, eps, trial_seed, eps_index, method, candidate)
         if method.name not in ("hetedp", "hetedp-features"):
             return Released(None, self.finish_report(PrivacyReport([unprotected(Unit.NODE_FEATURES, method.name)]),
                                                      eps))
@@ -690,14 +700,43 @@ class HeteroNodeClassification(_HeteroTask):
         report = PrivacyReport([rel.guarantee.with_note("metapath graph and labels are not protected")])
         return Released(rel.x[target], self.finish_report(report, eps), {"features": rel.details}, "gaussian")
 
+    def _link_embeddings(self, tdata: HeteroData, eps: float | None, trial_seed: int, eps_index: int,
+                         method: Method, candidate: int | None) -> Released:
+        """``nc_model="link-vgae"``: HeteDP's link release trained on every edge of the protected
+        relation (messages as its ``topology`` says), recording the target type's embeddings after
+        each DP-SGD epoch (:class:`~privgraph.methods.hetedp.nc.EpochEmbeddings`)."""
+        from privgraph.methods.hetedp.nc import EpochEmbeddings
+
+        task, p = self.hetero_task, method.params
+        recorded = EpochEmbeddings(task.node_type)
+        rng = self.source(trial_seed, *self.release_stream(eps_index, candidate))
+        link = p.link_release(tdata, task.edge_type, task.reverse, tdata[task.edge_type].edge_index,
+                              tdata.edge_index_dict, eps, rng, trial_seed, self.progress, on_epoch=recorded.record)
+        note = "node labels and the split are not protected (public in this setting)"
+        report = PrivacyReport([g.with_note(note) for g in link.guarantees])
+        selection = ("validation micro-F1" if p.nc_selection == "validation" else
+                     "best TEST micro-F1 over the epochs: the paper's optimistic selection (reads the test labels; "
+                     "not an estimate)")
+        details = {**link.details, "nc": {"model": "link-vgae: logistic regression on the link model's embeddings "
+                                                   "(the authors' topologyDP_nc.py)", "embedding": p.nc_embedding,
+                                          "epoch_selection": selection}}
+        return Released(recorded, self.finish_report(report, eps), details, "gaussian" if eps is not None else None)
+
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):
         from privgraph.data.hetero import node_inputs
         from privgraph.methods.hetedp.baselines import metapath2vec_node_embeddings
+        from privgraph.methods.hetedp.nc import EpochEmbeddings, classify_epochs
         from privgraph.nn.hetero import HANClassifier, HGTClassifier, RGCNClassifier
         from privgraph.train import train_node_classifier
 
         method, target = self.method.name, self.hetero_task.node_type
         y = tdata[target].y
+        if isinstance(released.payload, EpochEmbeddings):  # nc_model="link-vgae"
+            p = self.method.params
+            masks = _nc_masks(tdata, target, trial_seed, self.spec.split)
+            metrics, val_score = classify_epochs(released.payload, y, masks, p.nc_selection, p.nc_embedding,
+                                                 trial_seed)
+            return Evaluation(metrics, val_score)
         classes = int(y.max()) + 1
         if method == "metapath2vec":
             z = metapath2vec_node_embeddings(tdata, self.key, target, trial_seed,  # the dataset's metapath
@@ -743,6 +782,8 @@ class LinkPrediction(_HeteroTask):
         return method.heterogeneous and method.task == Task.LINK_PREDICTION
 
     def validate(self):
+        from privgraph.methods.hetedp.nc import NC_DEFAULTS
+
         super().validate()
         p = self.method.params
         if self.method.name == "hetedp" and p.edge_type is not None and p.edge_type != self.hetero_task.edge_type:
@@ -751,6 +792,9 @@ class LinkPrediction(_HeteroTask):
         if self.method.name == "metapath2vec" and (p.classifier != "logistic" or p.train_share is not None):
             raise ValueError("metapath2vec's classifier and train_share are node-classification parameters (link "
                              "prediction scores the embeddings' inner products): leave them at their defaults")
+        if self.method.name == "hetedp" and (p.nc_model, p.nc_selection, p.nc_embedding) != NC_DEFAULTS:
+            raise ValueError("hetedp's nc_model, nc_selection and nc_embedding are node-classification parameters: "
+                             "leave them at their defaults for link prediction")
 
     def model_name(self):
         return "lp"
@@ -767,17 +811,14 @@ class LinkPrediction(_HeteroTask):
         return {"feature_share": list(SHARE_GRID)}
 
     def release(self, tdata, eps, trial_seed, eps_index, method, candidate=None, shared=None):
-        from privgraph.methods.hetedp.method import link_release
-
         if method.name != "hetedp":
             return Released(None, self.finish_report(PrivacyReport([unprotected(Unit.NODE_FEATURES, method.name)]),
                                                      eps))
         data, (train, _, _) = tdata
         task, p = self.hetero_task, method.params
-        link = link_release(data, task.edge_type, task.reverse, train[task.edge_type].edge_label_index,
-                            train.edge_index_dict, eps, p.feature_share, p.topology, p.clip_bound, p.delta, p.dpsgd(),
-                            self.source(trial_seed, *self.release_stream(eps_index, candidate)), trial_seed,
-                            self.progress, p.calibration, p.features, p.feature_dim, p.projection_seed)
+        rng = self.source(trial_seed, *self.release_stream(eps_index, candidate))
+        link = p.link_release(data, task.edge_type, task.reverse, train[task.edge_type].edge_label_index,
+                              train.edge_index_dict, eps, rng, trial_seed, self.progress)
         return Released(link, self.finish_report(PrivacyReport(link.guarantees), eps), link.details,
                         "gaussian" if eps is not None else None)
 

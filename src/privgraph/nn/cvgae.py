@@ -16,7 +16,8 @@ KL divergence scaled by ``kl_weight`` (1: the ELBO itself) — and its pieces fo
 logging.  The privacy penalty Δν (§5.2) is added by the trainer
 (:mod:`privgraph.methods.ppcvgae.embedding`), which owns the privacy candidates.
 
-The GCN layers cache their normalised adjacency: a model serves one graph
+The GCN layers cache their normalised adjacency (as CSR matrices,
+:class:`~privgraph.nn.gcn.CachedGCNConv`): a model serves one graph
 (transductive embedding), as PyG's ``cached=True`` requires.
 """
 
@@ -24,7 +25,8 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor, nn
-from torch_geometric.nn import GCNConv
+
+from privgraph.nn.gcn import CachedGCNConv
 
 
 def gaussian_kl(mu: Tensor, logstd: Tensor, prior_mean: Tensor | None = None) -> Tensor:
@@ -38,7 +40,7 @@ class _GCN2(nn.Module):
 
     def __init__(self, in_dim: int, hidden: int, out_dim: int):
         super().__init__()
-        self.conv1, self.conv2 = GCNConv(in_dim, hidden, cached=True), GCNConv(hidden, out_dim, cached=True)
+        self.conv1, self.conv2 = CachedGCNConv(in_dim, hidden), CachedGCNConv(hidden, out_dim)
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         return self.conv2(torch.relu(self.conv1(x, edge_index)), edge_index)
@@ -49,8 +51,8 @@ class _GaussianEncoder(nn.Module):
 
     def __init__(self, in_dim: int, hidden: int, latent: int):
         super().__init__()
-        self.conv = GCNConv(in_dim, hidden, cached=True)
-        self.mu, self.logstd = GCNConv(hidden, latent, cached=True), GCNConv(hidden, latent, cached=True)
+        self.conv = CachedGCNConv(in_dim, hidden)
+        self.mu, self.logstd = CachedGCNConv(hidden, latent), CachedGCNConv(hidden, latent)
 
     def forward(self, x: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
         h = torch.relu(self.conv(x, edge_index))
@@ -61,26 +63,51 @@ def _mlp(in_dim: int, hidden: int, out_dim: int) -> nn.Sequential:
     return nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU(), nn.Linear(hidden, out_dim))
 
 
-def sample_non_edges(edge_index: Tensor, num_nodes: int, count: int) -> Tensor:
+def edge_keys(edge_index: Tensor, num_nodes: int) -> Tensor:
+    """The sorted keys ``i·n + j`` of the edges (i, j): what :func:`sample_non_edges` searches."""
+    return torch.sort(edge_index[0] * num_nodes + edge_index[1]).values
+
+
+def _is_edge(keys: Tensor, pairs: Tensor) -> Tensor:
+    """Which of the pair keys are in the sorted ``keys``: binary search of the pairs in sorted
+    order (monotone memory access, twice as fast as searching them as drawn on 0.6 M edges)."""
+    if keys.numel() == 0:
+        return torch.zeros_like(pairs, dtype=torch.bool)
+    ordered, order = torch.sort(pairs)
+    pos = torch.searchsorted(keys, ordered).clamp(max=keys.numel() - 1)
+    found = torch.empty_like(pairs, dtype=torch.bool)
+    found[order] = keys[pos] == ordered
+    return found
+
+
+def sample_non_edges(edge_index: Tensor, num_nodes: int, count: int, keys: Tensor | None = None) -> Tensor:
     """About ``count`` uniform random ordered pairs (i ≠ j) that are not edges, vectorised
     (torch's global generator): candidates drawn with 20 % extra, edges and self-pairs
-    removed by binary search in the sorted edge keys.  O(count·log |E|), no n×n matrix."""
-    keys = torch.sort(edge_index[0] * num_nodes + edge_index[1]).values
+    removed by binary search in the sorted edge keys (``keys``: :func:`edge_keys`, computed
+    when not given).  O(count·log |E|), no n×n matrix."""
+    keys = edge_keys(edge_index, num_nodes) if keys is None else keys
     draw = int(count * 1.2) + 16
     cand = torch.randint(0, num_nodes * num_nodes, (draw,))
-    pos = torch.searchsorted(keys, cand).clamp(max=max(keys.numel() - 1, 0))
-    is_edge = keys[pos] == cand if keys.numel() else torch.zeros_like(cand, dtype=torch.bool)
-    cand = cand[~is_edge & (cand // num_nodes != cand % num_nodes)][:count]
+    cand = cand[~_is_edge(keys, cand) & (cand // num_nodes != cand % num_nodes)][:count]
     return torch.stack([cand // num_nodes, cand % num_nodes])
 
 
-def _adjacency_nll(h: Tensor, edge_index: Tensor, num_nodes: int) -> Tensor:
-    """−log p(A | ·) per node, VGAE's estimate: positive edges + as many sampled non-edges."""
-    src, dst = edge_index
-    pos = torch.nn.functional.logsigmoid((h[src] * h[dst]).sum(-1)).mean()
-    neg_index = sample_non_edges(edge_index, num_nodes, src.numel())
-    neg = torch.nn.functional.logsigmoid(-(h[neg_index[0]] * h[neg_index[1]]).sum(-1)).mean()
-    return -(pos + neg)
+class _AdjacencyNLL:
+    """−log p(A | ·) per node, VGAE's estimate: positive edges + as many sampled non-edges.
+    Serves one graph (like the cached GCN layers): its edge keys are sorted once."""
+
+    def __init__(self) -> None:
+        self.keys: Tensor | None = None
+
+    def __call__(self, h: Tensor, edge_index: Tensor, num_nodes: int) -> Tensor:
+        if self.keys is None:
+            self.keys = edge_keys(edge_index, num_nodes)
+        src, dst = edge_index
+        neg_src, neg_dst = sample_non_edges(edge_index, num_nodes, src.numel(), self.keys)
+        # index_select rather than h[src]: the same values and gradients, a cheaper backward
+        pos = torch.nn.functional.logsigmoid((h.index_select(0, src) * h.index_select(0, dst)).sum(-1)).mean()
+        neg = torch.nn.functional.logsigmoid(-(h.index_select(0, neg_src) * h.index_select(0, neg_dst)).sum(-1))
+        return -(pos + neg.mean())
 
 
 class CVGAE(nn.Module):
@@ -102,6 +129,7 @@ class CVGAE(nn.Module):
             self.prior = _mlp(1, hidden, latent)
             self.dec_x = _mlp(latent + 1, hidden, in_dim)
             self.dec_a = _mlp(latent + 1, hidden, latent)
+            self.adjacency_nll = _AdjacencyNLL()
 
     def encode(self, x: Tensor, sens: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
         return self.encoder(torch.cat([x, sens.float()[:, None]], dim=1), edge_index)
@@ -117,7 +145,7 @@ class CVGAE(nn.Module):
         phi = self.dec_x(zs, edge_index) if self.case == "a" else self.dec_x(zs)
         recon = 0.5 * ((x - phi) ** 2).sum(-1).mean()
         if self.case == "b":
-            recon = recon + _adjacency_nll(self.dec_a(zs), edge_index, x.shape[0])
+            recon = recon + self.adjacency_nll(self.dec_a(zs), edge_index, x.shape[0])
         nu = self.prior_mean(sens, edge_index)
         kl = gaussian_kl(mu, logstd, nu).mean()
         return recon + self.kl_weight * kl, {"reconstruction": float(recon.detach()), "kl": float(kl.detach())}
@@ -130,6 +158,7 @@ class VGAEBaseline(nn.Module):
         super().__init__()
         self.encoder = _GaussianEncoder(in_dim, hidden, latent)
         self.kl_weight = kl_weight  # None: 1/N, Kipf & Welling's (and PyG's) weighting
+        self.adjacency_nll = _AdjacencyNLL()
 
     def encode(self, x: Tensor, sens: Tensor | None, edge_index: Tensor) -> tuple[Tensor, Tensor]:
         return self.encoder(x, edge_index)
@@ -137,7 +166,7 @@ class VGAEBaseline(nn.Module):
     def loss(self, x: Tensor, sens: Tensor | None, edge_index: Tensor) -> tuple[Tensor, dict[str, float]]:
         mu, logstd = self.encode(x, sens, edge_index)
         z = mu + torch.randn_like(mu) * logstd.exp()
-        recon = _adjacency_nll(z, edge_index, x.shape[0])
+        recon = self.adjacency_nll(z, edge_index, x.shape[0])
         kl = gaussian_kl(mu, logstd).mean()
         weight = 1.0 / x.shape[0] if self.kl_weight is None else self.kl_weight
         return recon + weight * kl, {"reconstruction": float(recon.detach()), "kl": float(kl.detach())}

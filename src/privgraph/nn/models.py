@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.nn import GATConv, GCNConv, SAGEConv
+from torch_geometric.nn import GATConv, SAGEConv
 
 from privgraph.nn.dense import DENSE_LAYERS, BlockwiseAdjacency, DenseGCNConv, DenseSAGEConv
+from privgraph.nn.gcn import CachedGCNConv
 from privgraph.nn.kprop import KProp
 from privgraph.nn.weighted import WeightedGATConv, WeightedSAGEConv
 
@@ -26,7 +27,7 @@ def make_conv(model: str, in_dim: int, out_dim: int, heads: int = 1, last: bool 
         raise ValueError("GAT over a dense weight matrix (every node attending to all others) is not supported; "
                          "Blink's authors do not run Blink-Soft with GAT either — use gcn or sage")
     if model == "gcn":
-        return GCNConv(in_dim, out_dim, cached=True)
+        return CachedGCNConv(in_dim, out_dim)
     if model == "sage":
         return WeightedSAGEConv(in_dim, out_dim) if weighted else SAGEConv(in_dim, out_dim, aggr="mean")
     if model == "gat":

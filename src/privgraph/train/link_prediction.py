@@ -79,7 +79,8 @@ def check_examples(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType) -> No
 
 def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, epsilon: float | None,
                         delta: float, config: DPSGDConfig, rng: RandomSource | int,
-                        progress: ProgressHook | None = None) -> DPSGDResult:
+                        progress: ProgressHook | None = None,
+                        on_epoch: Callable[[int, RelationalVGAEEncoder], None] | None = None) -> DPSGDResult:
     """DP-SGD on the examples ``edges`` [2, E] of ``edge_type`` (indices into the source and
     destination types of ``inputs``); ``epsilon=None`` trains the same model with the same
     sampling, unclipped and noiseless.  What ε protects depends on the relations whose means
@@ -91,7 +92,11 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
     gradient noise: a ``torch.Generator``, :class:`~privgraph.mechanisms.SecureRandom` (the OS
     source, for a model that leaves the building), or an int seed (a generator seeded with it;
     the weights are then initialised from the same seed).  Otherwise the initialisation seed
-    is drawn from ``rng``."""
+    is drawn from ``rng``.
+
+    ``on_epoch(e, model)``, if given, is called after expected epoch e = 1 … ``config.epochs`` (after
+    step round(e·T/epochs)) with the current weights: every iterate is covered by the accountant's ε,
+    so what it reads is post-processing; it must not draw from ``rng`` (results stay those without it)."""
     check_examples(inputs, edges, edge_type)
     src_type, _, dst_type = edge_type
     num_edges = int(edges.shape[1])
@@ -117,6 +122,10 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
         return example_loss(model, p, src_type, dst_type, source, destinations, draws, config.kl_weight)
 
     per_example_grad = vmap(grad(loss_of), in_dims=(None, 0, 0, 0))
+    # the authors' step reads the batch's summed gradient only: one backward pass instead of per-example ones
+    batch_grad = grad(lambda p, *rows: vmap(loss_of, in_dims=(None, 0, 0, 0))(p, *rows).sum())
+    paper = config.gradient_step == "paper"
+    epoch_ends = {max(1, round(e * steps / config.epochs)): e for e in range(1, config.epochs + 1)}
     clipped_share = []
     for step in range(steps):
         chosen = (rand((num_edges,), g) < sample_rate).nonzero().flatten()
@@ -126,13 +135,13 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
             neg_v = integers(num_dst, (chosen.numel(), config.negatives), g)
             draws = randn((chosen.numel(), 2 + 2 * config.negatives, config.latent), g)
             params = {k: p.detach() for k, p in model.named_parameters()}
-            grads = per_example_grad(params, inputs.rows(src_type, torch.cat([u[:, None], neg_u], dim=1)),
-                                     inputs.rows(dst_type, torch.cat([v[:, None], neg_v], dim=1)), draws)
+            rows = (inputs.rows(src_type, torch.cat([u[:, None], neg_u], dim=1)),
+                    inputs.rows(dst_type, torch.cat([v[:, None], neg_v], dim=1)), draws)
+            grads = batch_grad(params, *rows) if paper else per_example_grad(params, *rows)
         else:  # an empty Poisson batch still releases noise
-            grads = {k: torch.zeros((0, *p.shape)) for k, p in model.named_parameters()}
-        if config.gradient_step == "paper":  # the authors' step (not DP): on the batch's gradient
-            noisy = paper_gradient_step({k: v.sum(0) for k, v in grads.items()}, config.clip,
-                                        sigma * config.clip, g)
+            grads = {k: torch.zeros(p.shape if paper else (0, *p.shape)) for k, p in model.named_parameters()}
+        if paper:  # the authors' step (not DP): on the batch's summed gradient
+            noisy = paper_gradient_step(grads, config.clip, sigma * config.clip, g)
         else:
             noisy, norms = clipped_noisy_gradient(grads, clip, sigma * config.clip, expected_batch, g)
             if norms.numel():
@@ -141,6 +150,9 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
         for name, p in model.named_parameters():
             p.grad = noisy[name]
         opt.step()
+        if on_epoch is not None and step + 1 in epoch_ends:
+            with torch.no_grad():
+                on_epoch(epoch_ends[step + 1], model)
         if progress is not None and (step % 50 == 0 or step == steps - 1):
             progress("DP-SGD (link reconstruction)", step + 1, steps)
     spent = rdp_epsilon(sigma, sample_rate, steps, delta) if private else math.inf

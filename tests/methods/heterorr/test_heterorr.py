@@ -451,3 +451,69 @@ def test_featurerr_released_code_accounting_is_not_the_default_and_states_its_to
         get_method("featurerr", accounting="loose")
     with pytest.raises(ValueError, match="bin_values"):
         get_method("featurerr", bin_values="middle")
+
+
+CONTROLLED = [("featurerr", {}), ("featureldp", {"mechanism": "duchi"}), ("featureldp", {"mechanism": "piecewise"}),
+              ("featureldp", {"mechanism": "three-output"}), ("featureldp", {"mechanism": "pm-sub"})]
+
+
+@pytest.mark.parametrize("name,options", CONTROLLED)
+def test_constant_input_control_ignores_x_and_keeps_the_mechanisms_noise(name, options):
+    """control='constant-input' (issue 19): the release is the same for two inputs that differ outside the
+    public nodes (it ignores x), equals the real release (same seed) on the nodes whose features are already
+    all 0, and states 0-LDP as an experimental control; the default is the real release."""
+    data = sbm_graph(seed=0)
+    data.public_node_mask = torch.zeros(data.num_nodes, dtype=torch.bool)
+    data.public_node_mask[::10] = True  # FeatureRR's θ comes from these, the same in every release below
+    empty = torch.zeros(data.num_nodes, dtype=torch.bool)
+    empty[1::3] = True
+    data.x[empty] = 0.0
+    other = data.clone()
+    other.x[~data.public_node_mask] = 1.0 - other.x[~data.public_node_mask]
+
+    def release(d, **extra):
+        return get_method(name, **options, **extra).release(d, 1.0, torch.Generator().manual_seed(3))
+
+    control, control_other = release(data, control="constant-input"), release(other, control="constant-input")
+    real = release(data)
+    assert torch.equal(control.x, control_other.x)
+    assert torch.equal(control.x[empty], real.x[empty])  # the mechanism's own output on a signal-free row
+    assert not torch.equal(control.x, real.x)
+    assert control.guarantee.epsilon == 0.0 and real.guarantee.epsilon == 1.0
+    assert any(n.startswith("EXPERIMENTAL CONTROL") for n in control.guarantee.notes)
+    assert control.details["control"] == "constant-input" and real.details.get("control", "none") == "none"
+    with pytest.raises(ValueError, match="control"):
+        get_method(name, **options, control="shuffled")
+
+
+def test_constant_input_control_release_shapes_dense_and_sampled():
+    """The shapes the control compares: FeatureRR's debiased release is dense (every coordinate one of its
+    feature's two values 3/4 ± 1/(4·tanh(ε_i/2)) ≈ 3/4 ± 1/(2ε_i)), the sampled mechanisms move k = 1
+    coordinate per node off the domain's midpoint and leave the others at it."""
+    data = sbm_graph(seed=0)
+    n, d = data.x.shape
+    fr = get_method("featurerr", control="constant-input").release(data, 1.0, torch.Generator().manual_seed(0))
+    half = (fr.x - 0.75).abs()
+    assert bool((half > 20).all())  # ε_i ≤ 0.012 here: every coordinate far from the data's [0, 1]
+    assert bool((fr.x.unique(dim=0).shape[0] > 1)) and all(fr.x[:, j].unique().numel() <= 2 for j in range(d))
+    pw = get_method("featureldp", mechanism="piecewise", control="constant-input").release(
+        data, 1.0, torch.Generator().manual_seed(0))
+    moved = (pw.x != 0.5).sum(dim=1)
+    assert bool((moved == 1).all()) and n * d > 100 * n
+
+
+@pytest.mark.parametrize("name,options", CONTROLLED[:3])
+def test_standardize_control_is_the_column_zscore_of_the_same_release(name, options):
+    """standardize=True (issue 19): the same release (same seed), each column centred and scaled to unit
+    variance by the server — post-processing, so the guarantee keeps its ε and says so."""
+    data = sbm_graph(seed=0)
+    plain = get_method(name, **options).release(data, 1.0, torch.Generator().manual_seed(5))
+    scaled = get_method(name, **options, standardize=True).release(data, 1.0, torch.Generator().manual_seed(5))
+    varying = plain.x.std(dim=0) > 0
+    expected = (plain.x - plain.x.mean(dim=0)) / plain.x.std(dim=0, unbiased=False)
+    assert torch.allclose(scaled.x[:, varying], expected[:, varying], atol=1e-4)
+    assert torch.allclose(scaled.x[:, varying].std(dim=0, unbiased=False), torch.ones(int(varying.sum())), atol=1e-4)
+    assert scaled.guarantee.epsilon == plain.guarantee.epsilon == 1.0
+    assert any("standardize=True" in n for n in scaled.guarantee.notes) and scaled.details["standardize"]
+    with pytest.raises(ValueError, match="standardize"):
+        get_method(name, **options, standardize="yes")

@@ -27,7 +27,10 @@ what the paper's numbers rest on, never as a default.  ``hetedp`` also takes
 ``gradient_step``: ``"dpsgd"`` (the default, eq. 22) or ``"paper"`` — the
 authors' gradient step (:func:`~privgraph.train.dpsgd.paper_gradient_step`),
 **not** DP, its edge guarantee stated as ε = ∞
-(:func:`~privgraph.methods.hetedp.topology.paper_step_guarantee`).
+(:func:`~privgraph.methods.hetedp.topology.paper_step_guarantee`).  For node classification,
+``nc_model="link-vgae"`` classifies the link model's embeddings instead of training a HAN — the
+authors' ``topologyDP_nc.py``, with ``nc_selection="best-test"`` their optimistic choice of epoch
+(:mod:`~privgraph.methods.hetedp.nc`; opt-in, never the default).
 * ``rgcn``, ``hgt``, ``metapath2vec``: non-private baselines; their "release"
   is the input, stated as unprotected.
 """
@@ -35,7 +38,7 @@ authors' gradient step (:func:`~privgraph.train.dpsgd.paper_gradient_step`),
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from torch import Tensor
 from torch_geometric.data import HeteroData
@@ -47,6 +50,7 @@ from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Task, param, register_method
 from privgraph.methods.hetedp.features import (check_calibration, check_clip_bound, check_feature_mode,
                                                check_feature_options, prepare_rows, privatize_features)
+from privgraph.methods.hetedp.nc import CLASSIFIERS, check_nc_options, fit_embedding_classifier
 from privgraph.methods.hetedp.topology import check_topology, message_relations, topology_guarantee
 from privgraph.methods.heterorr.edges import check_share
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
@@ -71,7 +75,8 @@ def link_release(data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examp
                  message_edges: dict[EdgeType, Tensor], epsilon: float | None, share: float, topology: str,
                  clip_bound: float, delta: float, config: DPSGDConfig, rng: RandomSource, seed: int,
                  progress: ProgressHook | None = None, calibration: str = "clipped", features: str = "noisy",
-                 feature_dim: int | None = None, projection_seed: int = 0) -> LinkRelease:
+                 feature_dim: int | None = None, projection_seed: int = 0,
+                 on_epoch: Callable[[int, RelationalVGAEEncoder, LinkInputs], None] | None = None) -> LinkRelease:
     """HeteDP's link release: features (ε_f = share·ε) then DP-SGD on ``examples`` (ε_s), both
     drawing from ``rng``; ``seed`` fixes the random inputs of featureless types.  ``message_edges``
     is the graph whose relations pass messages (the runner gives its training split's).
@@ -79,7 +84,8 @@ def link_release(data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examp
     ``feature_dim``/``projection_seed``: the public projection before clipping
     (:func:`~privgraph.methods.hetedp.features.privatize_features`); without ε the rows are projected
     and clipped the same way, without noise (the ceiling of the projected release).  ``features="none"``: no
-    feature is read (every type gets random inputs from ``seed``), ε_s = ε, ``share`` unused."""
+    feature is read (every type gets random inputs from ``seed``), ε_s = ε, ``share`` unused.
+    ``on_epoch(e, model, inputs)``: called after each DP-SGD epoch (the trainer's ``on_epoch``)."""
     src, _, dst = edge_type
     check_feature_options(calibration, feature_dim, features)
     read_features = features == "noisy"
@@ -105,7 +111,8 @@ def link_release(data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examp
         details["features"] = {"noise_std": 0.0, "clip_bound": clip_bound,
                                "projection": {"dim": feature_dim, "seed": projection_seed}}
     link_inputs = LinkInputs.build(inputs, message_edges, relations)
-    res = train_link_model_dp(link_inputs, examples, edge_type, eps_s, delta, config, rng, progress)
+    res = train_link_model_dp(link_inputs, examples, edge_type, eps_s, delta, config, rng, progress,
+                              None if on_epoch is None else lambda e, model: on_epoch(e, model, link_inputs))
     if epsilon is not None:
         g = topology_guarantee(res, config, topology, edge_type, reverse, relations)
         guarantees.append(g if read_features else g.with_note(
@@ -159,6 +166,14 @@ class HeteDPParams(MethodParams):
     gradient_step: str = param("dpsgd", "dpsgd (eq. 22: per-example clipping, Gaussian noise; DP, the default) or "
                                         "paper (the authors' utilsDP step: the batch gradient's rows clipped, sum "
                                         "and noise rescaled to norm 1: NOT DP, stated as ε = ∞)")
+    nc_model: str = param("han", "node classification: han (a HAN on the DP features, §IV-A; the default) or "
+                                 "link-vgae (the authors' topologyDP_nc.py: a logistic regression on the link "
+                                 "model's embeddings of the classified type after each DP-SGD epoch)")
+    nc_selection: str = param("validation", "link-vgae: the epoch reported — validation (best validation micro-F1; "
+                                            "the default) or best-test (THE PAPER'S OPTIMISTIC SELECTION: the best "
+                                            "test micro-F1 over the epochs; reads the test labels, not an estimate)")
+    nc_embedding: str = param("mean", "link-vgae: the embedding classified — mean (μ) or sample (the authors' "
+                                      "posterior sample μ + N(0, I)·σ)")
 
     def dpsgd(self) -> DPSGDConfig:
         return DPSGDConfig(**{f.name: getattr(self, f.name) for f in fields(DPSGDConfig)})
@@ -176,7 +191,17 @@ class HeteDPParams(MethodParams):
         check_topology(self.topology)
         check_clip_bound(self.clip_bound)
         check_delta(self.delta)
+        check_nc_options(self.nc_model, self.nc_selection, self.nc_embedding)
         self.dpsgd()
+
+    def link_release(self, data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examples: Tensor,
+                     message_edges: dict[EdgeType, Tensor], epsilon: float | None, rng: RandomSource, seed: int,
+                     progress: ProgressHook | None = None,
+                     on_epoch: Callable[[int, RelationalVGAEEncoder, LinkInputs], None] | None = None) -> LinkRelease:
+        """:func:`link_release` with these settings."""
+        return link_release(data, edge_type, reverse, examples, message_edges, epsilon, self.feature_share,
+                            self.topology, self.clip_bound, self.delta, self.dpsgd(), rng, seed, progress,
+                            self.calibration, self.features, self.feature_dim, self.projection_seed, on_epoch)
 
 
 def _check_projection(calibration: str, feature_dim: int | None, projection_seed: int,
@@ -248,9 +273,8 @@ class HeteDP(Method):
         epsilon = None if epsilon is None else self.check_epsilon_given(epsilon)
         edge_type, reverse = self.resolve_relations(data)
         p = self.params
-        link = link_release(data, edge_type, reverse, data[edge_type].edge_index, data.edge_index_dict, epsilon,
-                            p.feature_share, p.topology, p.clip_bound, p.delta, p.dpsgd(), rng, _seed(rng), progress,
-                            p.calibration, p.features, p.feature_dim, p.projection_seed)
+        link = p.link_release(data, edge_type, reverse, data[edge_type].edge_index, data.edge_index_dict, epsilon,
+                              rng, _seed(rng), progress)
         out = HeteroData()
         fields_ = {name: WITHHELD for name in input_fields(data)}
         privatized = {g.unit: "privatized: " + g.describe() for g in link.guarantees}
@@ -429,7 +453,7 @@ class MetaPath2VecParams(MethodParams):
 
     # class attributes, not parameters (no annotation): the classifiers, and with train_share s the
     # validation share's cap (min(this, (1 - s)/2) of the labelled nodes validate; the test keeps the rest)
-    CLASSIFIERS = ("logistic", "svm")
+    CLASSIFIERS = CLASSIFIERS
     VALIDATION_SHARE = 0.05
 
     def validate(self) -> None:
@@ -461,17 +485,9 @@ class MetaPath2VecParams(MethodParams):
         return None if s is None else min(self.VALIDATION_SHARE, (1 - s) / 2)
 
     def fit_classifier(self, x: Any, y: Any) -> Any:
-        """The ``classifier`` (scikit-learn), fitted on ``(x, y)``.  ``svm``: ``LinearSVC`` with
-        scikit-learn's defaults (C = 1, squared hinge, one-vs-rest) apart from ``dual=False`` (what
-        its ``dual="auto"`` picks when the nodes outnumber the dimensions, as here, and what MAGNN's
-        ``svm_test`` passes; the primal solver is deterministic), ``max_iter=10000`` (10 × the
-        default, so that it converges) and ``random_state=0`` (unused by the primal solver; fixed)."""
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.svm import LinearSVC
-
-        if self.classifier == "svm":
-            return LinearSVC(dual=False, max_iter=10000, random_state=0).fit(x, y)
-        return LogisticRegression(max_iter=3000).fit(x, y)
+        """The ``classifier`` fitted on ``(x, y)``
+        (:func:`~privgraph.methods.hetedp.nc.fit_embedding_classifier`)."""
+        return fit_embedding_classifier(x, y, self.classifier)
 
 
 @register_method

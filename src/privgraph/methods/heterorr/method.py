@@ -14,7 +14,9 @@ Parameters (typed, validated: :class:`FeatureRRParams`, :class:`EdgeRRParams`,
   ε_i = d·θ_i·ε, the per-feature scale of the authors' released code — NOT ε-LDP,
   the guarantee states the true d·ε-order total; for the controlled experiment only),
   ``bin_values`` (the server's value of bin t: ``"upper"`` t/k as eq. 8, default, or
-  ``"endpoints"`` (t − 1)/(k − 1); post-processing);
+  ``"endpoints"`` (t − 1)/(k − 1); post-processing), ``control`` and
+  ``standardize`` (also on ``featureldp``: experimental controls, never a release
+  mode — :class:`ControlParams`);
 * edge level — ``mcmc_share`` (ε₁/ε_e, default 0.5), ``mcmc_steps``
   (default 1000·n), ``threshold`` (τ of Alg. 3, default 0.02), ``noise_floor``
   (κ: noisy counts below κ/ε_e2 zeroed, post-processing, default 0),
@@ -25,7 +27,8 @@ Parameters (typed, validated: :class:`FeatureRRParams`, :class:`EdgeRRParams`,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -33,6 +36,7 @@ from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.data.annotations import check_public_fraction, sample_public_nodes, split_edges
+from privgraph.data.transforms import standardize_columns
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.mechanisms.feature_rr import BIN_VALUES, FeatureRR, check_bins
 from privgraph.mechanisms.randomness import integers
@@ -40,7 +44,7 @@ from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Release, 
 from privgraph.methods.heterorr.edges import check_chains, check_mcmc_steps, check_share, edge_rand, edge_rr, lap_graph
 from privgraph.methods.heterorr.hrg import check_noise_floor
 from privgraph.methods.heterorr.scores import budget_shares, check_gamma, importance_scores, sensitivity_scores
-from privgraph.methods.lpgnn import LPGNN
+from privgraph.methods.lpgnn import LPGNN, FeatureParams
 from privgraph.progress import ProgressHook
 
 
@@ -48,8 +52,71 @@ ACCOUNTING = ("composed", "released-code")
 """FeatureRR's budget accounting: Theorem 3's (default) or the per-feature scale of the authors' code."""
 
 
+CONTROLS = ("none", "constant-input")
+"""The feature releases' experimental controls (issue 19): none (default), or the mechanism run on a
+constant input (:func:`control_input`)."""
+
+
+def control_input(data: Data) -> torch.Tensor:
+    """The ``"constant-input"`` control's mechanism input: x's shape and dtype, every entry the declared
+    domain's lower end α (0 on bag-of-words features, the value of 98.7 % of Cora's entries).
+
+    It does not depend on x, so the release carries the mechanism's own noise (density, per-coordinate
+    scale, sampled coordinates, and — with the same seed — the same random draws) and no feature signal:
+    on binary features it differs from the real release only where x = 1."""
+    domain = tuple(getattr(data, "feature_domain", (0.0, 1.0)))
+    return torch.full_like(data.x, float(domain[0]))
+
+
+def control_guarantee(g: PrivacyGuarantee) -> PrivacyGuarantee:
+    """The control's true guarantee: its release ignores x, so 0-LDP per feature vector (the mechanism's own
+    ε bound holds a fortiori; other notes, such as FeatureRR's public nodes, are kept)."""
+    return PrivacyGuarantee(g.unit, g.trust_model, 0.0, 0.0, f"{g.mechanism} on a constant input (control)", g.notes + (
+        "EXPERIMENTAL CONTROL (control='constant-input'), not a way to release features: the mechanism ran "
+        "on the constant matrix α (the domain's lower end), never on x; the release does not depend on x, "
+        f"so it is 0-LDP per feature vector, trivially (the mechanism's {g.epsilon:g}-LDP bound holds a "
+        "fortiori); it carries the mechanism's noise and no feature signal",))
+
+
+STANDARDIZE_NOTE = ("EXPERIMENTAL CONTROL (standardize=True): the server z-scored each column of the release "
+                    "(post-processing, the same guarantee)")
+
+
 @dataclass(frozen=True)
-class FeatureRRParams(MethodParams):
+class ControlParams(MethodParams):
+    """The experimental controls of the feature releases (FeatureRR, the feature baselines; issue 19), off
+    by default: ``control`` (what the mechanism runs on) and ``standardize`` (the release's scale)."""
+
+    control: str = param("none", "EXPERIMENTAL CONTROL, not a release mode: 'constant-input' runs the mechanism "
+                                 "on the constant α matrix instead of x (its noise, no feature signal; the "
+                                 "release ignores x: 0-LDP); 'none' (default): on x")
+    standardize: bool = param(False, "EXPERIMENTAL CONTROL: the server z-scores each column of the release "
+                                     "(post-processing, the same guarantee): every mechanism's release then has "
+                                     "unit variance per coordinate, whatever its noise's magnitude")
+
+    def validate(self) -> None:
+        if self.control not in CONTROLS:
+            raise ValueError(f"control must be one of {', '.join(CONTROLS)}, got {self.control!r}")
+        if not isinstance(self.standardize, bool):
+            raise ValueError(f"standardize must be true or false, got {self.standardize!r}")
+
+    def mechanism_input(self, data: Data) -> torch.Tensor:
+        """What the mechanism runs on: x, or :func:`control_input` under the control."""
+        return data.x if self.control == "none" else control_input(data)
+
+    def finish(self, x: torch.Tensor, g: PrivacyGuarantee,
+               details: dict[str, Any]) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
+        """The controls' server side: the control's guarantee (:func:`control_guarantee`) and the columns'
+        z-score (post-processing), both recorded in the details."""
+        if self.control != "none":
+            g = control_guarantee(g)
+        if self.standardize:
+            x, g = standardize_columns(x), g.with_note(STANDARDIZE_NOTE)
+        return x, g, {**details, "control": self.control, "standardize": self.standardize}
+
+
+@dataclass(frozen=True)
+class FeatureRRParams(ControlParams):
     """FeatureRR's settings (§III-A, Algorithm 1): γ of eq. 7, the k bins of eq. 8–9, the public nodes
     for the importance model, the sensitive features of eq. 5, and whether the server debiases."""
 
@@ -67,6 +134,7 @@ class FeatureRRParams(MethodParams):
                                         "ε_i = d·θ_i·ε as the authors' code — NOT ε-LDP (controlled experiment)")
 
     def validate(self) -> None:
+        ControlParams.validate(self)
         if self.accounting not in ACCOUNTING:
             raise ValueError(f"accounting must be one of {', '.join(ACCOUNTING)}, got {self.accounting!r}")
         if self.bin_values not in BIN_VALUES:
@@ -137,7 +205,7 @@ def feature_rr_release(data: Data, epsilon: float, rng: RandomSource,
     scale = float(theta.size) if params.accounting == "released-code" else 1.0
     mech = FeatureRR(epsilon, torch.from_numpy(theta), bins=params.bins, domain=domain, clip=params.clip,
                      debias=params.debias, budget_scale=scale, values=params.bin_values)
-    x = mech.privatize(data.x, rng)
+    x = mech.privatize(params.mechanism_input(data), rng)  # θ is the public nodes' under the control too
     g = mech.guarantee().with_note(
         f"importance α from a SHAP-explained logistic regression on {int(public.sum())} public nodes, whose "
         "features are not protected; the guarantee covers every other node")
@@ -147,7 +215,7 @@ def feature_rr_release(data: Data, epsilon: float, rng: RandomSource,
                "public_nodes": int(public.sum()), "budget_max": float(mech.budgets.max()),
                "budget_min": float(mech.budgets.min()), "sensitivity_declared": declared, "debiased": params.debias,
                "accounting": params.accounting, "bin_values": params.bin_values}
-    return x, g, details
+    return params.finish(x, g, details)
 
 
 @register_method
@@ -171,18 +239,38 @@ class FeatureRRMethod(Method):
         return Release(x, g, details)
 
 
+@dataclass(frozen=True)
+class FeatureLDPParams(ControlParams, FeatureParams):
+    """The feature baselines' settings: LPGNN's mechanism choice plus issue 19's controls."""
+
+    def validate(self) -> None:
+        FeatureParams.validate(self)
+        ControlParams.validate(self)
+
+
 @register_method
 class FeatureLDP(LPGNN):
     """Any ``mechanism`` (Duchi, Piecewise, Hybrid, Three-output, PM-SUB, multi-bit, …),
     its unbiased estimate fed to the GNN as it is — LPGNN's release without KProp:
     HeteroRR's feature baselines (§V, Baselines).
 
-    Privacy unit: one node's feature vector, ε-LDP in the local model, as :class:`LPGNN`; the graph and
-    labels are used as they are."""
+    Privacy unit: one node's feature vector, ε-LDP in the local model, as :class:`LPGNN` (0-LDP under
+    ``control='constant-input'``, whose release ignores x); the graph and labels are used as they are."""
 
     name = "featureldp"
     description = "GNN on features released by the mechanism parameter (unbiased estimate, no KProp)"
+    Params = FeatureLDPParams
     tunable = ("lr", "weight_decay", "dropout")
+
+    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
+                progress: ProgressHook | None = None) -> Release:
+        """:class:`LPGNN`'s release of the controls' mechanism input, then their server side (both off by
+        default: :class:`ControlParams`)."""
+        view = copy.copy(data)  # shallow: the caller's data keeps its features
+        view.x = self.params.mechanism_input(data)
+        rel = super().release(view, epsilon, rng, progress)
+        x, g, details = self.params.finish(rel.x, rel.guarantee, rel.details)
+        return replace(rel, x=x, guarantee=g, details=details)
 
     def kprop_steps(self, hp) -> int:
         return 0

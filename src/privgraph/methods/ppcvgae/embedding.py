@@ -32,15 +32,19 @@ used are reported in the details.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import math
+import sys
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 from torch import Tensor, nn
 from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit, unprotected
+from privgraph.data.transforms import standardize_columns
 from privgraph.mechanisms.base import check_delta
 from privgraph.mechanisms.gaussian import gaussian_delta
 from privgraph.mechanisms.randomness import RandomSource, SecureRandom, normal
@@ -84,11 +88,9 @@ class EmbeddingConfig:
 
 
 def standardize(x: Tensor) -> Tensor:
-    """Zero mean, unit variance per column (constant columns → 0), so that the
+    """Zero mean, unit variance per column in float32 (constant columns → 0), so that the
     decoders' unit-variance Gaussian likelihood ``N(φ, I)`` fits the data's scale."""
-    x = x.float()
-    std = x.std(dim=0, unbiased=False)
-    return (x - x.mean(dim=0)) / torch.where(std > 0, std, torch.ones_like(std))
+    return standardize_columns(x.float())
 
 
 def check_sensitive(data: Data) -> None:
@@ -114,6 +116,33 @@ def _encoder_mean(model: nn.Module, x: Tensor, edge_index: Tensor) -> Callable[[
     return lambda s: model.encode(x, s, edge_index)[0]
 
 
+_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4  # glibc's mallopt parameters (malloc.h)
+
+
+@contextlib.contextmanager
+def keep_freed_memory() -> Iterator[None]:
+    """While training, let glibc keep freed memory for reuse: by default it gives every freed block
+    over 32 MB back to the OS and zero-fills fresh pages for the next, and on Recidivism (0.6 M edges)
+    the adjacency term's 40 MB tensors made those page faults cost as much as the arithmetic.  Sets
+    M_MMAP_MAX = 0 (large blocks from the heap) and a 1 GB trim threshold, then sets both back to
+    glibc's documented defaults and trims the heap (glibc's dynamic mmap threshold stays off for the
+    rest of the process, as after any ``mallopt``).  Changes no value; a no-op off Linux/glibc
+    (measured on Recidivism, CVGAE (b), 20 epochs, one thread: 0.2 s of system time against 4.0 s
+    without it, 5.1 s of user time either way)."""
+    libc = ctypes.CDLL(None) if sys.platform.startswith("linux") else None
+    if libc is None or not (hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim")):
+        yield
+        return
+    libc.mallopt(_M_MMAP_MAX, 0)
+    libc.mallopt(_M_TRIM_THRESHOLD, 2**30)
+    try:
+        yield
+    finally:
+        libc.mallopt(_M_MMAP_MAX, 65536)
+        libc.mallopt(_M_TRIM_THRESHOLD, 128 * 1024)
+        libc.malloc_trim(0)
+
+
 def train_embedding(model: nn.Module, data: Data, candidate: Tensor | None, config: EmbeddingConfig, seed: int,
                     progress: ProgressHook | None = None) -> list[dict[str, float]]:
     """Train ``model`` on ``data`` (features standardised); returns the loss trace
@@ -125,24 +154,25 @@ def train_embedding(model: nn.Module, data: Data, candidate: Tensor | None, conf
     conditional = isinstance(model, CVGAE)
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     trace: list[dict[str, float]] = []
-    for epoch in range(1, config.epochs + 1):
-        model.train()
-        opt.zero_grad()
-        loss, parts = model.loss(x, sens if conditional else None, edge_index)
-        if conditional and candidate is not None and config.penalty > 0:
-            delta_nu = privacy_penalty(lambda s: model.prior_mean(s, edge_index), sens, [candidate])
-            loss = loss + config.penalty * delta_nu / n
-            parts["delta_nu"] = float(delta_nu.detach())
-        if conditional and candidate is not None and config.encoder_penalty > 0:
-            delta_mu = privacy_penalty(_encoder_mean(model, x, edge_index), sens, [candidate])
-            loss = loss + config.encoder_penalty * delta_mu / n
-            parts["delta_mu_squared"] = float(delta_mu.detach())
-        loss.backward()
-        opt.step()
-        if epoch % 10 == 0 or epoch == config.epochs:
-            trace.append({"epoch": epoch, "loss": float(loss.detach()), **parts})
-        if progress is not None and (epoch % 25 == 0 or epoch == config.epochs):
-            progress("training the autoencoder", epoch, config.epochs)
+    with keep_freed_memory():  # the same values, fewer page faults on large graphs
+        for epoch in range(1, config.epochs + 1):
+            model.train()
+            opt.zero_grad()
+            loss, parts = model.loss(x, sens if conditional else None, edge_index)
+            if conditional and candidate is not None and config.penalty > 0:
+                delta_nu = privacy_penalty(lambda s: model.prior_mean(s, edge_index), sens, [candidate])
+                loss = loss + config.penalty * delta_nu / n
+                parts["delta_nu"] = float(delta_nu.detach())
+            if conditional and candidate is not None and config.encoder_penalty > 0:
+                delta_mu = privacy_penalty(_encoder_mean(model, x, edge_index), sens, [candidate])
+                loss = loss + config.encoder_penalty * delta_mu / n
+                parts["delta_mu_squared"] = float(delta_mu.detach())
+            loss.backward()
+            opt.step()
+            if epoch % 10 == 0 or epoch == config.epochs:
+                trace.append({"epoch": epoch, "loss": float(loss.detach()), **parts})
+            if progress is not None and (epoch % 25 == 0 or epoch == config.epochs):
+                progress("training the autoencoder", epoch, config.epochs)
     model.eval()
     return trace
 
