@@ -131,3 +131,24 @@ def test_link_split_is_reproducible_whatever_pythons_random_state():
     et = TASKS["sbm"].edge_type
     for x, y in zip(a, b):
         assert torch.equal(x[et].edge_label_index, y[et].edge_label_index)
+
+
+@pytest.mark.skipif(not _has("DBLP", "raw"), reason="needs $PRIVGRAPH_DATA/DBLP/raw")
+def test_the_hetedp_loader_variant_keeps_the_graph_and_drops_the_other_types_features():
+    """dblp-hetedp = dblp-magnn with features on authors only (the HeteDP authors' data/dblp.py)."""
+    from privgraph.data.hetero import node_inputs
+
+    base, variant = load_hetero("dblp-magnn"), load_hetero("dblp-hetedp")
+    assert [t for t in variant.node_types if "x" in variant[t]] == ["author"]
+    assert torch.equal(variant["author"].x, base["author"].x) and torch.equal(variant["author"].y, base["author"].y)
+    for key in ("train_mask", "val_mask", "test_mask"):
+        assert torch.equal(variant["author"][key], base["author"][key])
+    assert variant.edge_types == base.edge_types
+    for et in base.edge_types:
+        assert torch.equal(variant[et].edge_index, base[et].edge_index)
+    for t in base.node_types:
+        assert variant[t].num_nodes == base[t].num_nodes
+    inputs = node_inputs(variant, seed=0)
+    assert torch.equal(inputs["author"], base["author"].x.float())
+    assert not torch.equal(inputs["paper"][:, :2], base["paper"].x[:, :2].float())  # random rows, not the features
+    assert TASKS["dblp-hetedp"] == TASKS["dblp-magnn"] and METAPATHS["dblp-hetedp"] == METAPATHS["dblp-magnn"]

@@ -187,3 +187,33 @@ def test_what_one_protected_edge_changes_in_each_mode(mode):
         assert not moved.any()
     else:
         assert touches.any() and moved[touches].all() and not moved[~touches].any()
+
+
+def test_without_self_connection_a_node_reads_its_neighbours_only():
+    """self_connection=False (the authors' TopoDP): the embedding ignores the node's own input, and
+    the per-example gradients under vmap still equal one-by-one autograd; the default reads it."""
+    torch.manual_seed(0)
+    rel = ("c", "r", "b")
+    x, m = torch.randn(4, 4), {"c__r__b": torch.randn(4, 3)}
+    for own in (True, False):
+        torch.manual_seed(0)
+        model = RelationalVGAEEncoder({"a": 5, "b": 4, "c": 3}, ["a", "b"], [rel], 8, 6, self_connection=own)
+        mu, _ = model("b", x, m)
+        mu_other, _ = model("b", x + 10 * torch.randn(4, 4), m)
+        assert torch.equal(mu, mu_other) is (not own)
+        assert not torch.equal(mu, model("b", x, {"c__r__b": m["c__r__b"] + 1})[0])  # the messages count
+    xs, xd, draws = torch.randn(3, 4, 5), torch.randn(3, 4, 4), torch.randn(3, 8, 6)
+    md = {"c__r__b": torch.randn(3, 4, 3)}
+    params = {k: p.detach() for k, p in model.named_parameters()}
+    grads = vmap(grad(lambda p, a, b, d: example_loss(model, p, "a", "b", a, b, d)), in_dims=(None, 0, 0, 0))(
+        params, (xs, {}), (xd, md), draws)
+    assert float(grads["inp.b.weight"].abs().sum()) == 0  # b's own input is not read
+    for i in range(3):
+        model.zero_grad()
+        example_loss(model, dict(model.named_parameters()), "a", "b", (xs[i], {}),
+                     (xd[i], {k: v[i] for k, v in md.items()}), draws[i]).backward()
+        for name, p in model.named_parameters():
+            if p.grad is not None:
+                assert torch.allclose(grads[name][i], p.grad, atol=1e-5)
+    with pytest.raises(ValueError, match="self_connection"):
+        DPSGDConfig(self_connection="no")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from privgraph.data.datasets import DATA_ENV, DATASETS
-from privgraph.data.hetero import HETERO_SPECS, TASKS
+from privgraph.data.hetero import HETERO_SPECS, TASKS, VARIANTS
 from privgraph.data.sensitive import SENSITIVE_DATASETS
 
 HOMOGENEOUS, HETEROGENEOUS, SENSITIVE, SYNTHETIC = "homogeneous", "heterogeneous", "sensitive attribute", "synthetic"
@@ -49,6 +49,11 @@ def dataset_catalog() -> list[CatalogEntry]:
         tasks = "node classification, link prediction" if TASKS[key].node_type else "link prediction"
         source = "HGB (PyG HGBDataset)" if spec.folder.startswith("HGB") else "MAGNN (PyG)"
         out.append(CatalogEntry(key, HETEROGENEOUS, spec.name, source, spec.folder, f"HeteDP: {tasks}"))
+    for key, variant in VARIANTS.items():
+        base = HETERO_SPECS[variant.base]
+        out.append(CatalogEntry(key, HETEROGENEOUS, variant.name, f"{variant.base}, features on "
+                                f"{', '.join(variant.featured)} only", base.folder, "HeteDP: node classification, "
+                                "link prediction (controlled comparisons)"))
     out.append(CatalogEntry("amazon", HETEROGENEOUS, "Amazon (HeteDP)", "HeteDP repo (AixWinnie)",
                             "HeteDP/Amazon", "HeteDP: link prediction"))
     for key, spec in SENSITIVE_DATASETS.items():

@@ -9,6 +9,8 @@ Datasets (``load_hetero(name)``):
   cache, never next to the zip;
 * ``dblp-magnn``, ``imdb-magnn`` — MAGNN's preprocessing (PyG ``DBLP``,
   ``IMDB``), from ``$PRIVGRAPH_DATA/DBLP/raw`` and ``IMDB/raw``;
+* ``dblp-hetedp`` — ``dblp-magnn`` with features on authors only, as the
+  HeteDP authors' loader has them (:data:`VARIANTS`);
 * ``amazon`` — HeteDP's user–item graph (``$PRIVGRAPH_DATA/HeteDP/Amazon``:
   ``user_item.dat`` with rating and timestamp, ``item_view.dat``,
   ``item_category.dat``, ``item_brand.dat``; comma-separated, no header).
@@ -70,7 +72,26 @@ HETERO_SPECS: dict[str, DatasetSpec] = {
     "dblp-magnn": DatasetSpec("DBLP (MAGNN)", "DBLP", _magnn("DBLP")),
     "imdb-magnn": DatasetSpec("IMDB (MAGNN)", "IMDB", _magnn("IMDB")),
 }
-HETERO_DATASETS = (*HETERO_SPECS, "amazon", "sbm")
+
+
+@dataclass(frozen=True)
+class LoaderVariant:
+    """Another version of a dataset of :data:`HETERO_SPECS`: the same graph, labels and split, with the
+    node features of types other than ``featured`` removed (those types then read
+    :func:`node_inputs`' random rows, as the source's loader gives them random features)."""
+
+    base: str
+    name: str
+    featured: tuple[str, ...]
+
+
+# The HeteDP authors' DBLP loader (AixWinnie/HeteDP data/dblp.py): authors keep their features,
+# papers, conferences and terms get torch.randn rows.  For controlled comparisons with their numbers.
+VARIANTS: dict[str, LoaderVariant] = {
+    "dblp-hetedp": LoaderVariant("dblp-magnn", "DBLP (MAGNN), features on authors only (HeteDP's loader)",
+                                 ("author",)),
+}
+HETERO_DATASETS = (*HETERO_SPECS, *VARIANTS, "amazon", "sbm")
 
 
 @dataclass(frozen=True)
@@ -90,6 +111,7 @@ TASKS: dict[str, HeteroTask] = {
     "imdb": HeteroTask("movie", _to("movie", "actor"), _to("actor", "movie")),
     "dblp-magnn": HeteroTask("author", _to("author", "paper"), _to("paper", "author")),
     "imdb-magnn": HeteroTask("movie", _to("movie", "actor"), _to("actor", "movie")),
+    "dblp-hetedp": HeteroTask("author", _to("author", "paper"), _to("paper", "author")),
     "amazon": HeteroTask(None, ("user", "rates", "item"), ("item", "rev_rates", "user")),
     "sbm": HeteroTask("paper", _to("paper", "author"), _to("author", "paper")),  # hetero_sbm_graph
 }
@@ -109,6 +131,9 @@ METAPATHS: dict[str, dict[str, list[EdgeType]]] = {
                    "APTPA": _path("author", "paper", "term", "paper", "author"),
                    "APCPA": _path("author", "paper", "conference", "paper", "author")},
     "imdb-magnn": {"MDM": _path("movie", "director", "movie"), "MAM": _path("movie", "actor", "movie")},
+    "dblp-hetedp": {"APA": _path("author", "paper", "author"),
+                    "APTPA": _path("author", "paper", "term", "paper", "author"),
+                    "APCPA": _path("author", "paper", "conference", "paper", "author")},
     "sbm": {"PAP": _path("paper", "author", "paper"), "PSP": _path("paper", "subject", "paper")},
     "amazon": {"IVI": [("item", "has_view", "view"), ("view", "rev_has_view", "item")],
                "ICI": [("item", "has_category", "category"), ("category", "rev_has_category", "item")],
@@ -252,6 +277,15 @@ def load_hetero(name: str, root: str | os.PathLike | None = None, seed: int = 0)
             raise DatasetUnavailableError(f"Amazon (HeteDP): set ${DATA_ENV} to the folder holding HeteDP/Amazon")
         data = merge_duplicate_edges(_amazon(Path(base)))
         data.name = "Amazon (HeteDP)"
+        return data
+    if key in VARIANTS:
+        variant = VARIANTS[key]
+        data = load_hetero(variant.base, root, seed)
+        for t in data.node_types:
+            if t not in variant.featured and "x" in data[t]:
+                data[t].num_nodes = data[t].x.shape[0]
+                del data[t].x
+        data.name = variant.name
         return data
     if key not in HETERO_SPECS:
         raise ValueError(f"unknown heterogeneous dataset {name!r}; choose from {', '.join(HETERO_DATASETS)}")

@@ -616,17 +616,36 @@ def _m2v_classifier(z: Tensor, data: HeteroData, target: str, seed: int, split: 
     return params.fit_classifier(z[train].numpy(), y[train].numpy()), masks
 
 
-def _metapath_graph(data: HeteroData, name: str) -> HeteroData:
+def _metapath_graph(data: HeteroData, name: str, seed: int, paths: list[list[tuple[str, str, str]]] | None = None
+                    ) -> HeteroData:
+    """The metapath graphs (``AddMetaPaths``, at most :data:`METAPATH_MAX_SAMPLE` neighbours per step,
+    drawn from ``derive_seed(seed, 6)``; torch's global generator is restored) of the dataset
+    ``name``'s target type (its :data:`~privgraph.data.hetero.METAPATHS`), or of ``paths``."""
     from torch_geometric.transforms import AddMetaPaths
 
     from privgraph.data.hetero import METAPATHS
 
-    paths = list(METAPATHS[name].values())
+    paths = list(METAPATHS[name].values()) if paths is None else paths
     data = copy.copy(data)
     for et in data.edge_types:
         data[et].edge_index = data[et].edge_index.contiguous()
-    return AddMetaPaths(paths, drop_orig_edge_types=True, drop_unconnected_node_types=True,
-                        max_sample=METAPATH_MAX_SAMPLE)(data)
+    with torch.random.fork_rng():  # AddMetaPaths samples neighbours from torch's global generator
+        torch.manual_seed(derive_seed(seed, 6))
+        return AddMetaPaths(paths, drop_orig_edge_types=True, drop_unconnected_node_types=True,
+                            max_sample=METAPATH_MAX_SAMPLE)(data)
+
+
+def _two_hop_paths(data: HeteroData, node_type: str) -> list[list[tuple[str, str, str]]]:
+    """``node_type``'s metapaths t → s → t, one per neighbour type s ≠ t (the first relation each way):
+    the first of the authors' metapaths of each of their types (``data/acm.py``, ``data/dblp.py``
+    ``metapaths``; their longer ones are not built)."""
+    out = []
+    for s in dict.fromkeys(et[2] for et in data.edge_types if et[0] == node_type and et[2] != node_type):
+        there = next(et for et in data.edge_types if et[0] == node_type and et[2] == s)
+        back = next((et for et in data.edge_types if et[0] == s and et[2] == node_type), None)
+        if back is not None:
+            out.append([there, back])
+    return out
 
 
 def _f1(truth: Tensor, predicted: Tensor) -> dict[str, float]:
@@ -710,8 +729,10 @@ class HeteroNodeClassification(_HeteroTask):
         task, p = self.hetero_task, method.params
         recorded = EpochEmbeddings(task.node_type)
         rng = self.source(trial_seed, *self.release_stream(eps_index, candidate))
+        replace = None if p.nc_inputs == "release" else self._featdp_inputs(tdata, trial_seed, p)
         link = p.link_release(tdata, task.edge_type, task.reverse, tdata[task.edge_type].edge_index,
-                              tdata.edge_index_dict, eps, rng, trial_seed, self.progress, on_epoch=recorded.record)
+                              tdata.edge_index_dict, eps, rng, trial_seed, self.progress, on_epoch=recorded.record,
+                              replace_inputs=replace)
         note = "node labels and the split are not protected (public in this setting)"
         report = PrivacyReport([g.with_note(note) for g in link.guarantees])
         selection = ("validation micro-F1" if p.nc_selection == "validation" else
@@ -721,6 +742,48 @@ class HeteroNodeClassification(_HeteroTask):
                                                    "(the authors' topologyDP_nc.py)", "embedding": p.nc_embedding,
                                           "epoch_selection": selection}}
         return Released(recorded, self.finish_report(report, eps), details, "gaussian" if eps is not None else None)
+
+    def _featdp_inputs(self, tdata: HeteroData, trial_seed: int, params: Any) -> Any:
+        """``nc_inputs="authors-han…"``: the authors' ``featDP.py`` as ``link_release``'s
+        ``replace_inputs`` — per replaced type (every type the link model reads, or the classified one
+        only) a HAN over its metapath graphs (the classified type: the dataset's metapaths, trained on
+        the training labels of the task's split; the others: :func:`_two_hop_paths`, trained on
+        :func:`~privgraph.methods.hetedp.nc.degree_bins` of their metapath degree on the authors'
+        20 % training split from the trial seed; all nodes of a type with fewer than 10), noise of the paper's calibration at ε_f redrawn every
+        epoch, the embedding of the clean input handed on
+        (:func:`~privgraph.methods.hetedp.nc.featdp_embedding`; not DP, stated)."""
+        from privgraph.data.hetero import hetedp_node_split
+        from privgraph.methods.hetedp.features import paper_noise_std
+        from privgraph.methods.hetedp.nc import ReplacedInputs, degree_bins, featdp_embedding, featdp_guarantee
+
+        target = self.hetero_task.node_type
+        y = tdata[target].y
+        train = _nc_masks(tdata, target, trial_seed, self.spec.split)[0]
+        classes = int(y.max()) + 1
+        seed = derive_seed(trial_seed, 9)
+
+        def replace(eps_f: float | None, clean: dict[str, Tensor]) -> ReplacedInputs:
+            types = [target] if params.nc_inputs == "authors-han-target" else list(clean)
+            sigma = 0.0 if eps_f is None else paper_noise_std(eps_f, params.delta)
+            out, trained_on = {}, {}
+            for t in types:
+                if t == target:
+                    graph, labels, mask = _metapath_graph(tdata, self.key, trial_seed), y, train
+                    trained_on[t] = f"training labels ({int(train.sum())} nodes), metapaths {list(graph.edge_types)}"
+                else:
+                    graph = _metapath_graph(tdata, self.key, trial_seed, _two_hop_paths(tdata, t))
+                    degree = sum(torch.bincount(ei[1][ei[0] != ei[1]], minlength=clean[t].shape[0])
+                                 for ei in graph.edge_index_dict.values()) + len(graph.edge_types)
+                    n = clean[t].shape[0]  # the authors' split needs >= 10 nodes (one validates); else all train
+                    mask = hetedp_node_split(n, trial_seed)[0] if n >= 10 else torch.ones(n, dtype=torch.bool)
+                    labels = degree_bins(degree, classes)
+                    trained_on[t] = f"degree bins ({classes}), metapaths {list(graph.edge_types)}"
+                out[t] = featdp_embedding(clean[t], graph, t, labels, mask, sigma, seed)
+            details = {"nc_inputs": params.nc_inputs, "replaced": types, "noise_std": sigma,
+                       "han_trained_on": trained_on, "handed_on": "HAN embedding of the CLEAN inputs (featDP.py)"}
+            return ReplacedInputs(out, featdp_guarantee(types, target, eps_f, params.delta, sigma), details)
+
+        return replace
 
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):
         from privgraph.data.hetero import node_inputs
@@ -748,9 +811,7 @@ class HeteroNodeClassification(_HeteroTask):
             return Evaluation(_f1(y[test], predicted), val_acc)
         train, val, test = _nc_masks(tdata, target, trial_seed, self.spec.split)
         if method in ("hetedp", "hetedp-features"):
-            with torch.random.fork_rng():  # AddMetaPaths samples neighbours from torch's global generator
-                torch.manual_seed(derive_seed(trial_seed, 6))
-                graph = _metapath_graph(tdata, self.key)
+            graph = _metapath_graph(tdata, self.key, trial_seed)
             x = graph[target].x.float() if released.payload is None else released.payload
             torch.manual_seed(trial_seed)
             model = HANClassifier(x.shape[1], hp.hidden, classes, graph.metadata(), target)
@@ -792,9 +853,9 @@ class LinkPrediction(_HeteroTask):
         if self.method.name == "metapath2vec" and (p.classifier != "logistic" or p.train_share is not None):
             raise ValueError("metapath2vec's classifier and train_share are node-classification parameters (link "
                              "prediction scores the embeddings' inner products): leave them at their defaults")
-        if self.method.name == "hetedp" and (p.nc_model, p.nc_selection, p.nc_embedding) != NC_DEFAULTS:
-            raise ValueError("hetedp's nc_model, nc_selection and nc_embedding are node-classification parameters: "
-                             "leave them at their defaults for link prediction")
+        if self.method.name == "hetedp" and (p.nc_model, p.nc_selection, p.nc_embedding, p.nc_inputs) != NC_DEFAULTS:
+            raise ValueError("hetedp's nc_model, nc_selection, nc_embedding and nc_inputs are node-classification "
+                             "parameters: leave them at their defaults for link prediction")
 
     def model_name(self):
         return "lp"

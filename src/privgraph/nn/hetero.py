@@ -27,18 +27,22 @@ def relation_key(edge_type: EdgeType) -> str:
 class RelationalVGAEEncoder(nn.Module):
     """Eq. 18's encoder: one RGCN layer (Schlichtkrull et al.: a projection per node type, a weight
     per relation on the mean of the neighbours' projections, summed with the node's own, ReLU),
-    then μ and log σ per encoded type.  With no relations it is a per-node MLP."""
+    then μ and log σ per encoded type.  With no relations it is a per-node MLP.
+    ``self_connection=False`` drops the node's own term: the authors' ``model.TopoDP`` (DGL
+    ``GraphConv`` per relation, summed, no self-loop), where a node's embedding reads its neighbours only."""
 
     def __init__(self, in_dims: dict[str, int], encoded_types: Sequence[str], relations: Sequence[EdgeType],
-                 hidden: int, latent: int):
+                 hidden: int, latent: int, self_connection: bool = True):
         super().__init__()
+        self.self_connection = self_connection
         self.inp = nn.ModuleDict({t: nn.Linear(d, hidden) for t, d in in_dims.items()})
         self.rel = nn.ModuleDict({relation_key(r): nn.Linear(hidden, hidden, bias=False) for r in relations})
         self.mu = nn.ModuleDict({t: nn.Linear(hidden, latent) for t in encoded_types})
         self.logstd = nn.ModuleDict({t: nn.Linear(hidden, latent) for t in encoded_types})
 
     def forward(self, node_type: str, x: Tensor, means: dict[str, Tensor] | None = None) -> tuple[Tensor, Tensor]:
-        h = self.inp[node_type](x)
+        own = self.inp[node_type]
+        h = own(x) if self.self_connection else x.new_zeros(*x.shape[:-1], own.out_features)
         for key, m in (means or {}).items():
             h = h + self.rel[key](self.inp[key.split("__")[0]](m))
         h = torch.relu(h)

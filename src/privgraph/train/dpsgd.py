@@ -35,6 +35,7 @@ class DPSGDConfig:
     latent: int = 32
     kl_weight: float = 0.01  # eq. 21's KL, down-weighted: at weight 1 the posterior collapses (AUC 0.5 in our runs)
     gradient_step: str = "dpsgd"  # "dpsgd" (eq. 22, DP) or "paper" (the authors' utilsDP step: NOT DP)
+    self_connection: bool = True  # the encoder's own-node term (False: the authors' TopoDP, neighbours only)
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "epochs", "negatives", "hidden", "latent"):
@@ -44,6 +45,8 @@ class DPSGDConfig:
             raise ValueError("clip C and lr must be > 0")
         if not self.kl_weight >= 0:
             raise ValueError(f"kl_weight must be >= 0, got {self.kl_weight}")
+        if not isinstance(self.self_connection, bool):
+            raise ValueError(f"self_connection must be true or false, got {self.self_connection!r}")
         if self.gradient_step not in GRADIENT_STEPS:
             raise ValueError(f"gradient_step must be one of {GRADIENT_STEPS} ('paper' is not DP), got "
                              f"{self.gradient_step!r}")

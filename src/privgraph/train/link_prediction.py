@@ -114,7 +114,7 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
         g, init_seed = rng, int(integers(2**31, (1,), rng)[0])
     torch.manual_seed(init_seed)
     model = RelationalVGAEEncoder({t: v.shape[1] for t, v in inputs.x.items()}, list(dict.fromkeys(
-        (src_type, dst_type))), list(inputs.means), config.hidden, config.latent)
+        (src_type, dst_type))), list(inputs.means), config.hidden, config.latent, config.self_connection)
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     num_src, num_dst = inputs.x[src_type].shape[0], inputs.x[dst_type].shape[0]
 

@@ -12,7 +12,6 @@ from privgraph.accounting import PrivacyReport
 from privgraph.data import hetero_sbm_graph
 from privgraph.data.hetero import TASKS, node_inputs
 from privgraph.experiments import ExperimentSpec, run_experiment
-import privgraph.methods.hetedp.method as method_module
 import privgraph.methods.hetedp.nc as nc_module
 from privgraph.methods import get_method
 from privgraph.methods.hetedp.method import HeteDPParams
@@ -124,10 +123,10 @@ def test_on_epoch_sees_each_epoch_and_changes_nothing():
 
 
 @pytest.mark.parametrize("step", ["dpsgd", "paper"])
-def test_the_task_classifies_the_link_models_embeddings(monkeypatch, step):
+def test_the_task_classifies_the_link_models_embeddings(monkeypatch, kept_links, step):
     """The released payload holds the target type's μ after each epoch — the last one is the final
     model's μ — and the evaluation classifies exactly those (not a HAN's)."""
-    kept, classified = [], []
+    classified = []
 
     def spy_classify(recorded, y, masks, selection, embedding, seed):
         classified.append([z.clone() for z in recorded.embeddings(embedding, seed)])
@@ -135,17 +134,9 @@ def test_the_task_classifies_the_link_models_embeddings(monkeypatch, step):
 
     real_nc = nc_module.classify_epochs
     monkeypatch.setattr(nc_module, "classify_epochs", spy_classify)
-    real_link = method_module.link_release
-
-    def spy_link(*args, **kwargs):
-        link = real_link(*args, **kwargs)
-        kept.append(link)
-        return link
-
-    monkeypatch.setattr(method_module, "link_release", spy_link)
     res = run_experiment(ExperimentSpec(method="hetedp", task="nc", epsilons=[1.0], trials=1,
                                         params={**LINK, "gradient_step": step}))
-    (link,), (epochs,) = kept, classified
+    (link,), (epochs,) = kept_links, classified
     assert len(epochs) == 3
     target = TASKS["sbm"].node_type
     every = torch.arange(link.inputs.x[target].shape[0])

@@ -30,7 +30,9 @@ authors' gradient step (:func:`~privgraph.train.dpsgd.paper_gradient_step`),
 (:func:`~privgraph.methods.hetedp.topology.paper_step_guarantee`).  For node classification,
 ``nc_model="link-vgae"`` classifies the link model's embeddings instead of training a HAN — the
 authors' ``topologyDP_nc.py``, with ``nc_selection="best-test"`` their optimistic choice of epoch
-(:mod:`~privgraph.methods.hetedp.nc`; opt-in, never the default).
+and ``nc_inputs="authors-han"`` their ``featDP.py`` inputs (HAN embeddings of the clean features,
+trained on the training labels: **not** DP, stated as ε = ∞) (:mod:`~privgraph.methods.hetedp.nc`;
+opt-in, never the default).
 * ``rgcn``, ``hgt``, ``metapath2vec``: non-private baselines; their "release"
   is the input, stated as unprotected.
 """
@@ -50,7 +52,7 @@ from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Task, param, register_method
 from privgraph.methods.hetedp.features import (check_calibration, check_clip_bound, check_feature_mode,
                                                check_feature_options, prepare_rows, privatize_features)
-from privgraph.methods.hetedp.nc import CLASSIFIERS, check_nc_options, fit_embedding_classifier
+from privgraph.methods.hetedp.nc import CLASSIFIERS, ReplacedInputs, check_nc_options, fit_embedding_classifier
 from privgraph.methods.hetedp.topology import check_topology, message_relations, topology_guarantee
 from privgraph.methods.heterorr.edges import check_share
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
@@ -76,7 +78,9 @@ def link_release(data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examp
                  clip_bound: float, delta: float, config: DPSGDConfig, rng: RandomSource, seed: int,
                  progress: ProgressHook | None = None, calibration: str = "clipped", features: str = "noisy",
                  feature_dim: int | None = None, projection_seed: int = 0,
-                 on_epoch: Callable[[int, RelationalVGAEEncoder, LinkInputs], None] | None = None) -> LinkRelease:
+                 on_epoch: Callable[[int, RelationalVGAEEncoder, LinkInputs], None] | None = None,
+                 replace_inputs: Callable[[float | None, dict[str, Tensor]], ReplacedInputs] | None = None
+                 ) -> LinkRelease:
     """HeteDP's link release: features (ε_f = share·ε) then DP-SGD on ``examples`` (ε_s), both
     drawing from ``rng``; ``seed`` fixes the random inputs of featureless types.  ``message_edges``
     is the graph whose relations pass messages (the runner gives its training split's).
@@ -85,19 +89,23 @@ def link_release(data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examp
     (:func:`~privgraph.methods.hetedp.features.privatize_features`); without ε the rows are projected
     and clipped the same way, without noise (the ceiling of the projected release).  ``features="none"``: no
     feature is read (every type gets random inputs from ``seed``), ε_s = ε, ``share`` unused.
-    ``on_epoch(e, model, inputs)``: called after each DP-SGD epoch (the trainer's ``on_epoch``)."""
+    ``on_epoch(e, model, inputs)``: called after each DP-SGD epoch (the trainer's ``on_epoch``).
+    ``replace_inputs(ε_f, clean)`` (node classification's ``nc_inputs``; ``clean``: every read type's
+    unperturbed input): its inputs replace those types' after the release is drawn as without it (so
+    DP-SGD's draws stay the same), and its guarantee replaces the features' (ε_f is None without ε)."""
     src, _, dst = edge_type
     check_feature_options(calibration, feature_dim, features)
     read_features = features == "noisy"
     relations = message_relations(list(message_edges), edge_type, reverse, topology)
     read = list(dict.fromkeys([src, dst, *(et[0] for et in relations)]))
     inputs = {t: x for t, x in node_inputs(data, seed=seed, read_features=read_features).items() if t in read}
+    clean = dict(inputs)
     featured = [t for t in read if "x" in data[t]] if read_features else []
     guarantees: list[PrivacyGuarantee] = []
     details: dict[str, Any] = {"topology": topology, "calibration": check_calibration(calibration),
                                "feature_mode": "noisy" if read_features else "none (not read; random inputs from the "
                                                                          "public seed for every type)"}
-    eps_s = epsilon
+    eps_f, eps_s = None, epsilon
     if epsilon is not None and featured:
         eps_f, eps_s = share * epsilon, (1 - share) * epsilon
         release = privatize_features(data, eps_f, delta, clip_bound, rng, node_types=featured,
@@ -110,17 +118,33 @@ def link_release(data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examp
         inputs.update({t: prepare_rows(data[t].x, t, clip_bound, feature_dim, projection_seed)[0] for t in featured})
         details["features"] = {"noise_std": 0.0, "clip_bound": clip_bound,
                                "projection": {"dim": feature_dim, "seed": projection_seed}}
+    replaced = None if replace_inputs is None else replace_inputs(eps_f, clean)
+    if replaced is not None:
+        inputs.update(replaced.x)
+        kept = [t for t in featured if t not in replaced.x]
+        for g in [g for g in guarantees if g.unit == Unit.NODE_FEATURES]:  # the release's: what the kept types read
+            guarantees.remove(g)
+            if kept:
+                replaced.guarantee = replaced.guarantee.with_note(
+                    f"{', '.join(kept)} read the release's features ({g.describe()}); the release as a whole has "
+                    "the guarantee of its weakest part for a node's features: none")
+        details["inputs"] = replaced.details
     link_inputs = LinkInputs.build(inputs, message_edges, relations)
     res = train_link_model_dp(link_inputs, examples, edge_type, eps_s, delta, config, rng, progress,
                               None if on_epoch is None else lambda e, model: on_epoch(e, model, link_inputs))
     if epsilon is not None:
         g = topology_guarantee(res, config, topology, edge_type, reverse, relations)
+        if replaced is not None:
+            guarantees.append(replaced.guarantee)
+            g = g.with_note("the encoder's inputs (nc_inputs) are computed from the whole graph, the protected "
+                            "relation's edges included (metapaths), before training, and held fixed like it")
         guarantees.append(g if read_features else g.with_note(
             "features='none': no node feature is read (every type's inputs are random, from a public seed), so "
             "the release holds no function of x and all of ε goes to DP-SGD (ε_s = ε)"))
     else:
-        guarantees.append(unprotected(Unit.NODE_FEATURES if read_features else f"edge of {edge_type}",
-                                      "HeteDP without noise"))
+        none = unprotected(Unit.NODE_FEATURES if read_features else f"edge of {edge_type}", "HeteDP without noise")
+        guarantees.append(none if replaced is None else PrivacyGuarantee(
+            none.unit, none.trust_model, none.epsilon, none.delta, none.mechanism, none.notes + replaced.guarantee.notes))
     details["dpsgd"] = {**res.details, "epsilon_s": res.epsilon, "noise_multiplier": res.noise_multiplier}
     return LinkRelease(res, link_inputs, relations, guarantees, details)
 
@@ -166,6 +190,9 @@ class HeteDPParams(MethodParams):
     gradient_step: str = param("dpsgd", "dpsgd (eq. 22: per-example clipping, Gaussian noise; DP, the default) or "
                                         "paper (the authors' utilsDP step: the batch gradient's rows clipped, sum "
                                         "and noise rescaled to norm 1: NOT DP, stated as ε = ∞)")
+    self_connection: bool = param(True, "the encoder adds each node's own input to its neighbours' messages (the "
+                                        "default); false: neighbours only, as the authors' TopoDP (DGL GraphConv "
+                                        "per relation, no self-loop); the guarantee is the same either way")
     nc_model: str = param("han", "node classification: han (a HAN on the DP features, §IV-A; the default) or "
                                  "link-vgae (the authors' topologyDP_nc.py: a logistic regression on the link "
                                  "model's embeddings of the classified type after each DP-SGD epoch)")
@@ -174,6 +201,11 @@ class HeteDPParams(MethodParams):
                                             "test micro-F1 over the epochs; reads the test labels, not an estimate)")
     nc_embedding: str = param("mean", "link-vgae: the embedding classified — mean (μ) or sample (the authors' "
                                       "posterior sample μ + N(0, I)·σ)")
+    nc_inputs: str = param("release", "link-vgae: the link model's inputs — release (the release's features; the "
+                                      "default) or authors-han / authors-han-target (the authors' featDP.py: a HAN "
+                                      "per type trained on the TRAINING LABELS (degree bins for the other types), "
+                                      "embedding the CLEAN features; every type read / the classified type only; "
+                                      "NOT DP for the features, stated as ε = ∞; message-passing mode only)")
 
     def dpsgd(self) -> DPSGDConfig:
         return DPSGDConfig(**{f.name: getattr(self, f.name) for f in fields(DPSGDConfig)})
@@ -191,17 +223,25 @@ class HeteDPParams(MethodParams):
         check_topology(self.topology)
         check_clip_bound(self.clip_bound)
         check_delta(self.delta)
-        check_nc_options(self.nc_model, self.nc_selection, self.nc_embedding)
+        check_nc_options(self.nc_model, self.nc_selection, self.nc_embedding, self.nc_inputs)
+        if self.nc_inputs != "release" and (self.topology != "message-passing" or self.features != "noisy"):
+            raise ValueError("nc_inputs='authors-han…' computes the inputs from the whole graph, the protected "
+                             "relation included (its metapaths), and from the features: it applies with "
+                             "topology='message-passing' (the authors' mode, whose ε already holds the graph fixed) "
+                             "and features='noisy' only")
         self.dpsgd()
 
     def link_release(self, data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examples: Tensor,
                      message_edges: dict[EdgeType, Tensor], epsilon: float | None, rng: RandomSource, seed: int,
                      progress: ProgressHook | None = None,
-                     on_epoch: Callable[[int, RelationalVGAEEncoder, LinkInputs], None] | None = None) -> LinkRelease:
+                     on_epoch: Callable[[int, RelationalVGAEEncoder, LinkInputs], None] | None = None,
+                     replace_inputs: Callable[[float | None, dict[str, Tensor]], ReplacedInputs] | None = None
+                     ) -> LinkRelease:
         """:func:`link_release` with these settings."""
         return link_release(data, edge_type, reverse, examples, message_edges, epsilon, self.feature_share,
                             self.topology, self.clip_bound, self.delta, self.dpsgd(), rng, seed, progress,
-                            self.calibration, self.features, self.feature_dim, self.projection_seed, on_epoch)
+                            self.calibration, self.features, self.feature_dim, self.projection_seed, on_epoch,
+                            replace_inputs)
 
 
 def _check_projection(calibration: str, feature_dim: int | None, projection_seed: int,
@@ -319,7 +359,7 @@ def released_link_model(release: PrivateRelease) -> tuple[RelationalVGAEEncoder,
                               {et: data[et].edge_index for et in relations}, relations)
     model = RelationalVGAEEncoder({t: x.shape[1] for t, x in inputs.x.items()},
                                   list(dict.fromkeys((edge_type[0], edge_type[2]))), relations, params.hidden,
-                                  params.latent)
+                                  params.latent, params.self_connection)
     model.load_state_dict(release.model_state)
     model.eval()
     return model, inputs, edge_type

@@ -25,10 +25,24 @@ post-processing).  :func:`classify_epochs` then picks the epoch:
 ``nc_embedding``: ``"mean"`` (the default, μ) or ``"sample"`` (the authors' posterior sample, drawn
 from the trial seed).  The privacy guarantee is the link release's, unchanged by either choice
 (the labels and the split are public in this setting).
+
+``nc_inputs`` (opt-in, **not DP for the features**): what the link model reads.  ``"release"`` (the
+default) is the link release's features.  The authors' ``main.py`` instead runs ``featDP.py`` first:
+for every node type a HAN over that type's metapath graphs (``model.FeatDP``: GAT per metapath, 8
+heads × 8 hidden, semantic attention; Adam, lr 0.005, weight decay 0.001, dropout 0.8, 100 epochs,
+every type seeded alike) is trained on the classified type's training *labels* — on the other types
+on degree bins (``dataprepro.get_label``) — with the feature noise ``utilsDP.feat_noise`` redrawn at
+each epoch, and the embedding it hands on (``featDP.evaluate``) is that of the *clean* features, every
+type's input to ``TopoDP``.  :func:`featdp_embedding` is that loop on our HAN
+(:class:`~privgraph.nn.hetero.HANClassifier`); ``"authors-han"`` replaces every type the link model
+reads, ``"authors-han-target"`` the classified type only.  The embedding is a deterministic function
+of the clean features, the graph and the training labels, so the features get no guarantee
+(:func:`featdp_guarantee`: ε = ∞).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,26 +51,99 @@ import torch
 from sklearn.metrics import f1_score
 from torch import Tensor
 
+from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.data.transforms import standardize_columns
 from privgraph.train.link_prediction import LinkInputs
 
 NC_MODELS = ("han", "link-vgae")  # HeteDP NC: a HAN on the DP features (ours), or the authors' topologyDP_nc.py
 EPOCH_SELECTIONS = ("validation", "best-test")  # best-test: the paper's optimistic selection (reads test labels)
 NC_EMBEDDINGS = ("mean", "sample")  # sample: the authors' TopoDP.inference_nc (μ + N(0, I)·σ)
-NC_DEFAULTS = (NC_MODELS[0], EPOCH_SELECTIONS[0], NC_EMBEDDINGS[0])  # (nc_model, nc_selection, nc_embedding)
+# the link model's inputs: the release's features, or the authors' featDP.py HAN embeddings (NOT DP) of
+# every type it reads / of the classified type only
+NC_INPUTS = ("release", "authors-han", "authors-han-target")
+# (nc_model, nc_selection, nc_embedding, nc_inputs)
+NC_DEFAULTS = (NC_MODELS[0], EPOCH_SELECTIONS[0], NC_EMBEDDINGS[0], NC_INPUTS[0])
 CLASSIFIERS = ("logistic", "svm")
+# featDP.py with main.py's defaults: FeatDP's 8 heads × hidden_feat 8, dropout_feat 0.8, lr_feat 0.005,
+# weight_decay_feat 0.001, 100 epochs (a literal in featDP.py)
+FEATDP_HEADS, FEATDP_HIDDEN, FEATDP_DROPOUT, FEATDP_LR, FEATDP_WEIGHT_DECAY, FEATDP_EPOCHS = 8, 64, 0.8, 0.005, 1e-3, 100
 
 
-def check_nc_options(model: str, selection: str, embedding: str) -> None:
+def check_nc_options(model: str, selection: str, embedding: str, inputs: str = NC_INPUTS[0]) -> None:
     """HeteDP's NC settings: the known values, and the link-embedding options only with
     ``model="link-vgae"``."""
     for name, value, allowed in (("nc_model", model, NC_MODELS), ("nc_selection", selection, EPOCH_SELECTIONS),
-                                 ("nc_embedding", embedding, NC_EMBEDDINGS)):
+                                 ("nc_embedding", embedding, NC_EMBEDDINGS), ("nc_inputs", inputs, NC_INPUTS)):
         if value not in allowed:
             raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-    if model != "link-vgae" and (selection, embedding) != NC_DEFAULTS[1:]:
-        raise ValueError("nc_selection and nc_embedding choose an epoch and an embedding of the link model: they "
-                         "apply with nc_model='link-vgae' only")
+    if model != "link-vgae" and (selection, embedding, inputs) != NC_DEFAULTS[1:]:
+        raise ValueError("nc_selection, nc_embedding and nc_inputs choose an epoch, an embedding and the inputs of "
+                         "the link model: they apply with nc_model='link-vgae' only")
+
+
+def degree_bins(degree: Tensor, num_classes: int) -> Tensor:
+    """The authors' pseudo-labels of an unlabelled type (``data/dataprepro.py``, ``get_label``):
+    ``num_classes`` equal-width bins of (0, max − min] (sic: the bins start at 0, not at the least
+    degree), class i for s·i < degree < s·(i+1) with s = (max − min)/num_classes, the last class for
+    degree > s·(num_classes − 1), class 0 for a degree on a boundary."""
+    degree = degree.double()
+    step = (degree.max() - degree.min()) / num_classes
+    labels = torch.zeros(degree.numel(), dtype=torch.long)
+    for i in range(num_classes):
+        upper = degree < step * (i + 1) if i < num_classes - 1 else torch.ones_like(degree, dtype=torch.bool)
+        labels[(degree > step * i) & upper] = i
+    return labels
+
+
+def featdp_embedding(x: Tensor, graph: Any, node_type: str, labels: Tensor, train_mask: Tensor, noise_std: float,
+                     seed: int) -> Tensor:
+    """The authors' ``featDP.featureLearning`` for one node type on our HAN: a
+    :class:`~privgraph.nn.hetero.HANClassifier` over ``graph`` (the type's metapath graphs; 8 heads,
+    64 hidden, dropout 0.8) trained by Adam (lr 0.005, weight decay 0.001) on the cross-entropy of
+    ``labels`` on ``train_mask`` for 100 epochs, its input x + N(0, noise_std²) with the noise redrawn
+    at every epoch (``utilsDP.feat_noise``), the last weights kept.  Returns the embedding of the
+    *clean* ``x`` in eval mode (``featDP.evaluate``: what the authors hand on).  Initialisation,
+    dropout and noise come from ``seed`` alone (torch's global generator is restored afterwards)."""
+    from privgraph.nn.hetero import HANClassifier
+
+    g = torch.Generator().manual_seed(int(seed))
+    edges = graph.edge_index_dict
+    with torch.random.fork_rng():
+        torch.manual_seed(int(seed))
+        model = HANClassifier(x.shape[1], FEATDP_HIDDEN, int(labels.max()) + 1, graph.metadata(), node_type,
+                              heads=FEATDP_HEADS, dropout=FEATDP_DROPOUT)
+        opt = torch.optim.Adam(model.parameters(), lr=FEATDP_LR, weight_decay=FEATDP_WEIGHT_DECAY)
+        model.train()
+        for _ in range(FEATDP_EPOCHS):
+            noisy = x + noise_std * torch.randn(x.shape, generator=g) if noise_std > 0 else x
+            loss = torch.nn.functional.cross_entropy(model({node_type: noisy}, edges)[train_mask], labels[train_mask])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        model.eval()
+        with torch.no_grad():
+            return model.embed({node_type: x}, edges)[node_type].detach().clone()
+
+
+def featdp_guarantee(types: list[str], target: str, epsilon_f: float | None, delta: float,
+                     noise_std: float) -> PrivacyGuarantee:
+    """The node-feature part of a link release whose inputs of ``types`` are the authors' featDP.py
+    HAN embeddings (:func:`featdp_embedding`): none — ε = ∞.  The notes say why, and what the label
+    use is (``epsilon_f`` None: trained without noise)."""
+    noise = ("no noise (no ε)" if epsilon_f is None else
+             f"the noise (std {noise_std:.4g} per coordinate, redrawn at each of the HAN's {FEATDP_EPOCHS} epochs: "
+             f"the paper's calibration at ε_f = {epsilon_f:g}, δ = {delta:g}, itself not DP) only perturbs the HAN's "
+             "training, and even that would compose over the epochs")
+    return PrivacyGuarantee(
+        Unit.NODE_FEATURES, TrustModel.CENTRAL, math.inf, 0.0,
+        f"HeteDP NC inputs: the authors' featDP.py HAN embeddings of the clean features, NOT DP ({', '.join(types)})",
+        (f"NOT differentially private: the link model reads the HAN embedding of the CLEAN inputs of {', '.join(types)} "
+         f"(featDP.py's evaluate), a deterministic function of the private features; {noise}",
+         f"labels: the HAN of the classified type ({target}) is trained on its TRAINING labels (the training "
+         "nodes of the classifier that follows; validation and test labels are not read), so its embedding — the "
+         "link model's input — carries label information into the embeddings classified; the other types' HANs "
+         "are trained on bins of their metapath degree (the authors' get_label)",
+         "use nc_inputs='release' (the default) for the link release's features"))
 
 
 def fit_embedding_classifier(x: Any, y: Any, kind: str = "logistic") -> Any:
@@ -75,6 +162,16 @@ def fit_embedding_classifier(x: Any, y: Any, kind: str = "logistic") -> Any:
     if kind == "svm":
         return LinearSVC(dual=False, max_iter=10000, random_state=0).fit(x, y)
     return LogisticRegression(max_iter=3000).fit(x, y)
+
+
+@dataclass
+class ReplacedInputs:
+    """Inputs that replace some types' inputs of HeteDP's link model (``nc_inputs``), with the
+    node-feature guarantee that then holds (it replaces the release's) and what to record."""
+
+    x: dict[str, Tensor]
+    guarantee: PrivacyGuarantee
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -153,5 +250,6 @@ def classify_epochs(recorded: EpochEmbeddings, y: Tensor, masks: tuple[Tensor, T
     return metrics, rows[i]["val"]
 
 
-__all__ = ["CLASSIFIERS", "EPOCH_SELECTIONS", "EpochEmbeddings", "NC_DEFAULTS", "NC_EMBEDDINGS", "NC_MODELS", "check_nc_options",
-           "classify_epochs", "fit_embedding_classifier", "select_epoch", "standardize"]
+__all__ = ["CLASSIFIERS", "EPOCH_SELECTIONS", "EpochEmbeddings", "NC_DEFAULTS", "NC_EMBEDDINGS", "NC_INPUTS", "NC_MODELS",
+           "ReplacedInputs", "check_nc_options", "classify_epochs", "degree_bins", "featdp_embedding",
+           "featdp_guarantee", "fit_embedding_classifier", "select_epoch", "standardize"]
