@@ -111,7 +111,6 @@ TASKS: dict[str, HeteroTask] = {
     "imdb": HeteroTask("movie", _to("movie", "actor"), _to("actor", "movie")),
     "dblp-magnn": HeteroTask("author", _to("author", "paper"), _to("paper", "author")),
     "imdb-magnn": HeteroTask("movie", _to("movie", "actor"), _to("actor", "movie")),
-    "dblp-hetedp": HeteroTask("author", _to("author", "paper"), _to("paper", "author")),
     "amazon": HeteroTask(None, ("user", "rates", "item"), ("item", "rev_rates", "user")),
     "sbm": HeteroTask("paper", _to("paper", "author"), _to("author", "paper")),  # hetero_sbm_graph
 }
@@ -131,14 +130,14 @@ METAPATHS: dict[str, dict[str, list[EdgeType]]] = {
                    "APTPA": _path("author", "paper", "term", "paper", "author"),
                    "APCPA": _path("author", "paper", "conference", "paper", "author")},
     "imdb-magnn": {"MDM": _path("movie", "director", "movie"), "MAM": _path("movie", "actor", "movie")},
-    "dblp-hetedp": {"APA": _path("author", "paper", "author"),
-                    "APTPA": _path("author", "paper", "term", "paper", "author"),
-                    "APCPA": _path("author", "paper", "conference", "paper", "author")},
     "sbm": {"PAP": _path("paper", "author", "paper"), "PSP": _path("paper", "subject", "paper")},
     "amazon": {"IVI": [("item", "has_view", "view"), ("view", "rev_has_view", "item")],
                "ICI": [("item", "has_category", "category"), ("category", "rev_has_category", "item")],
                "IBI": [("item", "has_brand", "brand"), ("brand", "rev_has_brand", "item")]},
 }
+# a loader variant classifies, predicts and walks as its base dataset
+TASKS.update({key: TASKS[variant.base] for key, variant in VARIANTS.items()})
+METAPATHS.update({key: METAPATHS[variant.base] for key, variant in VARIANTS.items()})
 
 
 def link_split(data: HeteroData, task: HeteroTask, val_ratio: float = 0.1, test_ratio: float = 0.2,

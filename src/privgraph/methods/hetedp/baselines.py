@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import HeteroData
 
-from privgraph.data.hetero import METAPATHS, EdgeType, HeteroTask, node_inputs
+from privgraph.data.hetero import METAPATHS, VARIANTS, EdgeType, HeteroTask, node_inputs
 from privgraph.nn.hetero import HGTClassifier, RGCNClassifier
 from privgraph.train.link_prediction import split_auc
 
@@ -31,7 +31,8 @@ LINK_BASELINES = ("rgcn", "hgt", "metapath2vec")
 # 4 classes): most of its papers have one listed author, so A–P–A walks rarely leave their start.
 # ACM and IMDB: the candidate with the best validation micro-F1 on seed 0
 # (`python -m privgraph.methods.hetedp.baselines acm|imdb-magnn`, docs/methods/hetedp.md).
-M2V_METAPATHS: dict[str, str] = {"dblp-magnn": "APCPA", "dblp-hetedp": "APCPA", "dblp": "APVPA", "acm": "PSP", "imdb-magnn": "MAM"}
+M2V_METAPATHS: dict[str, str] = {"dblp-magnn": "APCPA", "dblp": "APVPA", "acm": "PSP", "imdb-magnn": "MAM"}
+M2V_METAPATHS.update({key: M2V_METAPATHS[v.base] for key, v in VARIANTS.items() if v.base in M2V_METAPATHS})
 # Node classification trains 5 epochs (~600 steps of 32 on DBLP): on MAGNN-DBLP along APCPA, seed 0,
 # the validation micro-F1 peaked at epoch 4 of 6 (76.25, 87.50, 89.25, 89.75, 87.75, 87.25 %:
 # `python -m privgraph.methods.hetedp.baselines dblp-magnn --epochs 6`, 3 min) and a 10-epoch trial
