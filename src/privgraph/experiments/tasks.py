@@ -843,7 +843,7 @@ class LinkPrediction(_HeteroTask):
         return method.heterogeneous and method.task == Task.LINK_PREDICTION
 
     def validate(self):
-        from privgraph.methods.hetedp.nc import NC_DEFAULTS
+        from privgraph.methods.hetedp.nc import check_nc_defaults
 
         super().validate()
         p = self.method.params
@@ -853,9 +853,8 @@ class LinkPrediction(_HeteroTask):
         if self.method.name == "metapath2vec" and (p.classifier != "logistic" or p.train_share is not None):
             raise ValueError("metapath2vec's classifier and train_share are node-classification parameters (link "
                              "prediction scores the embeddings' inner products): leave them at their defaults")
-        if self.method.name == "hetedp" and (p.nc_model, p.nc_selection, p.nc_embedding, p.nc_inputs) != NC_DEFAULTS:
-            raise ValueError("hetedp's nc_model, nc_selection, nc_embedding and nc_inputs are node-classification "
-                             "parameters: leave them at their defaults for link prediction")
+        if self.method.name == "hetedp":
+            check_nc_defaults(p.nc_model, p.nc_selection, p.nc_embedding, p.nc_inputs, "link prediction")
 
     def model_name(self):
         return "lp"

@@ -44,6 +44,9 @@ def test_the_default_is_the_release_and_the_option_is_refused_where_it_does_not_
             get_method("hetedp", nc_model="link-vgae", topology=topology, nc_inputs="authors-han")
     with pytest.raises(ValueError, match="node-classification parameters"):
         ExperimentSpec(method="hetedp", task="lp", params={**LINK, "nc_inputs": "authors-han"}).validate()
+    with pytest.raises(ValueError, match="node-classification parameters.*a release"):  # never silently ignored
+        get_method("hetedp", edge_type=("paper", "to", "author"), **{**LINK, "nc_inputs": "authors-han"}).privatize(
+            hetero_sbm_graph(seed=0), 1.0, torch.Generator().manual_seed(0))
 
 
 def test_degree_bins_are_the_authors_get_label():

@@ -52,7 +52,8 @@ from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Task, param, register_method
 from privgraph.methods.hetedp.features import (check_calibration, check_clip_bound, check_feature_mode,
                                                check_feature_options, prepare_rows, privatize_features)
-from privgraph.methods.hetedp.nc import CLASSIFIERS, ReplacedInputs, check_nc_options, fit_embedding_classifier
+from privgraph.methods.hetedp.nc import (CLASSIFIERS, ReplacedInputs, check_nc_defaults, check_nc_options,
+                                         fit_embedding_classifier)
 from privgraph.methods.hetedp.topology import check_topology, message_relations, topology_guarantee
 from privgraph.methods.heterorr.edges import check_share
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
@@ -313,6 +314,7 @@ class HeteDP(Method):
         epsilon = None if epsilon is None else self.check_epsilon_given(epsilon)
         edge_type, reverse = self.resolve_relations(data)
         p = self.params
+        check_nc_defaults(p.nc_model, p.nc_selection, p.nc_embedding, p.nc_inputs, "a release")
         link = p.link_release(data, edge_type, reverse, data[edge_type].edge_index, data.edge_index_dict, epsilon,
                               rng, _seed(rng), progress)
         out = HeteroData()

@@ -81,6 +81,15 @@ def check_nc_options(model: str, selection: str, embedding: str, inputs: str = N
                          "the link model: they apply with nc_model='link-vgae' only")
 
 
+def check_nc_defaults(model: str, selection: str, embedding: str, inputs: str, where: str) -> None:
+    """Refuse the node-classification options away from node classification (``where``: what runs
+    instead — link prediction, a release): they would be ignored there, and a release never holds
+    their epochs, samples or HAN inputs."""
+    if (model, selection, embedding, inputs) != NC_DEFAULTS:
+        raise ValueError(f"hetedp's nc_model, nc_selection, nc_embedding and nc_inputs are node-classification "
+                         f"parameters: leave them at their defaults for {where}")
+
+
 def degree_bins(degree: Tensor, num_classes: int) -> Tensor:
     """The authors' pseudo-labels of an unlabelled type (``data/dataprepro.py``, ``get_label``):
     ``num_classes`` equal-width bins of (0, max − min] (sic: the bins start at 0, not at the least
@@ -251,5 +260,5 @@ def classify_epochs(recorded: EpochEmbeddings, y: Tensor, masks: tuple[Tensor, T
 
 
 __all__ = ["CLASSIFIERS", "EPOCH_SELECTIONS", "EpochEmbeddings", "NC_DEFAULTS", "NC_EMBEDDINGS", "NC_INPUTS", "NC_MODELS",
-           "ReplacedInputs", "check_nc_options", "classify_epochs", "degree_bins", "featdp_embedding",
+           "ReplacedInputs", "check_nc_defaults", "check_nc_options", "classify_epochs", "degree_bins", "featdp_embedding",
            "featdp_guarantee", "fit_embedding_classifier", "select_epoch", "standardize"]
