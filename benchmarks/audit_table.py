@@ -101,6 +101,11 @@ def _claim(row: dict) -> str:
     return f"{row['epsilon']:.3g}" if row["delta"] == 0 else f"({row['epsilon']:.3g}, {row['delta']:g})"
 
 
+def _asked(row: dict) -> str:
+    """The ε the request implies for the row's unit (results stored before the ε-asked verdict have none)."""
+    return "—" if row.get("requested") is None else f"{row['requested']:.3g}"
+
+
 def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("[", "\\[").replace("]", "\\]").replace("*", "\\*")
 
@@ -116,7 +121,8 @@ def table(args: argparse.Namespace) -> None:
              "Every method audited by `privgraph audit` on the default synthetic graph "
              "(`privgraph.audit.graphs`, seed 0): two neighbouring inputs per unit, each released *samples* "
              "times through the method's own code, the test chosen on half the releases, its errors counted "
-             "on the other half, ε_LB the 95 % Clopper–Pearson bound ([how it works](../audit.md)). "
+             "on the other half, ε_LB the 95 % Clopper–Pearson bound ([how it works](../audit.md)); the verdict "
+             "holds ε_LB and the claim against the ε asked for the unit. "
              "*max* is the largest ε_LB that many samples can show (no errors at all): a bound near it means "
              "the samples, not the mechanism, limit the audit.", ""]
     violations = [r for r in rows if r["verdict"] == "VIOLATION"]
@@ -138,12 +144,13 @@ def table(args: argparse.Namespace) -> None:
         met = "yes" if ratios and min(ratios) >= 0.8 else f"no (min {min(ratios):.2f})" if ratios else "—"
         lines.append(f"| {name} | {_md(label)} | " + " | ".join(cells) + f" | {met} |")
     lines += ["", "## Every method", "",
-              "| method | unit | claimed (ε, δ) | ε_LB | ε_LB/ε | max | samples | seconds | verdict |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "| method | unit | ε asked | claimed (ε, δ) | ε_LB | ε_LB/ε | max | samples | seconds | verdict |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     order = {name: i for i, name in enumerate(METHODS)}
     for r in sorted(rows, key=lambda r: (order.get(r["method"], 99), r["label"], r["claimed_at"] or 0)):
         ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}"
-        lines.append(f"| {r['method']} | {_md(r['label'])} | {_claim(r)} | {r['epsilon_lb']:.3f} | {ratio} | "
+        lines.append(f"| {r['method']} | {_md(r['label'])} | {_asked(r)} | {_claim(r)} | {r['epsilon_lb']:.3f} | "
+                     f"{ratio} | "
                      f"{r['ceiling']:.2f} | 2 × {r['samples']} | {r['seconds']:.0f} | {r['verdict']} |")
     if results.get("dpsgd"):
         lines += ["", "## The DP-SGD step (HeteDP's trainer)", "",

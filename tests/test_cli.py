@@ -244,3 +244,23 @@ def test_methods_prints_a_methods_parameters():
     res = runner.invoke(app, ["methods", "blink", "--format", "json"])
     assert [p["name"] for p in json.loads(res.stdout)["parameters"]] == [
         "variant", "delta", "soft_exact_limit", "soft_min_probability"]
+
+
+def test_reports_of_several_epsilons_label_their_notes_and_the_plain_sentence():
+    """Issue 30: with several ε the plain sentence names the setting it describes (the weakest) and a
+    note that only one setting has is labelled with its ε; the notes every setting shares print once."""
+    from rich.console import Console
+
+    from privgraph.accounting import PrivacyGuarantee, PrivacyReport, TrustModel
+    from privgraph.cli import print_reports
+
+    def report(eps, *notes):
+        return PrivacyReport([PrivacyGuarantee("node feature vector", TrustModel.LOCAL, eps, 0.0, "multibit",
+                                               ("shared note", *notes))])
+
+    console = Console(record=True, width=300)
+    print_reports({0.5: report(0.5, "only at half"), 4.0: report(4.0)}, console)
+    text = console.export_text()
+    assert "At ε = 4 (the weakest setting): Whatever else they know" in text and "(ε = 4)" in text
+    assert text.count("note: shared note") == 1
+    assert "note (ε = 0.5): only at half" in text

@@ -1,18 +1,24 @@
-"""Your own graph through the real command line (subprocess): each input format, and each bad
-input as one error line, exit code 2 and nothing written."""
+"""Your own graph through the real command line (subprocess, or typer's runner in-process): each
+input format, and each bad input as one error line, exit code 2 and nothing written."""
 
 import json
 import os
 import subprocess
 import sys
+from fractions import Fraction
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
 from torch_geometric.data import Data
+from torch_geometric.utils import is_undirected
+from typer.testing import CliRunner
 
+import privgraph as pg
+from privgraph.cli import app
 from privgraph.data import sbm_graph
+from privgraph.methods.base import NO_FEATURES_NOTE
 
 N = 60
 
@@ -70,7 +76,7 @@ def test_private_edge_column_reaches_an_edge_level_method(graph, tmp_path):
     res = cli("release", "edgerand", "--input", tmp_path / "e.csv", "--private-column", "private", "--features",
               tmp_path / "x.npy", "--epsilon", "2", "-o", out)
     assert res.returncode == 0, res.stderr
-    assert "added the reverse direction" in res.stderr
+    assert "added the reverse direction of" in " ".join(res.stderr.split())
     meta = json.loads(out.with_name("r.pt.json").read_text())
     assert "private edge" in meta["privacy"]["by_unit"]
     assert "x" in meta["raw_fields"]  # EdgeRand protects edges only: the features are written as given, and said so
@@ -94,7 +100,7 @@ def _bad_inputs(graph, tmp_path):
     (tmp_path / "garbage.pt").write_bytes(b"not a torch file")
     feats = ["--features", tmp_path / "x.npy"]
     return [
-        (["release", "blink", "--input", tmp_path / "asym.csv", *feats], "no reverse"),
+        (["release", "blink", "--input", tmp_path / "asym.csv", "--directed", *feats], "drop --directed"),
         (["release", "blink", "--input", tmp_path / "loops.csv", *feats], "self-loop"),
         (["release", "lpgnn", "--input", tmp_path / "dup.csv", *feats], "duplicate"),
         (["release", "lpgnn", "--input", tmp_path / "range.csv", *feats], "out of range"),
@@ -136,6 +142,147 @@ def test_run_user_errors_exit_2_before_any_work(tmp_path, args, needle):
     assert "[privgraph]" not in res.stderr  # no progress line: nothing started
 
 
+def invoke(*args):
+    """The command in-process (typer's runner): exit code and the output, stdout and stderr together."""
+    res = CliRunner().invoke(app, [str(a) for a in args])
+    return res.exit_code, " ".join(res.output.split())
+
+
+def _one_way(graph):
+    return graph.edge_index[:, graph.edge_index[0] < graph.edge_index[1]]  # each pair once: the usual CSV
+
+
+def test_an_edge_list_is_released_undirected_unless_directed(graph, tmp_path):
+    und = _one_way(graph)
+    _write_edge_list(tmp_path / "edges.csv", und, header=["source", "target"])
+    np.save(tmp_path / "x.npy", graph.x.numpy())
+    base = ["release", "lpgnn", "--input", tmp_path / "edges.csv", "--features", tmp_path / "x.npy", "--domain",
+            "0,1", "--epsilon", "1"]
+    code, text = invoke(*base, "-o", tmp_path / "u.pt", "--diagnostics")
+    assert code == 0, text
+    released = torch.load(tmp_path / "u.pt", weights_only=True)
+    assert is_undirected(released.edge_index) and released.edge_index.shape[1] == 2 * und.shape[1]
+    counted = (f"undirected: added the reverse direction of {und.shape[1]} edges listed one way only "
+               f"({und.shape[1]} → {2 * und.shape[1]} columns;")
+    assert counted in text  # the curator's console has the count
+    meta = json.loads((tmp_path / "u.pt.json").read_text())
+    assert ("note: input graph: undirected: added the reverse direction of the edges listed one way only "
+            "(directed=True / --directed keeps the file as given)") in meta["report"]  # no count of private edges
+    assert meta["details"]["input_file"][0].startswith(counted)  # the curator's diagnostics have it
+    code, text = invoke(*base, "--directed", "-o", tmp_path / "d.pt")
+    assert code == 0, text
+    assert torch.equal(torch.load(tmp_path / "d.pt", weights_only=True).edge_index, und)
+    assert f"directed: {und.shape[1]} edges have no reverse (kept as given)" in text
+    report = json.loads((tmp_path / "d.pt.json").read_text())["report"]
+    assert "note: input graph: directed: edges without their reverse kept as given" in report
+
+
+@pytest.mark.parametrize("method", ["lapgraph", "edgerand", "edgerr", "blink"])
+def test_a_graph_without_features_is_released_without_x(graph, tmp_path, method):
+    _write_edge_list(tmp_path / "edges.csv", _one_way(graph))
+    ratio = [] if method == "blink" else ["--private-ratio", "1"]
+    params = ["--param", "mcmc_steps=200"] if method == "edgerr" else []
+    code, text = invoke("release", method, "--input", tmp_path / "edges.csv", *ratio, *params, "--epsilon", "2",
+                        "-o", tmp_path / "g.pt")
+    assert code == 0, text
+    released = torch.load(tmp_path / "g.pt", weights_only=True)
+    assert "x" not in released and is_undirected(released.edge_index)
+    meta = json.loads((tmp_path / "g.pt.json").read_text())
+    assert f"note: {NO_FEATURES_NOTE}" in meta["report"] and "x" not in meta["fields"]
+
+
+def test_training_on_a_release_without_features_states_the_encoding(graph, tmp_path):
+    _write_edge_list(tmp_path / "edges.csv", _one_way(graph))
+    np.savetxt(tmp_path / "y.txt", graph.y.numpy(), fmt="%d")
+    code, text = invoke("run", "lapgraph", "--input", tmp_path / "edges.csv", "--labels", tmp_path / "y.txt",
+                        "--private-ratio", "1", "--epsilon", "2", "--trials", "1", "--set", "epochs=5",
+                        "--db", tmp_path / "r.db", "--format", "json")
+    assert code == 0, text
+    assert NO_FEATURES_NOTE in text and "accuracy" in text
+    data, _ = pg.data.read_graph(tmp_path / "edges.csv", labels=tmp_path / "y.txt")
+    rel = pg.privatize(pg.data.stratified_split(data, seed=0), "blink", epsilon=2.0, seed=0)
+    assert "x" not in rel.data and NO_FEATURES_NOTE in rel.report.guarantees[0].notes
+    res = pg.fit(rel, seed=0, epochs=5)  # trains on the one-hot degrees of the released graph
+    assert 0.0 <= res.test_accuracy <= 1.0
+    code, text = invoke("release", "lpgnn", "--input", tmp_path / "edges.csv", "-o", tmp_path / "l.pt")
+    assert code == 2 and text.startswith("error: lpgnn reads the node features") and "--features" in text
+
+
+class Poison:
+    """A pickle that creates ``marker`` when it is unpickled (it could as well run any code)."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return open, (str(self.marker), "w")
+
+
+def test_a_poisoned_pt_is_refused_and_trust_pickle_is_said(graph, tmp_path):
+    marker = tmp_path / "marker"
+    torch.save(Poison(marker), tmp_path / "evil.pt")
+    code, text = invoke("release", "lpgnn", "--input", tmp_path / "evil.pt", "--epsilon", "1", "-o", tmp_path / "o.pt")
+    assert code == 2 and text.startswith("error: refusing to unpickle") and text.count("error:") == 1, text
+    assert "--trust-pickle" in text and not marker.exists() and not (tmp_path / "o.pt").exists()
+    legit = graph.clone()
+    legit.origin = Fraction(1, 3)  # a harmless object torch does not allow-list
+    torch.save(legit, tmp_path / "g.pt")
+    code, text = invoke("release", "lpgnn", "--input", tmp_path / "g.pt", "--epsilon", "1", "-o", tmp_path / "o.pt")
+    assert code == 2 and "fractions.Fraction" in text and "--trust-pickle" in text
+    code, text = invoke("release", "lpgnn", "--input", tmp_path / "g.pt", "--trust-pickle", "--epsilon", "1", "-o",
+                        tmp_path / "o.pt")
+    assert code == 0, text
+    report = json.loads((tmp_path / "o.pt.json").read_text())["report"]
+    assert any("g.pt trusted with --trust-pickle" in line and "weights_only=False" in line for line in report)
+    torch.save(Poison(marker), tmp_path / "o.pt")  # a release whose graph file was replaced
+    with pytest.raises(ValueError, match="refusing to unpickle"):
+        pg.load_release(tmp_path / "o.pt")
+    assert not marker.exists()
+    code, text = invoke("release", "--help")
+    assert "--trust-pickle" in text and "weights_only=False" in text and "--directed" in text
+
+
+def test_a_column_named_private_is_the_flag_and_its_note_names_the_file_once(graph, tmp_path):
+    und = _one_way(graph)
+    private = (torch.arange(und.shape[1]) % 3 == 0).int()
+    _write_edge_list(tmp_path / "edges.csv", und, header=["src", "dst", "private"], extra=private)
+    code, text = invoke("release", "edgerand", "--input", tmp_path / "edges.csv", "--epsilon", "2", "-o",
+                        tmp_path / "g.pt")
+    assert code == 0, text  # edgerand needs private edges: the column gives them
+    assert "edges.csv: column 'private' read as the private-edge flag" in text
+    assert "edges.csv: edges.csv" not in text and "ignored" not in text
+
+
+def test_a_graph_of_the_other_kind_is_a_user_error(graph, tmp_path):
+    from torch_geometric.data import HeteroData
+
+    hetero = HeteroData()
+    hetero["a"].x = torch.rand(3, 2)
+    hetero["a", "r", "a"].edge_index = torch.tensor([[0, 1], [1, 2]])
+    torch.save(hetero, tmp_path / "h.pt")
+    code, text = invoke("release", "lpgnn", "--input", tmp_path / "h.pt", "--epsilon", "1", "-o", tmp_path / "o.pt")
+    assert code == 2 and text == "error: lpgnn takes a homogeneous graph (Data), but h.pt holds a HeteroData"
+    code, text = invoke("release", "lpgnn", "--directed", "-o", tmp_path / "o.pt")
+    assert code == 2 and text == "error: --directed describes an --input file: give --input"
+
+
 def test_version_and_module_entry_point():
     res = cli("--version")
     assert res.returncode == 0 and res.stdout.startswith("privgraph ")
+
+
+def test_hetedp_on_the_users_graph_needs_a_public_edge_count_before_any_work(tmp_path):
+    """Issue 30: DP-SGD's sampling is planned from a public number of edges, never from the input's;
+    ``run`` evaluates heterogeneous methods on the datasets whose tasks it knows (one line, exit 2)."""
+    from privgraph.data import hetero_sbm_graph
+
+    torch.save(hetero_sbm_graph(seed=0, num_papers=40, num_authors=30), tmp_path / "h.pt")
+    common = ("--input", tmp_path / "h.pt", "--epsilon", "1", "--param", "edge_type=paper,to,author",
+              "--param", "epochs=1")
+    code, text = invoke("release", "hetedp", *common, "-o", tmp_path / "o.pt")
+    assert code == 2 and "edge_count=N, a public number of training edges" in text
+    assert not (tmp_path / "o.pt").exists()
+    code, text = invoke("release", "hetedp", *common, "--param", "edge_count=200", "-o", tmp_path / "o.pt")
+    assert code == 0, text
+    code, text = invoke("run", "hetedp", *common, "--task", "lp", "--db", tmp_path / "r.db")
+    assert code == 2 and "release your own graph with privgraph release hetedp --input FILE" in text

@@ -19,7 +19,7 @@ SMALL = {  # keep the slow ones short
     "edgerr": {"mcmc_steps": 500}, "privhrg": {"mcmc_steps": 500}, "featurerr": {"public_fraction": 0.4},
     "heterorr": {"mcmc_steps": 500, "public_fraction": 0.4},
     "ppcvgae": {"epochs": 10}, "vgae": {"epochs": 10}, "dpgcn": {"epochs": 10},
-    "hetedp": {"edge_type": ("paper", "written_by", "author"), "epochs": 2, "batch_size": 64},
+    "hetedp": {"edge_type": ("paper", "written_by", "author"), "epochs": 2, "batch_size": 64, "edge_count": 200},
 }
 
 

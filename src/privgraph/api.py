@@ -118,7 +118,9 @@ def release_with(method: Method, data: Data | HeteroData, epsilon: float | None,
 
 
 def load_release(path: str | Path) -> PrivateRelease:
-    """Read a release written by :meth:`PrivateRelease.save`."""
+    """Read a release written by :meth:`PrivateRelease.save`: its tensors with
+    ``torch.load(weights_only=True)`` (PyG's data classes allow-listed), so a tampered file that
+    would run code is refused (``ValueError``) instead of unpickled."""
     return PrivateRelease.load(path)
 
 

@@ -64,19 +64,33 @@ def print_report(report, console: Console = out_console) -> None:
         console.print(f"  {escape(line)}")
 
 
-def print_reports(reports: dict, console: Console = out_console) -> None:
-    """The privacy report of each ε: its guarantees, then the notes once (not once per ε)."""
+def _setting_label(eps: Optional[float], releases: int = 1) -> str:
+    """``ε = 4``, or ``ε = 4 × 5 releases`` for a setting that released 5 candidates (it spent 20)."""
+    return f"ε = {_fmt_eps(eps)}" + (f" × {releases} releases" if releases > 1 and eps is not None else "")
+
+
+def print_reports(reports: dict, console: Console = out_console, releases: Optional[dict] = None) -> None:
+    """The privacy report of each ε (``releases``: how many candidate releases a setting made, 1 if not
+    given): the plain sentence for the weakest setting (the largest ε) labelled with it, each setting's
+    guarantees, then the notes every setting shares once and the others labelled with their ε."""
     console.print("[bold]Privacy report[/bold]")
-    first = next(iter(reports.values()), None)
-    if first is not None:
-        console.print(escape(first.plain_summary()))
-    notes: list[str] = []
+    releases = releases or {}
+    labels = {eps: _setting_label(eps, releases.get(eps, 1)) for eps in reports}
+    if reports:
+        weakest = max(reports, key=lambda e: math.inf if e is None else e)
+        prefix = f"At {labels[weakest]} (the weakest setting): " if len(reports) > 1 else ""
+        console.print(escape(prefix + reports[weakest].plain_summary()))
+    notes: dict = {}
     for eps, report in reports.items():
         lines = report.lines()
-        console.print(f"  ε = {_fmt_eps(eps)}: " + escape("; ".join(l for l in lines if not l.startswith("note: "))))
-        notes += [l[len("note: "):] for l in lines if l.startswith("note: ")]
-    for note in dict.fromkeys(notes):
+        console.print(f"  {labels[eps]}: " + escape("; ".join(l for l in lines if not l.startswith("note: "))))
+        notes[eps] = [l[len("note: "):] for l in lines if l.startswith("note: ")]
+    shared = set.intersection(*(set(n) for n in notes.values())) if notes else set()
+    for note in dict.fromkeys(n for ns in notes.values() for n in ns if n in shared):
         console.print(f"  [dim]note: {escape(note)}[/dim]")
+    for eps, ns in notes.items():
+        for note in dict.fromkeys(n for n in ns if n not in shared):
+            console.print(f"  [dim]note ({escape(labels[eps])}): {escape(note)}[/dim]")
 
 
 def _unit_budgets(row: dict) -> dict[str, float]:
@@ -87,10 +101,15 @@ def _unit_budgets(row: dict) -> dict[str, float]:
 
 
 def _budgets(row: dict) -> str:
-    """The setting's ε; a method with a budget per unit (HeteroRR's ε_f and ε_e, HeteDP's ε_f and ε_s)
-    shows each, in the order of the footnote :func:`print_result` prints."""
+    """The ε the setting spent; a method with a budget per unit (HeteroRR's ε_f and ε_e, HeteDP's ε_f and
+    ε_s) shows each, in the order of the footnote :func:`print_result` prints.  A setting that released
+    several candidates (a selection on validation) shows the total, then ``(k × ε)``."""
     budgets = _unit_budgets(row)
-    return _fmt_eps(row["epsilon"]) if len(budgets) < 2 else " / ".join(f"{e:g}" for e in budgets.values())
+    k = row.get("releases", 1)
+    if len(budgets) < 2 and k == 1:
+        return _fmt_eps(row["epsilon"])
+    spent = " / ".join(f"{e:g}" for e in budgets.values()) if budgets else _fmt_eps(row.get("epsilon_spent"))
+    return spent + (f" ({k} × {_fmt_eps(row['epsilon'])})" if k > 1 else "")
 
 
 def print_result(result, console: Console = out_console) -> None:
@@ -139,7 +158,7 @@ def print_result(result, console: Console = out_console) -> None:
                       f"{escape(ThreatModel(**threat).describe())}")
         console.print("  [dim]advantage: TPR − FPR of the attacker's decision; tpr@1%fpr: TPR at 1% FPR; all "
                       "metrics with --format json[/dim]")
-    print_reports(result.reports, console)
+    print_reports(result.reports, console, {r["epsilon"]: r["releases"] for r in rows})
 
 
 def _short(metric: str) -> str:
@@ -253,16 +272,23 @@ def _spec(method: str, params: list[str], hparams: list[str], **fields: Any):
 
 def _read_input(path: Optional[Path], method: str, features: Optional[Path], labels: Optional[Path],
                 private_edges: Optional[Path], private_column: Optional[str], domain: Optional[str],
-                clip: bool) -> Any:
-    """The user's graph file (``--input``) read and checked, or None; bad input exits 2 with one line."""
+                clip: bool, directed: bool = False, trust_pickle: bool = False) -> tuple[Any, list[str]]:
+    """The user's graph file (``--input``) read and checked against ``method`` (its features, an
+    undirected graph for a link-level method), and the notes on what reading changed; (None, [])
+    without ``--input``.  Bad input exits 2 with one line."""
     given = {"--features": features, "--labels": labels, "--private-edges": private_edges,
-             "--private-column": private_column, "--domain": domain, "--clip": clip or None}
+             "--private-column": private_column, "--domain": domain, "--clip": clip or None,
+             "--directed": directed or None, "--trust-pickle": trust_pickle or None}
     if path is None:
         stray = [flag for flag, v in given.items() if v is not None]
         if stray:
-            _fail(f"{', '.join(stray)} describe an --input file: give --input")
-        return None
-    from privgraph.data.io import GraphInputError, read_graph
+            verb = "describes" if len(stray) == 1 else "describe"
+            _fail(f"{', '.join(stray)} {verb} an --input file: give --input")
+        return None, []
+    from torch_geometric.data import Data
+
+    from privgraph.data import check_graph
+    from privgraph.data.io import TORCH_SUFFIXES, GraphInputError, read_graph
     from privgraph.methods import method_class
 
     bounds = None
@@ -272,16 +298,30 @@ def _read_input(path: Optional[Path], method: str, features: Optional[Path], lab
         except ValueError:
             _fail(f"--domain takes LO,HI (e.g. 0,1), got {domain!r}")
         bounds = (lo, hi)
-    simple = method_class(method).simple_graph
     try:
+        cls = method_class(method)
         data, notes = read_graph(path, features=features, labels=labels, private_edges=private_edges,
-                                 private_column=private_column, domain=bounds, clip=clip, undirected=simple,
-                                 self_loops=not simple)
-    except GraphInputError as err:
+                                 private_column=private_column, domain=bounds, clip=clip, directed=directed,
+                                 self_loops=not cls.simple_graph, trust_pickle=trust_pickle)
+    except (GraphInputError, ValueError) as err:
         _fail(str(err))
+    if isinstance(data, Data) == cls.heterogeneous:
+        _fail(f"{method} takes a {'HeteroData' if cls.heterogeneous else 'homogeneous graph (Data)'}, but {path.name} "
+              f"holds a {type(data).__name__}")
+    if isinstance(data, Data) and cls.needs_features and data.x is None:
+        _fail(f"{method} reads the node features, but {path.name} comes with none: give --features FILE "
+              "(the link-level methods release a graph without features)")
+    if isinstance(data, Data) and cls.simple_graph:
+        try:
+            check_graph(data.edge_index, data.num_nodes, undirected=True, private_edge_mask=data.get(
+                "private_edge_mask"), what=f"the graph in {path.name}")
+        except ValueError as err:
+            keep = " (drop --directed to add the missing reverse edges)" if directed and \
+                path.suffix.lower() not in TORCH_SUFFIXES else ""
+            _fail(f"{method} protects the links of an undirected graph: {err}{keep}")
     for note in notes:
         err_console.print(f"[dim]{escape(str(path))}: {escape(note)}[/dim]")
-    return data
+    return data, notes
 
 
 # the options that describe the user's own graph, shared by run and release
@@ -295,6 +335,14 @@ PRIVATE_COLUMN_OPTION = typer.Option(None, "--private-column", help="the edge li
 DOMAIN_OPTION = typer.Option(None, help="the features' declared domain LO,HI (e.g. 0,1)", rich_help_panel=DATA)
 CLIP_OPTION = typer.Option(False, "--clip", help="clip --input's features into --domain instead of refusing",
                            rich_help_panel=DATA)
+DIRECTED_OPTION = typer.Option(False, "--directed", help="keep an --input edge list (.csv/.tsv/.txt/.edges/.npz) as "
+                               "given, a directed graph; by default it is an undirected graph and the reverse of "
+                               "each edge listed one way is added (said in the report); the link-level methods "
+                               "refuse a directed graph", rich_help_panel=DATA)
+TRUST_PICKLE_OPTION = typer.Option(False, "--trust-pickle", help="unpickle a .pt --input with "
+                                   "torch.load(weights_only=False): the file can run any code, so only for a file "
+                                   "you trust (the report says it was trusted); by default only tensors, plain "
+                                   "values and PyG's data classes are read", rich_help_panel=DATA)
 DATA_ROOT_OPTION = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)", rich_help_panel=DATA)
 DATASET_OPTION = typer.Option("sbm", help="a dataset (`privgraph datasets`), or sbm (synthetic)", rich_help_panel=DATA)
 
@@ -332,6 +380,8 @@ def run(
     private_column: Optional[str] = PRIVATE_COLUMN_OPTION,
     domain: Optional[str] = DOMAIN_OPTION,
     clip: bool = CLIP_OPTION,
+    directed: bool = DIRECTED_OPTION,
+    trust_pickle: bool = TRUST_PICKLE_OPTION,
     data_root: Optional[Path] = DATA_ROOT_OPTION,
     split: str = SPLIT_OPTION,
     private_ratio: Optional[float] = PRIVATE_RATIO_OPTION,
@@ -358,7 +408,8 @@ def run(
 ) -> None:
     """Run a method over one or more ε and several seeded trials: release, train the task's model,
     evaluate; store and print the results with the privacy report."""
-    data = _read_input(input, method, features, labels, private_edges, private_column, domain, clip)
+    data, _ = _read_input(input, method, features, labels, private_edges, private_column, domain, clip, directed,
+                          trust_pickle)
     spec = _spec(method, param, hparam, dataset=input.stem if input else dataset, input=data,
                  epsilons=_epsilons(epsilon), task=task, model=model, trials=trials, seed=seed, epsilon_y=epsilon_y,
                  tune=tune, tune_budget=tune_budget, split=split, secure=secure, private_ratio=private_ratio,
@@ -379,7 +430,9 @@ def _run_and_print(spec: Any, db: Path, format: OutputFormat) -> None:
             _fail(str(err))
         try:
             result = experiment.run()
-        except (ValueError, RuntimeError) as err:
+        except ValueError as err:  # a bad value met only once the run reads it: the user's input
+            _fail(str(err))
+        except RuntimeError as err:
             _fail(str(err), 1)
     if format == OutputFormat.json:
         print(json.dumps(result.to_json(), indent=2))
@@ -407,6 +460,8 @@ def attack(
     private_column: Optional[str] = PRIVATE_COLUMN_OPTION,
     domain: Optional[str] = DOMAIN_OPTION,
     clip: bool = CLIP_OPTION,
+    directed: bool = DIRECTED_OPTION,
+    trust_pickle: bool = TRUST_PICKLE_OPTION,
     data_root: Optional[Path] = DATA_ROOT_OPTION,
     split: str = SPLIT_OPTION,
     private_ratio: Optional[float] = PRIVATE_RATIO_OPTION,
@@ -428,7 +483,8 @@ def attack(
     if name not in ATTACKS:
         _fail(f"unknown attack {name!r}; choose from {', '.join(ATTACKS)}")
     values = _assign(attack_param, ATTACKS[name].Params, "--attack-param", f"attack {name!r}", "parameter")
-    data = _read_input(input, method, features, labels, private_edges, private_column, domain, clip)
+    data, _ = _read_input(input, method, features, labels, private_edges, private_column, domain, clip, directed,
+                          trust_pickle)
     spec = _spec(method, param, hparam, dataset=input.stem if input else dataset, input=data,
                  epsilons=_epsilons(epsilon), model=model, trials=trials, seed=seed, epsilon_y=epsilon_y,
                  split=split, secure=secure, private_ratio=private_ratio,
@@ -473,6 +529,8 @@ def release(
     private_column: Optional[str] = PRIVATE_COLUMN_OPTION,
     domain: Optional[str] = DOMAIN_OPTION,
     clip: bool = CLIP_OPTION,
+    directed: bool = DIRECTED_OPTION,
+    trust_pickle: bool = TRUST_PICKLE_OPTION,
     data_root: Optional[Path] = DATA_ROOT_OPTION,
     private_ratio: Optional[float] = typer.Option(None, "--private-ratio", help="fraction ρ of edges marked private",
                                                   rich_help_panel=DATA),
@@ -501,7 +559,8 @@ def release(
     source unless --reproducible; diagnostics are left out unless --diagnostics."""
     if secure and reproducible:
         _fail("--secure and --reproducible exclude each other (--secure is the default)")
-    data = _read_input(input, method, features, labels, private_edges, private_column, domain, clip)
+    data, notes = _read_input(input, method, features, labels, private_edges, private_column, domain, clip, directed,
+                              trust_pickle)
     spec = _spec(method, param, [], dataset=input.stem if input else dataset, input=data,
                  epsilons=_epsilons([epsilon]) if epsilon is not None else [], trials=1, seed=seed,
                  epsilon_y=epsilon_y, secure=not reproducible and _adds_noise(method, epsilon),
@@ -518,8 +577,10 @@ def release(
 
     try:
         with console_progress() as progress:
-            path, report_path, rel = release_file(spec, output, progress, diagnostics, allow_non_private)
-    except (ValueError, RuntimeError) as err:
+            path, report_path, rel = release_file(spec, output, progress, diagnostics, allow_non_private, notes)
+    except ValueError as err:  # what the input or the options do not allow: a user error
+        _fail(str(err))
+    except RuntimeError as err:
         _fail(str(err), 1)
     print_report(rel.report)
     raw = [name for name, status in rel.fields.items() if not status.startswith(("privatized", "withheld"))]
@@ -679,12 +740,14 @@ def audit_command(
     private_column: Optional[str] = PRIVATE_COLUMN_OPTION,
     domain: Optional[str] = DOMAIN_OPTION,
     clip: bool = CLIP_OPTION,
+    directed: bool = DIRECTED_OPTION,
+    trust_pickle: bool = TRUST_PICKLE_OPTION,
     data_root: Optional[Path] = DATA_ROOT_OPTION,
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
     """Audit a method's claim: release two neighbouring inputs SAMPLES times each through the method's own
     code, distinguish them, and bound ε from below (95 % Clopper–Pearson).  Exits 1 on a VIOLATION
-    (ε_LB above the claimed ε)."""
+    (ε_LB above the ε asked for a unit, or a claim that differs from it)."""
     from privgraph.methods import method_class
 
     try:
@@ -698,7 +761,8 @@ def audit_command(
     values = _assign(param, cls.Params, "--param", f"method {method!r}", "parameter")
     if dataset is not None and input is not None:
         _fail("give --dataset or --input, not both")
-    data = _read_input(input, method, features, labels, private_edges, private_column, domain, clip)
+    data, _ = _read_input(input, method, features, labels, private_edges, private_column, domain, clip, directed,
+                          trust_pickle)
     from privgraph.audit import audit
     from privgraph.audit.graphs import annotate
 
@@ -723,18 +787,20 @@ def audit_command(
 
 
 def print_audit(report, console: Console = out_console) -> None:
-    """The audit's rows: claim, ε_LB (95 %), its ceiling, tightness, verdict; then each row's test."""
+    """The audit's rows: the ε asked for the unit, the claim, ε_LB (95 %), its ceiling, tightness, verdict;
+    then each row's test and notes (why a VIOLATION)."""
     at = f" at ε = {report.epsilon:g}" if report.epsilon is not None else ""
     table = Table(title=f"audit of {report.method}{at}")
     table.add_column("unit")
-    for col in ("claim", "ε_LB", "max", "ε_LB/ε"):
+    for col in ("asked", "claim", "ε_LB", "max", "ε_LB/ε"):
         table.add_column(col, justify="right")
     table.add_column("verdict", no_wrap=True)
     for r in report.rows:
         claim = "none" if math.isinf(r.epsilon) else (f"{r.epsilon:.4g}" if r.delta == 0 else
                                                        f"({r.epsilon:.4g}, {r.delta:g})")
         style = {"VIOLATION": "bold red", "consistent": "green"}.get(r.verdict, "yellow")
-        table.add_row(escape(r.label), claim, f"{r.epsilon_lb:.3f}", f"{r.ceiling:.2f}",
+        asked = "—" if r.requested is None else f"{r.requested:.4g}"
+        table.add_row(escape(r.label), asked, claim, f"{r.epsilon_lb:.3f}", f"{r.ceiling:.2f}",
                       "—" if r.ratio is None else f"{r.ratio:.2f}", f"[{style}]{r.verdict}[/{style}]")
     console.print(table)
     console.print(f"[dim]{report.input}, seed {report.seed}; ε_LB: {100 * report.confidence:g} % Clopper–Pearson "

@@ -17,10 +17,12 @@ train on it as often as you like (post-processing).  The release holds
 * ``model_state`` — released model weights, for methods that release a model
   (HeteDP's link reconstructor).
 
-``save`` writes ``data`` with ``torch.save`` (so ``torch.load`` gives the PyG
-object a data owner hands on), the rest as JSON beside it (``PATH.json``: the
-report, the status of every field, parameters, randomness, details), and a
-released model's weights to ``PATH.model.pt``; ``load`` reads them back.
+``save`` writes ``data`` with ``torch.save`` (so ``torch.load(PATH, weights_only=True)``,
+after ``import privgraph.data``, gives the PyG object a data owner hands on), the
+rest as JSON beside it (``PATH.json``: the report, the status of every field,
+parameters, randomness, details), and a released model's weights to
+``PATH.model.pt``; ``load`` reads them back with ``weights_only=True`` (a file
+that needs more, which could run code, is refused).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from torch_geometric.data import Data, HeteroData
 
 from privgraph import __version__
 from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
-from privgraph.data.validation import validate_graph
+from privgraph.data.io import load_torch_file
+from privgraph.data.validation import public_note, validate_graph
 from privgraph.mechanisms import RandomSource
 from privgraph.progress import ProgressHook
 
@@ -53,6 +56,7 @@ DIAGNOSTICS_WITHHELD = ("withheld: the release details are data-dependent diagno
                         "include_diagnostics=True (--diagnostics)")
 WITHHELD = "withheld: not in the release"
 FORMAT = "privgraph-release/1"
+UNTRUSTED_RELEASE = "privgraph writes a release of tensors and PyG data only: this file is not one as written"
 IN_CLEAR = ("public", "written in clear", "derived without protection")  # statuses of unprotected fields
 
 
@@ -111,7 +115,9 @@ class PrivateRelease:
 
     @classmethod
     def load(cls, path: str | Path) -> "PrivateRelease":
-        """Read a release written by :meth:`save` (details come back as JSON values)."""
+        """Read a release written by :meth:`save` (details come back as JSON values).  The tensors are
+        read with ``torch.load(weights_only=True)`` (PyG's data classes allow-listed): a file that
+        holds anything else is refused (``ValueError``), as unpickling it could run code."""
         path = Path(path)
         report_path = _report_path(path)
         if not report_path.exists():
@@ -122,8 +128,8 @@ class PrivateRelease:
         from privgraph.methods import method_class
 
         params = method_class(meta["method"]).Params.build(meta["method"], meta["params"]).to_dict()  # JSON → types
-        data = torch.load(path)
-        model = torch.load(_model_path(path)) if _model_path(path).exists() else None
+        data = load_torch_file(path, hint=UNTRUSTED_RELEASE)
+        model = load_torch_file(_model_path(path), hint=UNTRUSTED_RELEASE) if _model_path(path).exists() else None
         details = meta["details"] if isinstance(meta["details"], dict) else {}
         return cls(meta["method"], params, meta["epsilon"], data, PrivacyReport.from_dict(meta["privacy"]),
                    meta["fields"], details, meta["randomness"], model, meta["version"], meta.get("provenance", {}))
@@ -185,7 +191,7 @@ def node_classification_release(method: "Method", data: Data, epsilon: float | N
     ``y_reported`` (−1 where nothing was collected), ``label_epsilon`` and ``num_classes``, never ``y``."""
     if not isinstance(data, Data):
         raise TypeError(f"{method.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
-    for name in ("x", "edge_index"):
+    for name in ("x", "edge_index") if method.needs_features else ("edge_index",):
         if getattr(data, name, None) is None:
             raise ValueError(f"{method.name} needs data.{name}")
     data, graph_notes = validate_graph(data, undirected=method.simple_graph, self_loops=not method.simple_graph)
@@ -200,15 +206,15 @@ def node_classification_release(method: "Method", data: Data, epsilon: float | N
                 raise ValueError(f"label privacy needs data.{name}")
         labels = report_labels(data, label_epsilon, rng)
         guarantees.append(labels.guarantee())
-    for note in graph_notes:
-        guarantees[0] = guarantees[0].with_note(f"input graph: {note}")
+    for note in graph_notes:  # without the counts (statistics of the input graph): those stay in the details
+        guarantees[0] = guarantees[0].with_note(f"input graph: {public_note(note)}")
     out = Data(num_nodes=data.num_nodes)
     fields = {name: WITHHELD for name in input_fields(data)}
     feature_status = _privatized(guarantees, (Unit.NODE_FEATURES,))
-    out.x = release.x
+    out.x = release.x  # None (no x in the release) when the input has no features and the method reads none
     if "x" in method.private_fields:
         fields["x"] = feature_status or "privatized"
-    else:
+    elif "x" in data:
         fields["x"] = PUBLIC if method.private else "written in clear: " + (feature_status or "non-private method")
     link = _privatized(guarantees, (Unit.ADJACENCY_LIST, Unit.PRIVATE_EDGE))
     if release.adjacency is not None:

@@ -1,7 +1,8 @@
 """privgraph.audit: every method has a definition, tight mechanisms are seen, miscalibrated copies caught.
 
 A miscalibrated copy is a subclass of the real method that releases at 2ε (or with half the noise)
-while its guarantee still says ε: the audit runs it through the same release code as the real one.
+while its guarantee still says ε, or that spends 2ε and says so, or that copies node u's raw features
+(label) into another node's row: the audit runs it through the same release code as the real one.
 """
 
 import dataclasses
@@ -10,7 +11,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from privgraph.accounting import Unit
 from privgraph.audit import AUDITS, CONSISTENT, NO_CLAIM, VIOLATION, audit, audit_graph
+from privgraph.audit.definitions import audited_node
 from privgraph.audit.dpsgd import audit_dpsgd
 from privgraph.cli import app
 from privgraph.mechanisms.laplace import Laplace
@@ -31,6 +34,36 @@ def doubled(cls):
     return Miscalibrated
 
 
+def spends_twice(cls):
+    """``cls`` releasing at 2ε and saying so (its guarantee states 2ε): honest about itself, not what was asked."""
+
+    class SpendsTwice(cls):
+        def release(self, data, epsilon, rng, progress=None):
+            return super().release(data, 2 * epsilon, rng, progress)
+
+    return SpendsTwice
+
+
+class CopiesFeatures(LPGNN):
+    """LPGNN whose release also writes the audited node u's raw features into the last node's row."""
+
+    def release(self, data, epsilon, rng, progress=None):
+        release = super().release(data, epsilon, rng, progress)
+        release.x = release.x.clone()
+        release.x[-1] = data.x[audited_node(data)]
+        return release
+
+
+class CopiesLabel(LPGNN):
+    """LPGNN with label LDP whose release also writes u's raw label into the last node's reported label."""
+
+    def privatize(self, data, epsilon, rng, progress=None, label_epsilon=None):
+        release = super().privatize(data, epsilon, rng, progress, label_epsilon)
+        if label_epsilon is not None:
+            release.data.y_reported[-1] = data.y[audited_node(data)]
+        return release
+
+
 @pytest.mark.parametrize("name", sorted(METHODS))
 def test_every_registered_method_has_an_audit_definition(name):
     assert name in AUDITS, f"method {name!r} was registered without an audit definition (privgraph.audit)"
@@ -44,7 +77,13 @@ def test_every_audit_runs_the_release_and_reads_its_claim(name):
     for row in report.rows:
         if cls.private:  # the claim comes from the release's own report, never from the audit
             assert 0 < row.epsilon <= 4.0 + 1e-9, row
+            assert row.requested is not None and 0 < row.requested <= 4.0, row  # judged against the ε asked
+        else:
+            assert row.requested is None, row
         assert row.verdict in (CONSISTENT, NO_CLAIM)
+    for unit in (Unit.NODE_FEATURES, Unit.NODE_LABEL):  # u's row and the whole release
+        labels = [r.label for r in report.rows if r.unit == unit]
+        assert not labels or any(", whole release" in label for label in labels), labels
 
 
 @pytest.mark.parametrize("name, params, epsilon, samples", [
@@ -198,5 +237,63 @@ def test_hetedp_end_to_end_row_tests_the_claimed_epsilon_s_for_the_authors_step(
     row = audit("hetedp", 1.0, samples=6, epochs=1, gradient_step="paper").rows[0]
     assert "gradient_step=paper, NOT DP" in row.label
     assert row.epsilon == pytest.approx(0.5, rel=1e-3)  # ε_s = (1 − ε_f/ε)·ε, which the paper claims
+    assert row.requested == 0.5  # the split declared by feature_share, not read back from the release
     default = audit("hetedp", 1.0, samples=6, epochs=1).rows[0]
     assert "NOT DP" not in default.label and default.epsilon == pytest.approx(row.epsilon)
+
+
+@pytest.mark.parametrize("cls, samples", [(LPGNN, 600), (RandomizedResponseGraph, 100)])
+def test_a_method_that_spends_twice_the_epsilon_asked_and_says_so_is_caught(cls, samples):
+    """Audited at ε, a release at 2ε that states 2ε is a VIOLATION (its claim is not what was asked), on every
+    row; with enough samples ε_LB also exceeds the ε asked.  The real method is consistent on the same samples."""
+    wrong = audit(spends_twice(cls)(), 1.0, samples=samples).rows
+    for row in wrong:
+        asked = 2.0 if "2ε" in row.label else 1.0  # the link's whole-release row: two lists, 2ε
+        assert row.verdict == VIOLATION and row.epsilon == 2 * asked and row.requested == asked, row
+        assert f"the release claims {2 * asked:g} where {asked:g} was asked" in row.notes, row.notes
+    if cls is LPGNN:
+        assert wrong[0].epsilon_lb > 1.0 and any("ε_LB" in n and "above the 1 asked" in n for n in wrong[0].notes)
+    right = audit(cls(), 1.0, samples=samples).rows
+    assert [r.requested for r in right] == [r.requested for r in wrong]
+    assert all(r.epsilon == r.requested and r.verdict == CONSISTENT for r in right), right
+
+
+def test_cli_exits_1_when_the_claim_is_not_the_epsilon_asked(monkeypatch):
+    """``privgraph audit`` of a registered copy that spends 2ε and says so: exit status 1, the reason in the row."""
+    cls = type("SpendsTwiceLPGNN", (spends_twice(LPGNN),), {"name": "lpgnn-spends-twice"})
+    monkeypatch.setitem(METHODS, cls.name, cls)
+    monkeypatch.setitem(AUDITS, cls.name, AUDITS["lpgnn"])
+    out = CliRunner().invoke(app, ["audit", cls.name, "--epsilon", "1", "--samples", "20", "--format", "json"])
+    assert out.exit_code == 1, out.output
+    payload = json.loads(out.stdout[out.stdout.index("{"):])
+    row = payload["rows"][0]
+    assert payload["violation"] and row["requested"] == 1.0 and row["epsilon"] == 2.0 and row["verdict"] == VIOLATION
+    assert "the release claims 2 where 1 was asked" in row["notes"]
+
+
+def test_a_copy_of_u_s_raw_features_in_another_row_is_caught_on_the_whole_release_row():
+    """u's own row cannot see a copy of u's features in another node's row; the whole-release row can."""
+    own, whole = audit(CopiesFeatures(), 1.0, samples=200).rows
+    assert own.label == "node feature vector" and own.verdict == CONSISTENT, own
+    assert whole.label == "node feature vector, whole release" and whole.unit == Unit.NODE_FEATURES
+    assert whole.requested == 1.0 and whole.epsilon_lb > 1.0 and whole.verdict == VIOLATION, whole
+    real = audit(LPGNN(), 1.0, samples=200).rows
+    assert [r.verdict for r in real] == [CONSISTENT, CONSISTENT], real
+
+
+def test_a_copy_of_u_s_raw_label_in_another_row_is_caught_on_the_whole_release_row():
+    rows = {r.label: r for r in audit(CopiesLabel(), 1.0, samples=200, label_epsilon=1.0).rows}
+    assert rows["node label"].verdict == CONSISTENT, rows["node label"]
+    whole = rows["node label, whole release"]
+    assert whole.requested == 1.0 and whole.epsilon_lb > 1.0 and whole.verdict == VIOLATION, whole
+
+
+@pytest.mark.parametrize("name, params, label_epsilon, requested", [
+    ("heterorr", {"epsilon_f": 0.5, "epsilon_e": 0.25}, None, [0.5, 0.5, 0.25]),  # its declared split
+    ("featurerr", {"control": "constant-input"}, None, [0.0, 0.0]),  # the control's release ignores x: 0-LDP
+    ("lpgnn", {}, 2.0, [1.0, 1.0, 2.0, 2.0]),  # features at ε, labels at the label ε
+])
+def test_the_epsilon_asked_per_unit_follows_the_methods_declared_split(name, params, label_epsilon, requested):
+    rows = audit(name, 1.0, samples=6, label_epsilon=label_epsilon, **params).rows
+    assert [r.requested for r in rows] == requested, rows
+    assert all(r.epsilon == r.requested and r.verdict == CONSISTENT for r in rows), rows

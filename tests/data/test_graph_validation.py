@@ -73,13 +73,13 @@ def test_validate_graph_refuses_what_it_cannot_clean():
         validate_graph(directed, undirected=True)
     assert validate_graph(directed, undirected=False)[1] == []
     loops = Data(edge_index=torch.cat([data.edge_index, torch.tensor([[4], [4]])], 1), num_nodes=30)
-    with pytest.raises(ValueError, match=r"1 self-loops .*remove_self_loops"):
+    with pytest.raises(ValueError, match=r"has 1 self-loop \(.*remove_self_loops"):
         validate_graph(loops, undirected=True)
     assert validate_graph(loops, undirected=True, self_loops=True)[1] == []
     mixed = data.clone()
     mixed.private_edge_mask = mixed.private_edge_mask.clone()
     mixed.private_edge_mask[int(torch.nonzero(mixed.private_edge_mask)[0, 0])] = False
-    with pytest.raises(ValueError, match="private_edge_mask is not symmetric: 1 undirected edges"):
+    with pytest.raises(ValueError, match="private_edge_mask is not symmetric: 1 undirected edge is private"):
         validate_graph(mixed, undirected=True)
     disagree, col = _with_duplicate(data, private=True)
     disagree.private_edge_mask[-2:] = False  # the copies of the private edge are flagged public
@@ -182,8 +182,8 @@ def test_train_link_model_dp_refuses_a_duplicated_example():
     et = ("paper", "to", "author")
     edges = d[et].edge_index
     inputs = LinkInputs({"paper": d["paper"].x, "author": d["author"].x})
-    config = DPSGDConfig(batch_size=16, epochs=1)
-    with pytest.raises(ValueError, match=r"paper__to__author examples \(edges\) has 1 duplicate columns"):
+    config = DPSGDConfig(batch_size=16, epochs=1, edge_count=100)
+    with pytest.raises(ValueError, match=r"paper__to__author examples \(edges\) has 1 duplicate column: 1 edge is"):
         train_link_model_dp(inputs, torch.cat([edges, edges[:, :1]], 1), et, 0.5, 1e-5, config, 0)
     with pytest.raises(ValueError, match="outside"):
         train_link_model_dp(inputs, edges + torch.tensor([[0], [10_000]]), et, 0.5, 1e-5, config, 0)
@@ -226,3 +226,21 @@ def test_runner_boundary_merges_duplicates_with_a_note_and_refuses_directed_grap
         Experiment(spec).run()
     lpgnn = ExperimentSpec(method="lpgnn", epsilons=[1.0], trials=1, hyperparameters={"epochs": 5})
     assert Experiment(lpgnn).run().records  # feature-level methods take directed graphs
+
+
+def test_a_release_report_states_the_merge_without_the_inputs_counts():
+    """Issue 30: the number of duplicate columns (and of edges) is a statistic of the private graph; the
+    report says what was done, the counts stay in the curator's diagnostics."""
+    import re
+
+    import privgraph as pg
+    from privgraph.data import sbm_graph
+
+    graph = sbm_graph(seed=0, num_nodes=120, num_features=8, avg_degree=4.0)
+    doubled = graph.clone()
+    doubled.edge_index = torch.cat([graph.edge_index, graph.edge_index[:, :3]], dim=1)
+    rel = pg.privatize(doubled, "blink", epsilon=1.0, seed=0)
+    notes = [n for n in rel.report.lines() if "merged" in n]
+    assert notes == ["note: input graph: duplicate edges merged (edge_index)"]
+    assert not any(re.search(r"\d", line) for line in rel.metadata()["report"] if "merged" in line)
+    assert any("3 duplicate edges merged" in n for n in rel.details["input_graph"])  # the curator's copy

@@ -1,6 +1,8 @@
 """Reading a user's graph from files: every format round-trips, every bad input is one
 :class:`GraphInputError` line naming the defect."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -28,6 +30,16 @@ def _tsv(tmp_path, rows=EDGES, name="edges.tsv"):
     return _write(tmp_path / name, "".join(f"{u}\t{v}\n" for u, v in rows))
 
 
+class Poison:
+    """A pickle that creates ``marker`` when it is unpickled (it could as well run any code)."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return open, (str(self.marker), "w")
+
+
 def _error(match: str, *args, **kwargs) -> str:
     with pytest.raises(GraphInputError, match=match) as info:
         read_graph(*args, **kwargs)
@@ -43,7 +55,7 @@ def test_data_pt_round_trip(tmp_path):
     data = Data(x=torch.rand(4, 3), y=torch.tensor([0, 1, 1, 0]), edge_index=torch.tensor(EDGES).t(),
                 private_edge_mask=torch.tensor(PRIVATE), edge_weight=torch.arange(8.0))
     torch.save(data, tmp_path / "g.pt")
-    out, notes = read_graph(tmp_path / "g.pt", undirected=True, self_loops=False, domain=(0.0, 1.0))
+    out, notes = read_graph(tmp_path / "g.pt", self_loops=False, domain=(0.0, 1.0))
     assert isinstance(out, Data) and notes == []
     for key in ("x", "y", "edge_index", "private_edge_mask", "edge_weight"):
         assert torch.equal(out[key], data[key])
@@ -66,7 +78,7 @@ def test_hetero_pt_round_trip(tmp_path):
     data["user", "buys", "item"].edge_index = torch.tensor([[0, 1, 2], [1, 0, 1]])
     data["user", "knows", "user"].edge_index = torch.tensor([[0, 1], [1, 2]])  # one direction: allowed
     torch.save(data, tmp_path / "h.pt")
-    out, notes = read_graph(tmp_path / "h.pt", undirected=True, domain=(0, 1))
+    out, notes = read_graph(tmp_path / "h.pt", domain=(0, 1))
     assert isinstance(out, HeteroData) and notes == []
     for key in (("user", "buys", "item"), ("user", "knows", "user")):
         assert torch.equal(out[key].edge_index, data[key].edge_index)
@@ -75,7 +87,7 @@ def test_hetero_pt_round_trip(tmp_path):
 
 
 def test_csv_with_header_and_private_column(tmp_path):
-    data, notes = read_graph(_csv(tmp_path), private_column="private", undirected=True, self_loops=False)
+    data, notes = read_graph(_csv(tmp_path), private_column="private", self_loops=False)
     assert data.edge_index.t().tolist() == [list(e) for e in EDGES]
     assert data.private_edge_mask.tolist() == PRIVATE and data.private_edge_mask.dtype == torch.bool
     assert data.num_nodes == 4 and data.name == "edges" and notes == []
@@ -83,7 +95,7 @@ def test_csv_with_header_and_private_column(tmp_path):
 
 def test_tsv_without_header_and_private_column_index(tmp_path):
     text = "# comment\n\n" + "".join(f"{u} \t{v}\t{'true' if f else 'FALSE'}\n" for (u, v), f in zip(EDGES, PRIVATE))
-    data, _ = read_graph(_write(tmp_path / "g.edges", text), private_column="2", undirected=True)
+    data, _ = read_graph(_write(tmp_path / "g.edges", text), private_column="2")
     assert data.edge_index.t().tolist() == [list(e) for e in EDGES]
     assert data.private_edge_mask.tolist() == PRIVATE
     data, _ = read_graph(_tsv(tmp_path))
@@ -95,22 +107,83 @@ def test_one_direction_per_pair_is_symmetrized_with_a_note(tmp_path):
     mask = np.array([1, 0, 1, 0], dtype=np.int64)
     np.save(tmp_path / "mask.npy", mask)
     data, notes = read_graph(_write(tmp_path / "g.txt", "".join(f"{u} {v}\n" for u, v in once)),
-                             private_edges=tmp_path / "mask.npy", undirected=True)
+                             private_edges=tmp_path / "mask.npy")
     assert data.edge_index.t().tolist() == [[0, 1], [1, 2], [2, 0], [3, 3], [1, 0], [2, 1], [0, 2]]
     assert data.private_edge_mask.tolist() == [True, False, True, False, True, False, True]
-    assert notes == ["the edge list g.txt: each edge listed once: added the reverse direction (3 edges)"]
+    assert notes == ["undirected: added the reverse direction of 3 edges listed one way only (4 → 7 columns; "
+                     "directed=True / --directed keeps the file as given)"]
+
+
+def test_an_edge_list_is_undirected_unless_directed(tmp_path):
+    # 0-1 both ways, 1-2 and 2-3 one way (2-3 private), 3-3 a self-loop: only the two missing reverses are added
+    path = _write(tmp_path / "e.csv", "src,dst,private\n0,1,0\n1,0,0\n1,2,0\n2,3,1\n3,3,0\n")
+    data, notes = read_graph(path)
+    assert data.edge_index.t().tolist() == [[0, 1], [1, 0], [1, 2], [2, 3], [3, 3], [2, 1], [3, 2]]
+    assert data.private_edge_mask.tolist() == [False, False, False, True, False, False, True]
+    assert notes[-1].startswith("undirected: added the reverse direction of 2 edges listed one way only (5 → 7")
+    data, notes = read_graph(path, directed=True)
+    assert data.edge_index.t().tolist() == [[0, 1], [1, 0], [1, 2], [2, 3], [3, 3]]
+    assert notes[-1] == "directed: 2 edges have no reverse (kept as given)"
+    ei = np.array([[0, 1, 2], [1, 2, 0]])  # a matrix listing each pair once
+    sp.save_npz(tmp_path / "a.npz", sp.coo_matrix((np.ones(3), (ei[0], ei[1])), shape=(3, 3)).tocsr())
+    data, notes = read_graph(tmp_path / "a.npz")
+    assert data.edge_index.shape[1] == 6 and "3 edges listed one way" in notes[0]
+    assert read_graph(tmp_path / "a.npz", directed=True)[0].edge_index.shape[1] == 3
+
+
+def test_a_pt_graph_is_kept_as_given_and_its_direction_said(tmp_path):
+    torch.save(Data(edge_index=torch.tensor([[0, 1, 1], [1, 0, 2]]), num_nodes=3), tmp_path / "d.pt")
+    data, notes = read_graph(tmp_path / "d.pt")
+    assert data.edge_index.shape[1] == 3 and notes == ["directed: 1 edge has no reverse (kept as given)"]
+    torch.save(Data(edge_index=torch.tensor(EDGES).t(), num_nodes=4), tmp_path / "u.pt")
+    assert read_graph(tmp_path / "u.pt")[1] == []
+
+
+def test_a_column_named_private_is_the_private_flag(tmp_path):
+    path = _write(tmp_path / "edges.csv", "source,target,weight,private\n0,1,5,1\n1,2,3,0\n")
+    data, notes = read_graph(path)
+    assert data.private_edge_mask.tolist() == [True, False, True, False]  # the reverses copy their edge's flag
+    assert notes[:2] == ["column 'private' read as the private-edge flag (choose another with --private-column)",
+                         "column weight ignored (only source and target are read, and the private flags from "
+                         "column private)"]  # neither note repeats the file name (the CLI prefixes it)
+    np.save(tmp_path / "m.npy", np.array([0, 1]))
+    data, notes = read_graph(path, private_edges=tmp_path / "m.npy")  # a mask file wins, and the column says so
+    assert data.private_edge_mask.tolist() == [False, True, False, True]
+    assert notes[0] == ("columns weight, private ignored (only source and target are read, and the private flags "
+                        "from the private-edge mask file)")
+
+
+def test_a_poisoned_pt_is_refused_without_running_it(tmp_path):
+    marker = tmp_path / "marker"
+    torch.save(Poison(marker), tmp_path / "evil.pt")
+    message = _error(r"refusing to unpickle .*evil.pt: it names io.open, which is not a tensor",
+                     tmp_path / "evil.pt")
+    assert "--trust-pickle" in message and not marker.exists()
+    _error("holds a .*not a torch_geometric Data", tmp_path / "evil.pt", trust_pickle=True)
+    assert marker.exists()  # the poison is real: trusting the file ran it
+
+
+def test_trust_pickle_reads_any_file_and_says_so(tmp_path):
+    data = Data(edge_index=torch.tensor(EDGES).t(), num_nodes=4, origin=Fraction(1, 3))  # not allow-listed
+    torch.save(data, tmp_path / "g.pt")
+    _error(r"it names fractions.Fraction.*--trust-pickle \(trust_pickle=True\) loads it", tmp_path / "g.pt")
+    out, notes = read_graph(tmp_path / "g.pt", trust_pickle=True)
+    assert out.origin == Fraction(1, 3)
+    assert notes == ["g.pt trusted with --trust-pickle (trust_pickle=True): unpickled with "
+                     "torch.load(weights_only=False), which runs any code the file holds"]
+    _error("applies to torch files", _tsv(tmp_path), trust_pickle=True)
 
 
 def test_npz_adjacency_with_mask(tmp_path):
     ei = torch.tensor(EDGES).t()
     sp.save_npz(tmp_path / "a.npz", sp.coo_matrix((np.ones(8), (ei[0].numpy(), ei[1].numpy())), shape=(5, 5)).tocsr())
-    data, _ = read_graph(tmp_path / "a.npz", undirected=True)
+    data, _ = read_graph(tmp_path / "a.npz")
     assert data.num_nodes == 5  # the isolated node 4 is kept
     assert sorted(map(tuple, data.edge_index.t().tolist())) == sorted(EDGES)
     # the mask follows the row-major order of the nonzeros
     mask = data.edge_index[0] + data.edge_index[1] == 1
     np.save(tmp_path / "m.npy", mask.numpy())
-    data, _ = read_graph(tmp_path / "a.npz", private_edges=tmp_path / "m.npy", undirected=True)
+    data, _ = read_graph(tmp_path / "a.npz", private_edges=tmp_path / "m.npy")
     assert torch.equal(data.private_edge_mask, mask)
 
 
@@ -151,7 +224,8 @@ def test_unknown_suffix(tmp_path):
 
 
 def test_unreadable_files(tmp_path):
-    _error("cannot read .*torch.load", _write(tmp_path / "g.pt", "not a pickle"))
+    message = _error(r"cannot read .*torch.load\(weights_only=True\)", _write(tmp_path / "g.pt", "not a pickle"))
+    assert "--trust-pickle" in message
     _error("not a SciPy sparse .npz archive", _write(tmp_path / "g.npz", "not a zip"))
     _error("cannot read features file .*not a NumPy .npy file", _tsv(tmp_path), features=_write(tmp_path / "x.npy", "junk"))
     (tmp_path / "bin.csv").write_bytes(b"\xff\xfe\x00\x81")
@@ -225,20 +299,24 @@ def test_empty_edge_list(tmp_path):
 
 
 def test_duplicates_are_an_error(tmp_path):
-    _error("the edge list g.tsv has 1 duplicate columns", _tsv(tmp_path, EDGES + [(0, 1)], name="g.tsv"))
+    _error(r"the edge list g.tsv has 1 duplicate column: 1 edge is listed more than once \(e.g. \(0, 1\), 2 times\)",
+           _tsv(tmp_path, EDGES + [(0, 1)], name="g.tsv"))
+    _error(r"has 2 duplicate columns: 2 edges are listed more than once",
+           _tsv(tmp_path, EDGES + [(0, 1), (1, 2)], name="g.tsv"))
 
 
 def test_self_loops_when_not_allowed(tmp_path):
     path = _tsv(tmp_path, EDGES + [(3, 3)])
-    read_graph(path, undirected=True)  # allowed by default
-    _error("has 1 self-loops", path, self_loops=False)
+    read_graph(path)  # allowed by default
+    _error(r"has 1 self-loop \(e.g. \(3, 3\)\)", path, self_loops=False)
 
 
-def test_partly_asymmetric_edge_list(tmp_path):
-    _error(r"asymmetric: 2 edges have no reverse \(e.g. line 9: 0 3\); list each pair once or both ways",
-           _tsv(tmp_path, EDGES + [(0, 3), (1, 3)]), undirected=True)
+def test_flags_that_disagree_between_directions(tmp_path):
     flags = PRIVATE[:-1] + [False]  # 2-3 private, 3-2 public
-    _error("not symmetric", _csv(tmp_path, flags=flags), private_column="private", undirected=True)
+    _error("not symmetric: 1 undirected edge is private in one direction only", _csv(tmp_path, flags=flags),
+           private_column="private")
+    data, _ = read_graph(_csv(tmp_path, flags=flags), private_column="private", directed=True)  # one flag per direction
+    assert data.private_edge_mask.tolist() == flags
 
 
 def test_npz_not_square_or_weighted(tmp_path):
@@ -253,5 +331,5 @@ def test_hetero_rejects_side_files(tmp_path):
     data["a"].num_nodes = 2
     data["a", "r", "a"].edge_index = torch.tensor([[0, 0], [1, 1]])
     torch.save(data, tmp_path / "h.pt")
-    _error("duplicate columns", tmp_path / "h.pt")
+    _error("1 duplicate column", tmp_path / "h.pt")
     _error("apply to homogeneous graphs only", tmp_path / "h.pt", features=tmp_path / "x.npy")

@@ -193,7 +193,11 @@ def test_run_refuses_flags_the_embedding_and_hetero_paths_ignore(tmp_path):
                  ["run", "hetedp", "--private-ratio", "0.2"], ["run", "ppcvgae", "--set", "epochs=5"]):
         res = runner.invoke(app, [*args, "--db", str(tmp_path / "r.db")])
         assert res.exit_code == 2 and "does not take" in res.output
-    res = runner.invoke(app, ["release", "hetedp", "--epsilon", "1", "--param", "epochs=1", "-o", str(tmp_path / "h.pt")])
+    out = ["-o", str(tmp_path / "h.pt")]
+    res = runner.invoke(app, ["release", "hetedp", "--epsilon", "1", "--param", "epochs=1", *out])
+    assert res.exit_code == 2 and "edge_count" in res.output  # DP-SGD's N is never read from the private edges
+    res = runner.invoke(app, ["release", "hetedp", "--epsilon", "1", "--param", "epochs=1", "--param", "edge_count=900",
+                              *out])
     assert res.exit_code == 0, res.output
     meta = json.loads((tmp_path / "h.pt.json").read_text())
     assert meta["fields"]["paper__to__author.edge_index"].startswith("withheld")
@@ -210,8 +214,8 @@ def test_two_secure_dpsgd_trainings_differ():
     task = TASKS["sbm"]
     train, _, _ = link_split(data, task, seed=0)
     inputs = LinkInputs.build(node_inputs(data, seed=0))
-    config = DPSGDConfig(batch_size=256, epochs=1)
     edges = train[task.edge_type].edge_label_index
+    config = DPSGDConfig(batch_size=256, epochs=1, edge_count=int(edges.shape[1]))
     runs = [train_link_model_dp(inputs, edges, task.edge_type, 1.0, 1e-5, config, SecureRandom()) for _ in range(2)]
     weights = [torch.cat([p.detach().flatten() for p in r.model.parameters()]) for r in runs]
     assert not torch.equal(weights[0], weights[1])

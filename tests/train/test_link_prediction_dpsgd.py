@@ -98,7 +98,7 @@ def test_dp_training_spends_its_budget_and_noise_costs_accuracy():
     task = HeteroTask("paper", ("paper", "to", "author"), ("author", "to", "paper"))
     train, _, test = link_split(d, task, 0.1, 0.2, seed=0)
     et = task.edge_type
-    config = DPSGDConfig(batch_size=128, epochs=20, lr=0.01)
+    config = DPSGDConfig(batch_size=128, epochs=20, lr=0.01, edge_count=int(train[et].edge_label_index.shape[1]))
     aucs = {}
     for eps in (1.0, None):  # None: same sampling and loss, no clipping or noise
         inputs = LinkInputs({"paper": d["paper"].x, "author": d["author"].x})
@@ -113,6 +113,9 @@ def test_dp_training_spends_its_budget_and_noise_costs_accuracy():
 def test_bad_settings_fail_clearly():
     with pytest.raises(ValueError, match="clip"):
         DPSGDConfig(clip=0)
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="edge_count"):
+            DPSGDConfig(edge_count=bad)
     with pytest.raises(ValueError, match="epsilon_s"):
         noise_multiplier_for(0.0, 1e-5, 0.1, 10)
     with pytest.raises(ValueError, match="delta"):
@@ -134,12 +137,13 @@ def test_training_adds_sigma_times_c_each_step_and_the_accountant_covers_it(monk
     monkeypatch.setattr(link_prediction, "clipped_noisy_gradient", spy)
     d = hetero_sbm_graph(seed=1)
     edges = d["paper", "to", "author"].edge_index
-    config = DPSGDConfig(batch_size=64, epochs=2, clip=0.3)
+    config = DPSGDConfig(batch_size=64, epochs=2, clip=0.3, edge_count=1000)  # a public bound, not |E|
     inputs = LinkInputs({"paper": d["paper"].x, "author": d["author"].x})
     res = train_link_model_dp(inputs, edges, ("paper", "to", "author"), 0.5, 1e-5, config, rng=0)
+    assert edges.shape[1] != 1000 and res.steps == round(2 / (64 / 1000))
     assert len(calls) == res.steps
     assert all(c == (0.3, pytest.approx(res.noise_multiplier * 0.3), 64) for c in calls)
-    assert res.sample_rate == pytest.approx(64 / edges.shape[1])
+    assert res.sample_rate == pytest.approx(64 / 1000)
     assert rdp_epsilon(res.noise_multiplier, res.sample_rate, res.steps, 1e-5) <= 0.5
 
 

@@ -64,6 +64,14 @@ class PrivacyGuarantee:
             self.unit, self.trust_model, self.epsilon, self.delta, self.mechanism, self.notes + (note,)
         )
 
+    def repeated(self, times: int, note: str) -> "PrivacyGuarantee":
+        """``times`` releases of the same unit under this guarantee, each with its own randomness:
+        (times·ε, times·δ) by basic composition (a selection among candidate releases), with ``note``."""
+        if times < 1:
+            raise ValueError(f"times must be >= 1, got {times}")
+        return PrivacyGuarantee(self.unit, self.trust_model, times * self.epsilon, min(1.0, times * self.delta),
+                                self.mechanism, self.notes + (note,))
+
     def describe(self) -> str:
         if not self.is_private:
             return f"no protection of the {self.unit} ({self.mechanism or 'non-private'})"

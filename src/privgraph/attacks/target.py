@@ -31,7 +31,7 @@ def answering_graph(method: Method, release: Release, epsilon: float | None) -> 
 def target_from_fit(method: Method, release: Release, data: Data, model: nn.Module, epsilon: float | None,
                     shadow: Any = None, utility: dict[str, float] | None = None) -> Target:
     """The :class:`Target` of a classifier trained by :meth:`Method.fit` on ``release``."""
-    return Target(method=method.name, truth=data, model=model, x=release.x, graph=release.graph(data),
+    return Target(method=method.name, truth=data, model=model, x=release.features(data), graph=release.graph(data),
                   edge_weight=release.edge_weight, answers=answering_graph(method, release, epsilon),
                   uses_graph=model_uses_graph(model), shadow=shadow, utility=dict(utility or {}))
 

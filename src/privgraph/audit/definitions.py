@@ -7,11 +7,18 @@ method's own release code — :func:`privgraph.api.release_with`, the path of
 :func:`privgraph.privatize` — except PPCVGAE's family, whose guarantee covers
 the release *given the trained weights*: there the weights are trained once
 and ``run`` is the method's own release step (:meth:`release_trained`).
+
+Each unit states the ε the user's request implies for it (``requested``): the
+ε asked, or its share by the method's declared split (HeteroRR's ε_f and ε_e,
+HeteDP's ε_s = (1 − share)·ε, the label ε, 2ε for a link in two adjacency
+lists), never the release's own guarantee.  A unit whose neighbouring inputs
+can show anywhere in the release gets a second row on the same releases that
+observes all of it (:func:`whole_release_row`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -31,6 +38,7 @@ from privgraph.audit.neighbours import (
     projection,
     released_pair,
     released_pair_and_degrees,
+    whole_release,
     with_link,
     with_row,
 )
@@ -76,6 +84,20 @@ def _homogeneous(method: Method, data: Any) -> Data:
     return data
 
 
+def whole_release_row(own: Neighbours, test: str, observe: Callable[[Any], np.ndarray] | None = None,
+                      label: str | None = None, **changes: Any) -> Neighbours:
+    """A second row on ``own``'s releases (the same ``run``: the same inputs, the same releases) that observes
+    the whole release (default :func:`~privgraph.audit.neighbours.whole_release` of ``rel.data``), scored by a
+    logistic regression fitted on the selection half; ``changes`` replace other fields (unit, claim, …)."""
+    return replace(own, label=label or own.label.replace(own.unit, f"{own.unit}, whole release", 1), test=test,
+                   observe=observe or (lambda rel: whole_release(rel.data)), score=None,
+                   notes=list(changes.pop("notes", own.notes)), **changes)
+
+
+WHOLE_RELEASE_TEST = ("logistic regression on the whole release (each node's row sums of every released field, "
+                      "its degrees)")
+
+
 # ---------------------------------------------------------------- node features and labels
 def audited_node(data: Data) -> int:
     """The node whose features (or label) change: the first training node that is not public."""
@@ -87,8 +109,24 @@ def audited_node(data: Data) -> int:
     return int(ok.nonzero()[0])
 
 
+def feature_request(method: Method, inp: AuditInput) -> float | None:
+    """The ε asked for the feature unit: HeteroRR's ``epsilon_f`` when given, else the audit's ε; 0 under the
+    experimental control ``control='constant-input'`` (its release ignores x: 0-LDP, as it states)."""
+    if inp.epsilon is None:
+        return None
+    if getattr(method.params, "control", "none") != "none":
+        return 0.0
+    return getattr(method.params, "epsilon_f", None) or inp.epsilon
+
+
+def feature_units(method: Method, inp: AuditInput, u: int | None = None) -> list[Neighbours]:
+    """The feature unit's two rows: node u's released row, and the whole release."""
+    own = feature_unit(method, inp, u)
+    return [own, whole_release_row(own, f"x_u = all α vs all β; {WHOLE_RELEASE_TEST}")]
+
+
 def feature_unit(method: Method, inp: AuditInput, u: int | None = None) -> Neighbours:
-    """One node's feature vector at the two extreme points of the declared domain."""
+    """One node's feature vector at the two extreme points of the declared domain (u's released row)."""
     data = _homogeneous(method, inp.data)
     u = audited_node(data) if u is None else u
     lo, hi = feature_domain(data)
@@ -98,17 +136,17 @@ def feature_unit(method: Method, inp: AuditInput, u: int | None = None) -> Neigh
     score = projection(np.ones(d)) if gaussian else clamped_sum(lo, hi)
     test = ("⟨x̃_u, 1⟩ (the Gaussian likelihood ratio)" if gaussian else
             "Σ_j clamp(x̃_uj, α, β) (the likelihood ratio of multi-bit, one-bit, Laplace, Duchi)")
-    claim, label, notes = None, "node feature vector", []
+    claim, label, notes, requested = None, "node feature vector", [], feature_request(method, inp)
     if getattr(method.params, "accounting", None) == "released-code":  # FeatureRR's opt-in mode (not ε-LDP)
         from privgraph.accounting import TrustModel
 
-        claim = _nominal_claim(PrivacyGuarantee(Unit.NODE_FEATURES, TrustModel.LOCAL, inp.epsilon, 0.0,
+        claim = _nominal_claim(PrivacyGuarantee(Unit.NODE_FEATURES, TrustModel.LOCAL, requested, 0.0,
                                                 "the paper's claim for FeatureRR (Theorem 3)"))
         label = "node feature vector — accounting=released-code, NOT ε-LDP: vs the paper's claimed ε"
         notes = ["accounting='released-code' states the composed total Σε_i; the row tests the ε the paper claims"]
     return Neighbours(Unit.NODE_FEATURES, label, f"x_u = all α vs all β; {test}",
                       lambda side, rng: _release(method, inp, worlds[side], rng),
-                      lambda rel: rel.data.x[u].detach().double().numpy(), score, claim, notes)
+                      lambda rel: rel.data.x[u].detach().double().numpy(), score, claim, notes, requested)
 
 
 def _nominal_claim(claimed: PrivacyGuarantee) -> Callable[[Any], PrivacyGuarantee]:
@@ -130,17 +168,21 @@ def label_unit(method: Method, inp: AuditInput) -> Neighbours:
     return Neighbours(Unit.NODE_LABEL, "node label", "y_u = 0 vs 1; [ỹ_u = 1] − [ỹ_u = 0] (the k-ary RR likelihood ratio)",
                       lambda side, rng: _release(method, inp, worlds[side], rng, label_epsilon=inp.label_epsilon),
                       lambda rel: np.array([float(rel.data.y_reported[u] == 1) - float(rel.data.y_reported[u] == 0)]),
-                      first_column)
+                      first_column, requested=inp.label_epsilon)
 
 
 def _label_units(method: Method, inp: AuditInput) -> list[Neighbours]:
-    """The label unit when labels are privatized too (``label_epsilon``), else none."""
-    return [label_unit(method, inp)] if inp.label_epsilon is not None else []
+    """The label unit's two rows (u's reported label, the whole release) when labels are privatized too
+    (``label_epsilon``), else none."""
+    if inp.label_epsilon is None:
+        return []
+    own = label_unit(method, inp)
+    return [own, whole_release_row(own, f"y_u = 0 vs 1; {WHOLE_RELEASE_TEST}")]
 
 
 @audits("lpgnn", "featureldp", "featurerr", "gcn-raw", "mlp", "gcn-rnd", "gcn-ohd")
 def _features(method: Method, inp: AuditInput) -> list[Neighbours]:
-    return [feature_unit(method, inp), *_label_units(method, inp)]
+    return [*feature_units(method, inp), *_label_units(method, inp)]
 
 
 # ---------------------------------------------------------------- adjacency lists (link LDP)
@@ -166,10 +208,12 @@ def _adjacency_list(method: Method, inp: AuditInput) -> list[Neighbours]:
         g = claimed_guarantee(rel, Unit.ADJACENCY_LIST)
         return None if g is None else compose([g, g], unit="link (both endpoints' adjacency lists)")
 
-    whole = Neighbours("link (both endpoints' adjacency lists)", "link, whole release (2ε)",
-                       "link (u, v) absent vs present; logistic regression on the released graph at (u, v)",
-                       run, lambda rel: released_pair(rel.data, u, v), None, two_lists,
-                       ["the link changes u's and v's lists: the release is 2ε-DP for it by basic composition"])
+    whole = whole_release_row(own, "link (u, v) absent vs present; logistic regression on the released graph at (u, v)",
+                              lambda rel: released_pair(rel.data, u, v), "link, whole release (2ε)",
+                              unit="link (both endpoints' adjacency lists)", claim=two_lists,
+                              requested=None if inp.epsilon is None else 2 * inp.epsilon,
+                              notes=["the link changes u's and v's lists: the release is 2ε-DP for it by basic "
+                                     "composition"])
     return [own, whole, *_label_units(method, inp)]
 
 
@@ -183,15 +227,17 @@ def private_edge_unit(method: Method, inp: AuditInput, exact: bool) -> Neighbour
         raise ValueError(f"{method.name} is audited on a graph with private edges (data.private_edge_mask)")
     u, v = non_adjacent_pair(data.edge_index, data.num_nodes, allowed=private_nodes(data))
     worlds = (data, with_link(data, u, v, private=True))
+    # HeteroRR's ε_e when given (its declared split), else the ε asked
+    requested = None if inp.epsilon is None else getattr(method.params, "epsilon_e", None) or inp.epsilon
     if exact:
         return Neighbours(Unit.PRIVATE_EDGE, "private edge", "private edge (u, v) absent vs present; "
                           "(u, v) in the released graph (EdgeRand: its randomized-response bit's likelihood ratio)",
                           lambda side, rng: _release(method, inp, worlds[side], rng),
-                          lambda rel: released_pair(rel.data, u, v), first_column)
+                          lambda rel: released_pair(rel.data, u, v), first_column, requested=requested)
     return Neighbours(Unit.PRIVATE_EDGE, "private edge", "private edge (u, v) absent vs present; logistic "
                       "regression on the released graph at (u, v), the degrees of u, v and the number of links",
                       lambda side, rng: _release(method, inp, worlds[side], rng),
-                      lambda rel: released_pair_and_degrees(rel.data, u, v))
+                      lambda rel: released_pair_and_degrees(rel.data, u, v), requested=requested)
 
 
 @audits("edgerand", "lapgraph", "gcn-public")
@@ -206,7 +252,7 @@ def _private_edge_learned(method: Method, inp: AuditInput) -> list[Neighbours]:
 
 @audits("heterorr")
 def _heterorr(method: Method, inp: AuditInput) -> list[Neighbours]:
-    return [feature_unit(method, inp), private_edge_unit(method, inp, exact=False), *_label_units(method, inp)]
+    return [*feature_units(method, inp), private_edge_unit(method, inp, exact=False), *_label_units(method, inp)]
 
 
 # ---------------------------------------------------------------- sensitive attribute (PPCVGAE)
@@ -288,8 +334,9 @@ def _hetero_edge(method: Method, inp: AuditInput) -> list[Neighbours]:
     worlds = (data, with_hetero_edge(data, edge_type, reverse, u, v))
     pair = torch.tensor([[u], [v]])
     label = f"edge of {edge_type[1] if edge_type[1] != 'to' else '-'.join(edge_type[::2])}"
-    claim, notes = None, []
+    claim, notes, requested = None, [], inp.epsilon
     if method.name == "hetedp":
+        requested = _hetedp_edge_request(method, data, edge_type, reverse, inp.epsilon)
         if method.params.topology == "message-passing":
             raise ValueError("hetedp in message-passing mode claims no edge-level ε (its ε covers one example's "
                              "loss term) and its release cannot be scored without the protected edges: audit "
@@ -311,7 +358,22 @@ def _hetero_edge(method: Method, inp: AuditInput) -> list[Neighbours]:
                                                & (rel.data[edge_type].edge_index[1] == v)).any())])
         test = "edge absent vs present; (u, v) in the released graph"
     return [Neighbours(f"edge of {edge_type}", label, test, lambda side, rng: _release(method, inp, worlds[side], rng),
-                       observe, first_column, claim, notes)]
+                       observe, first_column, claim, notes, requested)]
+
+
+def _hetedp_edge_request(method: Method, data: HeteroData, edge_type: tuple, reverse: tuple,
+                         epsilon: float | None) -> float | None:
+    """HeteDP's declared split: ε_s = (1 − feature_share)·ε when the link encoder reads node features
+    (features='noisy' and a type it reads has x), else ε_s = ε."""
+    from privgraph.methods.hetedp.topology import message_relations
+
+    if epsilon is None:
+        return None
+    p = method.params
+    relations = message_relations(list(data.edge_types), edge_type, reverse, p.topology)
+    read = {edge_type[0], edge_type[2], *(et[0] for et in relations)}
+    reads_features = p.features == "noisy" and any("x" in data[t] for t in read)
+    return (1 - p.feature_share) * epsilon if reads_features else epsilon
 
 
 @audits("hetedp-features")
@@ -343,11 +405,11 @@ def _hetero_features(method: Method, inp: AuditInput) -> list[Neighbours]:
                                                 "the paper's claim for its calibration (eq. 14)"))
         label = f"node feature vector ({t}) — calibration=paper, NOT DP: vs the paper's claimed ε"
         notes = ["calibration='paper' states no guarantee (ε = ∞); the row tests the (ε, δ) the paper claims"]
-    return [Neighbours(Unit.NODE_FEATURES, label,
-                       "x_u = −C/√d·1 vs +C/√d·1; ⟨x̃_u, 1⟩ (the Gaussian likelihood ratio)",
-                       lambda side, rng: _release(method, inp, worlds[side], rng),
-                       lambda rel: rel.data[t].x[0].detach().double().numpy(), projection(np.ones(d)),
-                       claim, notes)]
+    own = Neighbours(Unit.NODE_FEATURES, label,
+                     "x_u = −C/√d·1 vs +C/√d·1; ⟨x̃_u, 1⟩ (the Gaussian likelihood ratio)",
+                     lambda side, rng: _release(method, inp, worlds[side], rng),
+                     lambda rel: rel.data[t].x[0].detach().double().numpy(), projection(np.ones(d)), claim, notes)
+    return [own, whole_release_row(own, f"x_u = −C/√d·1 vs +C/√d·1; {WHOLE_RELEASE_TEST}")]
 
 
 def definition(name: str) -> Definition:

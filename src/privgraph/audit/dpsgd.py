@@ -33,7 +33,7 @@ import torch
 
 from privgraph.accounting import TrustModel, rdp
 from privgraph.audit.bounds import CONFIDENCE, split_half_test
-from privgraph.audit.runner import AuditRow, verdict
+from privgraph.audit.runner import AuditRow, judge
 from privgraph.mechanisms import check_delta, check_epsilon, derive_seed, make_generator
 from privgraph.train import dpsgd
 
@@ -98,7 +98,8 @@ def audit_dpsgd(epsilon: float, delta: float = 1e-5, steps: int = 1, samples: in
                 "likelihood ratio)")
     half = samples // 2
     outcome, ceiling = split_half_test(scores[0], scores[1], delta, confidence)
+    result, reasons = judge(epsilon, outcome.epsilon_lb, epsilon)  # the claim is the ε asked: σ is calibrated to it
     return StepAuditRow(
-        "dp-sgd step", "training example", label, TrustModel.CENTRAL, epsilon, delta,
+        "dp-sgd step", "training example", label, TrustModel.CENTRAL, epsilon, epsilon, delta,
         outcome.epsilon_lb, samples, samples - half, outcome.fpr, outcome.fnr, ceiling, test,
-        verdict(epsilon, outcome.epsilon_lb), time.perf_counter() - start, notes, steps, sigma)
+        result, time.perf_counter() - start, notes + reasons, steps=steps, noise_multiplier=sigma)

@@ -7,13 +7,17 @@ path of :func:`privgraph.privatize`, or the method's release step where the
 guarantee covers that step only), an ``observe`` that reads the released
 quantity about the unit, and a ``score``: the likelihood-ratio statistic of
 the claimed mechanism where it is known, else ``None`` — a logistic
-regression fitted on the selection half (:mod:`privgraph.audit.runner`).
+regression fitted on the selection half (:mod:`privgraph.audit.runner`) — and the ε the
+user's request implies for the unit (``requested``), which the row is judged against.
 
 The units (the issue's list, the design notes' neighbouring relations):
 
 * node feature vector — one node's features at the two extreme points of the
-  declared domain (all α vs all β; for clipped Gaussian releases ±C/√d·1);
-* node label — one training node's label 0 vs 1 (with ``label_epsilon``);
+  declared domain (all α vs all β; for clipped Gaussian releases ±C/√d·1).  One
+  row observes u's row; a second observes the whole release (:func:`whole_release`),
+  which catches a release that shows u's features anywhere else;
+* node label — one training node's label 0 vs 1 (with ``label_epsilon``): u's
+  reported label, and the whole release;
 * adjacency list — one link (u, v) flipped.  The unit is u's list, so the
   audit observes *u's report* as the server received it
   (:attr:`~privgraph.release.PrivateRelease.reports`).  The input graph is
@@ -34,12 +38,22 @@ from typing import Any, Callable
 import numpy as np
 import torch
 from torch import Tensor
-from torch_geometric.data import Data
+from torch_geometric.data import Data, HeteroData
 
 from privgraph.accounting import PrivacyGuarantee
 from privgraph.mechanisms import RandomSource
 
 Observation = np.ndarray
+
+
+class _Asked:
+    """The default of :attr:`Neighbours.requested`: the ε the audit was asked for, as it is."""
+
+    def __repr__(self) -> str:
+        return "ASKED"
+
+
+ASKED = _Asked()
 
 
 @dataclass
@@ -54,6 +68,10 @@ class Neighbours:
     score: Callable[[np.ndarray], np.ndarray] | None = None  # [N, F] → [N]; None: learned on the selection half
     claim: Callable[[Any], PrivacyGuarantee | None] | None = None  # default: the release's guarantee for ``unit``
     notes: list[str] = field(default_factory=list)
+    # the ε the user's request implies for this unit, derived from the ε asked and the method's declared split
+    # (never read back from the release's guarantee); ASKED: the audit's ε as it is; None: nothing was asked
+    # (a non-private method, an optional ε left out): the row is judged against its claim
+    requested: float | None | _Asked = ASKED
 
 
 def claimed_guarantee(release: Any, unit: str) -> PrivacyGuarantee | None:
@@ -138,6 +156,49 @@ def released_pair_and_degrees(data: Data, u: int, v: int) -> np.ndarray:
     ei = data.edge_index
     deg = torch.bincount(ei[0], minlength=data.num_nodes)
     return np.concatenate([released_pair(data, u, v), [float(deg[u]), float(deg[v]), float(ei.shape[1])]])
+
+
+def whole_release(data: Data | HeteroData) -> np.ndarray:
+    """Every released field of ``data`` as one fixed-length vector: the observation of a whole-release row.
+
+    For each store (a ``Data``'s one; a ``HeteroData``'s node and edge types): each node's row sum of every
+    node-level tensor, each node's released out- and in-degree (``edge_index``) and the sums of the
+    edge-level tensors (``edge_*``: weights, attributes) over its out-edges, a dense adjacency's weighted
+    degrees, every other tensor flattened and every number as it is.  Under the audit's extreme-point inputs
+    (x_u all α vs all β) a copy of u's row into any other row moves that row's sum, so the row sums keep what
+    a copy shows at a size that does not grow with the number of features."""
+    from privgraph.nn.dense import BlockwiseAdjacency
+
+    parts: list[np.ndarray] = []
+    for store in data.stores:
+        key = getattr(store, "_key", None)
+        if isinstance(key, tuple):  # an edge type of a HeteroData: (source, relation, destination)
+            sizes: tuple[int, int] | None = (data[key[0]].num_nodes, data[key[2]].num_nodes)
+        elif key is None and isinstance(data, HeteroData):  # a HeteroData's graph-level store
+            sizes = None
+        else:
+            n = data.num_nodes if key is None else store.num_nodes
+            sizes = (n, n)
+        edges = store.get("edge_index")
+        for name in sorted(store.keys()):
+            value = store[name]
+            if name == "edge_index":
+                parts += [np.bincount(value[k].numpy(), minlength=sizes[k]).astype(np.float64) for k in (0, 1)]
+            elif isinstance(value, BlockwiseAdjacency):  # Blink-Soft's dense P
+                parts.append(value.degree().double().numpy())
+            elif torch.is_tensor(value) and name.startswith("edge_") and edges is not None:
+                per_edge = value.detach().reshape(value.shape[0], -1).double().sum(1)
+                parts.append(torch.zeros(sizes[0], dtype=torch.float64).index_add_(0, edges[0], per_edge).numpy())
+            elif torch.is_tensor(value) and sizes is not None and value.dim() and value.shape[0] == sizes[0]:
+                parts.append(value.detach().reshape(value.shape[0], -1).double().sum(1).numpy())
+            else:
+                try:
+                    flat = value.detach().double().numpy() if torch.is_tensor(value) else value
+                    parts.append(np.asarray(flat, dtype=np.float64).ravel())
+                except (TypeError, ValueError):
+                    raise TypeError(f"the whole-release observation cannot read the released field {name!r} "
+                                    f"({type(value).__name__})") from None
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def first_column(values: np.ndarray) -> np.ndarray:

@@ -9,9 +9,13 @@ For every unit of the method (:mod:`privgraph.audit.definitions`):
 3. choose the threshold and its direction on the first half of each side's
    samples, count false positives and negatives on the second half;
 4. ε_LB: the 95 % Clopper–Pearson bound of :mod:`privgraph.audit.bounds`;
-5. verdict: "consistent" when ε_LB ≤ ε claimed, "VIOLATION" when above
-   (a correct mechanism gets a false alarm with probability ≤ 5 % per unit),
-   "no claim" when the release states no guarantee for the unit.
+5. verdict (:func:`verdict`) against the ε the user asked for, per unit (the
+   request and the method's declared split: :attr:`Neighbours.requested`):
+   "VIOLATION" when ε_LB exceeds it (a correct mechanism gets a false alarm
+   with probability ≤ 5 % per unit) or when the release's claim differs from
+   it, else "consistent"; where nothing was asked (a non-private method, an
+   optional ε left out), ε_LB against the claim, and "no claim" when the
+   release states no guarantee for the unit.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from torch_geometric.data import Data, HeteroData
 from privgraph.audit.bounds import CONFIDENCE, split_half_test
 from privgraph.audit.definitions import AuditInput, definition
 from privgraph.accounting import PrivacyGuarantee
-from privgraph.audit.neighbours import Neighbours, claimed_guarantee
+from privgraph.audit.neighbours import ASKED, Neighbours, claimed_guarantee
 from privgraph.mechanisms import derive_seed, make_generator
 from privgraph.methods import Method, Task, method_class
 from privgraph.progress import ProgressHook
@@ -35,6 +39,9 @@ from privgraph.release import json_safe
 
 CONSISTENT, VIOLATION, NO_CLAIM = "consistent", "VIOLATION", "no claim"
 DEFAULT_SAMPLES = 1000
+# a claim may fall short of the ε asked by this share, never exceed it: the DP-SGD accountant calibrates σ by
+# bisection and states the ε it reaches, just below the target (privgraph.accounting.rdp.noise_multiplier_for)
+CLAIM_SHORTFALL = 0.01
 
 # the method parameter that is the δ of its (ε, δ) claim (Blink's and DPRR's "delta" is a degree share)
 DELTA_PARAMETERS = {"hetedp": "delta", "hetedp-features": "delta", "ppcvgae": "delta"}
@@ -49,6 +56,7 @@ class AuditRow:
     label: str
     trust_model: str
     epsilon: float  # claimed (inf: no claim)
+    requested: float | None  # the ε the user's request implies for this unit (None: nothing was asked)
     delta: float
     epsilon_lb: float
     samples: int  # releases per input
@@ -92,10 +100,40 @@ class AuditReport:
                 "rows": [r.to_dict() for r in self.rows]}
 
 
-def verdict(epsilon: float, epsilon_lb: float) -> str:
+def claim_mismatch(epsilon: float, requested: float | None) -> str | None:
+    """Why a claim of ``epsilon`` does not answer the request (a row's note), or None when it does (or
+    nothing was asked)."""
+    if requested is None:
+        return None
     if math.isinf(epsilon):
-        return NO_CLAIM
-    return VIOLATION if epsilon_lb > epsilon + 1e-12 else CONSISTENT
+        return f"states no guarantee where {requested:.4g} was asked"
+    if epsilon > requested * (1 + 1e-9) + 1e-12 or epsilon < requested * (1 - CLAIM_SHORTFALL):
+        return f"claims {epsilon:.4g} where {requested:.4g} was asked"
+    return None
+
+
+def judge(epsilon: float, epsilon_lb: float, requested: float | None = None) -> tuple[str, list[str]]:
+    """The verdict and its reasons: VIOLATION when ε_LB exceeds the ε asked or the claim ``epsilon`` differs
+    from it (:func:`claim_mismatch`), else consistent; with nothing asked, ε_LB against the claim (no claim
+    when it is ε = ∞)."""
+    if requested is None:
+        if math.isinf(epsilon):
+            return NO_CLAIM, []
+        if epsilon_lb > epsilon + 1e-12:
+            return VIOLATION, [f"ε_LB = {epsilon_lb:.3g} is above the claimed {epsilon:.4g}"]
+        return CONSISTENT, []
+    reasons = []
+    mismatch = claim_mismatch(epsilon, requested)
+    if mismatch is not None:
+        reasons.append(f"the release {mismatch}")
+    if epsilon_lb > requested + 1e-12:
+        reasons.append(f"ε_LB = {epsilon_lb:.3g} is above the {requested:.4g} asked")
+    return (VIOLATION if reasons else CONSISTENT), reasons
+
+
+def verdict(epsilon: float, epsilon_lb: float, requested: float | None = None) -> str:
+    """The verdict of :func:`judge`."""
+    return judge(epsilon, epsilon_lb, requested)[0]
 
 
 def learned_score(selection: tuple[np.ndarray, np.ndarray]):
@@ -113,10 +151,12 @@ def learned_score(selection: tuple[np.ndarray, np.ndarray]):
 
 
 def audit_units(method: Method, units: list[Neighbours], index: int, samples: int, seed: int,
-                confidence: float = CONFIDENCE, progress: ProgressHook | None = None) -> list[AuditRow]:
+                confidence: float = CONFIDENCE, progress: ProgressHook | None = None,
+                epsilon: float | None = None) -> list[AuditRow]:
     """Release both inputs ``samples`` times, test, bound (module docstring).  ``units`` share their
     neighbouring inputs and ``run`` (one release, several observations: u's report and the whole
-    graph); release i of side s draws from ``derive_seed(seed, index, s, i)``."""
+    graph); release i of side s draws from ``derive_seed(seed, index, s, i)``.  ``epsilon``: the ε
+    asked, the request of the units left at :data:`~privgraph.audit.neighbours.ASKED`."""
     if samples < 4:
         raise ValueError(f"the audit needs at least 4 samples per input (half choose the threshold), got {samples}")
     start = time.perf_counter()
@@ -133,12 +173,17 @@ def audit_units(method: Method, units: list[Neighbours], index: int, samples: in
             if progress is not None:
                 progress(task, side * samples + i + 1, 2 * samples)
     seconds = time.perf_counter() - start
-    return [_row(method, nb, [np.stack(o) for o in obs], claim, samples, confidence, seconds)
-            for nb, obs, claim in zip(units, observations, claims)]
+    rows = []
+    for nb, obs, claim in zip(units, observations, claims):
+        if len({o.shape for side in obs for o in side}) > 1:
+            raise ValueError(f"{method.name}: the observations of {nb.label!r} differ in length between releases")
+        requested = epsilon if nb.requested is ASKED else nb.requested
+        rows.append(_row(method, nb, [np.stack(o) for o in obs], claim, requested, samples, confidence, seconds))
+    return rows
 
 
 def _row(method: Method, neighbours: Neighbours, obs: list[np.ndarray], claim: PrivacyGuarantee | None,
-         samples: int, confidence: float, seconds: float) -> AuditRow:
+         requested: float | None, samples: int, confidence: float, seconds: float) -> AuditRow:
     """Choose the test on the first half of each side, count its errors on the second, bound ε."""
     half = samples // 2
     score = neighbours.score or learned_score((obs[0][:half], obs[1][:half]))  # fitted on the selection half
@@ -148,10 +193,10 @@ def _row(method: Method, neighbours: Neighbours, obs: list[np.ndarray], claim: P
     notes = list(neighbours.notes)
     if claim is None:
         notes.append("the release states no guarantee for this unit")
+    result, reasons = judge(epsilon, outcome.epsilon_lb, requested)
     return AuditRow(method.name, neighbours.unit, neighbours.label, claim.trust_model if claim else "—",
-                    epsilon, delta, outcome.epsilon_lb, samples, samples - half, outcome.fpr, outcome.fnr,
-                    ceiling, neighbours.test,
-                    verdict(epsilon, outcome.epsilon_lb), seconds, notes)
+                    epsilon, requested, delta, outcome.epsilon_lb, samples, samples - half, outcome.fpr,
+                    outcome.fnr, ceiling, neighbours.test, result, seconds, notes + reasons)
 
 
 def default_input(method: type[Method] | Method, seed: int = 0) -> Data | HeteroData:
@@ -176,13 +221,14 @@ def audit(method: str | Method, epsilon: float | None = None, *, data: Data | He
     Args:
         method: a registered name (with ``**params``) or a built :class:`~privgraph.methods.Method`
             (a subclass works too: that is how a miscalibrated copy is audited).
-        epsilon: the ε the method is released with (its claim is read from each release's report).
+        epsilon: the ε the method is released with: each unit is judged against the ε it implies (by the
+            method's declared split); its claim is read from each release's report and must match it.
         data: the graph the neighbouring inputs are built on (default: a small synthetic graph,
             :func:`default_input`); the audited nodes are chosen in it.
         delta: the δ of the claim, for the methods with a δ parameter (HeteDP, PPCVGAE, Gaussian).
         samples: releases per input (half choose the threshold, half count the errors).
         seed: every release draws from its own stream derived from it.
-        label_epsilon: also audit the node label unit (label LDP of node-classification methods).
+        label_epsilon: also audit the node label unit (label LDP of node-classification methods) at this ε.
     """
     if isinstance(method, str):
         method = method_class(method)(**params)
@@ -203,6 +249,8 @@ def audit(method: str | Method, epsilon: float | None = None, *, data: Data | He
             from privgraph.audit.graphs import HETERO_EDGE_TYPE
 
             method = method.with_params(edge_type=HETERO_EDGE_TYPE)
+        if getattr(method.params, "edge_count", "unset") is None:  # DP-SGD's public N: that public graph's count
+            method = method.with_params(edge_count=int(data[method.params.edge_type].edge_index.shape[1]))
     else:
         source = "user graph"
     inp = AuditInput(data, epsilon, label_epsilon, seed)
@@ -211,5 +259,5 @@ def audit(method: str | Method, epsilon: float | None = None, *, data: Data | He
     for nb in units:
         groups.setdefault(id(nb.run), []).append(nb)
     rows = [row for k, group in enumerate(groups.values())
-            for row in audit_units(method, group, k, samples, seed, confidence, progress)]
+            for row in audit_units(method, group, k, samples, seed, confidence, progress, epsilon)]
     return AuditReport(method.name, epsilon, method.params.to_dict(), seed, confidence, source, rows)

@@ -1,17 +1,22 @@
-"""Reading a user's own graph from files (the CLI's ``--graph``), with one clear
+"""Reading a user's own graph from files (the CLI's ``--input``), with one clear
 :class:`GraphInputError` line for every defect.
 
 The graph file's suffix picks its format:
 
 * ``.pt`` / ``.pth`` — a PyG ``Data`` or ``HeteroData`` saved with
-  ``torch.save`` (unpickled with ``weights_only=False``: load trusted files
-  only);
+  ``torch.save``, read with ``torch.load(weights_only=True)``: tensors, plain
+  values and PyG's data classes only (allow-listed), so a file cannot run code
+  when it is read.  A file that needs anything else is refused, naming
+  ``trust_pickle`` (``--trust-pickle``): with it the file is unpickled with
+  ``weights_only=False``, which runs whatever code the file holds, and the
+  notes say that it was trusted;
 * ``.csv`` (comma) and ``.tsv`` / ``.txt`` / ``.edges`` (any whitespace) — an
   edge list: one edge per row, source and target node ids in the first two
   columns, an optional header row (detected: a non-numeric first row), blank
   lines and lines starting with ``#`` or ``%`` skipped.  Node ids are
   0..n−1; n is the features' (or else the labels') row count, or the largest
-  id + 1;
+  id + 1.  A header column named ``private`` is the private-edge flag unless
+  another column or a mask file is given;
 * ``.npz`` — a SciPy sparse adjacency matrix (``scipy.sparse.save_npz``);
   every stored nonzero (equal to 1) is an edge, read in row-major order.
 
@@ -19,27 +24,38 @@ Side files: features (``.npy`` 2-D, or ``.csv``/``.tsv``/``.txt`` rows of
 numbers) → ``data.x`` float32; labels (``.npy`` 1-D, or one integer per line)
 → ``data.y`` long; a private-edge mask (``.npy`` bool or 0/1, one entry per
 edge row / nonzero / ``edge_index`` column) → ``data.private_edge_mask``.
+A graph needs no features: the link-level methods release it without ``x``.
 
-Files are not cleaned: duplicate edges, and self-loops or one-directional
-edges when those are not allowed, are errors (messages from
-:func:`~privgraph.data.check_graph`).  The single repair, always reported in the
-notes, is an undirected edge list that gives every pair once (no edge has its
-reverse): the reverse direction is added.
+Direction: an edge list or a matrix is an undirected graph unless
+``directed=True`` (``--directed``): the reverse of every edge listed in one
+direction only is added, with that edge's private flag, and the notes count
+them.  With ``directed=True`` it is kept as given.  A ``.pt`` graph is kept as
+given either way; the notes say when it is directed (edges without their
+reverse).
+
+Files are not cleaned otherwise: duplicate edges, self-loops when not allowed,
+and an edge whose two directions carry different private flags are errors
+(messages from :func:`~privgraph.data.check_graph`).  Every change made is in
+the notes.
 """
 
 from __future__ import annotations
 
 import csv
 import math
+import pickle
+import re
+import warnings
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 from torch_geometric.data import Data, HeteroData
 
-from privgraph.data.validation import check_graph
+from privgraph.data.validation import Note, check_graph, plural, public_note
 
 EDGE_LIST_SUFFIXES = (".csv", ".tsv", ".txt", ".edges")
 TORCH_SUFFIXES = (".pt", ".pth")
@@ -56,18 +72,51 @@ class GraphInputError(ValueError):
     """A graph input file is missing, unreadable or malformed; the message is one line."""
 
 
-
-def allow_pyg_objects_in_torch_load() -> None:
-    """Let ``torch.load(path)`` (``weights_only=True``, torch's default) read a released PyG ``Data`` /
-    ``HeteroData``: their classes hold tensors and plain values only, so privgraph adds them to
-    torch's safe globals when :mod:`privgraph.data` is imported."""
+def pyg_safe_globals() -> list[type]:
+    """PyG's data classes (``Data``, ``HeteroData`` and their storages): they hold tensors and plain
+    values only, so ``torch.load(weights_only=True)`` may rebuild them."""
     from torch_geometric.data import feature_store, graph_store
     from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
     from torch_geometric.data.storage import BaseStorage, EdgeStorage, GlobalStorage, NodeStorage
 
-    torch.serialization.add_safe_globals([Data, HeteroData, DataEdgeAttr, DataTensorAttr, GlobalStorage, NodeStorage,
-                                          EdgeStorage, BaseStorage, feature_store.TensorAttr, graph_store.EdgeAttr,
-                                          graph_store.EdgeLayout, feature_store._FieldStatus])
+    return [Data, HeteroData, DataEdgeAttr, DataTensorAttr, GlobalStorage, NodeStorage, EdgeStorage, BaseStorage,
+            feature_store.TensorAttr, graph_store.EdgeAttr, graph_store.EdgeLayout, feature_store._FieldStatus]
+
+
+def allow_pyg_objects_in_torch_load() -> None:
+    """Let ``torch.load(path, weights_only=True)`` (torch's default) read a released PyG ``Data`` /
+    ``HeteroData``: privgraph adds :func:`pyg_safe_globals` to torch's safe globals when
+    :mod:`privgraph.data` is imported."""
+    torch.serialization.add_safe_globals(pyg_safe_globals())
+
+
+TRUST_PICKLE_NOTE = ("trusted with --trust-pickle (trust_pickle=True): unpickled with torch.load(weights_only=False), "
+                     "which runs any code the file holds")
+
+
+def load_torch_file(path: str | Path, trust_pickle: bool = False, hint: str = "") -> Any:
+    """``torch.load`` of ``path`` with ``weights_only=True`` and PyG's data classes allow-listed.  A file
+    that needs any other object (code that would run on unpickling) raises :class:`GraphInputError`,
+    one line ending with ``hint``; ``trust_pickle`` loads it with ``weights_only=False`` (runs its code)."""
+    path = Path(path)
+    try:
+        if trust_pickle:
+            return torch.load(path, weights_only=False)
+        allow_pyg_objects_in_torch_load()  # not torch's safe_globals(): leaving it drops them for everyone
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # torch's note on an unusual pickle protocol
+            return torch.load(path, weights_only=True)
+    except pickle.UnpicklingError as exc:
+        if trust_pickle or "weights only" not in str(exc).lower():
+            raise _fail(f"cannot read {path} with torch.load: {_first_line(exc)}") from exc
+        found = re.search(r"GLOBAL ([\w.]+)", str(exc))
+        if found is None:
+            raise _fail(f"cannot read {path} with torch.load(weights_only=True): not a torch.save file of tensors, "
+                        f"plain values and PyG data classes; {hint}") from None
+        raise _fail(f"refusing to unpickle {path}: it names {found.group(1)}, which is not a tensor, a plain value "
+                    f"or a PyG data class (unpickling it could run code); {hint}") from None
+    except Exception as exc:  # noqa: BLE001 - unpickling can raise anything
+        raise _fail(f"cannot read {path} with torch.load: {_first_line(exc)}") from exc
 
 
 
@@ -288,11 +337,19 @@ def _private_index(private_column: str, header: list[str] | None, width: int, pa
     return index
 
 
-def _read_edge_list(path: Path, private_column: str | None,
+PRIVATE_HEADER = "private"  # a header column of this name is the private flag by default
+
+
+def _read_edge_list(path: Path, private_column: str | None, mask_file: bool,
                     notes: list[str]) -> tuple[Tensor, Tensor | None, np.ndarray]:
-    """(edge_index [2, E], the private column's mask or None, the line of each edge)."""
+    """(edge_index [2, E], the private column's mask or None, the line of each edge).  Without
+    ``private_column`` (and no ``mask_file``) a header column named ``private`` is the flag."""
     rows = _rows(path, "graph")
     header = _header(rows, 2)
+    named = [h for h in header or [] if h.lower() == PRIVATE_HEADER]
+    if private_column is None and not mask_file and named and header.index(named[0]) >= 2:
+        private_column = named[0]
+        notes.append(f"column {named[0]!r} read as the private-edge flag (choose another with --private-column)")
     if not rows:
         raise _fail(f"no edges in {path}: the edge list is empty")
     width = len(header) if header is not None else len(rows[0][1])
@@ -322,8 +379,10 @@ def _read_edge_list(path: Path, private_column: str | None,
         mask = torch.from_numpy(flags)
     ignored = [header[i] if header is not None else str(i) for i in range(width) if i not in used]
     if ignored:
-        notes.append(f"{path.name}: column{'s' if len(ignored) > 1 else ''} {', '.join(ignored)} ignored "
-                     "(only source, target and the private flag are read)")
+        flags = ("the private-edge mask file" if mask_file else
+                 f"column {header[index] if header is not None else index}" if mask is not None else None)
+        notes.append(f"{'column' if len(ignored) == 1 else 'columns'} {', '.join(ignored)} ignored (only source and "
+                     f"target are read{f', and the private flags from {flags}' if flags else ''})")
     edge_index = torch.from_numpy(np.stack([src, dst]))
     return edge_index, mask, np.asarray(numbers, dtype=np.int64)
 
@@ -353,11 +412,10 @@ def _read_npz(path: Path) -> tuple[Tensor, int]:
     return edge_index, int(rows)
 
 
-def _load_torch(path: Path) -> Data | HeteroData:
-    try:
-        obj = torch.load(path, weights_only=False)
-    except Exception as exc:  # noqa: BLE001 - unpickling can raise anything
-        raise _fail(f"cannot read {path} with torch.load: {_first_line(exc)}") from exc
+def _load_torch(path: Path, trust_pickle: bool, notes: list[str]) -> Data | HeteroData:
+    obj = load_torch_file(path, trust_pickle, "if you trust the file, --trust-pickle (trust_pickle=True) loads it")
+    if trust_pickle:
+        notes.append(f"{path.name} {TRUST_PICKLE_NOTE}")
     if not isinstance(obj, (Data, HeteroData)):
         kind = type(obj)
         raise _fail(f"{path.name} holds a {kind.__module__}.{kind.__qualname__}, not a torch_geometric "
@@ -405,63 +463,62 @@ def _apply_domain(xs: dict[str, Tensor], domain: tuple[float, float], clip: bool
                         "the domain (clip=True / --clip)")
         if count:
             x = x.clamp(lo, hi)
-            notes.append(f"{what} clipped to {shown}: {count} values changed")
+            notes.append(Note(f"{what} clipped to {shown}: {count} values changed", f"{what} clipped to {shown}"))
         out[what] = x
     return out
 
 
-def _repair_direction(data: Data, undirected: bool, what: str, lines: np.ndarray | None,
-                      notes: list[str]) -> Data:
-    """For an undirected graph: add the reverse of every edge when none has its reverse (each
-    pair listed once); refuse a graph where only some lack it."""
-    if not undirected:
+def _one_way(edge_index: Tensor, num_nodes: int) -> Tensor:
+    """Which columns have no reverse column (self-loops are their own reverse)."""
+    keys = edge_index[0] * num_nodes + edge_index[1]
+    return ~torch.isin(edge_index[1] * num_nodes + edge_index[0], keys)
+
+
+def _symmetrize(data: Data, notes: list[str]) -> Data:
+    """Add the reverse of every edge listed in one direction only; the reverse copies its edge's
+    per-edge values (private flag, weights)."""
+    one_way = _one_way(data.edge_index, int(data.num_nodes)).nonzero().view(-1)
+    if one_way.numel() == 0:
         return data
-    ei = data.edge_index.long()
-    n = int(data.num_nodes)
-    nonloop = ei[0] != ei[1]
-    keys = ei[0] * n + ei[1]
-    missing = nonloop & ~torch.isin(ei[1] * n + ei[0], keys)
-    count = int(missing.sum())
-    if count == 0:
-        return data
-    if count < int(nonloop.sum()):
-        i = int(missing.nonzero()[0, 0])
-        u, v = ei[:, i].tolist()
-        where = f"line {int(lines[i])}: {u} {v}" if lines is not None else f"({u}, {v})"
-        raise _fail(f"{what} is asymmetric: {count} edges have no reverse (e.g. {where}); "
-                    "list each pair once or both ways")
-    extra = nonloop.nonzero().view(-1)
-    num_edges = ei.shape[1]
+    num_edges = data.edge_index.shape[1]
     for key in set(data.edge_attrs()) | ({"private_edge_mask"} & set(data.keys())):
         value = data[key]
         if key == "edge_index":
-            data[key] = torch.cat([ei, ei[:, extra].flip(0)], dim=1)
+            data[key] = torch.cat([value, value[:, one_way].flip(0)], dim=1)
         elif "index" not in key and isinstance(value, Tensor) and value.dim() and value.shape[0] == num_edges:
-            data[key] = torch.cat([value, value[extra]], dim=0)  # per-edge rows: the reverse copies its edge's
-    notes.append(f"{what}: each edge listed once: added the reverse direction ({extra.numel()} edges)")
+            data[key] = torch.cat([value, value[one_way]], dim=0)
+    keep = "directed=True / --directed keeps the file as given"
+    notes.append(Note(f"undirected: added the reverse direction of {plural(one_way.numel(), 'edge')} listed one way "
+                      f"only ({num_edges} → {data.edge_index.shape[1]} columns; {keep})",
+                      f"undirected: added the reverse direction of the edges listed one way only ({keep})"))
     return data
 
 
-def _check_edges(data: Data, undirected: bool, self_loops: bool, what: str, lines: np.ndarray | None,
+def _check_edges(data: Data, directed: bool, symmetrize: bool, self_loops: bool, what: str,
                  notes: list[str]) -> Data:
-    """Simple-graph checks (:func:`check_graph`, duplicates refused), then the direction repair."""
+    """Simple-graph checks (:func:`check_graph`, duplicates refused), then the direction (module
+    docstring): the missing reverse edges added when ``symmetrize``; a graph with one-way edges is
+    noted; an undirected one (not ``directed``) must flag both directions of an edge alike."""
     if data.edge_index is None or data.edge_index.numel() == 0:
         raise _fail(f"{what} holds no edges")
-    mask = getattr(data, "private_edge_mask", None)
     try:
         check_graph(data.edge_index, data.num_nodes, undirected=False, self_loops=self_loops,
-                    duplicates="refuse", private_edge_mask=mask, what=what)
-        data = _repair_direction(data, undirected, what, lines, notes)
-        if undirected:  # both directions now present: the private flags must agree
+                    duplicates="refuse", private_edge_mask=getattr(data, "private_edge_mask", None), what=what)
+        data.edge_index = data.edge_index.long()
+        if symmetrize:
+            data = _symmetrize(data, notes)
+        one_way = int(_one_way(data.edge_index, int(data.num_nodes)).sum())
+        if one_way:
+            notes.append(Note(f"directed: {plural(one_way, 'edge has', 'edges have')} no reverse (kept as given)",
+                              "directed: edges without their reverse kept as given"))
+        elif not directed:  # undirected: one private flag per edge
             check_graph(data.edge_index, data.num_nodes, undirected=True, self_loops=self_loops,
-                        duplicates="refuse", private_edge_mask=getattr(data, "private_edge_mask", None),
-                        what=what)
+                        duplicates="refuse", private_edge_mask=getattr(data, "private_edge_mask", None), what=what)
     except GraphInputError:
         raise
     except ValueError as exc:
         raise _fail(str(exc)) from exc
-    data.edge_index = data.edge_index.long()
-    if mask is not None:
+    if getattr(data, "private_edge_mask", None) is not None:
         data.private_edge_mask = data.private_edge_mask.bool()
     return data
 
@@ -505,15 +562,21 @@ def _size_from(features: Tensor | None, labels: Tensor | None) -> tuple[int | No
 def read_graph(path: str | Path, *, features: str | Path | None = None, labels: str | Path | None = None,
                private_edges: str | Path | None = None, private_column: str | None = None,
                domain: tuple[float, float] | None = None, clip: bool = False,
-               undirected: bool = False, self_loops: bool = True,
+               directed: bool = False, self_loops: bool = True, trust_pickle: bool = False,
                name: str | None = None) -> tuple[Data | HeteroData, list[str]]:
     """Read a graph (``.pt``/``.pth``, an edge list ``.csv``/``.tsv``/``.txt``/``.edges``, or an
     ``.npz`` adjacency matrix) with optional features, labels and private-edge flags (a mask
     file, or ``private_column`` of an edge list: a header name or 0-based index).  ``domain``
     declares the features' range (default for ``.pt``: the file's ``data.feature_domain``);
-    values outside it are an error, or clipped with ``clip``.  Returns the graph (with
-    ``data.name``, and ``data.feature_domain`` when a domain applies) and notes on every
-    change made.  Raises :class:`GraphInputError` (one line) on any bad input."""
+    values outside it are an error, or clipped with ``clip``.
+
+    An edge list or matrix is undirected (the missing reverse edges are added) unless
+    ``directed``; a ``.pt`` graph is kept as given.  ``self_loops=False`` refuses self-loops.
+    A ``.pt`` file is read with ``torch.load(weights_only=True)``; ``trust_pickle`` allows any
+    pickle (``weights_only=False``: the file's code runs), said in the notes.
+
+    Returns the graph (with ``data.name``, and ``data.feature_domain`` when a domain applies) and
+    notes on every change made.  Raises :class:`GraphInputError` (one line) on any bad input."""
     graph_path = _existing(path, "graph", GRAPH_SUFFIXES)
     suffix = graph_path.suffix.lower()
     notes: list[str] = []
@@ -526,15 +589,17 @@ def read_graph(path: str | Path, *, features: str | Path | None = None, labels: 
                     f"not to {suffix}; give a private-edge mask file instead")
     if private_column is not None and private_edges is not None:
         raise _fail("give the private edges either as a column of the edge list or as a mask file, not both")
+    if trust_pickle and suffix not in TORCH_SUFFIXES:
+        raise _fail(f"trust_pickle (--trust-pickle) applies to torch files ({', '.join(TORCH_SUFFIXES)}), "
+                    f"not to {suffix}, which is read without unpickling")
 
     if suffix in TORCH_SUFFIXES:
-        data = _load_torch(graph_path)
+        data = _load_torch(graph_path, trust_pickle, notes)
         if isinstance(data, HeteroData):
             return _finish_hetero(data, graph_path, features, labels, private_edges, domain, clip, self_loops,
                                   name, notes)
     x = read_features(features) if features is not None else None
     y = read_labels(labels) if labels is not None else None
-    lines = None
     what = f"the edge list {graph_path.name}"
 
     if suffix in TORCH_SUFFIXES:
@@ -581,14 +646,15 @@ def read_graph(path: str | Path, *, features: str | Path | None = None, labels: 
                             f"{source} {size} rows")
             num_nodes = order
         else:
-            edge_index, column_mask, lines = _read_edge_list(graph_path, private_column, notes)
+            edge_index, column_mask, lines = _read_edge_list(graph_path, private_column, private_edges is not None,
+                                                             notes)
             top = int(edge_index.max())
             if size is not None and top >= size:
                 high = edge_index.max(0).values >= size
                 hit = int(high.nonzero()[0, 0])
                 raise _fail(f"{graph_path.name}, line {int(lines[hit])}: node id {int(edge_index[:, hit].max())} "
                             f"out of range: {source} {size} rows (ids must be 0..{size - 1}; "
-                            f"{int(high.sum())} edges affected)")
+                            f"{plural(int(high.sum()), 'edge')} affected)")
             num_nodes = size if size is not None else top + 1
         data = Data(edge_index=edge_index, num_nodes=num_nodes)
         if x is not None:
@@ -611,7 +677,7 @@ def read_graph(path: str | Path, *, features: str | Path | None = None, labels: 
             notes.append(f"the private-edge mask file replaces the mask stored in {graph_path.name}")
         data.private_edge_mask = mask
 
-    data = _check_edges(data, undirected, self_loops, what, lines, notes)
+    data = _check_edges(data, directed, not directed and suffix not in TORCH_SUFFIXES, self_loops, what, notes)
     if data.x is not None:
         _check_finite(data.x, "the features")
     if domain is not None:
@@ -661,10 +727,15 @@ __all__ = [
     "GRAPH_SUFFIXES",
     "GraphInputError",
     "LABEL_SUFFIXES",
+    "load_torch_file",
+    "Note",
+    "public_note",
+    "pyg_safe_globals",
     "read_edge_mask",
     "read_features",
     "read_graph",
     "read_labels",
+    "TRUST_PICKLE_NOTE",
 ]
 
 

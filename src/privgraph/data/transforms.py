@@ -40,6 +40,12 @@ def standardize_columns(x: torch.Tensor, unbiased: bool = False) -> torch.Tensor
 
 def one_hot_degree(edge_index: torch.Tensor, num_nodes: int, max_degree: int = 1000) -> torch.Tensor:
     """GCN+OHD: one-hot node degree (capped at ``max_degree``)."""
-    deg = degree(edge_index[1], num_nodes, dtype=torch.long).clamp_(max=max_degree)
-    width = int(deg.max()) + 1 if deg.numel() else 1
-    return torch.nn.functional.one_hot(deg, width).to(torch.float32)
+    return one_hot_counts(degree(edge_index[1], num_nodes, dtype=torch.long), max_degree)
+
+
+def one_hot_counts(counts: torch.Tensor, max_count: int = 1000) -> torch.Tensor:
+    """One-hot non-negative integer ``counts`` (e.g. degrees) capped at ``max_count``: float32
+    [n, largest count + 1]."""
+    counts = counts.long().clamp(0, max_count)
+    width = int(counts.max()) + 1 if counts.numel() else 1
+    return torch.nn.functional.one_hot(counts, width).to(torch.float32)

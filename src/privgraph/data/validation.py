@@ -35,6 +35,30 @@ class CheckedGraph:
     kept: Tensor | None = None
 
 
+class Note(str):
+    """A note on what reading changed, with counts taken from the data; ``public`` says the same
+    without them, for a release's report (a count of the input's edges or values is a statistic of
+    the private graph: it stays with the curator, on the console and in the diagnostics)."""
+
+    public: str
+
+    def __new__(cls, text: str, public: str) -> "Note":
+        note = super().__new__(cls, text)
+        note.public = public
+        return note
+
+
+def public_note(note: str) -> str:
+    """``note`` as a release's report may state it (:class:`Note`)."""
+    return getattr(note, "public", note)
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``count`` and ``noun`` in agreement: ``plural(1, "edge")`` is "1 edge", ``plural(2, "edge")``
+    "2 edges"; ``many`` is an irregular plural."""
+    return f"{count} {noun if count == 1 else many or noun + 's'}"
+
+
 def _pair(key: Tensor, num_dst: int) -> tuple[int, int]:
     k = int(key)
     return k // num_dst, k % num_dst
@@ -75,7 +99,7 @@ def _check_range(edge_index: Tensor, sizes: tuple[int, int], what: str) -> None:
     if count:
         col = edge_index[:, bad.nonzero()[0, 0]].tolist()
         bounds = f"[0, {sizes[0]})" if sizes[0] == sizes[1] else f"[0, {sizes[0]}) × [0, {sizes[1]})"
-        raise ValueError(f"{what} has {count} edges with node ids outside {bounds} (e.g. {tuple(col)}); "
+        raise ValueError(f"{what} has {plural(count, 'edge')} with node ids outside {bounds} (e.g. {tuple(col)}); "
                          "pass the right num_nodes or drop those edges")
 
 
@@ -98,8 +122,8 @@ def _check_self_loops(edge_index: Tensor, what: str) -> None:
     count = int(loops.sum())
     if count:
         node = int(edge_index[0, loops.nonzero()[0, 0]])
-        raise ValueError(f"{what} has {count} self-loops (e.g. ({node}, {node})); a node is not its own link "
-                         "here: remove them with torch_geometric.utils.remove_self_loops")
+        raise ValueError(f"{what} has {plural(count, 'self-loop')} (e.g. ({node}, {node})); a node is not its own "
+                         "link here: remove them with torch_geometric.utils.remove_self_loops")
 
 
 def _first_columns(inverse: Tensor, num_unique: int) -> Tensor:
@@ -116,12 +140,13 @@ def _coalesce(edge_index: Tensor, mask: Tensor | None, keys: Tensor, inverse: Te
         private = torch.zeros(keys.numel(), dtype=torch.long, device=keys.device).index_add_(0, inverse, mask.long())
         mixed = (private > 0) & (private < counts)
         if bool(mixed.any()):
-            raise ValueError(f"{what} has {int(mixed.sum())} duplicated edges whose copies disagree on "
+            raise ValueError(f"{what} has {plural(int(mixed.sum()), 'duplicated edge')} whose copies disagree on "
                              f"private_edge_mask (e.g. {_pair(keys[mixed][0], num_dst)}); decide whether each "
                              "such edge is private, then drop the extra copies")
     kept = _first_columns(inverse, keys.numel()).sort().values
     merged = edge_index.shape[1] - kept.numel()
-    note = f"{merged} duplicate edges merged ({what}: {edge_index.shape[1]} → {kept.numel()} columns)"
+    note = Note(f"{plural(merged, 'duplicate edge')} merged ({what}: {edge_index.shape[1]} → {kept.numel()} columns)",
+                f"duplicate edges merged ({what})")
     return CheckedGraph(edge_index[:, kept], None if mask is None else mask[kept], [note], kept)
 
 
@@ -136,17 +161,19 @@ def _check_symmetric(edge_index: Tensor, mask: Tensor | None, num_nodes: int, wh
     if count:
         where = f"e.g. {_pair(keys[missing][0], num_nodes)} without its reverse"
         if mask is not None and bool(mask[order][missing].any()):
-            raise ValueError(f"{what} has {count} edges listed in one direction only, "
+            raise ValueError(f"{what} has {plural(count, 'edge')} listed in one direction only, "
                              f"{int(mask[order][missing].sum())} of them private ({where}); an undirected "
                              "graph lists each edge in both directions with the same private flag: add the "
                              "reverse columns (torch_geometric.utils.to_undirected, then copy the flags)")
-        raise ValueError(f"{what} is directed: {count} edges are listed in one direction only ({where}); "
-                         "an undirected graph needs both directions: use torch_geometric.utils.to_undirected")
+        raise ValueError(f"{what} is directed: {plural(count, 'edge is', 'edges are')} listed in one direction "
+                         f"only ({where}); an undirected graph needs both directions: use "
+                         "torch_geometric.utils.to_undirected")
     if mask is not None:
         flags = mask[order]
         mixed = flags != flags[pos]
         if bool(mixed.any()):
-            raise ValueError(f"private_edge_mask is not symmetric: {int(mixed.sum()) // 2} undirected edges are "
+            raise ValueError(f"private_edge_mask is not symmetric: "
+                             f"{plural(int(mixed.sum()) // 2, 'undirected edge is', 'undirected edges are')} "
                              f"private in one direction only (e.g. {_pair(keys[mixed][0], num_nodes)}); give "
                              "both directions of an edge the same flag")
 
@@ -174,8 +201,9 @@ def check_graph(edge_index: Tensor, num_nodes: int | tuple[int, int], *, undirec
     if keys.numel() < edge_index.shape[1]:
         if duplicates == "refuse":
             repeated = counts > 1
-            raise ValueError(f"{what} has {edge_index.shape[1] - keys.numel()} duplicate columns: "
-                             f"{int(repeated.sum())} edges are listed more than once (e.g. "
+            listed = plural(int(repeated.sum()), "edge is", "edges are")
+            raise ValueError(f"{what} has {plural(edge_index.shape[1] - keys.numel(), 'duplicate column')}: "
+                             f"{listed} listed more than once (e.g. "
                              f"{_pair(keys[repeated][0], sizes[1])}, {int(counts[repeated][0])} times); every copy "
                              "would be counted, multiplying the sensitivity: coalesce them first "
                              "(privgraph.data.validate_graph or torch_geometric.utils.coalesce)")

@@ -125,7 +125,11 @@ class ExperimentSpec:
     def build(self, progress: ProgressHook | None = None) -> tuple[Method, EvaluationTask]:
         """The method and the task, after every check (bad input raises ``ValueError`` before any work)."""
         cls = method_class(self.method)
-        method = get_method(self.method, **self.params)
+        params = dict(self.params)
+        takes_case = any(f.name == "case" for f in dataclasses.fields(cls.Params))
+        if self.case is not None and "case" not in params and takes_case:
+            params["case"] = self.case  # --case alone is the user's choice (the method's default is not one)
+        method = get_method(self.method, **params)
         task = task_for(cls, self.task)(self, method, progress or (lambda name, done, total: None))
         self._check_fields(task)
         if self.trials < 1:
@@ -207,7 +211,7 @@ class ExperimentResult:
     model: str = ""
     attack: dict[str, Any] | None = None  # name, parameters, threat model of the attack run, if any
 
-    JSON_KEYS = ("epsilon", "epsilon_y", "metric", "mean", "std", "ci95", "trials", "mechanism", "model",
+    JSON_KEYS = ("epsilon_spent", "epsilon", "releases", "epsilon_y", "metric", "mean", "std", "ci95", "trials", "mechanism", "model",
                  "hyperparameters", "release_options", "tuned", "privacy")
 
     def summary(self) -> list[dict[str, Any]]:
@@ -361,7 +365,7 @@ class Experiment:
         report = released.report
         selection, hp = setting.selection, setting.hyperparameters
         if selection:
-            report = PrivacyReport([g.with_note(selection.note(eps)) for g in report.guarantees])
+            report = PrivacyReport([selection.spent(g, eps) for g in report.guarantees])
         evaluation = task.evaluate(tdata, released, hp, trial_seed, k)
         attacked = self._attack(tdata, released, evaluation, hp, trial_seed, eps, k)
         record = TrialRecord(

@@ -24,7 +24,7 @@ from matplotlib.ticker import (FixedLocator, FuncFormatter, NullFormatter, NullL
 
 from privgraph.accounting.guarantee import TrustModel, Unit  # noqa: E402
 from privgraph.experiments.store import ResultsStore, TrialRecord  # noqa: E402
-from privgraph.experiments.summary import mean_ci  # noqa: E402
+from privgraph.experiments.summary import mean_ci, spent_epsilon  # noqa: E402
 
 DEFAULT_DIR = Path("results")
 # the metric a figure shows when none is asked for: the first one the trials have
@@ -95,7 +95,8 @@ def choose_metric(records: Iterable[TrialRecord]) -> str:
 
 
 def points_from_records(records: Iterable[TrialRecord], metric: str) -> list[Point]:
-    """Aggregate trials per (dataset, unit, line, ε) with :func:`mean_ci`; trials without ``metric`` are left out."""
+    """Aggregate trials per (dataset, unit, line, ε spent) with :func:`mean_ci`; trials without ``metric`` are
+    left out.  A setting tuned on validation is placed at the ε it spent (its candidates × ε)."""
     groups: dict[tuple, list[float]] = defaultdict(list)
     trust: dict[tuple, str] = {}
     for r in records:
@@ -104,7 +105,7 @@ def points_from_records(records: Iterable[TrialRecord], metric: str) -> list[Poi
             continue
         unit, trust_model = guarantee_unit(r.guarantee)
         line = LineKey(r.method, r.model, r.mechanism, (r.config or {}).get("variant"), r.epsilon_y)
-        key = (r.dataset, unit, line, r.epsilon)
+        key = (r.dataset, unit, line, spent_epsilon(r))  # a tuned setting at its total ε (candidates × ε)
         groups[key].append(float(value))
         trust.setdefault(key, trust_model)
     points = []
@@ -121,8 +122,8 @@ def points_from_rows(rows: Iterable[dict[str, Any]]) -> list[Point]:
     for r in rows:
         unit, trust_model = guarantee_unit(r.get("privacy"))
         line = LineKey(r["method"], r["model"], r.get("mechanism"), r.get("variant"), r.get("epsilon_y"))
-        points.append(Point(r["dataset"], unit, trust_model, line, r["epsilon"], r["mean"], r["ci95"],
-                            r.get("trials", 1)))
+        points.append(Point(r["dataset"], unit, trust_model, line, r.get("epsilon_spent", r["epsilon"]), r["mean"],
+                            r["ci95"], r.get("trials", 1)))
     return points
 
 

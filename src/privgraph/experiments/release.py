@@ -5,10 +5,13 @@ method's ``privatize``) on the graph the pipeline's task loads (a dataset, or
 the user's own file with ``--input``) with the split of ``spec.seed``.  It is
 written by :meth:`privgraph.release.PrivateRelease.save`: ``OUTPUT`` holds the
 PyG ``Data``/``HeteroData`` of the released fields and the fields declared
-public (``torch.load(OUTPUT, weights_only=False)`` gives it back), and
-``OUTPUT.json`` the privacy report, the status of every input field
-(privatized by what, public as given, or withheld), the method's parameters
-(every δ it uses among them), the randomness and where the input came from.
+public, and ``OUTPUT.json`` the privacy report, the status of every input
+field (privatized by what, public as given, or withheld), the method's
+parameters (every δ it uses among them), the randomness and where the input
+came from.  A recipient reads it back without running code from the file:
+``privgraph.load_release(OUTPUT)``, or ``torch.load(OUTPUT, weights_only=True)``
+after ``import privgraph.data`` (which allow-lists PyG's data classes).  Never
+load a received file with ``weights_only=False``: unpickling it could run code.
 
 Randomness.  A release that leaves the building must use secret randomness:
 with ``spec.secure`` (the command line's default) every draw comes from the OS
@@ -21,9 +24,11 @@ the seed can remove the noise: such a file is for research only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from privgraph.api import release_with
+from privgraph.data.validation import public_note
 from privgraph.experiments.pipeline import ExperimentSpec
 from privgraph.progress import ProgressHook
 from privgraph.release import PrivateRelease
@@ -42,7 +47,8 @@ def check_release(spec: ExperimentSpec, allow_non_private: bool = False, progres
 
 
 def release_file(spec: ExperimentSpec, output: Path, progress: ProgressHook | None = None,
-                 diagnostics: bool = False, allow_non_private: bool = False) -> tuple[Path, Path, PrivateRelease]:
+                 diagnostics: bool = False, allow_non_private: bool = False,
+                 input_notes: Sequence[str] = ()) -> tuple[Path, Path, PrivateRelease]:
     """Release ``spec``'s graph once (its first ε) and write it (module docstring).
 
     Args:
@@ -50,6 +56,10 @@ def release_file(spec: ExperimentSpec, output: Path, progress: ProgressHook | No
         output: the file for the PyG object; the report goes to ``OUTPUT.json``.
         diagnostics: also write the release details (data-dependent; for the curator's own copy).
         allow_non_private: write the release of a method without a guarantee (refused otherwise).
+        input_notes: what reading ``input`` changed or assumed (:func:`~privgraph.data.read_graph`'s
+            notes: reverse edges added, a trusted pickle, ...): the report states them without the
+            counts taken from the data (:func:`~privgraph.data.validation.public_note`), the diagnostics
+            (``input_file``) with them.
 
     Returns:
         The two paths and the :class:`~privgraph.release.PrivateRelease`.
@@ -68,6 +78,10 @@ def release_file(spec: ExperimentSpec, output: Path, progress: ProgressHook | No
     if "dense_adjacency" in rel.data:
         raise ValueError(f"{spec.method} releases a dense weight operator (Blink-Soft), which is not written as a "
                          "graph; use variant hard or hybrid (--param variant=hybrid)")
+    for note in input_notes:
+        rel.report.guarantees[0] = rel.report.guarantees[0].with_note(f"input graph: {public_note(note)}")
+    if input_notes:
+        rel.details["input_file"] = [str(note) for note in input_notes]
     rel.provenance = {"dataset": (getattr(data, "name", None) or spec.dataset) if spec.input is None else "input",
                       "data_seed": spec.seed, "private_ratio": spec.private_ratio}
     path, report = rel.save(output, include_diagnostics=diagnostics)

@@ -40,7 +40,7 @@ from typing import Any, Iterable
 
 from privgraph.experiments.grid import Grid
 from privgraph.experiments.store import ResultsStore, TrialRecord
-from privgraph.experiments.summary import mean_ci
+from privgraph.experiments.summary import mean_ci, releases
 from privgraph.methods import method_class
 
 if sys.version_info >= (3, 11):
@@ -99,6 +99,7 @@ class Cell:
     ci95: float
     trials: int
     failed: int = 0
+    releases: int = 1  # candidate releases of a setting tuned on validation: it spent releases × ε
 
 
 @dataclass
@@ -111,11 +112,11 @@ class Line:
     unit: tuple[str, str] = ("", "")
 
 
-def _cell(values: list[float], failed: int) -> Cell | None:
+def _cell(values: list[float], failed: int, spent: int = 1) -> Cell | None:
     if not values:
         return Cell(math.nan, math.nan, 0, failed) if failed else None
     mean, _, half = mean_ci(values)
-    return Cell(mean, half, len(values), failed)
+    return Cell(mean, half, len(values), failed, spent)
 
 
 def _is_fraction(lines: Iterable[Line]) -> bool:
@@ -139,8 +140,8 @@ def _md(text: str) -> str:
 def markdown_table(lines: list[Line], epsilons: list[float | None], scale: float,
                    published: dict[tuple[str, float | None], tuple[float, float | None]] | None = None,
                    published_trials: Any = None, show_model: bool = True) -> str:
-    """The table: one "ours" line per row (mean ± 95% CI, trials), then "paper" and "Δ" lines where
-    ``published`` (keyed by (label, ε), already on ``scale``) has numbers."""
+    """The table: one "ours" line per row (mean ± 95% CI, trials; a tuned setting states the ε it spent),
+    then "paper" and "Δ" lines where ``published`` (keyed by (label, ε), already on ``scale``) has numbers."""
     published = published or {}
     head = ["method"] + (["model"] if show_model else []) + ["", *(_eps_label(e) for e in epsilons), "trials"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -153,7 +154,8 @@ def markdown_table(lines: list[Line], epsilons: list[float | None], scale: float
                 cells.append("failed" if c is not None and c.failed else "")
             else:
                 ci = "" if math.isnan(c.ci95) else f" ± {_fmt(scale * c.ci95)}"
-                cells.append(f"{_fmt(scale * c.mean)}{ci}")
+                spent = f" (spent ε={c.releases * e:g})" if c.releases > 1 and e else ""
+                cells.append(f"{_fmt(scale * c.mean)}{ci}{spent}")
         counts = sorted({c.trials for c in ln.cells.values()})
         failed = sum(c.failed for c in ln.cells.values())
         trials = (str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}") if counts else "0"
@@ -239,7 +241,7 @@ def grid_sections(grid: Grid, store: ResultsStore) -> list[Section]:
                     for s in (s for s in here if s.label == label):
                         rs = ok.get(s.key, [])
                         cell = _cell([float(r.metrics[metric]) for r in rs if metric in r.metrics],
-                                     failed.get(s.key, 0))
+                                     failed.get(s.key, 0), max((releases(r) for r in rs), default=1))
                         line = lines.setdefault((label, s.model), Line(label, s.model, {}, _unit(rs)))
                         if line.unit == ("", "") and rs:
                             line.unit = _unit(rs)
@@ -286,8 +288,9 @@ def _slug(*parts: str) -> str:
 def _figure(section: Section, path: Path) -> None:
     from privgraph.experiments.plot import LineKey, Point, figure_from_points, save_figure
 
-    points = [Point(section.dataset, ln.unit[0] or "ε", ln.unit[1], LineKey(ln.label, ln.model), e, c.mean, c.ci95,
-                    c.trials) for ln in section.lines for e, c in ln.cells.items() if c.trials]
+    points = [Point(section.dataset, ln.unit[0] or "ε", ln.unit[1], LineKey(ln.label, ln.model),
+                    None if e is None else e * c.releases, c.mean, c.ci95, c.trials)  # at the ε spent
+              for ln in section.lines for e, c in ln.cells.items() if c.trials]
     if not points:
         return
     fig = figure_from_points(points, section.metric,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, Sequence, TypeVar
 
+from privgraph.accounting import PrivacyGuarantee, Unit
 from privgraph.progress import ProgressHook
 
 T = TypeVar("T")
@@ -40,9 +41,17 @@ class Selection(Generic[T]):
         k = self.candidates
         if epsilon is None:
             return f"{chosen} was chosen on {self.metric} among {k} candidate releases on trial 0 (without noise)"
-        return (f"{chosen} was chosen on {self.metric} among {k} candidate releases on trial 0: counted, the "
-                f"selection spends {k}×ε = {k * epsilon:g} (basic composition, valid because every candidate drew "
-                "its own randomness) on the same data")
+        return (f"{chosen} was chosen on {self.metric} among {k} candidate releases on trial 0, each at ε = "
+                f"{epsilon:g}: the ε stated is their total, {k}×ε = {k * epsilon:g} (basic composition, valid "
+                "because every candidate drew its own randomness) on the same data")
+
+    def spent(self, guarantee: PrivacyGuarantee, epsilon: float | None) -> PrivacyGuarantee:
+        """``guarantee`` (one candidate's) as what the selection spends on its unit: every candidate released
+        it again (:meth:`~privgraph.accounting.PrivacyGuarantee.repeated`), except the node labels, collected
+        once and shared by the candidates."""
+        if epsilon is None or guarantee.unit == Unit.NODE_LABEL or not guarantee.is_private:
+            return guarantee.with_note(self.note(epsilon))
+        return guarantee.repeated(self.candidates, self.note(epsilon))
 
 
 def select_on_validation(candidates: Sequence[dict[str, Any]], evaluate: Callable[[int, dict[str, Any]],

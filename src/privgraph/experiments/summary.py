@@ -25,6 +25,17 @@ def mean_ci(values: Iterable[float], level: float = 0.95) -> tuple[float, float,
     return mean, std, half
 
 
+def releases(r: TrialRecord) -> int:
+    """How many releases of the same data a trial's setting made: the candidates of a selection on
+    validation (each at the setting's ε, so it spent ``releases``·ε per unit), else 1."""
+    return max(1, int((r.config or {}).get("selection_releases") or 1))
+
+
+def spent_epsilon(r: TrialRecord) -> float | None:
+    """The total ε the setting of ``r`` spent: its ε times :func:`releases` (None without noise)."""
+    return None if r.epsilon is None else r.epsilon * releases(r)
+
+
 def setting_key(r: TrialRecord) -> tuple:
     return (r.dataset, r.method, r.model, r.mechanism, r.epsilon, r.epsilon_y,
             (r.config.get("attack") or {}).get("name"))
@@ -45,6 +56,8 @@ def summarize(records: Iterable[TrialRecord], metric: str = "accuracy") -> list[
                 "model": model,
                 "mechanism": mechanism,
                 "epsilon": eps,
+                "epsilon_spent": spent_epsilon(rs[0]),  # eps × releases: what a tuned setting spent per unit
+                "releases": releases(rs[0]),
                 "epsilon_y": eps_y,
                 "metric": metric,
                 "mean": mean,

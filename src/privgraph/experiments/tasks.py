@@ -244,6 +244,8 @@ class NodeClassification(EvaluationTask):
     def check_evaluable(self):
         if self.spec.input is not None and "y" not in self.spec.input:
             raise ValueError("the input graph has no labels: node classification needs them (--labels FILE)")
+        if self.spec.input is not None and self.method.needs_features and "x" not in self.spec.input:
+            raise ValueError(f"{self.spec.method} reads the node features: the input graph has none (--features FILE)")
 
     def load(self):
         from privgraph.data import load, mark_private_edges, sbm_graph, validate_graph
@@ -536,8 +538,14 @@ class _HeteroTask(EvaluationTask):
 
     @property
     def hetero_task(self):
+        """The dataset's task (target type, protected relation); the evaluation needs one, so ``run`` and
+        ``attack`` on the user's own graph stop here with the way to release it instead."""
         from privgraph.data.hetero import TASKS
 
+        if self.spec.input is not None:
+            raise ValueError(f"privgraph run evaluates {self.method.name} on the heterogeneous datasets it knows "
+                             f"({', '.join(sorted(TASKS))}), not on --input: release your own graph with "
+                             f"privgraph release {self.method.name} --input FILE")
         return TASKS[self.key]
 
     def model_name(self):
@@ -551,6 +559,22 @@ class _HeteroTask(EvaluationTask):
 
     def release_stream(self, eps_index, candidate):
         return (eps_index, 0) if candidate is None else (eps_index, 1 + candidate)
+
+    def public_edge_count(self, params: Any, examples: Tensor) -> tuple[Any, str | None]:
+        """HeteDP's ``edge_count`` (DP-SGD's public N): as given, or — the tasks run on named datasets,
+        public and split from a public seed — the split's number of training edges, with the note that
+        says so.  A release of the user's own graph never reads it from the data (it refuses without)."""
+        if params.edge_count is not None:
+            return params, None
+        n = int(examples.shape[1])
+        note = (f"DP-SGD's sampling is planned for N = {n}, the number of training edges of this public benchmark "
+                f"split ({self.spec.dataset}); on a private graph give edge_count (the release refuses without it)")
+        return type(params).build(self.method.name, {**params.to_dict(), "edge_count": n}), note
+
+
+def _noted_last(guarantees: list[Any], note: str | None) -> list[Any]:
+    """``guarantees`` with ``note`` on the last one (a link release's DP-SGD guarantee)."""
+    return guarantees if note is None or not guarantees else [*guarantees[:-1], guarantees[-1].with_note(note)]
 
 
 HETERO_NC_SPLITS = ("random", "hetedp")  # the hetero-nc task's `split`: the dataset's own (default) or the authors'
@@ -726,15 +750,16 @@ class HeteroNodeClassification(_HeteroTask):
         each DP-SGD epoch (:class:`~privgraph.methods.hetedp.nc.EpochEmbeddings`)."""
         from privgraph.methods.hetedp.nc import EpochEmbeddings
 
-        task, p = self.hetero_task, method.params
+        task = self.hetero_task
+        examples = tdata[task.edge_type].edge_index
+        p, count_note = self.public_edge_count(method.params, examples)
         recorded = EpochEmbeddings(task.node_type)
         rng = self.source(trial_seed, *self.release_stream(eps_index, candidate))
         replace = None if p.nc_inputs == "release" else self._featdp_inputs(tdata, trial_seed, p)
-        link = p.link_release(tdata, task.edge_type, task.reverse, tdata[task.edge_type].edge_index,
-                              tdata.edge_index_dict, eps, rng, trial_seed, self.progress, on_epoch=recorded.record,
-                              replace_inputs=replace)
+        link = p.link_release(tdata, task.edge_type, task.reverse, examples, tdata.edge_index_dict, eps, rng,
+                              trial_seed, self.progress, on_epoch=recorded.record, replace_inputs=replace)
         note = "node labels and the split are not protected (public in this setting)"
-        report = PrivacyReport([g.with_note(note) for g in link.guarantees])
+        report = PrivacyReport([g.with_note(note) for g in _noted_last(link.guarantees, count_note)])
         selection = ("validation micro-F1" if p.nc_selection == "validation" else
                      "best TEST micro-F1 over the epochs: the paper's optimistic selection (reads the test labels; "
                      "not an estimate)")
@@ -847,7 +872,8 @@ class LinkPrediction(_HeteroTask):
 
         super().validate()
         p = self.method.params
-        if self.method.name == "hetedp" and p.edge_type is not None and p.edge_type != self.hetero_task.edge_type:
+        if (self.method.name == "hetedp" and self.spec.input is None and p.edge_type is not None
+                and p.edge_type != self.hetero_task.edge_type):
             raise ValueError(f"{self.spec.dataset}'s link task predicts {self.hetero_task.edge_type}: the pipeline "
                              "sets edge_type from the dataset")
         if self.method.name == "metapath2vec" and (p.classifier != "logistic" or p.train_share is not None):
@@ -875,11 +901,14 @@ class LinkPrediction(_HeteroTask):
             return Released(None, self.finish_report(PrivacyReport([unprotected(Unit.NODE_FEATURES, method.name)]),
                                                      eps))
         data, (train, _, _) = tdata
-        task, p = self.hetero_task, method.params
+        task = self.hetero_task
+        examples = train[task.edge_type].edge_label_index
+        p, count_note = self.public_edge_count(method.params, examples)
         rng = self.source(trial_seed, *self.release_stream(eps_index, candidate))
-        link = p.link_release(data, task.edge_type, task.reverse, train[task.edge_type].edge_label_index,
-                              train.edge_index_dict, eps, rng, trial_seed, self.progress)
-        return Released(link, self.finish_report(PrivacyReport(link.guarantees), eps), link.details,
+        link = p.link_release(data, task.edge_type, task.reverse, examples, train.edge_index_dict, eps, rng,
+                              trial_seed, self.progress)
+        report = PrivacyReport(_noted_last(link.guarantees, count_note))
+        return Released(link, self.finish_report(report, eps), link.details,
                         "gaussian" if eps is not None else None)
 
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):

@@ -30,6 +30,7 @@ import torch
 from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee, Unit
+from privgraph.data.transforms import one_hot_counts, one_hot_degree
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.nn import NodeClassifier
 from privgraph.nn.dense import BlockwiseAdjacency
@@ -142,14 +143,25 @@ SEARCH_SPACE: dict[str, list[Any]] = {
 }
 
 
+NO_FEATURES_NOTE = ("the input has no node features, so the release has none; a classifier trained on it reads a "
+                    "one-hot encoding of each node's degree in the released graph instead (post-processing)")
+
+
+def public_features(data: Data) -> torch.Tensor | None:
+    """``data.x`` as a method that treats the features as public releases it (float32), or None
+    when the graph has no features (a link-level release needs none)."""
+    return None if data.x is None else data.x.to(torch.float32)
+
+
 @dataclass
 class Release:
     """What the server holds after a node-classification method's one-time collection:
-    features, and the graph to train on when the method privatizes it (else the data's own).
-    Internal to the runner and to :meth:`Method.privatize`, which turns it into a
-    :class:`~privgraph.release.PrivateRelease`."""
+    features (None when the input has none and the method reads none: the guarantee then
+    carries :data:`NO_FEATURES_NOTE`), and the graph to train on when the method privatizes it
+    (else the data's own).  Internal to the runner and to :meth:`Method.privatize`, which turns
+    it into a :class:`~privgraph.release.PrivateRelease`."""
 
-    x: torch.Tensor
+    x: torch.Tensor | None
     guarantee: PrivacyGuarantee
     details: dict[str, Any] = field(default_factory=dict)
     edge_index: torch.Tensor | None = None
@@ -159,6 +171,21 @@ class Release:
     # the local reports as the untrusted server received them (link-LDP methods): what the LDP guarantee
     # covers, observed by privgraph.audit; carried to PrivateRelease.reports, never saved
     reports: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.x is None and NO_FEATURES_NOTE not in self.guarantee.notes:
+            self.guarantee = self.guarantee.with_note(NO_FEATURES_NOTE)
+
+    def features(self, data: Data) -> torch.Tensor:
+        """What the classifier reads: ``x``, or without features the one-hot degree encoding of
+        the graph it propagates over (:data:`NO_FEATURES_NOTE`; Blink-Soft: the rounded row sums)."""
+        if self.x is not None:
+            return self.x
+        graph = self.graph(data)
+        if isinstance(graph, BlockwiseAdjacency):
+            degrees = torch.cat([rows.sum(dim=1) for _, _, rows in graph.blocks()]).round().long()
+            return one_hot_counts(degrees)
+        return one_hot_degree(graph, data.num_nodes)
 
     def graph(self, data: Data) -> torch.Tensor | BlockwiseAdjacency:
         """What the model propagates over: the dense operator, the private graph, or the data's own."""
@@ -183,6 +210,9 @@ class Method:
     # self-loops (checked, duplicates merged, at the boundary: privgraph.data.validate_graph)
     simple_graph: ClassVar[bool] = False
     needs_private_edges: ClassVar[bool] = False  # reads data.private_edge_mask
+    # its release reads data.x (False: the features are public and copied as given, so a graph without
+    # them is released without them; training then reads a degree encoding, Release.features)
+    needs_features: ClassVar[bool] = True
     private_fields: ClassVar[tuple[str, ...]] = ("x",)
     public_fields: ClassVar[tuple[str, ...]] = ("edge_index", *SPLIT_FIELDS)
     tunable: ClassVar[tuple[str, ...]] = ("lr", "weight_decay", "dropout")
@@ -234,10 +264,11 @@ class Method:
 
         torch.manual_seed(seed)
         num_classes = int(data.y.max()) + 1
-        net = self.build_model(model, release.x.shape[1], num_classes, hp, release)
+        x = release.features(data)
+        net = self.build_model(model, x.shape[1], num_classes, hp, release)
         y_obs, transition = (data.y, None) if labels is None else denoise_labels(data, labels, hp.label_steps)
         result = train_node_classifier(
-            net, release.x, release.graph(data), y_obs, data.y, data.train_mask, data.val_mask, data.test_mask,
+            net, x, release.graph(data), y_obs, data.y, data.train_mask, data.val_mask, data.test_mask,
             lr=hp.lr, weight_decay=hp.weight_decay, epochs=hp.epochs, patience=hp.patience,
             loss_transition=transition, edge_weight=release.edge_weight, selection=hp.selection)
         result.model = net

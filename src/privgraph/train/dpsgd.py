@@ -1,9 +1,14 @@
 """DP-SGD's generic pieces: the trainer's settings, eq. 22's clipped noisy
 gradient (per-example gradients clipped to C, N(0, σ²C²) added to the sum,
-divided by the *expected* Poisson batch B — the realised size would leak) and
+divided by the *expected* Poisson batch q·N — the realised size would leak) and
 what a private training returns.  σ comes from the RDP accountant
-(:mod:`privgraph.accounting.rdp`) for rate q = B/|E| and T steps.  The link
-trainer that uses them is :mod:`privgraph.train.link_prediction`.
+(:mod:`privgraph.accounting.rdp`) for rate q and T steps, both planned from
+public numbers only (:func:`plan_sampling`): the batch size B, the epochs
+and a *public* number N of examples (``edge_count``), never the private
+count |E| — a rate q = B/|E| would make σ, T and the report functions of the
+private data (one more edge, another q) and break the accountant's
+assumption that q and T are fixed in advance.  The link trainer that uses
+them is :mod:`privgraph.train.link_prediction`.
 
 :func:`paper_gradient_step` is the HeteDP authors' step instead (opt-in,
 ``gradient_step="paper"``, **not** DP): it exists to measure what the paper's
@@ -36,6 +41,9 @@ class DPSGDConfig:
     kl_weight: float = 0.01  # eq. 21's KL, down-weighted: at weight 1 the posterior collapses (AUC 0.5 in our runs)
     gradient_step: str = "dpsgd"  # "dpsgd" (eq. 22, DP) or "paper" (the authors' utilsDP step: NOT DP)
     self_connection: bool = True  # the encoder's own-node term (False: the authors' TopoDP, neighbours only)
+    # a public number N of training examples (their count declared public, or a public bound) that plans the
+    # sampling: q = min(B, N)/N, T = round(epochs/q); None only for a noiseless run (then the true count)
+    edge_count: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "epochs", "negatives", "hidden", "latent"):
@@ -45,6 +53,10 @@ class DPSGDConfig:
             raise ValueError("clip C and lr must be > 0")
         if not self.kl_weight >= 0:
             raise ValueError(f"kl_weight must be >= 0, got {self.kl_weight}")
+        if self.edge_count is not None and (isinstance(self.edge_count, bool) or not isinstance(self.edge_count, int)
+                                            or self.edge_count < 1):
+            raise ValueError(f"edge_count must be a whole number >= 1 (a public number of training edges), got "
+                             f"{self.edge_count!r}")
         if not isinstance(self.self_connection, bool):
             raise ValueError(f"self_connection must be true or false, got {self.self_connection!r}")
         if self.gradient_step not in GRADIENT_STEPS:
@@ -53,6 +65,36 @@ class DPSGDConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class SamplingPlan:
+    """DP-SGD's Poisson sampling, fixed before training from public numbers: N examples planned
+    for, rate q = min(B, N)/N, T = max(1, round(epochs/q)) steps, and the expected batch q·N that
+    eq. 22 divides by."""
+
+    planned_examples: int
+    sample_rate: float
+    steps: int
+    expected_batch: float
+
+
+NEEDS_EDGE_COUNT = ("DP-SGD needs edge_count=N, a public number of training edges of the protected relation (their "
+                    "count if you treat it as public, or a public upper bound): it fixes the sampling rate "
+                    "q = B/N and the steps T, which must not be read from the private edges")
+
+
+def plan_sampling(config: DPSGDConfig, private: bool, num_examples: int) -> SamplingPlan:
+    """The sampling plan of :class:`SamplingPlan` from ``config.edge_count`` (required when ``private``;
+    a noiseless run falls back on the true ``num_examples``, as it claims nothing)."""
+    planned = config.edge_count
+    if planned is None:
+        if private:
+            raise ValueError(NEEDS_EDGE_COUNT)
+        planned = num_examples
+    batch = min(config.batch_size, planned)
+    rate = batch / planned
+    return SamplingPlan(planned, rate, max(1, round(config.epochs / rate)), float(batch))
 
 
 @dataclass

@@ -32,7 +32,8 @@ from privgraph.mechanisms.randomness import RandomSource, integers, make_generat
 from privgraph.nn.cvgae import gaussian_kl
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
 from privgraph.progress import ProgressHook
-from privgraph.train.dpsgd import DPSGDConfig, DPSGDResult, clipped_noisy_gradient, paper_gradient_step
+from privgraph.train.dpsgd import (DPSGDConfig, DPSGDResult, clipped_noisy_gradient, paper_gradient_step,
+                                   plan_sampling)
 
 
 def neighbour_means(x: dict[str, Tensor], edge_index_dict: dict[EdgeType, Tensor],
@@ -94,6 +95,10 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
     the weights are then initialised from the same seed).  Otherwise the initialisation seed
     is drawn from ``rng``.
 
+    Poisson rate q, steps T and the expected batch eq. 22 divides by come from public numbers only
+    (:func:`~privgraph.train.dpsgd.plan_sampling`: ``config.edge_count``, required with ``epsilon``),
+    so σ and everything the report states are the same for a graph and its neighbour.
+
     ``on_epoch(e, model)``, if given, is called after expected epoch e = 1 … ``config.epochs`` (after
     step round(e·T/epochs)) with the current weights: every iterate is covered by the accountant's ε,
     so what it reads is post-processing; it must not draw from ``rng`` (results stay those without it)."""
@@ -102,9 +107,8 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
     num_edges = int(edges.shape[1])
     if num_edges < 2:
         raise ValueError("need at least two edges of the protected relation to train on")
-    expected_batch = min(config.batch_size, num_edges)
-    sample_rate = expected_batch / num_edges
-    steps = max(1, round(config.epochs / sample_rate))
+    plan = plan_sampling(config, epsilon is not None, num_edges)
+    sample_rate, steps, expected_batch = plan.sample_rate, plan.steps, plan.expected_batch
     private = epsilon is not None
     sigma = noise_multiplier_for(epsilon, delta, sample_rate, steps) if private else 0.0
     clip = config.clip if private else math.inf

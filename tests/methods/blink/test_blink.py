@@ -86,7 +86,7 @@ def test_input_validation():
     with pytest.raises(ValueError, match="directed"):
         link_ldp(data.edge_index[:, :1], 50, 1.0, 0.5, make_generator(0))
     loops = torch.cat([data.edge_index, torch.tensor([[3], [3]])], 1)
-    with pytest.raises(ValueError, match="self-loops"):
+    with pytest.raises(ValueError, match="1 self-loop "):
         link_ldp(loops, 50, 1.0, 0.5, make_generator(0))
     with pytest.raises(ValueError):
         beta_mle(np.array([0.0, 1.0, 1.0, 1.0]))
@@ -257,6 +257,19 @@ def test_tune_chooses_delta_from_the_grid_and_states_the_selection_cost():
     notes = " ".join(res.records[0].guarantee["guarantees"][0]["notes"])
     assert "5 candidate releases" in notes and "= 10" in notes
     assert res.to_json()["results"][0]["release_options"] == {"delta": res.records[0].config["params"]["delta"]}
+    # the ε a user reads is the ε spent: 5 candidates at ε = 2 each (issue 30)
+    assert res.records[0].guarantee["by_unit"]["adjacency list"]["epsilon"] == 10.0
+    row = res.to_json()["results"][0]
+    assert (row["epsilon_spent"], row["releases"], row["epsilon"]) == (10.0, 5, 2.0)
+    from rich.console import Console
+
+    from privgraph.cli import print_result
+
+    console = Console(record=True, width=200)
+    print_result(res, console)
+    shown = console.export_text()
+    assert "10 (5 × 2)" in shown and "ε = 2 × 5 releases: 10-LDP per adjacency list" in shown
+    assert "no more than a factor" in shown and "(ε = 10)" in shown  # the plain sentence too
     # a δ given by the user is used as it is and costs no selection
     spec = ExperimentSpec(method="blink", params={"variant": "hard", "delta": 0.7}, dataset="sbm", epsilons=[2.0],
                           trials=1, synthetic=synth, hyperparameters={"epochs": 30, "patience": 10}, tune=True,

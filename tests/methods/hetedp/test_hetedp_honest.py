@@ -16,7 +16,7 @@ from privgraph.methods.hetedp.features import (clip_rows, prepare_rows, privatiz
 from privgraph.methods.hetedp.method import HeteDPParams, score_links
 
 EDGE = ("paper", "to", "author")
-SMALL = dict(edge_type=EDGE, epochs=1, batch_size=256)
+SMALL = dict(edge_type=EDGE, epochs=1, batch_size=256, edge_count=888)  # the graph's count, public here
 
 
 # ---------------------------------------------------------------- topology only (features = "none")

@@ -112,7 +112,7 @@ def test_on_epoch_sees_each_epoch_and_changes_nothing():
     data = hetero_sbm_graph(seed=0)
     edge = TASKS["sbm"].edge_type
     inputs = LinkInputs.build(node_inputs(data))
-    config = DPSGDConfig(epochs=3, batch_size=128)
+    config = DPSGDConfig(epochs=3, batch_size=128, edge_count=int(data[edge].edge_index.shape[1]))
     seen = []
     plain = train_link_model_dp(inputs, data[edge].edge_index, edge, 1.0, 1e-5, config, 0)
     hooked = train_link_model_dp(inputs, data[edge].edge_index, edge, 1.0, 1e-5, config, 0,

@@ -13,7 +13,7 @@ from privgraph.methods.hetedp.method import HeteDPParams, score_links
 from privgraph.train.dpsgd import DPSGDConfig, paper_gradient_step
 
 EDGE = ("paper", "to", "author")
-SMALL = dict(edge_type=EDGE, epochs=1, batch_size=256)
+SMALL = dict(edge_type=EDGE, epochs=1, batch_size=256, edge_count=888)  # the graph's count, public here
 
 
 def _authors_step(grad, clip, noise):

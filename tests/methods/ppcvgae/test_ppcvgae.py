@@ -313,6 +313,15 @@ def test_bad_embedding_specs_fail_clearly(spec, match):
         ExperimentSpec(**spec).validate()
 
 
+def test_case_alone_sets_the_methods_case():
+    """``--case b`` without ``--param case`` is the user's one choice: the method is built with it
+    (issue 30: it was refused because the method's default case=a "differed")."""
+    spec = ExperimentSpec(method="ppcvgae", case="b")
+    method, task = spec.build()
+    assert method.params.case == "b" and task.case == "b"
+    assert ExperimentSpec(method="ppcvgae", case="b", params={"case": "b"}).build()[0].params.case == "b"
+
+
 def test_analytic_spec_accepts_epsilon_above_one():
     spec = ExperimentSpec(method="ppcvgae", epsilons=[0.5, 1, 8])
     spec.validate()

@@ -40,7 +40,15 @@ from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.mechanisms.prf import prf_uniform
 from privgraph.mechanisms.randomness import integers, uniform
 from privgraph.progress import ProgressHook
-from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Release, param, register_method
+from privgraph.methods.base import (
+    SPLIT_FIELDS,
+    Method,
+    MethodParams,
+    Release,
+    param,
+    public_features,
+    register_method,
+)
 from privgraph.methods.blink.client import LinkLDPReports, link_ldp
 
 _LAPLACE_STREAM = 2
@@ -76,6 +84,7 @@ class _AllPairsBaseline(Method):
     simple_graph = True
     private_fields = ("edge_index",)
     public_fields = ("x", *SPLIT_FIELDS)
+    needs_features = False  # x is public: copied as given, or absent
     max_nodes = 50_000
 
     def checked_epsilon(self, data: Data, epsilon: float | None) -> float:
@@ -109,7 +118,7 @@ class RandomizedResponseGraph(_AllPairsBaseline):
         else:
             edge_index = _directed(i, j)
         details = {"mechanism": self.name, "edges": int(edge_index.shape[1])}
-        return Release(data.x.to(torch.float32), reports.guarantee().with_note(
+        return Release(public_features(data), reports.guarantee().with_note(
             "δ = 0: the whole budget goes to randomized response, no degree is sent"), details, edge_index,
             reports=reports)
 
@@ -164,7 +173,7 @@ class DegreePreservingRR(_AllPairsBaseline):
         keep = uniform((i.size,), rng).numpy() < q[i]
         i, j = i[keep], j[keep]
         details = {"mechanism": self.name, "delta": delta, "edges": int(i.size), "reported_ones": int(keep.size)}
-        return Release(data.x.to(torch.float32), reports.guarantee().with_note(
+        return Release(public_features(data), reports.guarantee().with_note(
             "sampling the reported ones to the noisy degree is post-processing"), details, _directed(i, j),
             reports=reports)
 
@@ -259,4 +268,4 @@ class LaplaceDpGCN(_AllPairsBaseline):
         i, j = keys // n, keys % n
         i, j = np.concatenate([i, j]), np.concatenate([j, i])
         details = {"mechanism": self.name, "estimated_links": m, "edges": int(i.size)}
-        return Release(data.x.to(torch.float32), reports.guarantee(), details, _directed(i, j), reports=reports)
+        return Release(public_features(data), reports.guarantee(), details, _directed(i, j), reports=reports)

@@ -35,7 +35,15 @@ from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.data.validation import check_graph
 from privgraph.mechanisms import RandomSource
 from privgraph.mechanisms.randomness import integers, laplace, uniform
-from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Release, param, register_method
+from privgraph.methods.base import (
+    SPLIT_FIELDS,
+    Method,
+    MethodParams,
+    Release,
+    param,
+    public_features,
+    register_method,
+)
 from privgraph.progress import ProgressHook
 
 
@@ -124,6 +132,7 @@ class LDPGen(Method):
     simple_graph = True
     private_fields = ("edge_index",)
     public_fields = ("x", *SPLIT_FIELDS)
+    needs_features = False  # x is public: copied as given, or absent
 
     def release(self, data: Data, epsilon: float | None, rng: RandomSource,
                 progress: ProgressHook | None = None) -> Release:
@@ -149,4 +158,4 @@ class LDPGen(Method):
         )
         details = {"mechanism": self.name, "initial_groups": k0, "clusters": k1, "edges": int(edges.shape[1])}
         reports = DegreeVectorReports(round1, round2, groups0, clusters, half)
-        return Release(data.x.to(torch.float32), guarantee, details, torch.from_numpy(edges).long(), reports=reports)
+        return Release(public_features(data), guarantee, details, torch.from_numpy(edges).long(), reports=reports)

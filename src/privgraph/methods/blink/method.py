@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
 from torch_geometric.data import Data
 
 from privgraph.accounting import Unit
 from privgraph.mechanisms import RandomSource
-from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Release, param, register_method
+from privgraph.methods.base import (
+    SPLIT_FIELDS,
+    Method,
+    MethodParams,
+    Release,
+    param,
+    public_features,
+    register_method,
+)
 from privgraph.methods.blink.client import check_degree_share, link_ldp
 from privgraph.methods.blink.server import beta_mle, clip_degrees, hard_graph, hybrid_graph
 from privgraph.methods.blink.soft import soft_graph
@@ -61,6 +68,7 @@ class Blink(Method):
     simple_graph = True
     private_fields = ("edge_index",)
     public_fields = ("x", *SPLIT_FIELDS)
+    needs_features = False  # x is public: copied as given, or absent
     release_search = {"delta": [0.1, 0.3, 0.5, 0.7, 0.9]}  # the paper's grid (Appendix B.2)
 
     @property
@@ -90,6 +98,6 @@ class Blink(Method):
             "node features and labels are not protected (Blink's setting: only links are private)"
         )
         if graph is None:
-            return Release(data.x.to(torch.float32), guarantee, details, adjacency=adjacency, reports=reports)
-        return Release(data.x.to(torch.float32), guarantee, details, graph.edge_index, graph.edge_weight,
+            return Release(public_features(data), guarantee, details, adjacency=adjacency, reports=reports)
+        return Release(public_features(data), guarantee, details, graph.edge_index, graph.edge_weight,
                        reports=reports)

@@ -59,7 +59,7 @@ from privgraph.methods.heterorr.edges import check_share
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
 from privgraph.progress import ProgressHook
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
-from privgraph.train.dpsgd import DPSGDConfig, DPSGDResult
+from privgraph.train.dpsgd import NEEDS_EDGE_COUNT, DPSGDConfig, DPSGDResult
 from privgraph.train.link_prediction import LinkInputs, link_scores, train_link_model_dp
 
 
@@ -96,6 +96,8 @@ def link_release(data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examp
     DP-SGD's draws stay the same), and its guarantee replaces the features' (ε_f is None without ε)."""
     src, _, dst = edge_type
     check_feature_options(calibration, feature_dim, features)
+    if epsilon is not None and config.edge_count is None:  # before any noise is drawn
+        raise ValueError(NEEDS_EDGE_COUNT)
     read_features = features == "noisy"
     relations = message_relations(list(message_edges), edge_type, reverse, topology)
     read = list(dict.fromkeys([src, dst, *(et[0] for et in relations)]))
@@ -180,6 +182,10 @@ class HeteDPParams(MethodParams):
     calibration: str = param("clipped", "feature noise: clipped (DP, the default) or paper (the paper's "
                                         "λ = 0.01, Δ = 2 on unclipped features: NOT DP, stated as ε = ∞)")
     delta: float = param(1e-5, "δ of the feature release and of DP-SGD")
+    edge_count: int | None = param(None, "DP-SGD: a PUBLIC number N of training edges of the protected relation "
+                                         "(their count if you treat it as public, or a public upper bound); it "
+                                         "fixes the sampling rate q = B/N and the steps T, which are never read "
+                                         "from the private edges (required with ε)")
     batch_size: int = param(512, "DP-SGD: expected (Poisson) batch size")
     epochs: int = param(20, "DP-SGD: expected passes over the edges")
     lr: float = param(0.01, "DP-SGD: learning rate")

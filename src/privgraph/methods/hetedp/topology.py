@@ -11,7 +11,10 @@ Eq. 22 (:func:`~privgraph.train.dpsgd.clipped_noisy_gradient`) clips each
 example's gradient to norm C, adds N(0, σ²C²) to the sum and divides by the
 *expected* Poisson batch B (the realised size would leak); σ comes from the
 RDP accountant (:mod:`privgraph.accounting.rdp`, dp-accounting; checked
-against Opacus in the tests) for rate q = B/|E| and T steps.
+against Opacus in the tests) for rate q = B/N and T steps, where N is the
+public ``edge_count`` (:func:`~privgraph.train.dpsgd.plan_sampling`): the
+private number of edges is never read, so the report is the same for a
+graph and its neighbour.
 
 Clipping bounds one *example's* gradient.  Whether that bounds one *edge*
 depends on the message-passing graph, fixed before training (the means are
@@ -96,7 +99,8 @@ def topology_guarantee(result: DPSGDResult, config: DPSGDConfig, mode: str, edge
     if config.gradient_step == "paper":
         return paper_step_guarantee(result, edge_type)
     accounting = (f"RDP accountant: noise multiplier {result.noise_multiplier:.4g}, sampling rate "
-                  f"{result.sample_rate:.4g}, {result.steps} steps, clip C = {config.clip:g}")
+                  f"{result.sample_rate:.4g}, {result.steps} steps, clip C = {config.clip:g}; the rate and steps are "
+                  f"planned for N = {config.edge_count} training edges (the public edge_count, not the data's count)")
     others = ", ".join(sorted({et[1] if et[1] != "to" else f"{et[0]}-{et[2]}" for et in relations
                                if et not in (edge_type, reverse)})) or "none"
     if mode in ("edge", "node"):

@@ -68,8 +68,8 @@ def check_mcmc_steps(steps: int) -> int:
 def _guarantee(epsilon: float, mechanism: str, notes: tuple[str, ...]) -> PrivacyGuarantee:
     return PrivacyGuarantee(Unit.PRIVATE_EDGE, TrustModel.CENTRAL, epsilon, 0.0, mechanism,
                             notes + ("public edges are released as they are; the private-eligible node set is public",
-                                     "compiled sampling draws from Philox-4x32-10 keyed by the generator (the OS "
-                                     "source with --secure): a statistical, not a cryptographic, PRF"))
+                                     "compiled sampling draws from Philox-4x32-10 keyed by the random source (the OS "
+                                     "source unless a seed is given): a statistical, not a cryptographic, PRF"))
 
 
 def _merge(public: torch.Tensor, private: torch.Tensor, num_nodes: int) -> torch.Tensor:
@@ -147,7 +147,8 @@ def edge_rr(data: Data, epsilon: float, rng: RandomSource, mcmc_share: float = 0
         f"ε₁ holds for a sample from the MCMC's stationary distribution; {steps} moves were run, a number fixed "
         "in advance (the acceptance count, the log-likelihood traces and the mixing diagnostics are curator-only: "
         "data-dependent, not covered by the guarantee)",
-        f"Laplace(1/ε₂) on {noisy['noisy_counts']} disjoint private-edge counts, ε₂ = {eps2:g} (Alg. 3){floor_note}",
+        f"Laplace(1/ε₂) on the disjoint private-edge counts of the sampled dendrogram's internal nodes, ε₂ = "
+        f"{eps2:g} (Alg. 3){floor_note}; how many there are depends on the private edges (curator-only)",
         "basic composition ε = ε₁ + ε₂",
     )
     details = {

@@ -40,7 +40,15 @@ from privgraph.data.transforms import standardize_columns
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.mechanisms.feature_rr import BIN_VALUES, FeatureRR, check_bins
 from privgraph.mechanisms.randomness import integers
-from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Release, param, register_method
+from privgraph.methods.base import (
+    SPLIT_FIELDS,
+    Method,
+    MethodParams,
+    Release,
+    param,
+    public_features,
+    register_method,
+)
 from privgraph.methods.heterorr.edges import check_chains, check_mcmc_steps, check_share, edge_rand, edge_rr, lap_graph
 from privgraph.methods.heterorr.hrg import check_noise_floor
 from privgraph.methods.heterorr.scores import budget_shares, check_gamma, importance_scores, sensitivity_scores
@@ -288,6 +296,7 @@ class _EdgeMethod(Method):
     needs_private_edges = True
     private_fields = ("edge_index",)
     public_fields = ("x", *SPLIT_FIELDS, "private_node_mask")
+    needs_features = False  # x is public: copied as given, or absent
 
     def edges(self, data: Data, epsilon: float, rng: RandomSource, progress: ProgressHook | None):
         """``(edge_index, guarantee, details)``: the released graph, public edges included."""
@@ -297,7 +306,7 @@ class _EdgeMethod(Method):
                 progress: ProgressHook | None = None) -> Release:
         """The raw features with the :meth:`edges` graph and its private-edge guarantee."""
         edge_index, g, details = self.edges(data, self.check_epsilon_given(epsilon), rng, progress)
-        return Release(data.x.to(torch.float32), g, details, edge_index)
+        return Release(public_features(data), g, details, edge_index)
 
 
 @register_method
@@ -383,7 +392,7 @@ class PublicEdgesOnly(_EdgeMethod):
         public, private = split_edges(data)
         g = PrivacyGuarantee(Unit.PRIVATE_EDGE, TrustModel.CENTRAL, 0.0, 0.0, "private edges dropped",
                              ("the private edges are not used; the public edges and the features are used as given",))
-        return Release(data.x.to(torch.float32), g, {"mechanism": self.name, "public_edges": int(public.shape[1]),
+        return Release(public_features(data), g, {"mechanism": self.name, "public_edges": int(public.shape[1]),
                                                       "dropped_private_edges": int(private.shape[1])}, public)
 
 
