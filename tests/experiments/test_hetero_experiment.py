@@ -34,10 +34,12 @@ def test_link_prediction_reports_both_units_and_the_budget_search():
     assert chosen in SHARE_GRID
     assert {c["values"]["feature_share"] for c in res.records[0].config["selection"]} == set(SHARE_GRID)
     units = {g["unit"]: g for g in row["privacy"]["guarantees"]}
-    assert units["node feature vector"]["epsilon"] == pytest.approx(chosen * 2.0)
+    k = len(SHARE_GRID)  # every candidate released both units: the guarantees state what the selection spent
+    assert units["node feature vector"]["epsilon"] == pytest.approx(k * chosen * 2.0)
     edge = units["edge of ('paper', 'to', 'author')"]
-    assert edge["epsilon"] <= (1 - chosen) * 2.0 + 1e-9
+    assert edge["epsilon"] <= k * (1 - chosen) * 2.0 + 1e-9
     assert any("5×ε" in n for n in edge["notes"])  # the selection's cost is stated
+    assert (row["epsilon"], row["releases"], row["epsilon_spent"]) == (2.0, k, k * 2.0)
     assert res.records[0].config["release"]["dpsgd"]["relations"] == ["subject__to__paper"]  # not paper–author
 
 
