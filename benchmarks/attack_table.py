@@ -6,7 +6,7 @@ link-private methods, membership inference against GCN and LPGNN.
 
 ``run`` runs every (dataset, target, attack, ε) through the experiment pipeline (``privgraph
 attack``: the target trained exactly as ``privgraph run`` trains it, the attack against it, both
-in one trial record of the SQLite store ``--db``) and writes the summaries — mean and standard
+in one trial record of the JSON-lines store ``--db``) and writes the summaries — mean and standard
 deviation over the trials of the target's utility and of every attack metric — to
 ``--results`` (``benchmarks/results/attacks.json``, committed).  ``table`` reads that file and
 the published figures (``benchmarks/published/attacks.toml``) and writes the documentation page
@@ -328,7 +328,7 @@ def main() -> None:
     r.add_argument("--trials", type=int, default=2)
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--data-root", default=None)
-    r.add_argument("--db", default="benchmarks/out/attacks.db")
+    r.add_argument("--db", default="benchmarks/out/attacks.jsonl")
     r.add_argument("--results", default=str(RESULTS))
     t = sub.add_parser("table", help="write the docs page from the stored results")
     t.add_argument("--results", default=str(RESULTS))

@@ -66,7 +66,7 @@ def soft(epochs: int) -> dict[str, float]:
     from privgraph.mechanisms import make_generator
     from privgraph.methods.blink import beta_mle, clip_degrees, link_ldp
     from privgraph.methods.blink.soft import PosteriorAdjacency
-    from privgraph.nn.dense import DenseGCNConv
+    from privgraph.nn.dense import BlockwiseGCNConv
 
     data = load("cora")
     n, x = data.num_nodes, data.x.float()
@@ -78,7 +78,7 @@ def soft(epochs: int) -> dict[str, float]:
         adjacency = PosteriorAdjacency(reports, beta)
         adjacency.max_cached_bytes = limit
         torch.manual_seed(0)
-        convs = torch.nn.ModuleList([DenseGCNConv(x.shape[1], 16), DenseGCNConv(16, 7)])
+        convs = torch.nn.ModuleList([BlockwiseGCNConv(x.shape[1], 16), BlockwiseGCNConv(16, 7)])
         out[name] = _median_epoch(_train_step(convs, lambda: convs[1](convs[0](x, adjacency).relu(), adjacency)),
                                   epochs)
     return out

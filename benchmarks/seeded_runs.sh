@@ -7,7 +7,7 @@
 set -euo pipefail
 O=${1:?usage: seeded_runs.sh OUTDIR}; mkdir -p "$O"
 P="${PRIVGRAPH:-.venv/bin/privgraph}"
-DB=(--db "$O/db.sqlite" --format json)
+DB=(--db "$O/trials.jsonl" --format json)
 $P run lpgnn --epsilon 1 2 --trials 2 --set epochs=30 "${DB[@]}" > "$O/lpgnn.json"
 $P run blink --param variant=hybrid --epsilon 2 --trials 2 --tune --tune-budget 2 --set epochs=30 "${DB[@]}" > "$O/blink.json"
 $P run lpgnn --epsilon 1 --epsilon-y 2 --trials 2 --tune --tune-budget 3 --set epochs=30 "${DB[@]}" > "$O/lpgnn_y.json"

@@ -43,7 +43,7 @@ def main() -> None:
     rows, outcomes = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for workers in args.workers:
-            db = Path(tmp) / f"w{workers}.db"
+            db = Path(tmp) / f"w{workers}.jsonl"
             start = time.perf_counter()
             summary = sweep(grid, db, workers=workers)
             seconds = time.perf_counter() - start

@@ -8,16 +8,17 @@ The Python API (:mod:`privgraph.api`)::
     res = pg.fit(rel, model="gcn", seed=0)
     pg.attack(res, "link-stealing", truth=data)       # audit it: attack_auc, attack_advantage, ...
     pg.list_methods()                                 # the registry
-    pg.sweep("benchmarks/grids/lpgnn.toml", db="lpgnn.db", workers=2)   # a paper's grid on Ray
-    pg.report("lpgnn.db", "benchmarks/grids/lpgnn.toml", out="docs/results")
+    pg.sweep("benchmarks/grids/lpgnn.toml", db="lpgnn.jsonl", workers=2)   # a paper's grid on Ray
+    pg.report("lpgnn.jsonl", "benchmarks/grids/lpgnn.toml", out="docs/results")
 
-Subpackages follow the data flow of the design notes:
-``data`` (loading, validation, splits, synthetic graphs) → ``mechanisms``
-(randomizers with unbiased estimators) → ``methods`` (published systems,
-registered in ``privgraph.methods.METHODS``) → ``nn`` / ``train`` (models and
-trainers) → ``attacks`` (membership, link and attribute inference against a
-trained target) → ``experiments`` (the pipeline, results store, plots).  Every mechanism
-and method returns a :class:`~privgraph.accounting.PrivacyGuarantee`.
+Subpackages are layered, lowest first (docs/layout.md; nothing imports from a higher one):
+``accounting`` (guarantees) → ``mechanisms`` (randomizers with unbiased estimators) →
+``data`` (loading, validation, splits, synthetic graphs) → ``nn`` / ``train`` (models and
+trainers) → ``release`` → ``methods`` (published systems, registered in
+``privgraph.methods.METHODS``) → ``attacks`` (membership, link and attribute inference
+against a trained target) → ``api`` → ``audit`` → ``experiments`` (the pipeline, results
+store, plots) → ``cli``.  Every mechanism and method returns a
+:class:`~privgraph.accounting.PrivacyGuarantee`.
 
 The API names are imported lazily, so ``privgraph --help`` starts without
 loading torch.
@@ -28,7 +29,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+from privgraph.version import __version__
 
 _LAZY = {
     "privatize": "privgraph.api",

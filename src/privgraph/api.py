@@ -120,8 +120,11 @@ def release_with(method: Method, data: Data | HeteroData, epsilon: float | None,
 def load_release(path: str | Path) -> PrivateRelease:
     """Read a release written by :meth:`PrivateRelease.save`: its tensors with
     ``torch.load(weights_only=True)`` (PyG's data classes allow-listed), so a tampered file that
-    would run code is refused (``ValueError``) instead of unpickled."""
-    return PrivateRelease.load(path)
+    would run code is refused (``ValueError``) instead of unpickled.  The params are typed by the
+    method's ``Params`` (JSON gives lists for tuples); an unknown method is refused."""
+    rel = PrivateRelease.load(path)
+    rel.params = method_class(rel.method).Params.build(rel.method, rel.params).to_dict()
+    return rel
 
 
 def fit(release: PrivateRelease, model: str | None = None, seed: int = 0, truth: Data | None = None,

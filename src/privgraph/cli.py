@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import sqlite3
 import sys
 import time
 from enum import Enum
@@ -365,7 +364,8 @@ TRIALS_OPTION = typer.Option(10, min=1, rich_help_panel=TRAINING)
 SEED_OPTION = typer.Option(0, rich_help_panel=TRAINING)
 HPARAM_OPTION = typer.Option([], "--set", help="a training hyperparameter of the task's model, e.g. --set "
                              "kprop_steps=8 (the method's own settings are --param)", rich_help_panel=TRAINING)
-DB_OPTION = typer.Option(Path("results/privgraph.db"), help="SQLite results database", rich_help_panel=OUTPUT)
+DB_OPTION = typer.Option(Path("results/privgraph.jsonl"), help="results store (JSON lines, one trial a line)",
+                         rich_help_panel=OUTPUT)
 FORMAT_OPTION = typer.Option(OutputFormat.table, "--format", help="table or json", rich_help_panel=OUTPUT)
 
 
@@ -511,8 +511,10 @@ def _store(db: Path):
     from privgraph.experiments import ResultsStore
 
     try:
-        return ResultsStore(db)
-    except (OSError, sqlite3.Error) as err:
+        store = ResultsStore(db)
+        store.check_writable()
+        return store
+    except (OSError, ValueError) as err:
         _fail(f"cannot write the results database {db}: {err}")
 
 
@@ -610,7 +612,8 @@ def _writable(folder: Path) -> bool:
 
 @app.command()
 def plot(
-    db: Path = typer.Option(Path("results/privgraph.db"), help="SQLite results database"),
+    db: Path = typer.Option(Path("results/privgraph.jsonl"), help="results store (JSON lines; an older SQLite "
+                                                                  "store is read too)"),
     output: Optional[Path] = typer.Option(None, "-o", "--output",
                                           help="folder for the PNGs (default results/), or a .png file"),
     dataset: Optional[str] = typer.Option(None, help="only this dataset"),
@@ -637,7 +640,8 @@ def sweep(
                                                      "this process)"),
     address: Optional[str] = typer.Option(None, help="join this Ray cluster (`ray start --head` prints it) "
                                                      "instead of starting a local one"),
-    db: Path = typer.Option(Path("results/sweeps.db"), help="SQLite store; trials already in it are skipped"),
+    db: Path = typer.Option(Path("results/sweeps.jsonl"), help="results store (JSON lines); trials already in it "
+                                                                 "are skipped"),
     table: list[str] = typer.Option([], help="only this table of the grid (repeatable)"),
     dataset: list[str] = typer.Option([], help="only this dataset (repeatable)"),
     row: list[str] = typer.Option([], help="only the row with this label (repeatable)"),
@@ -696,7 +700,8 @@ def sweep(
 
 @app.command()
 def report(
-    db: Path = typer.Option(..., help="the SQLite store a sweep (or run) wrote"),
+    db: Path = typer.Option(..., help="the results store a sweep (or run) wrote (JSON lines; an older SQLite "
+                                      "store is read too)"),
     grid: Optional[Path] = typer.Option(None, help="the grid file: its tables, rows and published numbers "
                                                    "(default: one table per task and dataset of the store)"),
     output: Path = typer.Option(Path("docs/results"), "-o", "--output", help="output folder"),
@@ -716,6 +721,22 @@ def report(
         _fail(str(err), 1)
     for path in paths:
         out_console.print(f"wrote {path}")
+
+
+@app.command("convert-store")
+def convert_store(
+    old: Path = typer.Argument(..., help="an SQLite results store written by an older privgraph (.db)"),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="the JSON-lines store to write (default: "
+                                                                       "OLD with the suffix .jsonl)"),
+) -> None:
+    """Convert an older SQLite results store to a JSON-lines store: every trial, unchanged, in order."""
+    from privgraph.experiments.store import ResultsStore
+
+    try:
+        store = ResultsStore.from_sqlite(old, output)
+    except (OSError, ValueError) as err:
+        _fail(str(err))
+    out_console.print(f"wrote {sum(1 for _ in store.records(errors=True))} trials to {store.path}")
 
 
 @app.command("audit")
@@ -829,7 +850,7 @@ def demo(
     from privgraph.experiments.plot import plot_rows
 
     out.mkdir(parents=True, exist_ok=True)
-    db = out / "demo.db"
+    db = out / "demo.jsonl"
     if db.exists():
         db.unlink()
     store = ResultsStore(db)
@@ -883,31 +904,41 @@ def list_methods_command(
     out_console.print(table)
 
 
+class DatasetsFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
 @app.command()
 def datasets(
-    format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
+    format: DatasetsFormat = typer.Option(DatasetsFormat.table, "--format",
+                                          help="table, json (every field) or markdown (docs/datasets.md's table)"),
 ) -> None:
-    """List every dataset the loaders know, its source, and whether $PRIVGRAPH_DATA holds it."""
+    """List every dataset the loaders know (the registry), its source, and whether $PRIVGRAPH_DATA holds it."""
     import os
 
-    from privgraph.data.catalog import dataset_catalog
-    from privgraph.data.datasets import DATA_ENV
+    from privgraph.data.registry import DATA_ENV, SYNTHETIC, list_datasets, markdown_table
 
-    entries = dataset_catalog()
+    entries = list_datasets()
+    if format == DatasetsFormat.markdown:
+        print(markdown_table(entries), end="")
+        return
+    if format == DatasetsFormat.json:
+        print(json.dumps([{**e.describe(), "available": e.available()} for e in entries], indent=2))
+        return
     root = os.environ.get(DATA_ENV)
     status = {None: "built in", True: "yes", False: "no"}
-    if format == OutputFormat.json:
-        print(json.dumps([{**dataclasses.asdict(e), "available": e.available()} for e in entries], indent=2))
-        return
     if not root:
         out_console.print(f"[yellow]${DATA_ENV} is not set:[/yellow] availability unknown; on a machine with "
                           "internet the PyG datasets download on first use")
     table = Table(title=f"datasets (raw files under ${DATA_ENV}{f' = {root}' if root else ''})")
-    for col in ("name", "kind", "source", "here"):
+    for col in ("name", "kind", "tasks", "source", "here"):
         table.add_column(col)
     for e in entries:
-        here = "built in" if e.folder is None else ("?" if not root else status[e.available()])
-        table.add_row(e.key, e.kind, escape(e.source), here)
+        here = "built in" if e.layout is None else ("?" if not root else status[e.available()])
+        kind = f"{SYNTHETIC} ({e.graph})" if e.synthetic else e.kind
+        table.add_row(e.key, kind, ", ".join(e.tasks), escape(e.source), here)
     out_console.print(table)
 
 

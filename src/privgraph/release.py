@@ -31,24 +31,15 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch import Tensor
 from torch_geometric.data import Data, HeteroData
 
-from privgraph import __version__
-from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
+from privgraph.accounting import PrivacyReport
 from privgraph.data.io import load_torch_file
-from privgraph.data.validation import public_note, validate_graph
-from privgraph.mechanisms import RandomSource
-from privgraph.progress import ProgressHook
-
-if TYPE_CHECKING:
-    from privgraph.methods.base import Method
-
-
-
+from privgraph.version import __version__
 
 PUBLIC = "public: copied as given"
 DIAGNOSTICS_WITHHELD = ("withheld: the release details are data-dependent diagnostics (exact counts, clipping "
@@ -115,7 +106,8 @@ class PrivateRelease:
 
     @classmethod
     def load(cls, path: str | Path) -> "PrivateRelease":
-        """Read a release written by :meth:`save` (details come back as JSON values).  The tensors are
+        """Read a release written by :meth:`save` (details and params come back as JSON values;
+        :func:`privgraph.load_release` also types the params by the method's ``Params``).  The tensors are
         read with ``torch.load(weights_only=True)`` (PyG's data classes allow-listed): a file that
         holds anything else is refused (``ValueError``), as unpickling it could run code."""
         path = Path(path)
@@ -125,13 +117,10 @@ class PrivateRelease:
         meta = json.loads(report_path.read_text())
         if meta.get("format") != FORMAT:
             raise ValueError(f"{report_path} is not a privgraph release report (format {meta.get('format')!r})")
-        from privgraph.methods import method_class
-
-        params = method_class(meta["method"]).Params.build(meta["method"], meta["params"]).to_dict()  # JSON → types
         data = load_torch_file(path, hint=UNTRUSTED_RELEASE)
         model = load_torch_file(_model_path(path), hint=UNTRUSTED_RELEASE) if _model_path(path).exists() else None
         details = meta["details"] if isinstance(meta["details"], dict) else {}
-        return cls(meta["method"], params, meta["epsilon"], data, PrivacyReport.from_dict(meta["privacy"]),
+        return cls(meta["method"], meta["params"], meta["epsilon"], data, PrivacyReport.from_dict(meta["privacy"]),
                    meta["fields"], details, meta["randomness"], model, meta["version"], meta.get("provenance", {}))
 
     def __repr__(self) -> str:
@@ -172,68 +161,3 @@ def input_fields(data: Data | HeteroData) -> list[str]:
             out += [f"{key}.{name}" for name in store.keys()]
         return sorted(out)
     return sorted(k for k in data.keys() if k != "num_nodes")
-
-
-def _privatized(guarantees: list[PrivacyGuarantee], units: tuple[str, ...]) -> str | None:
-    for g in guarantees:
-        if g.unit in units:
-            return ("privatized: " if g.is_private else "derived without protection: ") + g.describe()
-    return None
-
-
-def node_classification_release(method: "Method", data: Data, epsilon: float | None, rng: RandomSource,
-                                progress: ProgressHook | None = None,
-                                label_epsilon: float | None = None) -> PrivateRelease:
-    """:meth:`Method.privatize` of the node-classification methods: the graph validated at the
-    boundary, :meth:`Method.release` run once, and a new ``Data`` built from what it released and
-    the method's public fields.  With ``label_epsilon`` the training and validation nodes report
-    their labels by k-ary randomized response (LPGNN's label LDP): the release holds
-    ``y_reported`` (−1 where nothing was collected), ``label_epsilon`` and ``num_classes``, never ``y``."""
-    if not isinstance(data, Data):
-        raise TypeError(f"{method.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
-    for name in ("x", "edge_index") if method.needs_features else ("edge_index",):
-        if getattr(data, name, None) is None:
-            raise ValueError(f"{method.name} needs data.{name}")
-    data, graph_notes = validate_graph(data, undirected=method.simple_graph, self_loops=not method.simple_graph)
-    release = method.release(data, epsilon, rng, progress)
-    guarantees = [release.guarantee, *release.extra_guarantees]
-    labels = None
-    if label_epsilon is not None:
-        from privgraph.methods.lpgnn import report_labels
-
-        for name in ("y", "train_mask", "val_mask"):
-            if getattr(data, name, None) is None:
-                raise ValueError(f"label privacy needs data.{name}")
-        labels = report_labels(data, label_epsilon, rng)
-        guarantees.append(labels.guarantee())
-    for note in graph_notes:  # without the counts (statistics of the input graph): those stay in the details
-        guarantees[0] = guarantees[0].with_note(f"input graph: {public_note(note)}")
-    out = Data(num_nodes=data.num_nodes)
-    fields = {name: WITHHELD for name in input_fields(data)}
-    feature_status = _privatized(guarantees, (Unit.NODE_FEATURES,))
-    out.x = release.x  # None (no x in the release) when the input has no features and the method reads none
-    if "x" in method.private_fields:
-        fields["x"] = feature_status or "privatized"
-    elif "x" in data:
-        fields["x"] = PUBLIC if method.private else "written in clear: " + (feature_status or "non-private method")
-    link = _privatized(guarantees, (Unit.ADJACENCY_LIST, Unit.PRIVATE_EDGE))
-    if release.adjacency is not None:
-        out.dense_adjacency = release.adjacency
-        fields["edge_index"] = (link or "privatized") + " (released as dense_adjacency: Blink-Soft's posterior P)"
-    elif release.edge_index is not None:
-        out.edge_index = release.edge_index
-        if release.edge_weight is not None:
-            out.edge_weight = release.edge_weight
-        fields["edge_index"] = (link or "privatized") + (
-            "; the public edges are written as given" if any(g.unit == Unit.PRIVATE_EDGE for g in guarantees)
-            else "")
-    if labels is not None:
-        out.y_reported, out.label_epsilon, out.num_classes = labels.reported, labels.mechanism.epsilon, labels.mechanism.k
-        fields["y"] = "privatized (as y_reported): " + labels.guarantee().describe()
-    for name in method.public_fields:
-        if name in data and name not in out and not (name == "y" and labels is not None):
-            out[name] = data[name]
-            fields[name] = PUBLIC
-    return PrivateRelease(method.name, method.params.to_dict(), epsilon, out, PrivacyReport(guarantees), fields,
-                          {**release.details, **({"input_graph": graph_notes} if graph_notes else {})},
-                          reports=release.reports)

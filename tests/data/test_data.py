@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch_geometric.datasets
 from torch_geometric.data import Data
 
 from privgraph.data import (
@@ -15,7 +16,6 @@ from privgraph.data import (
     sbm_graph,
     stratified_split,
 )
-from privgraph.data import datasets as ds_module
 
 SHARED = os.environ.get(DATA_ENV)
 needs_data = pytest.mark.skipif(
@@ -65,14 +65,13 @@ def test_one_hot_degree():
 
 
 def test_unknown_dataset_and_unavailable_error(monkeypatch, tmp_path):
-    with pytest.raises(ValueError, match="unknown dataset"):
+    with pytest.raises(ValueError, match="unknown homogeneous dataset 'nope'; choose from cora, "):
         load("nope")
 
-    def offline(folder):
+    def offline(*args, **kwargs):
         raise urllib.error.URLError("network unreachable")
 
-    spec = ds_module.DATASETS["cora"]
-    monkeypatch.setitem(ds_module.DATASETS, "cora", ds_module.DatasetSpec(spec.name, spec.folder, offline, True))
+    monkeypatch.setattr(torch_geometric.datasets, "Planetoid", offline)
     monkeypatch.setenv("PRIVGRAPH_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv(DATA_ENV, raising=False)
     with pytest.raises(DatasetUnavailableError, match=f"Cora.*{DATA_ENV}"):

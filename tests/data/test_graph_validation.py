@@ -205,7 +205,7 @@ def test_merge_duplicate_edges_keeps_one_column_per_pair_with_its_attributes():
 
 def test_runner_boundary_merges_duplicates_with_a_note_and_refuses_directed_graphs_for_link_methods(monkeypatch):
     """The experiment runner (and `privgraph release`) validate the input graph once, at the boundary."""
-    import privgraph.data as data_module
+    import privgraph.data.synthetic as data_module  # the registered sbm's generator
     from privgraph.data import sbm_graph
     from privgraph.experiments import ExperimentSpec
     from privgraph.experiments import Experiment

@@ -10,7 +10,8 @@ import torch
 
 from privgraph.data import DATA_ENV, hetero_sbm_graph
 from privgraph.data.datasets import DatasetSpec, load_spec
-from privgraph.data.hetero import METAPATHS, TASKS, HeteroTask, link_split, load_hetero
+from privgraph.data.hetero import HeteroTask, link_split, load_hetero
+from privgraph.data.registry import HETEROGENEOUS, get_dataset, list_datasets
 
 SHARED = os.environ.get(DATA_ENV)
 
@@ -77,10 +78,14 @@ def test_zipped_raw_files_unpack_into_the_cache_not_beside_the_zip(tmp_path, mon
     assert sorted(p.name for p in (shared / "Z").iterdir()) == ["TOY.zip"]
 
 
+def hetero(name: str):
+    return get_dataset(name, HETEROGENEOUS)
+
+
 def test_every_metapath_is_a_chain_from_the_classified_type():
-    for name, paths in METAPATHS.items():
-        start = TASKS[name].node_type or "item"
-        for path in paths.values():
+    for info in list_datasets(HETEROGENEOUS):
+        start = info.hetero.node_type or "item"
+        for path in info.metapaths.values():
             assert path[0][0] == start and path[-1][2] == start
             assert all(a[2] == b[0] for a, b in zip(path, path[1:]))
 
@@ -92,7 +97,7 @@ def test_amazon_counts_match_table_ii():
         "user": 6170, "item": 2753, "view": 3857, "category": 22}
     assert d["user", "rates", "item"].num_edges == 195791 == d["item", "rev_rates", "user"].num_edges
     assert d["item", "has_view", "view"].num_edges == 5694 and d["item", "has_category", "category"].num_edges == 5508
-    for path in METAPATHS["amazon"].values():
+    for path in hetero("amazon").metapaths.values():
         assert all(et in d.edge_types for et in path)
 
 
@@ -102,7 +107,7 @@ def test_imdb_magnn_counts_match_table_ii():
     assert (d["movie"].num_nodes, d["actor"].num_nodes, d["director"].num_nodes) == (4278, 5257, 2081)
     assert d["movie", "to", "actor"].num_edges == 12828 and d["movie", "to", "director"].num_edges == 4278
     assert d["movie"].y.numel() == 4278
-    for path in METAPATHS["imdb-magnn"].values():
+    for path in hetero("imdb-magnn").metapaths.values():
         assert all(et in d.edge_types for et in path)
 
 
@@ -111,24 +116,21 @@ def test_hgb_acm_loads_with_both_directions():
     d = load_hetero("acm")
     assert d["paper"].num_nodes == 3025 and d["paper"].x.shape == (3025, 1902)
     assert d["paper", "to", "author"].num_edges == d["author", "to", "paper"].num_edges == 9949
-    for path in METAPATHS["acm"].values():
+    for path in hetero("acm").metapaths.values():
         assert all(et in d.edge_types for et in path)
-    assert TASKS["acm"].edge_type in d.edge_types and TASKS["acm"].reverse in d.edge_types
+    assert hetero("acm").hetero.edge_type in d.edge_types and hetero("acm").hetero.reverse in d.edge_types
 
 
 def test_link_split_is_reproducible_whatever_pythons_random_state():
     """PyG's negative sampling reads Python's `random`: the split seeds it, so a seed is a split."""
     import random
 
-    from privgraph.data import hetero_sbm_graph
-    from privgraph.data.hetero import TASKS, link_split
-
-    data = hetero_sbm_graph(seed=0)
+    data, task = hetero_sbm_graph(seed=0), hetero("sbm").hetero
     random.seed(1)
-    a = link_split(data, TASKS["sbm"], seed=3)
+    a = link_split(data, task, seed=3)
     random.seed(2)
-    b = link_split(data, TASKS["sbm"], seed=3)
-    et = TASKS["sbm"].edge_type
+    b = link_split(data, task, seed=3)
+    et = task.edge_type
     for x, y in zip(a, b):
         assert torch.equal(x[et].edge_label_index, y[et].edge_label_index)
 
@@ -151,4 +153,5 @@ def test_the_hetedp_loader_variant_keeps_the_graph_and_drops_the_other_types_fea
     inputs = node_inputs(variant, seed=0)
     assert torch.equal(inputs["author"], base["author"].x.float())
     assert not torch.equal(inputs["paper"][:, :2], base["paper"].x[:, :2].float())  # random rows, not the features
-    assert TASKS["dblp-hetedp"] == TASKS["dblp-magnn"] and METAPATHS["dblp-hetedp"] == METAPATHS["dblp-magnn"]
+    assert hetero("dblp-hetedp").hetero == hetero("dblp-magnn").hetero
+    assert hetero("dblp-hetedp").metapaths == hetero("dblp-magnn").metapaths

@@ -63,7 +63,7 @@ def test_pokec_format_parses_ids_labels_and_unlabelled(tmp_path):
 
 
 def test_bad_inputs(tmp_path):
-    with pytest.raises(ValueError, match="unknown dataset"):
+    with pytest.raises(ValueError, match="unknown sensitive attribute dataset 'cora'"):
         load_sensitive("cora", root=tmp_path)
     with pytest.raises(DatasetUnavailableError, match="not found"):
         load_sensitive("german", root=tmp_path)

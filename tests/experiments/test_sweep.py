@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -136,8 +135,8 @@ def test_bad_grid_files_are_refused(tmp_path, extra, message):
 def test_a_bad_setting_is_refused_before_any_work(tmp_path):
     grid = Grid.load(write(tmp_path, TINY.replace("epsilons = [1, 4]", "epsilons = [1, 4]\ntune_budget = 0")))
     with pytest.raises(ValueError, match="table nc, RR on sbm: tune_budget"):
-        sweep(grid, tmp_path / "x.db", workers=0)
-    assert not (tmp_path / "x.db").exists() or not list(ResultsStore(tmp_path / "x.db").records(errors=True))
+        sweep(grid, tmp_path / "x.jsonl", workers=0)
+    assert not (tmp_path / "x.jsonl").exists() or not list(ResultsStore(tmp_path / "x.jsonl").records(errors=True))
     spec = ExperimentSpec(method="rr", epsilons=[1.0], tune=True, search_space={"speed": [1]})
     with pytest.raises(ValueError, match="'speed' is not a hyperparameter"):
         spec.build()
@@ -156,7 +155,7 @@ def test_config_hash_names_what_changes_a_trial():
 # ------------------------------------------------------------------------------------------- sweeps
 def test_sweep_on_two_ray_workers_resumes_records_failures_and_matches_in_process(tmp_path):
     path = write(tmp_path, TINY + BROKEN_ROW)
-    db, local_db = tmp_path / "ray.db", tmp_path / "local.db"
+    db, local_db = tmp_path / "ray.jsonl", tmp_path / "local.jsonl"
     failures = []
     summary = sweep(path, db, workers=2, on_error=failures.append)
     # every trial ran; the broken setting's 3 trials are stored with their error and the others finished
@@ -193,7 +192,7 @@ def test_sweep_on_two_ray_workers_resumes_records_failures_and_matches_in_proces
 
 def test_a_tuned_setting_chooses_once_and_a_resume_reuses_the_choice(tmp_path):
     path = write(tmp_path, TUNED)
-    db = tmp_path / "tuned.db"
+    db = tmp_path / "tuned.jsonl"
     assert sweep(path, db, workers=0).ran == 3
     records = sorted(ResultsStore(db).records(), key=lambda r: r.trial)
     chosen = records[0].config["hyperparameters"]
@@ -203,8 +202,7 @@ def test_a_tuned_setting_chooses_once_and_a_resume_reuses_the_choice(tmp_path):
     spec = Grid.load(path).settings[0].spec
     assert [outcome(r.metrics) for r in run_experiment(spec).records] == [outcome(r.metrics) for r in records]
     # drop trial 2 (as if the sweep had been stopped): the resume runs it alone with trial 0's choice
-    with sqlite3.connect(db) as con:
-        con.execute("DELETE FROM trials WHERE trial = 2")
+    db.write_text("".join(ln for ln in db.read_text().splitlines(keepends=True) if '"trial":2,' not in ln))
     again = sweep(path, db, workers=0)
     assert (again.ran, again.skipped) == (1, 2)
     (redone,) = [r for r in ResultsStore(db).records() if r.trial == 2]
@@ -218,23 +216,10 @@ def test_a_failed_choice_fails_the_rest_of_its_setting(tmp_path, monkeypatch):
         raise RuntimeError("tuning broke")
 
     monkeypatch.setattr(pipeline.Experiment, "prepare", broken)
-    summary = sweep(write(tmp_path, TUNED), tmp_path / "t.db", workers=0)
+    summary = sweep(write(tmp_path, TUNED), tmp_path / "t.jsonl", workers=0)
     assert (summary.ran, summary.failed) == (0, 3)
-    errors = sorted(ResultsStore(tmp_path / "t.db").records(errors=True), key=lambda r: r.trial)
+    errors = sorted(ResultsStore(tmp_path / "t.jsonl").records(errors=True), key=lambda r: r.trial)
     assert "tuning broke" in errors[0].error and "trial 0" in errors[1].error
-
-
-def test_an_old_store_gains_the_new_columns(tmp_path):
-    db = tmp_path / "old.db"
-    with sqlite3.connect(db) as con:
-        con.execute("CREATE TABLE trials (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, created_at TEXT, "
-                    "method TEXT NOT NULL, dataset TEXT NOT NULL, model TEXT NOT NULL, mechanism TEXT, "
-                    "epsilon REAL, epsilon_y REAL, trial INTEGER NOT NULL, seed INTEGER, config TEXT NOT NULL, "
-                    "metrics TEXT NOT NULL, guarantee TEXT NOT NULL, wall_time REAL NOT NULL, version TEXT)")
-        con.execute("INSERT INTO trials (run_id, method, dataset, model, trial, config, metrics, guarantee, "
-                    "wall_time) VALUES ('r', 'rr', 'Cora', 'gcn', 0, '{}', '{\"accuracy\": 0.5}', '{}', 1.0)")
-    (record,) = ResultsStore(db).records()
-    assert record.ok and record.config_hash is None and record.metrics == {"accuracy": 0.5}
 
 
 # ------------------------------------------------------------------------------------------- report
@@ -254,7 +239,7 @@ scale = 100
 
 def test_report_regenerates_the_same_tables_from_the_store(tmp_path):
     path = write(tmp_path, TINY)
-    db = tmp_path / "r.db"
+    db = tmp_path / "r.jsonl"
     sweep(path, db, workers=0)
     pub = write(tmp_path, PUBLISHED, "tiny.toml")
     first = report(db, path, tmp_path / "a", published=pub)
@@ -284,7 +269,7 @@ def test_report_regenerates_the_same_tables_from_the_store(tmp_path):
 
 def test_report_removes_its_stale_fragments_but_not_another_scripts(tmp_path):
     path = write(tmp_path, TINY)
-    db = tmp_path / "r.db"
+    db = tmp_path / "r.jsonl"
     sweep(path, db, workers=0)
     out = tmp_path / "out"
     out.mkdir()
@@ -323,13 +308,13 @@ epsilons = ["none", 0.5]
 def test_cli_sweep_dry_run_and_report(tmp_path):
     path = write(tmp_path, TINY)
     runner = CliRunner()
-    dry = runner.invoke(app, ["sweep", str(path), "--dry-run", "--db", str(tmp_path / "c.db")])
+    dry = runner.invoke(app, ["sweep", str(path), "--dry-run", "--db", str(tmp_path / "c.jsonl")])
     assert dry.exit_code == 0, dry.output
     assert "3 settings, 9 trials" in dry.output
-    ran = runner.invoke(app, ["sweep", str(path), "--workers", "0", "--db", str(tmp_path / "c.db"), "--row", "RR"])
+    ran = runner.invoke(app, ["sweep", str(path), "--workers", "0", "--db", str(tmp_path / "c.jsonl"), "--row", "RR"])
     assert ran.exit_code == 0, ran.output
     assert "6 trials ran" in ran.output
-    out = runner.invoke(app, ["report", "--db", str(tmp_path / "c.db"), "--grid", str(path), "-o",
+    out = runner.invoke(app, ["report", "--db", str(tmp_path / "c.jsonl"), "--grid", str(path), "-o",
                               str(tmp_path / "rep"), "--no-figures"])
     assert out.exit_code == 0, out.output
     assert "| RR | ours |" in (tmp_path / "rep" / "tiny.md").read_text()
@@ -350,14 +335,14 @@ def test_every_shipped_grid_is_valid_and_states_its_duration(grid):
         assert g.published_path().is_file()
 
 
-STORED = [g for g in GRIDS if (REPO / "benchmarks" / "results" / f"{g.stem}.db").is_file()]
+STORED = [g for g in GRIDS if (REPO / "benchmarks" / "results" / f"{g.stem}.jsonl").is_file()]
 
 
 @pytest.mark.parametrize("grid", STORED, ids=[g.stem for g in STORED])
 def test_the_docs_tables_are_the_report_of_the_stored_trials(grid, tmp_path, monkeypatch):
-    """docs/results/NAME.md must be what `privgraph report` makes of benchmarks/results/NAME.db."""
+    """docs/results/NAME.md must be what `privgraph report` makes of benchmarks/results/NAME.jsonl."""
     monkeypatch.chdir(REPO)
-    db = Path("benchmarks/results") / f"{grid.stem}.db"
+    db = Path("benchmarks/results") / f"{grid.stem}.jsonl"
     report(db, Path("benchmarks/grids") / grid.name, tmp_path, figures=False,
            command=f"privgraph report --db {db.as_posix()} --grid benchmarks/grids/{grid.name} -o docs/results")
     committed = REPO / "docs" / "results"

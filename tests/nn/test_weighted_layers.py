@@ -89,17 +89,17 @@ def _dense_case(n=40, seed=0):
 def test_dense_layers_equal_the_weighted_sparse_layers_on_the_complete_graph():
     from torch_geometric.nn import GCNConv
 
-    from privgraph.nn.dense import DenseGCNConv, DenseSAGEConv
+    from privgraph.nn.dense import BlockwiseGCNConv, BlockwiseSAGEConv
 
     op, edge_index, weight, x = _dense_case()
     torch.manual_seed(0)
-    dense = DenseGCNConv(5, 3).double()
+    dense = BlockwiseGCNConv(5, 3).double()
     sparse = GCNConv(5, 3).double()
     sparse.lin.weight.data.copy_(dense.lin.weight.data)
     sparse.bias.data.copy_(torch.randn(3, dtype=torch.float64))
     dense.bias.data.copy_(sparse.bias.data)
     assert torch.allclose(dense(x, op), sparse(x, edge_index, weight), atol=1e-10)
-    dsage = DenseSAGEConv(5, 3).double()
+    dsage = BlockwiseSAGEConv(5, 3).double()
     ssage = WeightedSAGEConv(5, 3).double()
     ssage.load_state_dict(dsage.state_dict())
     assert torch.allclose(dsage(x, op), ssage(x, edge_index, weight), atol=1e-10)

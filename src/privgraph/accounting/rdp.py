@@ -22,6 +22,8 @@ import math
 import numpy as np
 from scipy import special
 
+from privgraph.accounting.validation import check_delta
+
 # RDP orders: Opacus' defaults stop at 63, where log(1/δ)/(α − 1) alone exceeds small targets
 # (0.19 at δ = 1e-5), and its sums give NaN above α ≈ 700, so ε = 0.01 could not be certified.
 # Large orders are evaluated stably here; 1.25…1.75 (for large ε), integers 2…32, then ×1.3
@@ -37,13 +39,6 @@ _INT_OWNER = np.repeat(np.arange(len(_INTEGER_ORDERS)), _INTEGER_ORDERS + 1)
 _INT_I = np.concatenate([np.arange(a + 1) for a in _INTEGER_ORDERS]).astype(np.float64)
 _INT_ALPHA = _INTEGER_ORDERS[_INT_OWNER].astype(np.float64)
 _INT_LOG_COMB = special.gammaln(_INT_ALPHA + 1) - special.gammaln(_INT_I + 1) - special.gammaln(_INT_ALPHA - _INT_I + 1)
-
-
-def _check_delta(delta: float) -> float:
-    # imported here: privgraph.mechanisms imports privgraph.accounting
-    from privgraph.mechanisms.base import check_delta
-
-    return check_delta(delta)
 
 
 def _segment_logsumexp(values: np.ndarray, owner: np.ndarray, groups: int) -> np.ndarray:
@@ -117,7 +112,7 @@ def rdp_to_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> float:
 
 def rdp_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float) -> float:
     """ε of ``steps`` Poisson-subsampled Gaussian steps at δ (the RDP accountant)."""
-    _check_delta(delta)
+    check_delta(delta)
     orders, rdp = rdp_orders(noise_multiplier, sample_rate)
     return rdp_to_epsilon(orders, rdp * steps, delta)
 
@@ -128,7 +123,7 @@ def noise_multiplier_for(epsilon: float, delta: float, sample_rate: float, steps
     bracket is doubled until it holds ε, then bisected; the σ returned always meets the target."""
     if not (epsilon > 0 and math.isfinite(epsilon)):
         raise ValueError(f"epsilon_s must be a finite number > 0, got {epsilon}")
-    _check_delta(delta)
+    check_delta(delta)
 
     def fits(sigma: float) -> bool:
         return rdp_epsilon(sigma, sample_rate, steps, delta) <= epsilon

@@ -32,10 +32,9 @@ from torch_geometric.utils import scatter
 from privgraph.attacks.base import Attack, AttackParams, AttackResult, Target, ThreatModel, register_attack
 from privgraph.attacks.metrics import METRICS, attack_metrics
 from privgraph.methods.base import param
+from privgraph.methods.ppcvgae.privacy import CASE_MODELS, check_case  # PPCVGAE's threat model (re-exported)
 from privgraph.nn import NodeClassifier
 from privgraph.train import train_node_classifier
-
-CASE_MODELS = {"a": "gcn", "b": "mlp"}
 
 
 @dataclass(frozen=True)
@@ -49,12 +48,6 @@ class ClassifierScore:
     scores: np.ndarray | None = field(default=None, repr=False)
     truth: np.ndarray | None = field(default=None, repr=False)
     predicted: np.ndarray | None = field(default=None, repr=False)
-
-
-def check_case(case: str) -> str:
-    if case not in CASE_MODELS:
-        raise ValueError(f"case must be 'a' (the adversary knows A) or 'b' (it does not), got {case!r}")
-    return case
 
 
 def known_attribute_features(edge_index: Tensor, sens: Tensor, known: Tensor, num_nodes: int) -> Tensor:

@@ -1,11 +1,12 @@
-"""Dataset loading through PyG's classes, offline-friendly.
+"""Dataset loading through PyG's classes, offline-friendly, and the homogeneous datasets
+of the registry (:mod:`privgraph.data.registry`).
 
 Raw files are *read* from ``$PRIVGRAPH_DATA/<Name>/raw`` (the layout PyG
 expects) and never written there: the loader links them into a cache folder
 (``$PRIVGRAPH_CACHE``, default ``~/.cache/privgraph``) where PyG writes its
 ``processed/`` files.  Without local raw files, PyG downloads as usual; when
 that fails too, :class:`DatasetUnavailableError` names the dataset and the
-variable.
+variable.  Torch and PyG are imported when a dataset is loaded, not with this module.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import os
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from torch_geometric.data import Data
+from privgraph.data.registry import DATA_ENV, HOMOGENEOUS, get_dataset, register_dataset
 
-DATA_ENV = "PRIVGRAPH_DATA"
+if TYPE_CHECKING:
+    from torch_geometric.data import Data
+
 CACHE_ENV = "PRIVGRAPH_CACHE"
 
 
@@ -28,10 +31,11 @@ class DatasetUnavailableError(RuntimeError):
 
 @dataclass(frozen=True)
 class DatasetSpec:
+    """A PyG dataset class read from ``folder`` (under ``$PRIVGRAPH_DATA`` and under the cache)."""
+
     name: str
-    folder: str  # folder name under PRIVGRAPH_DATA and under the cache
+    folder: str
     factory: Callable[[str], object]  # builds the PyG dataset from the cache folder
-    public_split: bool = False
 
 
 def _planetoid(name: str) -> Callable[[str], object]:
@@ -52,27 +56,35 @@ def _single(cls_name: str) -> Callable[[str], object]:
     return build
 
 
-DATASETS: dict[str, DatasetSpec] = {
-    "cora": DatasetSpec("Cora", "Cora", _planetoid("Cora"), public_split=True),
-    "citeseer": DatasetSpec("CiteSeer", "CiteSeer", _planetoid("CiteSeer"), public_split=True),
-    "pubmed": DatasetSpec("PubMed", "PubMed", _planetoid("PubMed"), public_split=True),
-    "facebook": DatasetSpec("FacebookPagePage", "FacebookPagePage", _single("FacebookPagePage")),
-    "github": DatasetSpec("GitHub", "GitHub", _single("GitHub")),
-    "lastfm": DatasetSpec("LastFMAsia", "LastFMAsia", _single("LastFMAsia")),
-}
-_ALIASES = {"facebookpagepage": "facebook", "lastfmasia": "lastfm"}
+def _register_pyg(key: str, spec: DatasetSpec, source: str, files: tuple[str, ...], **metadata: Any) -> None:
+    """Register a homogeneous PyG dataset: its loader gives the unmodified graph; :func:`load` prepares it."""
+
+    def loader(root: str | os.PathLike | None, seed: int) -> Data:
+        return load_spec(spec, root)
+
+    register_dataset(key, graph=HOMOGENEOUS, name=spec.name, source=source, tasks=("nc",),
+                     layout=f"{spec.folder}/raw", files=files, **metadata)(loader)
 
 
-def dataset_names() -> list[str]:
-    return sorted(DATASETS)
+_register_pyg("cora", DatasetSpec("Cora", "Cora", _planetoid("Cora")), "PyG Planetoid", ("ind.cora.*",),
+              public_split=True)
+_register_pyg("citeseer", DatasetSpec("CiteSeer", "CiteSeer", _planetoid("CiteSeer")), "PyG Planetoid",
+              ("ind.citeseer.*",), public_split=True)
+_register_pyg("pubmed", DatasetSpec("PubMed", "PubMed", _planetoid("PubMed")), "PyG Planetoid",
+              ("ind.pubmed.*",), public_split=True)
+_register_pyg("facebook", DatasetSpec("FacebookPagePage", "FacebookPagePage", _single("FacebookPagePage")),
+              "PyG FacebookPagePage (MUSAE)", ("facebook.npz",), aliases=("facebookpagepage",))
+_register_pyg("github", DatasetSpec("GitHub", "GitHub", _single("GitHub")), "PyG GitHub (MUSAE)", ("github.npz",))
+_register_pyg("lastfm", DatasetSpec("LastFMAsia", "LastFMAsia", _single("LastFMAsia")), "PyG LastFMAsia",
+              ("lastfm_asia.npz",), aliases=("lastfmasia",))
 
 
-def resolve_name(name: str) -> DatasetSpec:
-    key = name.lower().replace("-", "").replace("_", "")
-    key = _ALIASES.get(key, key)
-    if key not in DATASETS:
-        raise ValueError(f"unknown dataset {name!r}; available: {', '.join(dataset_names())} (and 'sbm' in the runner)")
-    return DATASETS[key]
+@register_dataset("sbm", graph=HOMOGENEOUS, name="SBM", source="built in: privgraph.data.sbm_graph", tasks=("nc",),
+                  synthetic=True)
+def _sbm(root: str | os.PathLike | None, seed: int, **params: Any) -> Data:
+    from privgraph.data.synthetic import sbm_graph
+
+    return sbm_graph(seed=seed, **params)
 
 
 def cache_dir() -> Path:
@@ -112,8 +124,8 @@ def _link_raw_files(spec: DatasetSpec, data_root: Path | None, folder: Path) -> 
 
 
 def load_pyg(name: str, root: str | os.PathLike | None = None) -> Data:
-    """The unmodified PyG ``Data`` object of a dataset (see module docstring)."""
-    return load_spec(resolve_name(name), root)
+    """The unmodified graph of a homogeneous dataset (a PyG ``Data``; see module docstring)."""
+    return get_dataset(name, HOMOGENEOUS).build(root)
 
 
 def load_spec(spec: DatasetSpec, root: str | os.PathLike | None = None):
@@ -150,8 +162,10 @@ def load(
     train_ratio: float = 0.5,
     val_ratio: float = 0.25,
     normalize: bool = True,
+    **options: Any,
 ) -> Data:
-    """Load a dataset, normalise its features to [0, 1] and attach split masks.
+    """Load a homogeneous dataset (:func:`~privgraph.data.registry.list_datasets`), normalise its
+    features to [0, 1] and attach split masks.
 
     Self-loops are removed (a node is not its own link; FacebookPagePage has
     them) and their number kept in ``data.removed_self_loops``; the GNN layers
@@ -162,6 +176,9 @@ def load(
 
     ``split`` is ``"random"`` (seeded, stratified, 50/25/25 by default) or
     ``"public"`` (the Planetoid split).  ``root`` overrides ``$PRIVGRAPH_DATA``.
+    A synthetic graph (``sbm``) is generated from ``seed`` and ``options`` (its
+    parameters) with its own stratified split of ``train_ratio``/``val_ratio``
+    (for either ``split``); its features are already in [0, 1].
     """
     from torch_geometric.utils import remove_self_loops
 
@@ -169,15 +186,16 @@ def load(
     from privgraph.data.transforms import minmax_normalize
     from privgraph.data.validation import validate_graph
 
-    spec = resolve_name(name)
-    data = load_pyg(name, root)
-    if split == "public":
-        if not spec.public_split:
-            raise ValueError(f"{spec.name} has no public split; use split='random'")
-    elif split == "random":
-        data = stratified_split(data, train_ratio, val_ratio, seed=seed)
-    else:
+    if split not in ("random", "public"):
         raise ValueError(f"split must be 'random' or 'public', got {split!r}")
+    info = get_dataset(name, HOMOGENEOUS)
+    if info.synthetic:
+        return info.build(root, seed, train_ratio=train_ratio, val_ratio=val_ratio, **options)
+    if split == "public" and not info.public_split:
+        raise ValueError(f"{info.name} has no public split; use split='random'")
+    data = info.build(root, seed, **options)
+    if split == "random":
+        data = stratified_split(data, train_ratio, val_ratio, seed=seed)
     if normalize:
         data = minmax_normalize(data)
     data.y = data.y.long()
@@ -189,20 +207,13 @@ def load(
     return data
 
 
-def available_locally(name: str) -> bool:
-    """Whether ``$PRIVGRAPH_DATA`` holds the dataset's raw folder."""
-    root = os.environ.get(DATA_ENV)
-    return bool(root) and (Path(root) / resolve_name(name).folder / "raw").is_dir()
-
-
 __all__ = [
     "CACHE_ENV",
-    "DATASETS",
     "DATA_ENV",
+    "DatasetSpec",
     "DatasetUnavailableError",
-    "available_locally",
     "cache_dir",
-    "dataset_names",
     "load",
     "load_pyg",
+    "load_spec",
 ]

@@ -1,7 +1,8 @@
 """Heterogeneous graphs (PyG ``HeteroData``) for HeteDP: loaders, metapaths,
 task definitions and disjoint link splits.
 
-Datasets (``load_hetero(name)``):
+Datasets (``load_hetero(name)``), each registered here with its task and
+metapaths (:mod:`privgraph.data.registry`; ``privgraph datasets`` lists them):
 
 * ``acm``, ``dblp``, ``imdb`` — the HGB benchmark (PyG ``HGBDataset``); raw
   files from ``$PRIVGRAPH_DATA/HGB/<name>/raw/<NAME>/`` (ACM) or the zip
@@ -10,21 +11,22 @@ Datasets (``load_hetero(name)``):
 * ``dblp-magnn``, ``imdb-magnn`` — MAGNN's preprocessing (PyG ``DBLP``,
   ``IMDB``), from ``$PRIVGRAPH_DATA/DBLP/raw`` and ``IMDB/raw``;
 * ``dblp-hetedp`` — ``dblp-magnn`` with features on authors only, as the
-  HeteDP authors' loader has them (:data:`VARIANTS`);
+  HeteDP authors' loader has them (its ``base`` is ``dblp-magnn``);
 * ``amazon`` — HeteDP's user–item graph (``$PRIVGRAPH_DATA/HeteDP/Amazon``:
   ``user_item.dat`` with rating and timestamp, ``item_view.dat``,
   ``item_category.dat``, ``item_brand.dat``; comma-separated, no header).
-  It has no node features.
+  It has no node features;
+* ``sbm`` — the synthetic :func:`~privgraph.data.synthetic.hetero_sbm_graph`.
 
 Every loader returns both directions of each relation (``rev_…`` types added
 where the source has only one) and at most one column per (source,
 destination) pair in each relation (:func:`merge_duplicate_edges`; none of the
 raw files we have holds a duplicate, ``data.merged_duplicate_edges`` = 0), so
-the examples :func:`link_split` yields are duplicate-free.  :data:`TASKS`
-names, per dataset, the node type classified (NC) and the edge type predicted
-(LP), following HeteDP's Table II where the types exist, and
-:data:`METAPATHS` the metapaths (as sequences of edge types) that start and
-end at the NC type.  :func:`node_inputs` gives every node type an input
+the examples :func:`link_split` yields are duplicate-free.  A dataset's
+``hetero`` (:class:`~privgraph.data.registry.HeteroTask`) names the node type
+classified (NC) and the edge type predicted (LP), following HeteDP's Table II
+where the types exist, and its ``metapaths`` (sequences of edge types) start
+and end at the NC type.  :func:`node_inputs` gives every node type an input
 (featureless types: fixed random rows drawn from a seed).  :func:`hetedp_node_split` is the
 HeteDP authors' random 20/10/70 node split (node classification's ``split="hetedp"``).
 """
@@ -32,19 +34,28 @@ HeteDP authors' random 20/10/70 node split (node classification's ``split="heted
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
-from torch import Tensor
-from torch_geometric.data import HeteroData
-from torch_geometric.transforms import ToUndirected
 
-from privgraph.data.datasets import DATA_ENV, DatasetSpec, DatasetUnavailableError, load_spec
-from privgraph.data.validation import check_graph
+from privgraph.data.datasets import DatasetSpec, DatasetUnavailableError, load_spec
+from privgraph.data.registry import (
+    DATA_ENV,
+    HETEROGENEOUS,
+    DatasetInfo,
+    EdgeType,
+    HeteroTask,
+    data_root,
+    get_dataset,
+    list_datasets,
+    register_dataset,
+)
 
-EdgeType = tuple[str, str, str]
+if TYPE_CHECKING:
+    from torch import Tensor
+    from torch_geometric.data import HeteroData
 
 
 def _hgb(name: str):
@@ -65,79 +76,130 @@ def _magnn(cls_name: str):
     return build
 
 
-HETERO_SPECS: dict[str, DatasetSpec] = {
-    "acm": DatasetSpec("HGB-ACM", "HGB/acm", _hgb("acm")),
-    "dblp": DatasetSpec("HGB-DBLP", "HGB/dblp", _hgb("dblp")),
-    "imdb": DatasetSpec("HGB-IMDB", "HGB/imdb", _hgb("imdb")),
-    "dblp-magnn": DatasetSpec("DBLP (MAGNN)", "DBLP", _magnn("DBLP")),
-    "imdb-magnn": DatasetSpec("IMDB (MAGNN)", "IMDB", _magnn("IMDB")),
-}
-
-
-@dataclass(frozen=True)
-class LoaderVariant:
-    """Another version of a dataset of :data:`HETERO_SPECS`: the same graph, labels and split, with the
-    node features of types other than ``featured`` removed (those types then read
-    :func:`node_inputs`' random rows, as the source's loader gives them random features)."""
-
-    base: str
-    name: str
-    featured: tuple[str, ...]
-
-
-# The HeteDP authors' DBLP loader (AixWinnie/HeteDP data/dblp.py): authors keep their features,
-# papers, conferences and terms get torch.randn rows.  For controlled comparisons with their numbers.
-VARIANTS: dict[str, LoaderVariant] = {
-    "dblp-hetedp": LoaderVariant("dblp-magnn", "DBLP (MAGNN), features on authors only (HeteDP's loader)",
-                                 ("author",)),
-}
-HETERO_DATASETS = (*HETERO_SPECS, *VARIANTS, "amazon", "sbm")
-
-
-@dataclass(frozen=True)
-class HeteroTask:
-    node_type: str | None  # classified (NC); None: no labels
-    edge_type: EdgeType  # predicted (LP)
-    reverse: EdgeType  # its reverse relation, removed with it from message passing
-
-
 def _to(a: str, b: str) -> EdgeType:
     return (a, "to", b)
-
-
-TASKS: dict[str, HeteroTask] = {
-    "acm": HeteroTask("paper", _to("paper", "author"), _to("author", "paper")),
-    "dblp": HeteroTask("author", _to("author", "paper"), _to("paper", "author")),
-    "imdb": HeteroTask("movie", _to("movie", "actor"), _to("actor", "movie")),
-    "dblp-magnn": HeteroTask("author", _to("author", "paper"), _to("paper", "author")),
-    "imdb-magnn": HeteroTask("movie", _to("movie", "actor"), _to("actor", "movie")),
-    "amazon": HeteroTask(None, ("user", "rates", "item"), ("item", "rev_rates", "user")),
-    "sbm": HeteroTask("paper", _to("paper", "author"), _to("author", "paper")),  # hetero_sbm_graph
-}
 
 
 def _path(*types: str) -> list[EdgeType]:
     return [_to(a, b) for a, b in zip(types, types[1:])]
 
 
-# Metapaths from the NC node type (Amazon: from items), as edge-type sequences.
-METAPATHS: dict[str, dict[str, list[EdgeType]]] = {
-    "acm": {"PAP": _path("paper", "author", "paper"), "PSP": _path("paper", "subject", "paper")},
-    "dblp": {"APA": _path("author", "paper", "author"), "APTPA": _path("author", "paper", "term", "paper", "author"),
-             "APVPA": _path("author", "paper", "venue", "paper", "author")},
-    "imdb": {"MDM": _path("movie", "director", "movie"), "MAM": _path("movie", "actor", "movie")},
-    "dblp-magnn": {"APA": _path("author", "paper", "author"),
-                   "APTPA": _path("author", "paper", "term", "paper", "author"),
-                   "APCPA": _path("author", "paper", "conference", "paper", "author")},
-    "imdb-magnn": {"MDM": _path("movie", "director", "movie"), "MAM": _path("movie", "actor", "movie")},
-    "sbm": {"PAP": _path("paper", "author", "paper"), "PSP": _path("paper", "subject", "paper")},
-    "amazon": {"IVI": [("item", "has_view", "view"), ("view", "rev_has_view", "item")],
-               "ICI": [("item", "has_category", "category"), ("category", "rev_has_category", "item")],
-               "IBI": [("item", "has_brand", "brand"), ("brand", "rev_has_brand", "item")]},
-}
-# a loader variant classifies, predicts and walks as its base dataset
-TASKS.update({key: TASKS[variant.base] for key, variant in VARIANTS.items()})
-METAPATHS.update({key: METAPATHS[variant.base] for key, variant in VARIANTS.items()})
+def _register_pyg(key: str, spec: DatasetSpec, source: str, files: tuple[str, ...], **metadata: Any) -> None:
+    """Register an HGB or MAGNN graph (PyG's classes, :func:`load_spec`), completed by :func:`_completed`."""
+
+    def loader(root: str | os.PathLike | None, seed: int) -> HeteroData:
+        data = _completed(load_spec(spec, root))
+        data.name = spec.name
+        return data
+
+    register_dataset(key, graph=HETEROGENEOUS, name=spec.name, source=source, tasks=("hetero-nc", "lp"),
+                     layout=spec.folder, files=files, **metadata)(loader)
+
+
+# Tasks follow HeteDP's Table II where the types exist; metapaths start and end at the classified type.
+_register_pyg("acm", DatasetSpec("HGB-ACM", "HGB/acm", _hgb("acm")), "HGB (PyG HGBDataset)", ("raw/ACM/*.dat",),
+              hetero=HeteroTask("paper", _to("paper", "author"), _to("author", "paper")),
+              metapaths={"PAP": _path("paper", "author", "paper"), "PSP": _path("paper", "subject", "paper")})
+_register_pyg("dblp", DatasetSpec("HGB-DBLP", "HGB/dblp", _hgb("dblp")), "HGB (PyG HGBDataset)",
+              ("DBLP.zip",),
+              hetero=HeteroTask("author", _to("author", "paper"), _to("paper", "author")),
+              metapaths={"APA": _path("author", "paper", "author"),
+                         "APTPA": _path("author", "paper", "term", "paper", "author"),
+                         "APVPA": _path("author", "paper", "venue", "paper", "author")})
+_register_pyg("imdb", DatasetSpec("HGB-IMDB", "HGB/imdb", _hgb("imdb")), "HGB (PyG HGBDataset)",
+              ("IMDB.zip",),
+              hetero=HeteroTask("movie", _to("movie", "actor"), _to("actor", "movie")),
+              metapaths={"MDM": _path("movie", "director", "movie"), "MAM": _path("movie", "actor", "movie")})
+_register_pyg("dblp-magnn", DatasetSpec("DBLP (MAGNN)", "DBLP", _magnn("DBLP")), "MAGNN (PyG DBLP)",
+              ("raw/*.np[yz]",),
+              hetero=HeteroTask("author", _to("author", "paper"), _to("paper", "author")),
+              metapaths={"APA": _path("author", "paper", "author"),
+                         "APTPA": _path("author", "paper", "term", "paper", "author"),
+                         "APCPA": _path("author", "paper", "conference", "paper", "author")})
+_register_pyg("imdb-magnn", DatasetSpec("IMDB (MAGNN)", "IMDB", _magnn("IMDB")), "MAGNN (PyG IMDB)",
+              ("raw/*.np[yz]",),
+              hetero=HeteroTask("movie", _to("movie", "actor"), _to("actor", "movie")),
+              metapaths={"MDM": _path("movie", "director", "movie"), "MAM": _path("movie", "actor", "movie")})
+
+
+def _featured_only(base: str, name: str, featured: tuple[str, ...]) -> Callable[..., HeteroData]:
+    """The loader of another version of ``base``: the same graph, labels and split, with the node
+    features of types other than ``featured`` removed (those types then read :func:`node_inputs`'
+    random rows, as the source's loader gives them random features)."""
+
+    def loader(root: str | os.PathLike | None, seed: int) -> HeteroData:
+        data = get_dataset(base, HETEROGENEOUS).build(root, seed)
+        for t in data.node_types:
+            if t not in featured and "x" in data[t]:
+                data[t].num_nodes = data[t].x.shape[0]
+                del data[t].x
+        data.name = name
+        return data
+
+    return loader
+
+
+# The HeteDP authors' DBLP loader (AixWinnie/HeteDP data/dblp.py): authors keep their features,
+# papers, conferences and terms get torch.randn rows.  For controlled comparisons with their numbers.
+# It classifies, predicts and walks as its base (its task and metapaths are the base's).
+_DBLP_HETEDP = "DBLP (MAGNN), features on authors only (HeteDP's loader)"
+register_dataset("dblp-hetedp", graph=HETEROGENEOUS, name=_DBLP_HETEDP, base="dblp-magnn",
+                 source="dblp-magnn, features on authors only (HeteDP's loader)")(
+    _featured_only("dblp-magnn", _DBLP_HETEDP, ("author",)))
+
+
+@register_dataset("amazon", graph=HETEROGENEOUS, name="Amazon (HeteDP)", source="HeteDP repo (AixWinnie)",
+                  tasks=("lp",), layout="HeteDP/Amazon",
+                  files=("user_item.dat", "item_view.dat", "item_category.dat", "item_brand.dat"),
+                  hetero=HeteroTask(None, ("user", "rates", "item"), ("item", "rev_rates", "user")),
+                  metapaths={"IVI": [("item", "has_view", "view"), ("view", "rev_has_view", "item")],
+                             "ICI": [("item", "has_category", "category"),
+                                     ("category", "rev_has_category", "item")],
+                             "IBI": [("item", "has_brand", "brand"), ("brand", "rev_has_brand", "item")]})
+def _load_amazon(root: str | os.PathLike | None, seed: int) -> HeteroData:
+    base = data_root(root)
+    if base is None:
+        raise DatasetUnavailableError(f"Amazon (HeteDP): set ${DATA_ENV} to the folder holding HeteDP/Amazon")
+    data = merge_duplicate_edges(_amazon(base))
+    data.name = "Amazon (HeteDP)"
+    return data
+
+
+@register_dataset("sbm", graph=HETEROGENEOUS, name="hetero SBM", source="built in: privgraph.data.hetero_sbm_graph",
+                  tasks=("hetero-nc", "lp"), synthetic=True,
+                  hetero=HeteroTask("paper", _to("paper", "author"), _to("author", "paper")),
+                  metapaths={"PAP": _path("paper", "author", "paper"), "PSP": _path("paper", "subject", "paper")})
+def _hetero_sbm(root: str | os.PathLike | None, seed: int, **params: Any) -> HeteroData:
+    from privgraph.data.synthetic import hetero_sbm_graph
+
+    return hetero_sbm_graph(seed=seed, **params)
+
+
+class _View(Mapping):
+    """A read-only view of the heterogeneous datasets in the registry: key -> ``value(info)``."""
+
+    def __init__(self, value: Callable[[DatasetInfo], Any], where: Callable[[DatasetInfo], bool] = bool) -> None:
+        self._value, self._where = value, where
+
+    def _entries(self) -> dict[str, DatasetInfo]:
+        return {info.key: info for info in list_datasets(HETEROGENEOUS) if self._where(info)}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._value(self._entries()[key])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries())
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+
+# Read-only views for older call sites; new code reads the registry
+# (``get_dataset(name, HETEROGENEOUS).hetero`` / ``.metapaths`` / ``.base``).
+TASKS: Mapping[str, HeteroTask] = _View(lambda info: info.hetero)
+METAPATHS: Mapping[str, dict[str, list[EdgeType]]] = _View(
+    lambda info: {name: list(path) for name, path in info.metapaths.items()})
+VARIANTS: Mapping[str, DatasetInfo] = _View(lambda info: info, lambda info: info.base is not None)
 
 
 def link_split(data: HeteroData, task: HeteroTask, val_ratio: float = 0.1, test_ratio: float = 0.2,
@@ -150,6 +212,7 @@ def link_split(data: HeteroData, task: HeteroTask, val_ratio: float = 0.1, test_
     which is seeded here too (and restored), so the same seed gives the same split."""
     import random
 
+    import torch
     from torch_geometric.transforms import RandomLinkSplit
 
     if task.edge_type not in data.edge_types or task.reverse not in data.edge_types:
@@ -186,6 +249,7 @@ def hetedp_node_split(num_nodes: int, seed: int, train_ratio: float = HETEDP_NOD
     takes the trial's seed.  Their ACM loader (DGL's ``ACM.mat``) draws an unseeded 20/10/70 split per
     conference instead; we use this one there too.  Disjoint, covering, and a function of
     (``num_nodes``, ``seed``) only."""
+    import torch
     from sklearn.model_selection import train_test_split
 
     if num_nodes < 3:
@@ -208,6 +272,8 @@ def node_inputs(data: HeteroData, dim: int = 64, seed: int = 0, read_features: b
     """``x`` per node type; featureless types get N(0, 1/dim) rows from ``seed`` (fixed random
     inputs: public, data independent).  ``read_features=False``: every type gets them, ``x`` is
     never read (only the node counts are)."""
+    import torch
+
     g = torch.Generator().manual_seed(seed)
     out = {}
     for t in data.node_types:
@@ -219,6 +285,10 @@ def node_inputs(data: HeteroData, dim: int = 64, seed: int = 0, read_features: b
 
 
 def _amazon(root: Path) -> HeteroData:
+    import torch
+    from torch_geometric.data import HeteroData
+    from torch_geometric.transforms import ToUndirected
+
     folder = root / "HeteDP" / "Amazon"
     files = {name: folder / f"{name}.dat" for name in ("user_item", "item_view", "item_category", "item_brand")}
     missing = [str(f) for f in files.values() if not f.is_file()]
@@ -246,6 +316,8 @@ def merge_duplicate_edges(data: HeteroData) -> HeteroData:
     """Keep one column per (source, destination) pair in every relation (the first, with its
     per-edge attributes): a duplicated edge would be two DP-SGD examples of one link.  Counts
     the merged columns in ``data.merged_duplicate_edges``; in place, returns ``data``."""
+    from privgraph.data.validation import check_graph
+
     merged = 0
     for edge_type in data.edge_types:
         store = data[edge_type]
@@ -261,42 +333,23 @@ def merge_duplicate_edges(data: HeteroData) -> HeteroData:
     return data
 
 
-def load_hetero(name: str, root: str | os.PathLike | None = None, seed: int = 0) -> HeteroData:
+def load_hetero(name: str, root: str | os.PathLike | None = None, seed: int = 0, **options: Any) -> HeteroData:
     """Load a heterogeneous graph by name (module docstring; ``sbm``: the synthetic
-    :func:`~privgraph.data.synthetic.hetero_sbm_graph` from ``seed``); raises
+    :func:`~privgraph.data.synthetic.hetero_sbm_graph` from ``seed`` and ``options``); raises
     :class:`DatasetUnavailableError` when its files are neither local nor downloadable."""
-    key = name.lower()
-    if key == "sbm":
-        from privgraph.data.synthetic import hetero_sbm_graph
+    return get_dataset(name, HETEROGENEOUS).build(root, seed, **options)
 
-        return hetero_sbm_graph(seed=seed)
-    if key == "amazon":
-        base = root if root is not None else os.environ.get(DATA_ENV)
-        if not base:
-            raise DatasetUnavailableError(f"Amazon (HeteDP): set ${DATA_ENV} to the folder holding HeteDP/Amazon")
-        data = merge_duplicate_edges(_amazon(Path(base)))
-        data.name = "Amazon (HeteDP)"
-        return data
-    if key in VARIANTS:
-        variant = VARIANTS[key]
-        data = load_hetero(variant.base, root, seed)
-        for t in data.node_types:
-            if t not in variant.featured and "x" in data[t]:
-                data[t].num_nodes = data[t].x.shape[0]
-                del data[t].x
-        data.name = variant.name
-        return data
-    if key not in HETERO_SPECS:
-        raise ValueError(f"unknown heterogeneous dataset {name!r}; choose from {', '.join(HETERO_DATASETS)}")
-    data = load_spec(HETERO_SPECS[key], root)
+
+def _completed(data: HeteroData) -> HeteroData:
+    """An HGB or MAGNN graph with both directions of each relation and no duplicate edge."""
+    from torch_geometric.transforms import ToUndirected
+
     if ("movie", ">actorh", "actor") in data.edge_types:  # PyG's parse of HGB IMDB's info.dat
         data["movie", "to", "actor"].edge_index = data["movie", ">actorh", "actor"].edge_index
         del data["movie", ">actorh", "actor"]
     if not _has_reverse(data):
         data = ToUndirected()(data)
-    data = merge_duplicate_edges(data)
-    data.name = HETERO_SPECS[key].name
-    return data
+    return merge_duplicate_edges(data)
 
 
 def _has_reverse(data: HeteroData) -> bool:

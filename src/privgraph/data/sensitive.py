@@ -14,15 +14,12 @@
   protected (P), the others are public (Q); ``train/val/test_mask`` a seeded
   random 50/30/20 split (stratified by ``y``), as the paper.
 
-Raw files are read from ``$PRIVGRAPH_DATA/<Folder>/raw`` (German:
-``german.csv``, ``german_edges.txt``; Bail: ``bail.csv``, ``bail_edges.txt``;
-Credit: ``credit.csv``, ``credit_edges.txt``; Pokec-z: ``region_job.csv``,
-``region_job_relationship.txt``; Pokec-n: ``region_job_2.csv``,
-``region_job_2_relationship.txt``).  Feature choices follow NIFTY/FairGNN's
-loaders: German drops ``PurposeOfLoan`` (categorical) and
-``OtherLoansAtStore``, Gender Female = 1; Pokec labels > 1 become 1 and
-nodes with label −1 are in no split.  Edge counts: the paper's Table 1
-counts ``(directed edges + n)/2`` (NIFTY's adjacency with self-loops), e.g.
+Raw files (a table and an edge list) are read from ``$PRIVGRAPH_DATA/<Folder>/raw``;
+each dataset's folder and files are in the registry (``privgraph datasets``).
+Feature choices follow NIFTY/FairGNN's loaders: German drops ``PurposeOfLoan``
+(categorical) and ``OtherLoansAtStore``, Gender Female = 1; Pokec labels > 1
+become 1 and nodes with label −1 are in no split.  Edge counts: the paper's
+Table 1 counts ``(directed edges + n)/2`` (NIFTY's adjacency with self-loops), e.g.
 German (43,484 + 1,000)/2 = 22,242.
 """
 
@@ -32,19 +29,21 @@ import csv
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
-from torch_geometric.data import Data
-from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
-from privgraph.data.datasets import DATA_ENV, DatasetUnavailableError
-from privgraph.data.splits import stratified_split
-from privgraph.data.transforms import minmax_normalize
+from privgraph.data.datasets import DatasetUnavailableError
+from privgraph.data.registry import DATA_ENV, SENSITIVE, get_dataset, register_dataset
+
+if TYPE_CHECKING:
+    from torch_geometric.data import Data
 
 
 @dataclass(frozen=True)
 class SensitiveSpec:
+    """How a table with a sensitive attribute is read: its files and columns."""
+
     name: str
     folder: str
     table: str
@@ -55,24 +54,38 @@ class SensitiveSpec:
     id_column: str | None = None
 
 
-SENSITIVE_DATASETS: dict[str, SensitiveSpec] = {
-    "german": SensitiveSpec("German", "German", "german.csv", "german_edges.txt", "GoodCustomer", "Gender",
-                            ("PurposeOfLoan", "OtherLoansAtStore")),
-    "bail": SensitiveSpec("Recidivism", "Bail", "bail.csv", "bail_edges.txt", "RECID", "WHITE"),
-    "credit": SensitiveSpec("Credit", "Credit", "credit.csv", "credit_edges.txt", "NoDefaultNextMonth", "Age"),
-    "pokec-z": SensitiveSpec("Pokec-z", "Pokec", "region_job.csv", "region_job_relationship.txt",
-                             "I_am_working_in_field", "region", id_column="user_id"),
-    "pokec-n": SensitiveSpec("Pokec-n", "Pokec", "region_job_2.csv", "region_job_2_relationship.txt",
-                             "I_am_working_in_field", "region", id_column="user_id"),
-}
-ALIASES = {"recidivism": "bail", "pokec_z": "pokec-z", "pokec_n": "pokec-n", "pokecz": "pokec-z", "pokecn": "pokec-n"}
+def _register(key: str, spec: SensitiveSpec, source: str, **metadata: Any) -> None:
+    """Register a dataset read by :func:`_read` from ``spec``'s files."""
+
+    def loader(root: str | os.PathLike | None, seed: int) -> Data:
+        return _read(spec, root)
+
+    register_dataset(key, graph=SENSITIVE, name=spec.name, source=source, tasks=("nc", "attribute"),
+                     layout=f"{spec.folder}/raw", files=(spec.table, spec.edges), sensitive=spec.sensitive,
+                     **metadata)(loader)
 
 
-def resolve_sensitive(name: str) -> SensitiveSpec:
-    key = ALIASES.get(name.lower(), name.lower())
-    if key not in SENSITIVE_DATASETS:
-        raise ValueError(f"unknown dataset with a sensitive attribute {name!r}; choose from {sorted(SENSITIVE_DATASETS)}")
-    return SENSITIVE_DATASETS[key]
+_register("german", SensitiveSpec("German", "German", "german.csv", "german_edges.txt", "GoodCustomer", "Gender",
+                                  ("PurposeOfLoan", "OtherLoansAtStore")), "NIFTY (Agarwal et al. 2021)")
+_register("bail", SensitiveSpec("Recidivism", "Bail", "bail.csv", "bail_edges.txt", "RECID", "WHITE"),
+          "NIFTY (Agarwal et al. 2021)", aliases=("recidivism",))
+_register("credit", SensitiveSpec("Credit", "Credit", "credit.csv", "credit_edges.txt", "NoDefaultNextMonth", "Age"),
+          "NIFTY (Agarwal et al. 2021)")
+_register("pokec-z", SensitiveSpec("Pokec-z", "Pokec", "region_job.csv", "region_job_relationship.txt",
+                                   "I_am_working_in_field", "region", id_column="user_id"),
+          "FairGNN (Dai & Wang 2021)")
+_register("pokec-n", SensitiveSpec("Pokec-n", "Pokec", "region_job_2.csv", "region_job_2_relationship.txt",
+                                   "I_am_working_in_field", "region", id_column="user_id"),
+          "FairGNN (Dai & Wang 2021)")
+
+
+@register_dataset("planted", graph=SENSITIVE, name="SBM (planted attribute)", aliases=("sbm",),
+                  source="built in: privgraph.data.sensitive_sbm_graph", tasks=("nc", "attribute"), synthetic=True,
+                  sensitive="planted")
+def _planted(root: str | os.PathLike | None, seed: int, **params: Any) -> Data:
+    from privgraph.data.synthetic import sensitive_sbm_graph
+
+    return sensitive_sbm_graph(seed=seed, **params)
 
 
 def _raw_dir(spec: SensitiveSpec, root: str | os.PathLike | None) -> Path:
@@ -96,11 +109,26 @@ def _encode(column: list[str], positive: str | None = None) -> np.ndarray:
 
 
 def load_sensitive(name: str, root: str | os.PathLike | None = None, seed: int = 0, private_ratio: float = 0.7,
-                   train_ratio: float = 0.5, val_ratio: float = 0.3) -> Data:
-    """Load a graph with a sensitive attribute (module docstring)."""
-    spec = resolve_sensitive(name)
+                   train_ratio: float = 0.5, val_ratio: float = 0.3, **options: Any) -> Data:
+    """Load a graph with a sensitive attribute (module docstring).  The synthetic ``planted``
+    (also ``sbm``) is generated from ``seed``, ``private_ratio`` and ``options`` (its parameters),
+    with its own 50/30/20 split."""
     if not 0.0 < private_ratio < 1.0:
         raise ValueError(f"private_ratio must lie in (0, 1), got {private_ratio}")
+    info = get_dataset(name, SENSITIVE)
+    if info.synthetic:
+        return info.build(root, seed, private_ratio=private_ratio, **options)
+    return split_sensitive(info.build(root, seed, **options), seed, private_ratio, train_ratio, val_ratio)
+
+
+def _read(spec: SensitiveSpec, root: str | os.PathLike | None) -> Data:
+    """The graph of ``spec``'s files: features normalised, ``sens`` kept apart, no split yet."""
+    import torch
+    from torch_geometric.data import Data
+    from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
+
+    from privgraph.data.transforms import minmax_normalize
+
     raw = _raw_dir(spec, root)
     table, edges = raw / spec.table, raw / spec.edges
     if not table.is_file():
@@ -146,13 +174,17 @@ def load_sensitive(name: str, root: str | os.PathLike | None = None, seed: int =
     data.name = spec.name
     data.feature_names = [h for h, col in zip(feature_names, x.T) if col.max() > col.min()]
     data.sensitive_name = spec.sensitive
-    return split_sensitive(data, seed, private_ratio, train_ratio, val_ratio)
+    return data
 
 
 def split_sensitive(data: Data, seed: int, private_ratio: float = 0.7, train_ratio: float = 0.5,
                     val_ratio: float = 0.3) -> Data:
     """Seeded private nodes (``private_mask``, a ``private_ratio`` share) and a
     stratified ``train/val/test`` split, in place; returns ``data``."""
+    import torch
+
+    from privgraph.data.splits import stratified_split
+
     if not 0.0 < private_ratio < 1.0:
         raise ValueError(f"private_ratio must lie in (0, 1), got {private_ratio}")
     data = stratified_split(data, train_ratio, val_ratio, seed=seed)

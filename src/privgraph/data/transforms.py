@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 from torch_geometric.data import Data
-from torch_geometric.utils import degree
+from torch_geometric.utils import degree, one_hot
 
 
 def minmax_normalize(data: Data) -> Data:
@@ -39,7 +39,12 @@ def standardize_columns(x: torch.Tensor, unbiased: bool = False) -> torch.Tensor
 
 
 def one_hot_degree(edge_index: torch.Tensor, num_nodes: int, max_degree: int = 1000) -> torch.Tensor:
-    """GCN+OHD: one-hot node degree (capped at ``max_degree``)."""
+    """GCN+OHD: one-hot node (in-)degree, PyG's ``degree`` and ``one_hot`` (:func:`one_hot_counts`).
+
+    Not PyG's ``OneHotDegree`` transform: its width is a ``max_degree`` fixed in advance and a
+    larger degree is an error, while here the width is the graph's largest degree + 1 and degrees
+    above ``max_degree`` share its column (a noisy released graph can have any degree), as the
+    seeded results were computed."""
     return one_hot_counts(degree(edge_index[1], num_nodes, dtype=torch.long), max_degree)
 
 
@@ -48,4 +53,4 @@ def one_hot_counts(counts: torch.Tensor, max_count: int = 1000) -> torch.Tensor:
     [n, largest count + 1]."""
     counts = counts.long().clamp(0, max_count)
     width = int(counts.max()) + 1 if counts.numel() else 1
-    return torch.nn.functional.one_hot(counts, width).to(torch.float32)
+    return one_hot(counts, width, dtype=torch.float32)

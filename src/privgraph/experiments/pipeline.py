@@ -45,7 +45,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from privgraph import __version__
 from privgraph.accounting import PrivacyReport
 from privgraph.experiments.selection import Selection, select_on_validation
 from privgraph.experiments.store import ResultsStore, TrialRecord
@@ -55,6 +54,7 @@ from privgraph.mechanisms import check_epsilon, derive_seed
 from privgraph.methods import Method, get_method, method_class
 from privgraph.progress import ProgressHook
 from privgraph.release import json_safe
+from privgraph.version import __version__
 
 DEFAULT_EPSILON = 1.0  # a private method's ε when none is given (not for methods where ε is optional)
 

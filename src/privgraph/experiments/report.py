@@ -303,7 +303,7 @@ def report(db: str | Path, grid: Grid | str | Path | None = None, out: str | Pat
     """Write the report's Markdown (and figures) for ``grid`` (or everything in ``db``) under ``out``.
 
     Args:
-        db: the SQLite store.
+        db: the results store (JSON lines, or an older SQLite store).
         grid: a grid (or its file); its tables decide rows, columns and order.
         out: the output folder (``docs/results`` for the documentation).
         published: the paper's numbers (default: the grid's ``published`` file).

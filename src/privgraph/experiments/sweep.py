@@ -10,7 +10,7 @@
   an existing cluster (``ray start --head`` on one machine, ``ray start
   --address …`` on the others), and the same grid runs on all its machines;
 * workers send their :class:`~privgraph.experiments.store.TrialRecord` back;
-  only the driver writes the SQLite store, so workers never lock it;
+  only the driver appends them to the JSON-lines store, one line per trial;
 * resuming: a trial whose (configuration hash, trial index) is stored is
   skipped (``retry_errors`` runs the failed ones again);
 * a trial that raises is stored with its traceback and the sweep goes on;
@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from privgraph import __version__
 from privgraph.experiments.grid import Grid, GridSetting
 from privgraph.experiments.pipeline import Experiment, TunedSetting
 from privgraph.experiments.store import DEFAULT_DB, ERROR, ResultsStore, TrialRecord
 from privgraph.progress import ProgressHook
+from privgraph.version import __version__
 
 # environment the workers need (the driver's values are passed to every worker)
 WORKER_ENV = ("PRIVGRAPH_DATA", "PRIVGRAPH_CACHE")
@@ -162,7 +162,7 @@ def sweep(grid: Grid | str | Path, db: str | Path = DEFAULT_DB, workers: int | N
 
     Args:
         grid: a :class:`~privgraph.experiments.grid.Grid` or the path of a grid file.
-        db: the SQLite store (created if missing); only this process writes it.
+        db: the JSON-lines store (created if missing); only this process writes it.
         workers: CPUs of the local Ray cluster (default: all); ``0`` runs in this process.
         address: an existing Ray cluster to join (``ray start --head`` prints it), instead of a local one.
         retry_errors: run again the trials stored with an error (their error rows are replaced).
@@ -180,6 +180,7 @@ def sweep(grid: Grid | str | Path, db: str | Path = DEFAULT_DB, workers: int | N
         raise ValueError("workers=0 runs in this process: it cannot join a cluster")
     grid.validate()
     store = ResultsStore(db)
+    store.check_writable()
     stored = store.stored(errors=not retry_errors)
     settings = grid.unique_settings()
     todo = [(s, t) for s in settings for t in range(s.trials) if (s.key, t) not in stored]

@@ -38,6 +38,9 @@ from torch import Tensor
 from torch_geometric.data import Data, HeteroData
 
 from privgraph.accounting import PrivacyReport, Unit, unprotected
+from privgraph.data.hetero_splits import HETERO_NC_SPLITS
+from privgraph.data.hetero_splits import hetero_node_masks as _nc_masks  # the hetero-nc split (tests spy on it here)
+from privgraph.data.hetero_splits import labelled_node_masks as _labelled_split
 from privgraph.mechanisms import SECURE_NOTE, RandomSource, derive_seed, release_source
 from privgraph.methods import SEARCH_SPACE, Hyperparameters, LabelReports, Method, Task, report_labels
 from privgraph.methods.base import Settings
@@ -46,7 +49,6 @@ from privgraph.progress import ProgressHook
 
 SHARE_GRID = (0.1, 0.3, 0.5, 0.7, 0.9)  # HeteDP's ε_f/ε candidates (bi-level search)
 METAPATH_MAX_SAMPLE = 30  # AddMetaPaths' per-step neighbour cap (dense metapaths such as APVPA)
-SENSITIVE_SYNTHETIC = ("sbm", "planted")
 
 
 @dataclass
@@ -190,10 +192,12 @@ class EvaluationTask:
         return False
 
 
-def _is_sensitive(name: str) -> bool:
-    from privgraph.data import SENSITIVE_DATASETS
+def _data_dataset(name: str) -> Any:
+    """The registered dataset ``name`` among those read as a ``Data``: homogeneous graphs first, then
+    graphs with a sensitive attribute (``sbm`` is the homogeneous one, ``planted`` the other)."""
+    from privgraph.data.registry import HOMOGENEOUS, SENSITIVE, get_dataset
 
-    return name.lower() in SENSITIVE_DATASETS
+    return get_dataset(name, HOMOGENEOUS, SENSITIVE)
 
 
 # ============================================================================ node classification
@@ -224,10 +228,8 @@ class NodeClassification(EvaluationTask):
             raise ValueError(f"split must be 'random' or 'public', got {spec.split!r}")
         if spec.private_ratio is not None:
             check_private_ratio(spec.private_ratio)
-        if spec.input is None and not (spec.dataset.lower() in SENSITIVE_SYNTHETIC or _is_sensitive(spec.dataset)):
-            from privgraph.data.catalog import HOMOGENEOUS, check_dataset
-
-            check_dataset(spec.dataset, HOMOGENEOUS)
+        if spec.input is None:
+            _data_dataset(spec.dataset)
         marked = spec.input is not None and "private_edge_mask" in spec.input
         if self.method.needs_private_edges and spec.private_ratio is None and not marked:
             raise ValueError(f"method {spec.method!r} protects private edges: say which with --private-ratio ρ "
@@ -248,21 +250,16 @@ class NodeClassification(EvaluationTask):
             raise ValueError(f"{self.spec.method} reads the node features: the input graph has none (--features FILE)")
 
     def load(self):
-        from privgraph.data import load, mark_private_edges, sbm_graph, validate_graph
+        from privgraph.data import load, load_sensitive, mark_private_edges, validate_graph
+        from privgraph.data.registry import SENSITIVE
 
         spec = self.spec
         if spec.input is not None:
             data = spec.input
-        elif spec.dataset.lower() == "sbm":
-            data = sbm_graph(seed=spec.seed, **spec.synthetic)
-        elif spec.dataset.lower() in SENSITIVE_SYNTHETIC or _is_sensitive(spec.dataset):
-            from privgraph.data import load_sensitive, sensitive_sbm_graph
-
-            data = (sensitive_sbm_graph(seed=spec.seed, **spec.synthetic)
-                    if spec.dataset.lower() in SENSITIVE_SYNTHETIC
-                    else load_sensitive(spec.dataset, root=spec.data_root, seed=spec.seed))
+        elif (info := _data_dataset(spec.dataset)).graph == SENSITIVE:
+            data = load_sensitive(info.key, root=spec.data_root, seed=spec.seed, **spec.synthetic)
         else:
-            data = load(spec.dataset, root=spec.data_root, split=spec.split, seed=spec.seed)
+            data = load(info.key, root=spec.data_root, split=spec.split, seed=spec.seed, **spec.synthetic)
         if spec.private_ratio is not None:
             mark_private_edges(data, spec.private_ratio, seed=derive_seed(spec.seed, 5))
         simple = self.method.simple_graph
@@ -338,10 +335,12 @@ class NodeClassification(EvaluationTask):
             if self.spec.input is not None:
                 if "sens" not in self.spec.input:
                     raise ValueError(f"{attack.name} infers a sensitive attribute: the input graph has none (sens)")
-            elif not (self.spec.dataset.lower() == "planted" or _is_sensitive(self.spec.dataset)):
+            elif _data_dataset(self.spec.dataset).sensitive is None:
+                from privgraph.data.registry import SENSITIVE, dataset_names
+
                 raise ValueError(f"{attack.name} infers a sensitive attribute: {self.spec.dataset} has none; use a "
-                                 "dataset with one (german, credit, bail, pokec-z, pokec-n, planted — the synthetic "
-                                 "one) or an --input graph with sens")
+                                 f"dataset with one ({', '.join(dataset_names(SENSITIVE))}) or an --input graph "
+                                 "with sens")
 
     def attack_target(self, tdata, released, evaluation, hp, trial_seed, eps, eps_index):
         """The trained classifier, queried over the graph the server holds; its ``shadow`` runs the same
@@ -400,10 +399,10 @@ class AttributeInference(EvaluationTask):
 
     def validate(self):
         from privgraph.attacks import check_case
-        from privgraph.data.catalog import SENSITIVE, check_dataset
+        from privgraph.data.registry import SENSITIVE, get_dataset
 
         if self.spec.input is None:
-            check_dataset(self.spec.dataset, SENSITIVE)
+            get_dataset(self.spec.dataset, SENSITIVE)
         check_case(self.case)
         own = getattr(self.method.params, "case", None)
         if self.spec.case is not None and own is not None and self.spec.case != own:
@@ -422,14 +421,12 @@ class AttributeInference(EvaluationTask):
         return CASE_MODELS[self.case]
 
     def load(self):
-        from privgraph.data import load_sensitive, sensitive_sbm_graph
+        from privgraph.data import load_sensitive
 
         spec = self.spec
         if spec.input is not None:
             return spec.input
-        if spec.dataset.lower() in SENSITIVE_SYNTHETIC:
-            return sensitive_sbm_graph(seed=spec.seed, **spec.synthetic)
-        return load_sensitive(spec.dataset, root=spec.data_root, seed=spec.seed)
+        return load_sensitive(spec.dataset, root=spec.data_root, seed=spec.seed, **spec.synthetic)
 
     def trial_data(self, data, trial_seed):
         """The trial's private nodes and split; with ``tune`` also ``attack_val_mask``, a stratified
@@ -523,30 +520,33 @@ class _HeteroTask(EvaluationTask):
         return method.heterogeneous
 
     def validate(self):
-        from privgraph.data.hetero import TASKS
-
-        if self.spec.input is None and self.spec.dataset.lower() not in TASKS:
-            raise ValueError(f"unknown heterogeneous dataset {self.spec.dataset!r}; choose from {sorted(TASKS)}")
+        if self.spec.input is not None:
+            return
+        task = self.hetero_task  # refuses an unknown dataset, with the names of those it knows
         given = sorted({"edge_type", "reverse"} & set(self.spec.params))
-        if given and self.spec.input is None:
+        if given:
             raise ValueError(f"the dataset's task sets {', '.join(given)} ({self.spec.dataset} predicts "
-                             f"{TASKS[self.key].edge_type}): drop --param {given[0]}")
+                             f"{task.edge_type}): drop --param {given[0]}")
 
     @property
     def key(self) -> str:
-        return self.spec.dataset.lower()
+        """The registered heterogeneous dataset's key (``--input``: the given name)."""
+        from privgraph.data.registry import HETEROGENEOUS, get_dataset
+
+        return self.spec.dataset.lower() if self.spec.input is not None else get_dataset(self.spec.dataset,
+                                                                                          HETEROGENEOUS).key
 
     @property
     def hetero_task(self):
         """The dataset's task (target type, protected relation); the evaluation needs one, so ``run`` and
         ``attack`` on the user's own graph stop here with the way to release it instead."""
-        from privgraph.data.hetero import TASKS
+        from privgraph.data.registry import HETEROGENEOUS, dataset_names, get_dataset
 
         if self.spec.input is not None:
             raise ValueError(f"privgraph run evaluates {self.method.name} on the heterogeneous datasets it knows "
-                             f"({', '.join(sorted(TASKS))}), not on --input: release your own graph with "
-                             f"privgraph release {self.method.name} --input FILE")
-        return TASKS[self.key]
+                             f"({', '.join(dataset_names(HETEROGENEOUS))}), not on --input: release your own "
+                             f"graph with privgraph release {self.method.name} --input FILE")
+        return get_dataset(self.key, HETEROGENEOUS).hetero
 
     def model_name(self):
         return self.name
@@ -577,52 +577,6 @@ def _noted_last(guarantees: list[Any], note: str | None) -> list[Any]:
     return guarantees if note is None or not guarantees else [*guarantees[:-1], guarantees[-1].with_note(note)]
 
 
-HETERO_NC_SPLITS = ("random", "hetedp")  # the hetero-nc task's `split`: the dataset's own (default) or the authors'
-
-
-def _nc_masks(data: HeteroData, target: str, seed: int, split: str = "random") -> tuple[Tensor, Tensor, Tensor]:
-    """Node classification's (train, val, test) masks over ``target``.  ``split="random"`` (the
-    default; the name is the spec field's default, kept so stored hashes stay): the dataset's own
-    split — MAGNN's train/val/test, HGB's train with 20 % of it validating (seeded), synthetic
-    graphs a seeded stratified 50/25/25.  ``split="hetedp"``: the HeteDP authors' random 20/10/70
-    split of the labelled nodes (:func:`~privgraph.data.hetero.hetedp_node_split`), from ``seed``."""
-    store = data[target]
-    if split == "hetedp":
-        return _labelled_split(data, target, seed)
-    if split != "random":
-        raise ValueError(f"unknown node-classification split {split!r}; choose from {HETERO_NC_SPLITS}")
-    if "val_mask" in store:
-        return store.train_mask, store.val_mask, store.test_mask
-    if "train_mask" not in store:  # synthetic graphs: a seeded 50/25/25 split
-        from privgraph.data.splits import stratified_split
-
-        d = stratified_split(Data(y=store.y, num_nodes=store.num_nodes), 0.5, 0.25, seed=seed)
-        return d.train_mask, d.val_mask, d.test_mask
-    g = torch.Generator().manual_seed(seed)  # HGB: 20 % of the training nodes validate
-    train_idx = store.train_mask.nonzero().flatten()
-    train_idx = train_idx[torch.randperm(train_idx.numel(), generator=g)]
-    cut = train_idx.numel() // 5
-    val, train = torch.zeros_like(store.train_mask), torch.zeros_like(store.train_mask)
-    val[train_idx[:cut]], train[train_idx[cut:]] = True, True
-    return train, val, store.test_mask
-
-
-def _labelled_split(data: HeteroData, target: str, seed: int, **ratios: float) -> tuple[Tensor, Tensor, Tensor]:
-    """(train, val, test) masks over ``target``: :func:`~privgraph.data.hetero.hetedp_node_split` of
-    its labelled nodes (``y >= 0``) from ``seed``, ``ratios`` its ``train_ratio`` / ``val_ratio``
-    (default the authors' 20/10)."""
-    from privgraph.data.hetero import hetedp_node_split
-
-    store = data[target]
-    labelled = (store.y >= 0).nonzero().flatten()
-    masks = []
-    for part in hetedp_node_split(labelled.numel(), seed, **ratios):
-        mask = torch.zeros(store.num_nodes, dtype=torch.bool)
-        mask[labelled[part]] = True
-        masks.append(mask)
-    return masks[0], masks[1], masks[2]
-
-
 def _m2v_classifier(z: Tensor, data: HeteroData, target: str, seed: int, split: str,
                     params: Any) -> tuple[Any, tuple[Tensor, Tensor, Tensor]]:
     """metapath2vec's node classifier on the embeddings ``z`` of ``target``: ``params.classifier``
@@ -644,12 +598,13 @@ def _metapath_graph(data: HeteroData, name: str, seed: int, paths: list[list[tup
                     ) -> HeteroData:
     """The metapath graphs (``AddMetaPaths``, at most :data:`METAPATH_MAX_SAMPLE` neighbours per step,
     drawn from ``derive_seed(seed, 6)``; torch's global generator is restored) of the dataset
-    ``name``'s target type (its :data:`~privgraph.data.hetero.METAPATHS`), or of ``paths``."""
+    ``name``'s target type (its registered ``metapaths``), or of ``paths``."""
     from torch_geometric.transforms import AddMetaPaths
 
-    from privgraph.data.hetero import METAPATHS
+    from privgraph.data.registry import HETEROGENEOUS, get_dataset
 
-    paths = list(METAPATHS[name].values()) if paths is None else paths
+    if paths is None:
+        paths = [list(path) for path in get_dataset(name, HETEROGENEOUS).metapaths.values()]
     data = copy.copy(data)
     for et in data.edge_types:
         data[et].edge_index = data[et].edge_index.contiguous()

@@ -29,15 +29,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import torch
 from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyGuarantee, Unit
+from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
 from privgraph.data.transforms import one_hot_counts, one_hot_degree
+from privgraph.data.validation import public_note, validate_graph
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.nn import NodeClassifier
 from privgraph.nn.dense import BlockwiseAdjacency
 from privgraph.progress import ProgressHook
+from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 
 if TYPE_CHECKING:
-    from privgraph.release import PrivateRelease
     from privgraph.train import TrainResult
 
 
@@ -233,11 +234,9 @@ class Method:
         raise NotImplementedError(f"{self.name} does not release node features or a graph for node classification")
 
     def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
-                  progress: ProgressHook | None = None, label_epsilon: float | None = None) -> "PrivateRelease":
+                  progress: ProgressHook | None = None, label_epsilon: float | None = None) -> PrivateRelease:
         """Release ``data`` once (:func:`privgraph.privatize` documents the arguments);
         ``label_epsilon`` adds LPGNN's label LDP (node-classification methods only)."""
-        from privgraph.release import node_classification_release
-
         return node_classification_release(self, data, epsilon, rng, progress, label_epsilon)
 
     def kprop_steps(self, hp: Hyperparameters) -> int:
@@ -301,3 +300,69 @@ def register_method(cls: type[Method]) -> type[Method]:
         raise TypeError(f"method name {cls.name!r} is taken by {METHODS[cls.name].__name__}")
     METHODS[cls.name] = cls
     return cls
+
+
+def _privatized(guarantees: list[PrivacyGuarantee], units: tuple[str, ...]) -> str | None:
+    """A field's status from the first guarantee of one of ``units`` (None: none covers it)."""
+    for g in guarantees:
+        if g.unit in units:
+            return ("privatized: " if g.is_private else "derived without protection: ") + g.describe()
+    return None
+
+
+def node_classification_release(method: Method, data: Data, epsilon: float | None, rng: RandomSource,
+                                progress: ProgressHook | None = None,
+                                label_epsilon: float | None = None) -> PrivateRelease:
+    """:meth:`Method.privatize` of the node-classification methods: the graph validated at the
+    boundary, :meth:`Method.release` run once, and a new ``Data`` built from what it released and
+    the method's public fields.  With ``label_epsilon`` the training and validation nodes report
+    their labels by k-ary randomized response (LPGNN's label LDP): the release holds
+    ``y_reported`` (−1 where nothing was collected), ``label_epsilon`` and ``num_classes``, never ``y``."""
+    if not isinstance(data, Data):
+        raise TypeError(f"{method.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
+    for name in ("x", "edge_index") if method.needs_features else ("edge_index",):
+        if getattr(data, name, None) is None:
+            raise ValueError(f"{method.name} needs data.{name}")
+    data, graph_notes = validate_graph(data, undirected=method.simple_graph, self_loops=not method.simple_graph)
+    release = method.release(data, epsilon, rng, progress)
+    guarantees = [release.guarantee, *release.extra_guarantees]
+    labels = None
+    if label_epsilon is not None:
+        from privgraph.methods.lpgnn import report_labels  # same package: lpgnn's module builds on this one
+
+        for name in ("y", "train_mask", "val_mask"):
+            if getattr(data, name, None) is None:
+                raise ValueError(f"label privacy needs data.{name}")
+        labels = report_labels(data, label_epsilon, rng)
+        guarantees.append(labels.guarantee())
+    for note in graph_notes:  # without the counts (statistics of the input graph): those stay in the details
+        guarantees[0] = guarantees[0].with_note(f"input graph: {public_note(note)}")
+    out = Data(num_nodes=data.num_nodes)
+    fields = {name: WITHHELD for name in input_fields(data)}
+    feature_status = _privatized(guarantees, (Unit.NODE_FEATURES,))
+    out.x = release.x  # None (no x in the release) when the input has no features and the method reads none
+    if "x" in method.private_fields:
+        fields["x"] = feature_status or "privatized"
+    elif "x" in data:
+        fields["x"] = PUBLIC if method.private else "written in clear: " + (feature_status or "non-private method")
+    link = _privatized(guarantees, (Unit.ADJACENCY_LIST, Unit.PRIVATE_EDGE))
+    if release.adjacency is not None:
+        out.dense_adjacency = release.adjacency
+        fields["edge_index"] = (link or "privatized") + " (released as dense_adjacency: Blink-Soft's posterior P)"
+    elif release.edge_index is not None:
+        out.edge_index = release.edge_index
+        if release.edge_weight is not None:
+            out.edge_weight = release.edge_weight
+        fields["edge_index"] = (link or "privatized") + (
+            "; the public edges are written as given" if any(g.unit == Unit.PRIVATE_EDGE for g in guarantees)
+            else "")
+    if labels is not None:
+        out.y_reported, out.label_epsilon, out.num_classes = labels.reported, labels.mechanism.epsilon, labels.mechanism.k
+        fields["y"] = "privatized (as y_reported): " + labels.guarantee().describe()
+    for name in method.public_fields:
+        if name in data and name not in out and not (name == "y" and labels is not None):
+            out[name] = data[name]
+            fields[name] = PUBLIC
+    return PrivateRelease(method.name, method.params.to_dict(), epsilon, out, PrivacyReport(guarantees), fields,
+                          {**release.details, **({"input_graph": graph_notes} if graph_notes else {})},
+                          reports=release.reports)

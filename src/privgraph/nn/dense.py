@@ -9,10 +9,11 @@ once and kept while the whole float matrix fits ``max_cached_bytes`` (Cora:
 29 MB; a GCN training then multiplies cached blocks instead of recomputing P
 four times an epoch); above that they are recomputed on every use, memory
 O(block·n).  The layers are the
-weighted forms of Appendix B.1 written for such a P:
+weighted forms of Appendix B.1 written for such a P (not PyG's ``DenseGCNConv`` /
+``DenseSAGEConv``, which take a whole batched dense adjacency):
 
-* :class:`DenseGCNConv` — eq. (20), P̂ = P + I, symmetric normalisation;
-* :class:`DenseSAGEConv` — eq. (22), root transform plus the P-weighted mean.
+* :class:`BlockwiseGCNConv` — eq. (20), P̂ = P + I, symmetric normalisation;
+* :class:`BlockwiseSAGEConv` — eq. (22), root transform plus the P-weighted mean.
 
 The linear transform is applied before the propagation (P·(XW) = (P·X)W),
 so each propagation multiplies by an n × hidden matrix, not n × features.
@@ -89,7 +90,7 @@ def propagate(adjacency: BlockwiseAdjacency, h: Tensor) -> Tensor:
     return _Propagate.apply(h, adjacency)
 
 
-class DenseGCNConv(nn.Module):
+class BlockwiseGCNConv(nn.Module):
     """Eq. (20) over a blockwise P: x' = D̂^{-1/2}(P + I)D̂^{-1/2} X W + b, D̂ = diag(P̂·1)."""
 
     def __init__(self, in_channels: int, out_channels: int):
@@ -107,7 +108,7 @@ class DenseGCNConv(nn.Module):
         return d_inv_sqrt * (propagate(adjacency, h) + h) + self.bias
 
 
-class DenseSAGEConv(nn.Module):
+class BlockwiseSAGEConv(nn.Module):
     """Eq. (22) over a blockwise P: x' = W₁x_i + W₂ Σ_j P_ij x_j / Σ_j P_ij + b."""
 
     def __init__(self, in_channels: int, out_channels: int):
@@ -124,4 +125,4 @@ class DenseSAGEConv(nn.Module):
         return self.lin_root(x) + propagate(adjacency, self.lin_neigh(x)) / norm
 
 
-DENSE_LAYERS = (DenseGCNConv, DenseSAGEConv)
+BLOCKWISE_LAYERS = (BlockwiseGCNConv, BlockwiseSAGEConv)

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.nn import GATConv, SAGEConv
 
-from privgraph.nn.dense import DENSE_LAYERS, BlockwiseAdjacency, DenseGCNConv, DenseSAGEConv
+from privgraph.nn.dense import BLOCKWISE_LAYERS, BlockwiseAdjacency, BlockwiseGCNConv, BlockwiseSAGEConv
 from privgraph.nn.gcn import CachedGCNConv
 from privgraph.nn.kprop import KProp
 from privgraph.nn.weighted import WeightedGATConv, WeightedSAGEConv
@@ -22,7 +22,7 @@ def make_conv(model: str, in_dim: int, out_dim: int, heads: int = 1, last: bool 
     (PyG's GCNConv already implements eq. 20 with ``edge_weight``); ``dense``
     their forms over a :class:`~privgraph.nn.dense.BlockwiseAdjacency` (Blink-Soft)."""
     if dense and model in ("gcn", "sage"):
-        return DenseGCNConv(in_dim, out_dim) if model == "gcn" else DenseSAGEConv(in_dim, out_dim)
+        return BlockwiseGCNConv(in_dim, out_dim) if model == "gcn" else BlockwiseSAGEConv(in_dim, out_dim)
     if dense and model == "gat":
         raise ValueError("GAT over a dense weight matrix (every node attending to all others) is not supported; "
                          "Blink's authors do not run Blink-Soft with GAT either — use gcn or sage")
@@ -79,9 +79,9 @@ class NodeClassifier(nn.Module):
                edge_weight: Tensor | None) -> Tensor:
         if isinstance(layer, nn.Linear):
             return layer(x)
-        if isinstance(layer, DENSE_LAYERS) != isinstance(edge_index, BlockwiseAdjacency):
+        if isinstance(layer, BLOCKWISE_LAYERS) != isinstance(edge_index, BlockwiseAdjacency):
             raise ValueError("dense layers need a BlockwiseAdjacency graph and sparse layers an edge_index")
-        if isinstance(layer, DENSE_LAYERS):
+        if isinstance(layer, BLOCKWISE_LAYERS):
             return layer(x, edge_index)
         return layer(x, edge_index) if edge_weight is None else layer(x, edge_index, edge_weight)
 

@@ -2,6 +2,7 @@
 topologyDP_nc.py rebuilt as opt-in settings — nc_model="link-vgae", the paper's optimistic epoch
 selection nc_selection="best-test" (never the default, labelled), the authors' posterior sample."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -49,8 +50,11 @@ def test_the_options_are_refused_for_link_prediction():
 
 
 def test_link_vgae_needs_the_target_type_on_the_protected_relation(monkeypatch):
-    task = TASKS["sbm"]
-    monkeypatch.setitem(TASKS, "sbm", type(task)("subject", task.edge_type, task.reverse))
+    from privgraph.data import registry
+
+    info = registry.get_dataset("sbm", registry.HETEROGENEOUS)
+    subject = dataclasses.replace(info, hetero=dataclasses.replace(info.hetero, node_type="subject"))
+    monkeypatch.setitem(registry._REGISTRY, (registry.HETEROGENEOUS, "sbm"), subject)
     with pytest.raises(ValueError, match="not an endpoint"):
         ExperimentSpec(method="hetedp", task="nc", params=LINK).build()
 

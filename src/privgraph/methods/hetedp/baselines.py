@@ -2,12 +2,8 @@
 embeddings, and link prediction by RGCN / HGT trained end to end (dot product
 of the endpoint embeddings, uniform negatives, message passing over the
 training edges only) or by metapath2vec's dot product.  The experiment loop is
-:mod:`privgraph.experiments.tasks`.
-
-``python -m privgraph.methods.hetedp.baselines DATASET`` prints metapath2vec's
-validation micro-F1 for each of the dataset's candidate metapaths (the selection
-behind :data:`M2V_METAPATHS`); ``… DATASET --epochs N`` prints it after each of N
-epochs along the chosen metapath (the choice of :data:`M2V_NC_EPOCHS`)."""
+:mod:`privgraph.experiments.tasks`; ``benchmarks/m2v_selection.py`` scores the choices of
+:data:`M2V_METAPATHS` and :data:`M2V_NC_EPOCHS` on validation."""
 
 from __future__ import annotations
 
@@ -30,12 +26,12 @@ LINK_BASELINES = ("rgcn", "hgt", "metapath2vec")
 # co-author path APA, METAPATHS' first, leaves MAGNN-DBLP's authors near chance (28–35 % micro-F1,
 # 4 classes): most of its papers have one listed author, so A–P–A walks rarely leave their start.
 # ACM and IMDB: the candidate with the best validation micro-F1 on seed 0
-# (`python -m privgraph.methods.hetedp.baselines acm|imdb-magnn`, docs/methods/hetedp.md).
+# (`python benchmarks/m2v_selection.py acm|imdb-magnn`, docs/methods/hetedp.md).
 M2V_METAPATHS: dict[str, str] = {"dblp-magnn": "APCPA", "dblp": "APVPA", "acm": "PSP", "imdb-magnn": "MAM"}
 M2V_METAPATHS.update({key: M2V_METAPATHS[v.base] for key, v in VARIANTS.items() if v.base in M2V_METAPATHS})
 # Node classification trains 5 epochs (~600 steps of 32 on DBLP): on MAGNN-DBLP along APCPA, seed 0,
 # the validation micro-F1 peaked at epoch 4 of 6 (76.25, 87.50, 89.25, 89.75, 87.75, 87.25 %:
-# `python -m privgraph.methods.hetedp.baselines dblp-magnn --epochs 6`, 3 min) and a 10-epoch trial
+# `python benchmarks/m2v_selection.py dblp-magnn --epochs 6`, 3 min) and a 10-epoch trial
 # costs ~8 min on a loaded core; link prediction keeps 10.
 M2V_NC_EPOCHS = 5
 
@@ -159,64 +155,3 @@ def train_link_baseline(method: str, data: HeteroData, task: HeteroTask,
             if v > best[0]:
                 best = (v, split_auc(test, task.edge_type, lambda p: scores(test, p)))
     return best
-
-
-def _validation_scores(dataset: str, seed: int = 0) -> dict[str, float]:
-    """metapath2vec's validation micro-F1 (logistic regression on the training nodes, as the
-    ``nc`` task) for each of ``dataset``'s metapaths; the test nodes are not read."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import f1_score
-
-    from privgraph.data.hetero import TASKS, load_hetero
-    from privgraph.experiments.tasks import _nc_masks
-
-    data, target = load_hetero(dataset), TASKS[dataset].node_type
-    train, val, _ = _nc_masks(data, target, seed)
-    y, scores = data[target].y, {}
-    for name, path in METAPATHS[dataset].items():
-        z = metapath2vec_node_embeddings(data, dataset, target, seed, path)
-        clf = LogisticRegression(max_iter=3000).fit(z[train].numpy(), y[train].numpy())
-        scores[name] = float((torch.from_numpy(clf.predict(z[val].numpy())) == y[val]).float().mean())
-        print(f"{dataset} {name}: validation micro-F1 {100 * scores[name]:.2f}", flush=True)
-    return scores
-
-
-def _epoch_scores(dataset: str, seed: int = 0, epochs: int = 6) -> list[float]:
-    """metapath2vec's validation micro-F1 after each of ``epochs`` epochs along the dataset's chosen
-    metapath (:func:`metapath2vec_metapath`; logistic regression on the training nodes, as the ``nc``
-    task; the test nodes are not read): what :data:`M2V_NC_EPOCHS` was chosen on."""
-    from sklearn.linear_model import LogisticRegression
-
-    from privgraph.data.hetero import TASKS, load_hetero
-    from privgraph.experiments.tasks import _nc_masks
-
-    data, target = load_hetero(dataset), TASKS[dataset].node_type
-    train, val, _ = _nc_masks(data, target, seed)
-    y, scores = data[target].y, []
-
-    def score(epoch: int, embed: Callable[[str], Tensor]) -> None:
-        z = embed(target)
-        clf = LogisticRegression(max_iter=3000).fit(z[train].numpy(), y[train].numpy())
-        scores.append(float((torch.from_numpy(clf.predict(z[val].numpy())) == y[val]).float().mean()))
-        print(f"{dataset} {M2V_METAPATHS.get(dataset, 'first metapath')} epoch {epoch}: validation micro-F1 "
-              f"{100 * scores[-1]:.2f}", flush=True)
-
-    metapath2vec_embeddings(data.edge_index_dict, metapath2vec_metapath(dataset),
-                            {t: data[t].num_nodes for t in data.node_types}, seed, epochs=epochs, on_epoch=score)
-    return scores
-
-
-if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(description="metapath2vec's validation micro-F1 (node classification)")
-    parser.add_argument("dataset")
-    parser.add_argument("seed", type=int, nargs="?", default=0)
-    parser.add_argument("--epochs", type=int, default=None,
-                        help="score the chosen metapath after each of this many epochs (default: every candidate "
-                             "metapath after M2V_NC_EPOCHS epochs)")
-    args = parser.parse_args()
-    if args.epochs is None:
-        _validation_scores(args.dataset, args.seed)
-    else:
-        _epoch_scores(args.dataset, args.seed, args.epochs)

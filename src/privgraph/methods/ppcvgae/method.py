@@ -33,7 +33,7 @@ from privgraph.methods.ppcvgae.embedding import (
     train_embedding,
     unprotected_attribute,
 )
-from privgraph.methods.ppcvgae.privacy import check_calibration, check_candidate_epsilon, flip_candidate
+from privgraph.methods.ppcvgae.privacy import check_calibration, check_candidate_epsilon, check_case, flip_candidate
 from privgraph.progress import ProgressHook
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 
@@ -71,8 +71,6 @@ class PPCVGAEParams(AutoencoderParams):
         return super().config(kl_weight=self.kl_weight, penalty=self.penalty, encoder_penalty=self.encoder_penalty)
 
     def validate(self) -> None:
-        from privgraph.attacks import check_case  # the attack's threat model (lazy: attacks import methods)
-
         super().validate()
         check_case(self.case)
         check_delta(self.delta)

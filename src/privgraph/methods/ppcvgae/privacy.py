@@ -33,6 +33,15 @@ import torch
 from privgraph.mechanisms.base import check_delta
 from privgraph.mechanisms.gaussian import analytic_gaussian_sigma, classical_gaussian_sigma
 
+CASE_MODELS = {"a": "gcn", "b": "mlp"}  # the threat model's cases (§4.1 / §4.2) and the adversary's model in each
+
+
+def check_case(case: str) -> str:
+    """A threat-model case: "a" (the adversary knows A) or "b" (it does not)."""
+    if case not in CASE_MODELS:
+        raise ValueError(f"case must be 'a' (the adversary knows A) or 'b' (it does not), got {case!r}")
+    return case
+
 
 def flip_candidate(sens: torch.Tensor, private_mask: torch.Tensor) -> torch.Tensor:
     """``s'``: the binary sensitive attribute flipped on the private nodes, unchanged on the public ones."""

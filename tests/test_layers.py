@@ -1,0 +1,135 @@
+"""The package's layering (docs/layout.md): no module imports from a higher layer, and no two
+subpackages import each other, however indirectly.
+
+Every ``import`` of a ``privgraph`` module counts: at module level, inside a function (a lazy
+import that hides a circle is still a circle) and under ``TYPE_CHECKING``.  The layers, lowest
+first (a unit is a subpackage or a top-level module):
+
+====  =====================================  ==================================================
+rank  units                                  why there
+====  =====================================  ==================================================
+0     ``version``, ``progress``              import nothing from privgraph
+1     ``accounting``                         guarantees, the RDP accountant, ε/δ validation
+2     ``mechanisms``                         randomizers (report their guarantees)
+3     ``data``                               loading, validation, splits (annotations draw noise)
+4     ``nn``                                 layers and models
+5     ``train``                              trainers (DP-SGD)
+6     ``release``                            ``PrivateRelease``: what every method returns
+7     ``methods``                            the registered methods
+8     ``attacks``                            attacks on a method's release or trained model
+9     ``api``                                ``privatize``/``fit``/``attack``/``release_with``
+10    ``audit``                              releases through ``api.release_with``, as users do
+11    ``experiments``                        the pipeline, store, sweeps, reports
+12    ``cli``, ``__main__``, ``privgraph``   the command and the package facade (its lazy names)
+====  =====================================  ==================================================
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import privgraph
+
+PACKAGE = Path(privgraph.__file__).parent
+ROOT = "privgraph"  # the package's own __init__: the facade, at the top
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("version", "progress"),
+    ("accounting",),
+    ("mechanisms",),
+    ("data",),
+    ("nn",),
+    ("train",),
+    ("release",),
+    ("methods",),
+    ("attacks",),
+    ("api",),
+    ("audit",),
+    ("experiments",),
+    ("cli", "__main__", ROOT),
+)
+RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
+
+
+def module_name(path: Path) -> str:
+    """``privgraph.a.b`` for ``.../privgraph/a/b.py`` (a package: its ``__init__``)."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def unit(module: str) -> str:
+    """The layer unit of a privgraph module: its subpackage or top-level module."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ROOT
+
+
+def imported_modules(path: Path) -> list[tuple[str, int]]:
+    """(privgraph module, line) of every import in ``path``, at any depth, relative ones resolved."""
+    module = module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [base]
+        else:
+            continue
+        found += [(t, node.lineno) for t in targets if t == ROOT or t.startswith(ROOT + ".")]
+    return found
+
+
+def edges() -> list[tuple[str, str, str]]:
+    """(importing module, imported module, where) over every module of the package."""
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = module_name(path)
+        out += [(source, target, f"{path.relative_to(PACKAGE.parent)}:{line}")
+                for target, line in imported_modules(path)]
+    return out
+
+
+def test_every_unit_has_a_layer():
+    units = {unit(module_name(p)) for p in PACKAGE.rglob("*.py")}
+    assert units <= set(RANK), f"units without a layer (add them to LAYERS and docs/layout.md): {units - set(RANK)}"
+
+
+def test_the_scan_sees_lazy_and_type_checking_imports():
+    """The parser finds function-level and TYPE_CHECKING imports."""
+    sample = PACKAGE / "methods" / "base.py"
+    targets = {t for t, _ in imported_modules(sample)}
+    assert "privgraph.release" in targets and "privgraph.train" in targets  # TYPE_CHECKING / lazy
+    assert unit("privgraph.methods.blink.client") == "methods" and unit("privgraph") == ROOT
+
+
+def test_no_import_from_a_higher_layer():
+    up = [f"{where}: {source} imports {target} ({unit(source)} {RANK[unit(source)]} < "
+          f"{unit(target)} {RANK[unit(target)]})"
+          for source, target, where in edges() if RANK[unit(target)] > RANK[unit(source)]]
+    assert not up, "imports from a higher layer:\n" + "\n".join(up)
+
+
+def test_no_cycles_between_units():
+    graph: dict[str, set[str]] = {}
+    for source, target, _ in edges():
+        if unit(source) != unit(target):
+            graph.setdefault(unit(source), set()).add(unit(target))
+    cycles = []
+
+    def visit(node: str, path: list[str]) -> None:
+        for nxt in sorted(graph.get(node, ())):
+            if nxt in path:
+                cycles.append(" -> ".join(path[path.index(nxt):] + [nxt]))
+            elif nxt not in done:
+                visit(nxt, path + [nxt])
+        done.add(node)
+
+    done: set[str] = set()
+    for start in sorted(graph):
+        if start not in done:
+            visit(start, [start])
+    assert not cycles, "import cycles between subpackages:\n" + "\n".join(cycles)
