@@ -8,7 +8,7 @@ DEMO_OUT ?= demo-out
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.privgraph-installed
 
-.PHONY: demo test install clean docs
+.PHONY: demo test lint install clean docs
 
 install: $(STAMP)
 
@@ -21,7 +21,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/privgraph demo --out $(DEMO_OUT)
 
-test: $(STAMP)
+# lint and format first (ruff, config in pyproject.toml), then the suite
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+test: lint
 	$(BIN)/python -m pytest
 
 # The documentation site (MkDocs + mkdocstrings, API reference from the docstrings) into site/;

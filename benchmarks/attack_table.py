@@ -26,10 +26,10 @@ import argparse
 import json
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 import numpy as np
+import tomllib
 
 from privgraph.experiments import ExperimentSpec, ResultsStore, run_experiment
 
@@ -40,22 +40,34 @@ PAGE = ROOT / "docs" / "benchmarks" / "attacks.md"
 
 # label -> (method, params, private ratio)
 LINK_TARGETS: dict[str, tuple[str, dict, float | None]] = {
-    "GCN (non-private)": ("gcn-raw", {}, None), "MLP (no graph)": ("mlp", {}, None),
-    "Blink-Hard": ("blink", {"variant": "hard"}, None), "Blink-Soft": ("blink", {"variant": "soft"}, None),
-    "Blink-Hybrid": ("blink", {"variant": "hybrid"}, None), "RR": ("rr", {}, None), "L-DpGCN": ("ldpgcn", {}, None),
+    "GCN (non-private)": ("gcn-raw", {}, None),
+    "MLP (no graph)": ("mlp", {}, None),
+    "Blink-Hard": ("blink", {"variant": "hard"}, None),
+    "Blink-Soft": ("blink", {"variant": "soft"}, None),
+    "Blink-Hybrid": ("blink", {"variant": "hybrid"}, None),
+    "RR": ("rr", {}, None),
+    "L-DpGCN": ("ldpgcn", {}, None),
     "GCN on public edges (private dropped)": ("gcn-public", {}, 0.2),
-    "EdgeRand": ("edgerand", {}, 0.2), "LapGraph": ("lapgraph", {}, 0.2), "EdgeRR": ("edgerr", {}, 0.2),
+    "EdgeRand": ("edgerand", {}, 0.2),
+    "LapGraph": ("lapgraph", {}, 0.2),
+    "EdgeRR": ("edgerr", {}, 0.2),
     "HeteroRR": ("heterorr", {}, 0.2),
 }
 # label -> (method, label LDP)
-MIA_TARGETS: dict[str, tuple[str, bool]] = {"GCN (non-private)": ("gcn-raw", False), "LPGNN": ("lpgnn", False),
-                                            "LPGNN + label LDP (ε_y = ε)": ("lpgnn", True)}
+MIA_TARGETS: dict[str, tuple[str, bool]] = {
+    "GCN (non-private)": ("gcn-raw", False),
+    "LPGNN": ("lpgnn", False),
+    "LPGNN + label LDP (ε_y = ε)": ("lpgnn", True),
+}
 LINK_ATTACKS = ("link-stealing", "link-stealing-aux", "linkteller")
 MIA_ATTACKS = ("membership-confidence", "membership-shadow")
-SHOWN = {"link-stealing": ("attack_auc", "attack_precision"), "link-stealing-aux": ("attack_auc", "attack_precision"),
-         "linkteller": ("attack_auc", "attack_precision"),
-         "membership-confidence": ("attack_auc", "attack_advantage"),
-         "membership-shadow": ("attack_auc", "attack_advantage")}
+SHOWN = {
+    "link-stealing": ("attack_auc", "attack_precision"),
+    "link-stealing-aux": ("attack_auc", "attack_precision"),
+    "linkteller": ("attack_auc", "attack_precision"),
+    "membership-confidence": ("attack_auc", "attack_advantage"),
+    "membership-shadow": ("attack_auc", "attack_advantage"),
+}
 
 
 def _settings(args: argparse.Namespace) -> list[dict]:
@@ -69,17 +81,34 @@ def _settings(args: argparse.Namespace) -> list[dict]:
                         continue  # LinkTeller against a model without a graph is refused: chance by construction
                     private = method not in ("gcn-raw", "mlp", "gcn-public")
                     eps_list = args.edgerand_epsilons if method == "edgerand" else args.epsilons
-                    for eps in (eps_list if private else [None]):
-                        out.append(dict(label=label, dataset=dataset, method=method, params=params, attack=attack,
-                                        epsilons=[] if eps is None else [eps], private_ratio=ratio))
+                    for eps in eps_list if private else [None]:
+                        out.append(
+                            dict(
+                                label=label,
+                                dataset=dataset,
+                                method=method,
+                                params=params,
+                                attack=attack,
+                                epsilons=[] if eps is None else [eps],
+                                private_ratio=ratio,
+                            )
+                        )
             else:
                 for label, (method, label_ldp) in MIA_TARGETS.items():
                     if label not in args.targets:
                         continue
-                    for eps in ([None] if method == "gcn-raw" else args.epsilons):
-                        out.append(dict(label=label, dataset=dataset, method=method, params={}, attack=attack,
-                                        epsilons=[] if eps is None else [eps],
-                                        epsilon_y=eps if label_ldp else None))
+                    for eps in [None] if method == "gcn-raw" else args.epsilons:
+                        out.append(
+                            dict(
+                                label=label,
+                                dataset=dataset,
+                                method=method,
+                                params={},
+                                attack=attack,
+                                epsilons=[] if eps is None else [eps],
+                                epsilon_y=eps if label_ldp else None,
+                            )
+                        )
     return out
 
 
@@ -96,20 +125,36 @@ def run(args: argparse.Namespace) -> None:
         except (ValueError, RuntimeError, MemoryError) as err:  # recorded, not hidden
             print(f"[{i}/{len(settings)}] {label} {s['attack']} on {s['dataset']}: FAILED: {err}", file=sys.stderr)
             continue
-        metrics = {m: {"mean": float(np.mean(v)), "std": float(np.std(v, ddof=1)) if len(v) > 1 else 0.0}
-                   for m in result.metrics for v in [[r.metrics[m] for r in result.records]]}
-        row = {"dataset": result.records[0].dataset, "target": label, "method": s["method"], "params": s["params"],
-               "attack": s["attack"], "epsilon": s["epsilons"][0] if s["epsilons"] else None,
-               "epsilon_y": s.get("epsilon_y"), "private_ratio": s.get("private_ratio"), "trials": args.trials,
-               "seed": args.seed, "metrics": metrics, "threat_model": result.attack["threat_model"],
-               "seconds": round(time.perf_counter() - start, 1)}
+        metrics = {
+            m: {"mean": float(np.mean(v)), "std": float(np.std(v, ddof=1)) if len(v) > 1 else 0.0}
+            for m in result.metrics
+            for v in [[r.metrics[m] for r in result.records]]
+        }
+        row = {
+            "dataset": result.records[0].dataset,
+            "target": label,
+            "method": s["method"],
+            "params": s["params"],
+            "attack": s["attack"],
+            "epsilon": s["epsilons"][0] if s["epsilons"] else None,
+            "epsilon_y": s.get("epsilon_y"),
+            "private_ratio": s.get("private_ratio"),
+            "trials": args.trials,
+            "seed": args.seed,
+            "metrics": metrics,
+            "threat_model": result.attack["threat_model"],
+            "seconds": round(time.perf_counter() - start, 1),
+        }
         key = ("dataset", "target", "attack", "epsilon")
         results = [r for r in results if tuple(r[k] for k in key) != tuple(row[k] for k in key)] + [row]
         Path(args.results).parent.mkdir(parents=True, exist_ok=True)
         Path(args.results).write_text(json.dumps(results, indent=1) + "\n")  # after every setting: resumable
         shown = ", ".join(f"{m} {metrics[m]['mean']:.3f}" for m in (result.metrics[0], *SHOWN[s["attack"]]))
-        print(f"[{i}/{len(settings)}] {label} {s['attack']} on {row['dataset']} ε={row['epsilon']}: {shown} "
-              f"({row['seconds']}s)", flush=True)
+        print(
+            f"[{i}/{len(settings)}] {label} {s['attack']} on {row['dataset']} ε={row['epsilon']}: {shown} "
+            f"({row['seconds']}s)",
+            flush=True,
+        )
 
 
 def _answers(text: str) -> str:
@@ -148,26 +193,40 @@ def table(args: argparse.Namespace) -> None:
         lines += [f"## {attack}", "", f"Threat model: queries {threat['queries']}; knows {threat['knowledge']}.", ""]
         shown = SHOWN[attack]
         for dataset in dict.fromkeys(r["dataset"] for r in subset):
-            lines += [f"### {dataset}", "",
-                      "| target | ε | utility | " + " | ".join(m.replace("attack_", "") for m in shown)
-                      + " | answered by |",
-                      "|---" * (4 + len(shown)) + "|"]
+            lines += [
+                f"### {dataset}",
+                "",
+                "| target | ε | utility | " + " | ".join(m.replace("attack_", "") for m in shown) + " | answered by |",
+                "|---" * (4 + len(shown)) + "|",
+            ]
             order = list(LINK_TARGETS if attack in LINK_ATTACKS else MIA_TARGETS)
-            for r in sorted((r for r in subset if r["dataset"] == dataset),
-                            key=lambda r: (order.index(r["target"]) if r["target"] in order else 99,
-                                           r["epsilon"] or 0)):
+            for r in sorted(
+                (r for r in subset if r["dataset"] == dataset),
+                key=lambda r: (order.index(r["target"]) if r["target"] in order else 99, r["epsilon"] or 0),
+            ):
                 util = _cell(r["metrics"], "accuracy")
-                lines.append(f"| {r['target']} | {_eps(r['epsilon'])} | {util} | "
-                             + " | ".join(_cell(r["metrics"], m) for m in shown)
-                             + f" | {_answers(r['threat_model'].get('answers', ''))} |")
+                lines.append(
+                    f"| {r['target']} | {_eps(r['epsilon'])} | {util} | "
+                    + " | ".join(_cell(r["metrics"], m) for m in shown)
+                    + f" | {_answers(r['threat_model'].get('answers', ''))} |"
+                )
             lines.append("")
             if args.plot:
                 png = _plot(subset, dataset, attack, Path(args.out).parent)
                 lines += [f"![{attack} on {dataset}]({png.name})", ""]
     lines += _findings(rows)
     lines += _published_section(published)
-    lines += ["## Reproduce", "", "The stored results come from these commands (each row of the results file "
-              "records its trials, seed and wall time):", "", "```bash", *COMMANDS, "```", ""]
+    lines += [
+        "## Reproduce",
+        "",
+        "The stored results come from these commands (each row of the results file "
+        "records its trials, seed and wall time):",
+        "",
+        "```bash",
+        *COMMANDS,
+        "```",
+        "",
+    ]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text("\n".join(lines))
     print(f"wrote {args.out}")
@@ -194,20 +253,24 @@ def _findings(rows: list[dict]) -> list[str]:
     against its reference at its smallest and largest ε.  References: for the private-edge methods
     the GCN on the public edges alone (what the public part gives, ε_e = 0); for link stealing on
     the others the MLP (what the features alone give); else 0.5."""
-    out = ["## What the numbers say", "",
-           f"Computed from the stored results (\"at\" means within {MARGIN:.2f} AUC). Link stealing compares "
-           "posteriors, and in these homophilous graphs linked nodes have similar features, so even a model "
-           "that never saw the graph links them above chance: its reference is the MLP floor, not 0.5. "
-           "LinkTeller reads influence through the graph that answers the queries, so its reference is 0.5. "
-           "For the private-edge methods (EdgeRand, LapGraph, EdgeRR, HeteroRR; ρ = 0.2 of the edges "
-           "private) the public edges answer the queries too, and the features and the public edges predict "
-           "many private edges (shared neighbours, communities): their reference is the GCN on the public "
-           "edges alone (`gcn-public`, the private edges dropped, ε_e = 0). That inference from the rest of "
-           "the graph is not bounded by ε_e-DP, which bounds what one private edge changes in the release. "
-           "A link-private method bounds what the *links* reveal; the features it leaves in clear are not "
-           "covered. An AUC *below* its reference is information too (the attacker's rule points the wrong "
-           "way, e.g. members less confident than non-members): read the distance from the reference, and the "
-           "trials' spread in the tables.", ""]
+    out = [
+        "## What the numbers say",
+        "",
+        f'Computed from the stored results ("at" means within {MARGIN:.2f} AUC). Link stealing compares '
+        "posteriors, and in these homophilous graphs linked nodes have similar features, so even a model "
+        "that never saw the graph links them above chance: its reference is the MLP floor, not 0.5. "
+        "LinkTeller reads influence through the graph that answers the queries, so its reference is 0.5. "
+        "For the private-edge methods (EdgeRand, LapGraph, EdgeRR, HeteroRR; ρ = 0.2 of the edges "
+        "private) the public edges answer the queries too, and the features and the public edges predict "
+        "many private edges (shared neighbours, communities): their reference is the GCN on the public "
+        "edges alone (`gcn-public`, the private edges dropped, ε_e = 0). That inference from the rest of "
+        "the graph is not bounded by ε_e-DP, which bounds what one private edge changes in the release. "
+        "A link-private method bounds what the *links* reveal; the features it leaves in clear are not "
+        "covered. An AUC *below* its reference is information too (the attacker's rule points the wrong "
+        "way, e.g. members less confident than non-members): read the distance from the reference, and the "
+        "trials' spread in the tables.",
+        "",
+    ]
     for attack in (*LINK_ATTACKS, *MIA_ATTACKS):
         for dataset in dict.fromkeys(r["dataset"] for r in rows if r["attack"] == attack):
             sub = [r for r in rows if r["attack"] == attack and r["dataset"] == dataset]
@@ -217,9 +280,15 @@ def _findings(rows: list[dict]) -> list[str]:
 
             mlp, public = auc_of("MLP (no graph)"), auc_of(PUBLIC_FLOOR)
             plain = auc_of("GCN (non-private)")
-            head = f"- **{attack}, {dataset}**: " + ", ".join(
-                f"{name} {v:.2f}" for name, v in (("non-private GCN", plain), ("MLP floor", mlp),
-                                                  ("public-edges floor", public)) if v is not None) + ". "
+            head = (
+                f"- **{attack}, {dataset}**: "
+                + ", ".join(
+                    f"{name} {v:.2f}"
+                    for name, v in (("non-private GCN", plain), ("MLP floor", mlp), ("public-edges floor", public))
+                    if v is not None
+                )
+                + ". "
+            )
             parts = []
             for target in dict.fromkeys(r["target"] for r in sub if r["epsilon"] is not None):
                 edge_level = any(r["target"] == target and r.get("private_ratio") for r in sub)
@@ -229,16 +298,24 @@ def _findings(rows: list[dict]) -> list[str]:
                     ref, name = mlp, "the MLP floor"
                 else:
                     ref, name = 0.5, "chance"
-                pts = sorted((r["epsilon"], r["metrics"]["attack_auc"]["mean"]) for r in sub if r["target"] == target
-                             and r["epsilon"] is not None)
+                pts = sorted(
+                    (r["epsilon"], r["metrics"]["attack_auc"]["mean"])
+                    for r in sub
+                    if r["target"] == target and r["epsilon"] is not None
+                )
                 (e0, a0), (e1, a1) = pts[0], pts[-1]
 
                 def where(a: float) -> str:
-                    return f"at {name}" if abs(a - ref) <= MARGIN else (
-                        f"{a - ref:+.2f} above {name}" if a > ref else f"{ref - a:.2f} below {name}")
+                    return (
+                        f"at {name}"
+                        if abs(a - ref) <= MARGIN
+                        else (f"{a - ref:+.2f} above {name}" if a > ref else f"{ref - a:.2f} below {name}")
+                    )
 
-                parts.append(f"{target} {a0:.2f} at ε={e0:g} ({where(a0)})" + (
-                    f", {a1:.2f} at ε={e1:g} ({where(a1)})" if len(pts) > 1 else ""))
+                parts.append(
+                    f"{target} {a0:.2f} at ε={e0:g} ({where(a0)})"
+                    + (f", {a1:.2f} at ε={e1:g} ({where(a1)})" if len(pts) > 1 else "")
+                )
             out.append(head + "; ".join(parts) + ".")
     return out + [""]
 
@@ -251,9 +328,13 @@ def _md(text: object) -> str:
 def _published_section(published: dict) -> list[str]:
     if not published:
         return []
-    lines = ["## Published figures", "",
-             "From the papers, for comparison; their datasets, splits and models differ from ours (each entry's "
-             "note says how).", ""]
+    lines = [
+        "## Published figures",
+        "",
+        "From the papers, for comparison; their datasets, splits and models differ from ours (each entry's "
+        "note says how).",
+        "",
+    ]
     for key, entry in published.items():
         lines += [f"### {_md(entry.get('paper', key))}", ""]
         if entry.get("where"):
@@ -288,16 +369,28 @@ def _plot(rows: list[dict], dataset: str, attack: str, folder: Path) -> Path:
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, metric, title in ((axes[0], "attack_auc", f"{attack} AUC"), (axes[1], "accuracy", "target utility")):
         for target in dict.fromkeys(r["target"] for r in rows if r["dataset"] == dataset):
-            pts = sorted((r["epsilon"], r["metrics"][metric]["mean"]) for r in rows
-                         if r["dataset"] == dataset and r["target"] == target and r["epsilon"] is not None
-                         and metric in r["metrics"])
-            flat = [r["metrics"][metric]["mean"] for r in rows if r["dataset"] == dataset
-                    and r["target"] == target and r["epsilon"] is None and metric in r["metrics"]]
+            pts = sorted(
+                (r["epsilon"], r["metrics"][metric]["mean"])
+                for r in rows
+                if r["dataset"] == dataset
+                and r["target"] == target
+                and r["epsilon"] is not None
+                and metric in r["metrics"]
+            )
+            flat = [
+                r["metrics"][metric]["mean"]
+                for r in rows
+                if r["dataset"] == dataset and r["target"] == target and r["epsilon"] is None and metric in r["metrics"]
+            ]
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=target)
             elif flat:
-                ax.axhline(flat[0], linestyle="--", label=target,
-                           color={"MLP (no graph)": "grey", PUBLIC_FLOOR: "tab:cyan"}.get(target, "black"))
+                ax.axhline(
+                    flat[0],
+                    linestyle="--",
+                    label=target,
+                    color={"MLP (no graph)": "grey", PUBLIC_FLOOR: "tab:cyan"}.get(target, "black"),
+                )
         if metric == "attack_auc":
             ax.axhline(0.5, linestyle=":", color="red", label="chance")
         ax.set_xscale("log")
@@ -319,12 +412,21 @@ def main() -> None:
     sub = ap.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run the grid into the store and the results file")
     r.add_argument("--datasets", nargs="+", default=["cora", "citeseer", "facebook"])
-    r.add_argument("--attacks", nargs="+", default=["link-stealing", "linkteller", *MIA_ATTACKS],
-                   choices=[*LINK_ATTACKS, *MIA_ATTACKS])
+    r.add_argument(
+        "--attacks",
+        nargs="+",
+        default=["link-stealing", "linkteller", *MIA_ATTACKS],
+        choices=[*LINK_ATTACKS, *MIA_ATTACKS],
+    )
     r.add_argument("--targets", nargs="+", default=[*LINK_TARGETS, *MIA_TARGETS], help="target labels")
     r.add_argument("--epsilons", nargs="+", type=float, default=[1, 4, 8])
-    r.add_argument("--edgerand-epsilons", nargs="+", type=float, default=[4, 8],
-                   help="EdgeRand's ε (its graph has ~n²/(2(1+e^ε)) edges: small ε is slow)")
+    r.add_argument(
+        "--edgerand-epsilons",
+        nargs="+",
+        type=float,
+        default=[4, 8],
+        help="EdgeRand's ε (its graph has ~n²/(2(1+e^ε)) edges: small ε is slow)",
+    )
     r.add_argument("--trials", type=int, default=2)
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--data-root", default=None)

@@ -27,8 +27,9 @@ def mae(data, eps: float, delta: float, seed: int) -> tuple[float, float]:
     norm, exact = posterior_norm(reports, beta, exact_limit=max(n, 20_000))
     assert exact
     i, j = data.edge_index.numpy()
-    p_edges = 1.0 / (1.0 + np.exp(-posterior_logit(beta[i] + beta[j], reports.evidence(i, j),
-                                                    reports.epsilon_adjacency)))
+    p_edges = 1.0 / (
+        1.0 + np.exp(-posterior_logit(beta[i] + beta[j], reports.evidence(i, j), reports.epsilon_adjacency))
+    )
     a_norm = float(i.size)
     distance = norm - 2.0 * float(p_edges.sum()) + a_norm
     bound = 2.0 * a_norm + n / (2.0 * reports.epsilon_degree)

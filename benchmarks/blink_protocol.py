@@ -97,33 +97,118 @@ CHANGES = {
 }
 ROWS = [
     Row("gcn-authors", "non-private GCN", "gcn-raw", "non-private", paper_label="non-private"),
-    Row("gcn-random-splits", "non-private GCN", "gcn-raw", "non-private", change="random-splits",
-        paper_label="non-private"),
+    Row(
+        "gcn-random-splits",
+        "non-private GCN",
+        "gcn-raw",
+        "non-private",
+        change="random-splits",
+        paper_label="non-private",
+    ),
     Row("gcn-minmax", "non-private GCN", "gcn-raw", "non-private", change="minmax", paper_label="non-private"),
-    Row("gcn-accuracy-selection", "non-private GCN", "gcn-raw", "non-private", change="accuracy-selection",
-        paper_label="non-private"),
-    Row("gcn-our-hyperparameters", "non-private GCN", "gcn-raw", "non-private", change="our-hyperparameters",
-        paper_label="non-private"),
+    Row(
+        "gcn-accuracy-selection",
+        "non-private GCN",
+        "gcn-raw",
+        "non-private",
+        change="accuracy-selection",
+        paper_label="non-private",
+    ),
+    Row(
+        "gcn-our-hyperparameters",
+        "non-private GCN",
+        "gcn-raw",
+        "non-private",
+        change="our-hyperparameters",
+        paper_label="non-private",
+    ),
     Row("mlp-authors", "MLP", "mlp", "mlp", model="mlp", paper_label="MLP"),
     Row("mlp-random-splits", "MLP", "mlp", "mlp", model="mlp", change="random-splits", paper_label="MLP"),
-    Row("hard-authors", "Blink-Hard", "blink", "hard", params={"variant": "hard"}, private=True,
-        datasets=("citeseer",), paper_label="Blink-Hard"),
-    Row("hard-random-splits", "Blink-Hard", "blink", "hard", params={"variant": "hard"}, private=True,
-        change="random-splits", datasets=("citeseer",), paper_label="Blink-Hard"),
-    Row("hybrid-authors", "Blink-Hybrid", "blink", "hybrid", params={"variant": "hybrid"}, private=True,
-        datasets=("citeseer",), paper_label="Blink-Hybrid"),
-    Row("soft-authors", "Blink-Soft", "blink", "soft", params={"variant": "soft"}, private=True,
-        paper_label="Blink-Soft"),
-    Row("soft-random-splits", "Blink-Soft", "blink", "soft", params={"variant": "soft"}, private=True,
-        change="random-splits", paper_label="Blink-Soft"),
-    Row("soft-minmax", "Blink-Soft", "blink", "soft", params={"variant": "soft"}, private=True, change="minmax",
-        datasets=("cora",), epsilons=(1,), paper_label="Blink-Soft"),
-    Row("soft-accuracy-selection", "Blink-Soft", "blink", "soft", params={"variant": "soft"}, private=True,
-        change="accuracy-selection", datasets=("cora",), epsilons=(1,), paper_label="Blink-Soft"),
-    Row("ldpgcn-authors", "L-DpGCN", "ldpgcn", "ldpgcn", private=True, datasets=("cora",),
-        paper_label="L-DpGCN"),
-    Row("ldpgcn-random-splits", "L-DpGCN", "ldpgcn", "ldpgcn", private=True, change="random-splits",
-        datasets=("cora",), paper_label="L-DpGCN"),
+    Row(
+        "hard-authors",
+        "Blink-Hard",
+        "blink",
+        "hard",
+        params={"variant": "hard"},
+        private=True,
+        datasets=("citeseer",),
+        paper_label="Blink-Hard",
+    ),
+    Row(
+        "hard-random-splits",
+        "Blink-Hard",
+        "blink",
+        "hard",
+        params={"variant": "hard"},
+        private=True,
+        change="random-splits",
+        datasets=("citeseer",),
+        paper_label="Blink-Hard",
+    ),
+    Row(
+        "hybrid-authors",
+        "Blink-Hybrid",
+        "blink",
+        "hybrid",
+        params={"variant": "hybrid"},
+        private=True,
+        datasets=("citeseer",),
+        paper_label="Blink-Hybrid",
+    ),
+    Row(
+        "soft-authors",
+        "Blink-Soft",
+        "blink",
+        "soft",
+        params={"variant": "soft"},
+        private=True,
+        paper_label="Blink-Soft",
+    ),
+    Row(
+        "soft-random-splits",
+        "Blink-Soft",
+        "blink",
+        "soft",
+        params={"variant": "soft"},
+        private=True,
+        change="random-splits",
+        paper_label="Blink-Soft",
+    ),
+    Row(
+        "soft-minmax",
+        "Blink-Soft",
+        "blink",
+        "soft",
+        params={"variant": "soft"},
+        private=True,
+        change="minmax",
+        datasets=("cora",),
+        epsilons=(1,),
+        paper_label="Blink-Soft",
+    ),
+    Row(
+        "soft-accuracy-selection",
+        "Blink-Soft",
+        "blink",
+        "soft",
+        params={"variant": "soft"},
+        private=True,
+        change="accuracy-selection",
+        datasets=("cora",),
+        epsilons=(1,),
+        paper_label="Blink-Soft",
+    ),
+    Row("ldpgcn-authors", "L-DpGCN", "ldpgcn", "ldpgcn", private=True, datasets=("cora",), paper_label="L-DpGCN"),
+    Row(
+        "ldpgcn-random-splits",
+        "L-DpGCN",
+        "ldpgcn",
+        "ldpgcn",
+        private=True,
+        change="random-splits",
+        datasets=("cora",),
+        paper_label="L-DpGCN",
+    ),
 ]
 
 
@@ -163,9 +248,18 @@ def run_one(row: Row, dataset: str, eps: int | None, trial: int) -> float:
     data = prepared(dataset, row.change, trial)
     params = dict(row.params, **({"delta": delta} if delta is not None else {}))
     rel = pg.privatize(data, row.method, epsilon=float(eps) if row.private else None, seed=trial, **params)
-    res = pg.fit(rel, model=row.model, seed=trial, lr=hp["lr"], weight_decay=hp["wd"], dropout=hp["do"],
-                 hidden=16, epochs=300, patience=300,
-                 selection="accuracy" if row.change == "accuracy-selection" else "loss")
+    res = pg.fit(
+        rel,
+        model=row.model,
+        seed=trial,
+        lr=hp["lr"],
+        weight_decay=hp["wd"],
+        dropout=hp["do"],
+        hidden=16,
+        epochs=300,
+        patience=300,
+        selection="accuracy" if row.change == "accuracy-selection" else "loss",
+    )
     return 100.0 * res.test_accuracy
 
 
@@ -184,7 +278,7 @@ def run(args: argparse.Namespace) -> None:
         for dataset in row.datasets:
             if args.datasets and dataset not in args.datasets:
                 continue
-            for eps in (row.epsilons if row.private else (None,)):
+            for eps in row.epsilons if row.private else (None,):
                 if eps is not None and args.epsilons and eps not in args.epsilons:
                     continue
                 start = time.perf_counter()
@@ -216,14 +310,21 @@ def table() -> str:
 
     results = json.loads(RESULTS.read_text())
     published = Published.load(PUBLISHED)
-    lines = ["<!-- generated by `python benchmarks/blink_protocol.py table` from "
-             "benchmarks/results/blink_protocol.json: do not edit -->", "",
-             "Test accuracy (%): ours as mean ± 95% CI (Student t) over the trials (per ε where they differ); "
-             "the paper's as mean ± std.", "",
-             "| dataset | method | protocol | no noise | ε=1 | ε=4 | ε=8 | trials |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "<!-- generated by `python benchmarks/blink_protocol.py table` from "
+        "benchmarks/results/blink_protocol.json: do not edit -->",
+        "",
+        "Test accuracy (%): ours as mean ± 95% CI (Student t) over the trials (per ε where they differ); "
+        "the paper's as mean ± std.",
+        "",
+        "| dataset | method | protocol | no noise | ε=1 | ε=4 | ε=8 | trials |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     entries = [(r.key, r.label, r.change, r.private, r.datasets, r.paper_label) for r in ROWS]
-    entries += [(f"majority-{c}", "majority class of the training nodes", c, False, ("cora", "citeseer"), "RR")
-                for c in ("none", "random-splits")]
+    entries += [
+        (f"majority-{c}", "majority class of the training nodes", c, False, ("cora", "citeseer"), "RR")
+        for c in ("none", "random-splits")
+    ]
     for dataset in ("cora", "citeseer"):
         shown = set()
         for key, label, change, private, datasets, paper_label in entries:
@@ -248,8 +349,11 @@ def table() -> str:
                 value = published.value("gcn", dataset, "accuracy", label, eps)
                 cells.append("" if value is None else f"{value[0]:.1f} ± {value[1]:.1f}")
             if any(cells):
-                lines.append(f"| {dataset} | {label} | paper (mean ± std, 30 runs on one split) | "
-                             + " | ".join(cells) + " | 30 |")
+                lines.append(
+                    f"| {dataset} | {label} | paper (mean ± std, 30 runs on one split) | "
+                    + " | ".join(cells)
+                    + " | 30 |"
+                )
     return "\n".join(lines) + "\n"
 
 

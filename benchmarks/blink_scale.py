@@ -25,8 +25,9 @@ def one(n: int, eps: float, delta: float) -> dict:
 
     torch.set_num_threads(2)
     blocks = 10
-    edges = sbm_edges([n // blocks] * blocks, 10 * 0.7 / (n / blocks), 10 * 0.3 / (n * (1 - 1 / blocks)),
-                      np.random.default_rng(0))
+    edges = sbm_edges(
+        [n // blocks] * blocks, 10 * 0.7 / (n / blocks), 10 * 0.3 / (n * (1 - 1 / blocks)), np.random.default_rng(0)
+    )
     out = {"n": n, "edges": int(edges.shape[1])}
     start = time.perf_counter()
     reports = link_ldp(edges, n, eps, delta, make_generator(0))
@@ -36,12 +37,16 @@ def one(n: int, eps: float, delta: float) -> dict:
     out.update(mle_s=time.perf_counter() - t, mle_iterations=fit.iterations, mle_exact=fit.exact)
     t = time.perf_counter()
     hard = hard_graph(reports, fit.beta)
-    out.update(hard_s=time.perf_counter() - t, hard_edges=int(hard.edge_index.shape[1]),
-               visited_pairs=hard.visited_pairs)
+    out.update(
+        hard_s=time.perf_counter() - t, hard_edges=int(hard.edge_index.shape[1]), visited_pairs=hard.visited_pairs
+    )
     t = time.perf_counter()
     hybrid = hybrid_graph(reports, fit.beta)
-    out.update(hybrid_s=time.perf_counter() - t, hybrid_edges=int(hybrid.edge_index.shape[1]),
-               hybrid_visited=hybrid.visited_pairs)
+    out.update(
+        hybrid_s=time.perf_counter() - t,
+        hybrid_edges=int(hybrid.edge_index.shape[1]),
+        hybrid_visited=hybrid.visited_pairs,
+    )
     out["total_s"] = time.perf_counter() - start
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
@@ -57,17 +62,26 @@ def main() -> None:
     if args.child:
         print(json.dumps(one(args.child, args.epsilon, args.delta)))
         return
-    print("| n | directed edges | client s | MLE s (iterations) | Hard s | Hard edges | Hard pairs visited "
-          "| Hybrid s | Hybrid edges | Hybrid pairs visited | total s | peak RSS MiB |")
+    print(
+        "| n | directed edges | client s | MLE s (iterations) | Hard s | Hard edges | Hard pairs visited "
+        "| Hybrid s | Hybrid edges | Hybrid pairs visited | total s | peak RSS MiB |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in args.sizes:
-        res = subprocess.run([sys.executable, __file__, "--child", str(n), "--epsilon", str(args.epsilon),
-                              "--delta", str(args.delta)], capture_output=True, text=True, check=True)
+        res = subprocess.run(
+            [sys.executable, __file__, "--child", str(n), "--epsilon", str(args.epsilon), "--delta", str(args.delta)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         r = json.loads(res.stdout.strip().splitlines()[-1])
-        print(f"| {r['n']:,} | {r['edges']:,} | {r['client_s']:.1f} | {r['mle_s']:.1f} ({r['mle_iterations']}) | "
-              f"{r['hard_s']:.1f} | {r['hard_edges']:,} | {r['visited_pairs']:,} | {r['hybrid_s']:.1f} | "
-              f"{r['hybrid_edges']:,} | {r['hybrid_visited']:,} | {r['total_s']:.1f} | "
-              f"{r['peak_rss_mib']:.0f} |", flush=True)
+        print(
+            f"| {r['n']:,} | {r['edges']:,} | {r['client_s']:.1f} | {r['mle_s']:.1f} ({r['mle_iterations']}) | "
+            f"{r['hard_s']:.1f} | {r['hard_edges']:,} | {r['visited_pairs']:,} | {r['hybrid_s']:.1f} | "
+            f"{r['hybrid_edges']:,} | {r['hybrid_visited']:,} | {r['total_s']:.1f} | "
+            f"{r['peak_rss_mib']:.0f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

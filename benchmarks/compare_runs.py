@@ -6,7 +6,9 @@ from pathlib import Path
 
 
 def means(path: Path) -> dict:
-    return {(r["epsilon"], r["metric"]): (round(r["mean"], 6), r["trials"]) for r in json.loads(path.read_text())["results"]}
+    return {
+        (r["epsilon"], r["metric"]): (round(r["mean"], 6), r["trials"]) for r in json.loads(path.read_text())["results"]
+    }
 
 
 def main() -> None:

@@ -28,15 +28,16 @@ EPSILONS = [0.1, 0.5, 1.0, 2.0, 4.0, 8.0]
 MECHANISMS = ["multibit", "onebit", "gaussian", "laplace"]
 
 
-def aggregation_mae(x: torch.Tensor, adj: torch.Tensor, mechanism: str, eps: float, seed: int,
-                    block: int = 4096) -> float:
+def aggregation_mae(
+    x: torch.Tensor, adj: torch.Tensor, mechanism: str, eps: float, seed: int, block: int = 4096
+) -> float:
     """MAE of adj·x̂ against adj·x, computed in column blocks to bound memory."""
     mech = get_feature_mechanism(mechanism, eps, delta=1e-5)
     gen = make_generator(seed)
     x_hat = mech.privatize(x, gen)
     total = 0.0
     for s in range(0, x.shape[1], block):
-        total += float((adj @ x_hat[:, s:s + block] - adj @ x[:, s:s + block]).abs().sum())
+        total += float((adj @ x_hat[:, s : s + block] - adj @ x[:, s : s + block]).abs().sum())
     return total / x.numel()
 
 
@@ -48,16 +49,19 @@ def main() -> None:
     ap.add_argument("--out", default="benchmarks/out/estimation_error")
     args = ap.parse_args()
 
-    lines = ["| dataset | mechanism | " + " | ".join(f"ε={e:g}" for e in EPSILONS) + " |",
-             "|---|---|" + "---|" * len(EPSILONS)]
+    lines = [
+        "| dataset | mechanism | " + " | ".join(f"ε={e:g}" for e in EPSILONS) + " |",
+        "|---|---|" + "---|" * len(EPSILONS),
+    ]
     fig, axes = plt.subplots(1, len(args.datasets), figsize=(5 * len(args.datasets), 4), squeeze=False)
     for ax, name in zip(axes[0], args.datasets):
         data = sbm_graph() if name == "sbm" else load(name)
         adj = normalized_adjacency(data.edge_index, data.num_nodes, args.aggregator)
         x = data.x.to(torch.float32)
         for mech in MECHANISMS:
-            errs = [sum(aggregation_mae(x, adj, mech, e, r) for r in range(args.repeats)) / args.repeats
-                    for e in EPSILONS]
+            errs = [
+                sum(aggregation_mae(x, adj, mech, e, r) for r in range(args.repeats)) / args.repeats for e in EPSILONS
+            ]
             lines.append(f"| {getattr(data, 'name', name)} | {mech} | " + " | ".join(f"{v:.3g}" for v in errs) + " |")
             print(lines[-1], flush=True)
             ax.plot(EPSILONS, errs, marker="o", label=mech)

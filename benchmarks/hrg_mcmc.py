@@ -24,18 +24,18 @@ import time
 
 def one(source: str, moves: int, trace: int, chains: int = 1) -> dict:
     import numpy as np
-    import torch
+    from torch_geometric.data import Data
 
     from privgraph.data import load, mark_private_edges, split_edges
     from privgraph.data.synthetic import sbm_edges
     from privgraph.mechanisms import make_generator
     from privgraph.methods.heterorr.hrg import PHRGSampler, lemma4_sensitivity
-    from torch_geometric.data import Data
 
     if source.isdigit():
         n, blocks = int(source), 10
-        edges = sbm_edges([n // blocks] * blocks, 10 * 0.7 / (n / blocks), 10 * 0.3 / (n * (1 - 1 / blocks)),
-                          np.random.default_rng(0))
+        edges = sbm_edges(
+            [n // blocks] * blocks, 10 * 0.7 / (n / blocks), 10 * 0.3 / (n * (1 - 1 / blocks)), np.random.default_rng(0)
+        )
         data = Data(edge_index=edges, num_nodes=n)
         name = f"SBM n={n}"
     else:
@@ -53,11 +53,17 @@ def one(source: str, moves: int, trace: int, chains: int = 1) -> dict:
     start = time.perf_counter()
     sampler.run(moves)
     seconds = time.perf_counter() - start
-    out.update(moves=moves, moves_per_s=round(moves / seconds), acceptance=round((sampler.accepted - before) / moves, 3))
+    out.update(
+        moves=moves, moves_per_s=round(moves / seconds), acceptance=round((sampler.accepted - before) / moves, 3)
+    )
     if trace:  # fresh chains (seeds 0, 1, …), traced over trace·n moves
         total = trace * n
-        traces = [PHRGSampler(n, pub, pri, np.ones(n, dtype=np.int64), scale, make_generator(c))
-                  .run(total, trace_every=max(1, total // 10)) for c in range(chains)]
+        traces = [
+            PHRGSampler(n, pub, pri, np.ones(n, dtype=np.int64), scale, make_generator(c)).run(
+                total, trace_every=max(1, total // 10)
+            )
+            for c in range(chains)
+        ]
         out["trace"] = [(s // n, round(lp), round(lq)) for s, lp, lq in traces[0]]  # (moves/n, L_pub, L_pri)
         if chains > 1:
             from privgraph.methods.heterorr.edges import mixing_diagnostics
@@ -114,9 +120,15 @@ def main() -> None:
     ap.add_argument("--datasets", nargs="*", default=["cora", "citeseer", "facebook"])
     ap.add_argument("--moves", type=int, default=2_000_000)
     ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--trace", type=int, default=5000, help="datasets: trace the log-likelihood over this many moves per node")
-    ap.add_argument("--chains", type=int, default=1,
-                    help="datasets: trace this many chains (seeds 0, 1, …) and print Gelman–Rubin R̂ over their second halves")
+    ap.add_argument(
+        "--trace", type=int, default=5000, help="datasets: trace the log-likelihood over this many moves per node"
+    )
+    ap.add_argument(
+        "--chains",
+        type=int,
+        default=1,
+        help="datasets: trace this many chains (seeds 0, 1, …) and print Gelman–Rubin R̂ over their second halves",
+    )
     ap.add_argument("--quality", help="a dataset: what EdgeRR and LapGraph add to the public graph (no GCN)")
     ap.add_argument("--ratio", type=float, default=0.05, help="--quality: share of private edges")
     ap.add_argument("--epsilons", nargs="*", type=float, default=[0.5, 1, 2, 4, 8])
@@ -134,11 +146,24 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     traces = []
     for source in [str(s) for s in args.sizes] + list(args.datasets):
-        cmd = [sys.executable, __file__, "--child", source, "--moves", str(args.moves), "--trace", str(args.trace),
-               "--chains", str(args.chains)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--child",
+            source,
+            "--moves",
+            str(args.moves),
+            "--trace",
+            str(args.trace),
+            "--chains",
+            str(args.chains),
+        ]
         r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
-        print(f"| {r['graph']} | {r['n']} | {r['edges']} | {r['build_s']} | {r['moves_per_s']:,} | "
-              f"{r['acceptance']} | {r['peak_rss_mib']} |", flush=True)
+        print(
+            f"| {r['graph']} | {r['n']} | {r['edges']} | {r['build_s']} | {r['moves_per_s']:,} | "
+            f"{r['acceptance']} | {r['peak_rss_mib']} |",
+            flush=True,
+        )
         if "trace" in r:
             traces.append(r)
     for r in traces:

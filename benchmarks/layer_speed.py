@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -53,11 +53,15 @@ def gcn(dataset: str, epochs: int) -> dict[str, float]:
     data = load_sensitive(dataset)
     x, edge_index = data.x.float(), data.edge_index
     out = {"nodes": data.num_nodes, "edges": int(edge_index.shape[1])}
-    for name, layer in (("pyg_gcnconv_s", lambda i, o: GCNConv(i, o, cached=True)), ("cached_gcnconv_s", CachedGCNConv)):
+    for name, layer in (
+        ("pyg_gcnconv_s", lambda i, o: GCNConv(i, o, cached=True)),
+        ("cached_gcnconv_s", CachedGCNConv),
+    ):
         torch.manual_seed(0)
         convs = torch.nn.ModuleList([layer(x.shape[1], 64), layer(64, 2)])
-        out[name] = _median_epoch(_train_step(convs, lambda: convs[1](convs[0](x, edge_index).relu(), edge_index)),
-                                  epochs)
+        out[name] = _median_epoch(
+            _train_step(convs, lambda: convs[1](convs[0](x, edge_index).relu(), edge_index)), epochs
+        )
     return out
 
 
@@ -79,8 +83,9 @@ def soft(epochs: int) -> dict[str, float]:
         adjacency.max_cached_bytes = limit
         torch.manual_seed(0)
         convs = torch.nn.ModuleList([BlockwiseGCNConv(x.shape[1], 16), BlockwiseGCNConv(16, 7)])
-        out[name] = _median_epoch(_train_step(convs, lambda: convs[1](convs[0](x, adjacency).relu(), adjacency)),
-                                  epochs)
+        out[name] = _median_epoch(
+            _train_step(convs, lambda: convs[1](convs[0](x, adjacency).relu(), adjacency)), epochs
+        )
     return out
 
 

@@ -12,7 +12,7 @@ validation nodes; the test nodes are not read::
 from __future__ import annotations
 
 import argparse
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from sklearn.linear_model import LogisticRegression
@@ -54,11 +54,20 @@ def epoch_scores(dataset: str, seed: int = 0, epochs: int = 6) -> list[float]:
 
     def score(epoch: int, embed: Callable[[str], Tensor]) -> None:
         scores.append(validation_accuracy(embed(target), y, train, val))
-        print(f"{dataset} {M2V_METAPATHS.get(dataset, 'first metapath')} epoch {epoch}: validation micro-F1 "
-              f"{100 * scores[-1]:.2f}", flush=True)
+        print(
+            f"{dataset} {M2V_METAPATHS.get(dataset, 'first metapath')} epoch {epoch}: validation micro-F1 "
+            f"{100 * scores[-1]:.2f}",
+            flush=True,
+        )
 
-    metapath2vec_embeddings(data.edge_index_dict, metapath2vec_metapath(dataset),
-                            {t: data[t].num_nodes for t in data.node_types}, seed, epochs=epochs, on_epoch=score)
+    metapath2vec_embeddings(
+        data.edge_index_dict,
+        metapath2vec_metapath(dataset),
+        {t: data[t].num_nodes for t in data.node_types},
+        seed,
+        epochs=epochs,
+        on_epoch=score,
+    )
     return scores
 
 
@@ -66,9 +75,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="metapath2vec's validation micro-F1 (node classification)")
     parser.add_argument("dataset")
     parser.add_argument("seed", type=int, nargs="?", default=0)
-    parser.add_argument("--epochs", type=int, default=None,
-                        help="score the chosen metapath after each of this many epochs (default: every candidate "
-                             "metapath after M2V_NC_EPOCHS epochs)")
+    parser.add_argument(
+        "--epochs",
+        type=int,
+        default=None,
+        help="score the chosen metapath after each of this many epochs (default: every candidate "
+        "metapath after M2V_NC_EPOCHS epochs)",
+    )
     args = parser.parse_args()
     if args.epochs is None:
         metapath_scores(args.dataset, args.seed)

@@ -13,15 +13,42 @@ FAST = ["--set", "epochs=30", "--set", "patience=10"]
 def test_expand_multi_value_options():
     argv = ["run", "lpgnn", "--epsilon", "0.1", "0.5", "1", "--trials", "2", "--epsilon=2,3"]
     assert expand_multi_value_options(argv) == [
-        "run", "lpgnn", "--epsilon", "0.1", "--epsilon", "0.5", "--epsilon", "1", "--trials", "2",
-        "--epsilon", "2", "--epsilon", "3",
+        "run",
+        "lpgnn",
+        "--epsilon",
+        "0.1",
+        "--epsilon",
+        "0.5",
+        "--epsilon",
+        "1",
+        "--trials",
+        "2",
+        "--epsilon",
+        "2",
+        "--epsilon",
+        "3",
     ]
 
 
 def test_run_json_schema_and_results_store(tmp_path):
     db = tmp_path / "r.db"
-    args = ["run", "lpgnn", "--dataset", "sbm", "--epsilon", "0.5", "--epsilon", "2", "--trials", "2",
-            "--db", str(db), "--format", "json", *FAST]
+    args = [
+        "run",
+        "lpgnn",
+        "--dataset",
+        "sbm",
+        "--epsilon",
+        "0.5",
+        "--epsilon",
+        "2",
+        "--trials",
+        "2",
+        "--db",
+        str(db),
+        "--format",
+        "json",
+        *FAST,
+    ]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
@@ -43,8 +70,24 @@ def test_run_table_baseline_and_plot(tmp_path):
     res = runner.invoke(app, ["run", "mlp", "--dataset", "sbm", "--trials", "2", "--db", str(db), *FAST])
     assert res.exit_code == 0, res.output
     assert "Privacy report" in res.stdout and "no protection" in res.stdout
-    res = runner.invoke(app, ["run", "lpgnn", "--dataset", "sbm", "--epsilon", "1", "--trials", "1",
-                              "--param", "mechanism=gaussian", "--db", str(db), *FAST])
+    res = runner.invoke(
+        app,
+        [
+            "run",
+            "lpgnn",
+            "--dataset",
+            "sbm",
+            "--epsilon",
+            "1",
+            "--trials",
+            "1",
+            "--param",
+            "mechanism=gaussian",
+            "--db",
+            str(db),
+            *FAST,
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "(1, 1e-05)-LDP" in res.stdout
     png = tmp_path / "plot.png"
@@ -69,14 +112,40 @@ def test_unknown_dataset_and_missing_db(tmp_path):
 
 def test_expand_multi_value_options_stops_at_short_options():
     assert expand_multi_value_options(["release", "x", "--epsilon", "1", "-o", "g.pt"]) == [
-        "release", "x", "--epsilon", "1", "-o", "g.pt"]
+        "release",
+        "x",
+        "--epsilon",
+        "1",
+        "-o",
+        "g.pt",
+    ]
     assert expand_multi_value_options(["--epsilon", "-1", "2"]) == ["--epsilon", "-1", "--epsilon", "2"]
 
 
 def test_run_heterorr_reports_both_units(tmp_path):
-    args = ["run", "heterorr", "--dataset", "sbm", "--private-ratio", "0.2", "--param", "epsilon_f=2", "--epsilon",
-            "1", "--trials", "1", "--param", "mcmc_steps=2000", "--param", "bins=3", "--db", str(tmp_path / "r.db"),
-            "--format", "json", *FAST]
+    args = [
+        "run",
+        "heterorr",
+        "--dataset",
+        "sbm",
+        "--private-ratio",
+        "0.2",
+        "--param",
+        "epsilon_f=2",
+        "--epsilon",
+        "1",
+        "--trials",
+        "1",
+        "--param",
+        "mcmc_steps=2000",
+        "--param",
+        "bins=3",
+        "--db",
+        str(tmp_path / "r.db"),
+        "--format",
+        "json",
+        *FAST,
+    ]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
     units = json.loads(res.stdout)["results"][0]["privacy"]["by_unit"]
@@ -84,13 +153,16 @@ def test_run_heterorr_reports_both_units(tmp_path):
     assert units["private edge"]["epsilon"] == 1.0 and units["private edge"]["trust_model"].startswith("central")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["run", "edgerr", "--dataset", "sbm"], "--private-ratio"),
-    (["run", "featurerr", "--dataset", "sbm", "--param", "gamma=1.5"], "gamma"),
-    (["run", "featurerr", "--dataset", "sbm", "--param", "bins=1"], "bins"),
-    (["run", "heterorr", "--dataset", "sbm", "--private-ratio", "0.2", "--param", "epsilon_e=0"], "epsilon_e"),
-    (["run", "edgerr", "--dataset", "sbm", "--private-ratio", "2"], "ratio"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "edgerr", "--dataset", "sbm"], "--private-ratio"),
+        (["run", "featurerr", "--dataset", "sbm", "--param", "gamma=1.5"], "gamma"),
+        (["run", "featurerr", "--dataset", "sbm", "--param", "bins=1"], "bins"),
+        (["run", "heterorr", "--dataset", "sbm", "--private-ratio", "0.2", "--param", "epsilon_e=0"], "epsilon_e"),
+        (["run", "edgerr", "--dataset", "sbm", "--private-ratio", "2"], "ratio"),
+    ],
+)
 def test_heterorr_bad_options_exit_with_error(tmp_path, args, message):
     res = runner.invoke(app, args + ["--db", str(tmp_path / "r.db")])
     assert res.exit_code == 2 and message in res.output
@@ -101,9 +173,23 @@ def test_release_writes_graph_and_report(tmp_path, method):
     import torch
 
     out = tmp_path / "g.pt"
-    own = {"edgerr": ["--param", "mcmc_steps=500"], "featureldp": ["--param", "mechanism=piecewise"], "lapgraph": []}[method]
-    args = ["release", method, "--dataset", "sbm", "--epsilon", "2", "--private-ratio", "0.3", *own,
-            "--reproducible", "-o", str(out)]
+    own = {"edgerr": ["--param", "mcmc_steps=500"], "featureldp": ["--param", "mechanism=piecewise"], "lapgraph": []}[
+        method
+    ]
+    args = [
+        "release",
+        method,
+        "--dataset",
+        "sbm",
+        "--epsilon",
+        "2",
+        "--private-ratio",
+        "0.3",
+        *own,
+        "--reproducible",
+        "-o",
+        str(out),
+    ]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
     graph = torch.load(out)
@@ -119,8 +205,26 @@ def test_release_writes_graph_and_report(tmp_path, method):
 
 
 def test_secure_note_reaches_every_guarantee(tmp_path):
-    args = ["run", "heterorr", "--dataset", "sbm", "--private-ratio", "0.2", "--epsilon", "1", "--trials", "1",
-            "--param", "mcmc_steps=500", "--secure", "--db", str(tmp_path / "r.db"), "--format", "json", *FAST]
+    args = [
+        "run",
+        "heterorr",
+        "--dataset",
+        "sbm",
+        "--private-ratio",
+        "0.2",
+        "--epsilon",
+        "1",
+        "--trials",
+        "1",
+        "--param",
+        "mcmc_steps=500",
+        "--secure",
+        "--db",
+        str(tmp_path / "r.db"),
+        "--format",
+        "json",
+        *FAST,
+    ]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
     for g in json.loads(res.stdout)["results"][0]["privacy"]["guarantees"]:
@@ -137,58 +241,118 @@ def test_the_cli_copies_no_method_lists_or_choices():
 
 
 def test_a_flag_the_method_has_no_parameter_for_is_refused(tmp_path):
-    for args in (["run", "edgerr", "--private-ratio", "0.2", "--param", "mechanism=piecewise"],
-                 ["run", "lapgraph", "--private-ratio", "0.2", "--param", "mcmc_steps=10"],
-                 ["run", "blink", "--param", "clip=true"]):
+    for args in (
+        ["run", "edgerr", "--private-ratio", "0.2", "--param", "mechanism=piecewise"],
+        ["run", "lapgraph", "--private-ratio", "0.2", "--param", "mcmc_steps=10"],
+        ["run", "blink", "--param", "clip=true"],
+    ):
         res = runner.invoke(app, [*args, "--db", str(tmp_path / "r.db")])
         assert res.exit_code == 2 and ("no parameter" in res.output or "takes no" in res.output), res.output
 
 
 def test_param_reaches_the_method_and_the_stored_config(tmp_path):
     db = tmp_path / "r.db"
-    res = runner.invoke(app, ["run", "blink", "--epsilon", "4", "--trials", "1", "--param", "variant=hybrid",
-                              "--param", "delta=0.3", "--db", str(db), "--format", "json", *FAST])
+    res = runner.invoke(
+        app,
+        [
+            "run",
+            "blink",
+            "--epsilon",
+            "4",
+            "--trials",
+            "1",
+            "--param",
+            "variant=hybrid",
+            "--param",
+            "delta=0.3",
+            "--db",
+            str(db),
+            "--format",
+            "json",
+            *FAST,
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["results"][0]["mechanism"] == "blink-hybrid"
     config = list(ResultsStore(db).records())[0].config
     assert config["params"]["variant"] == "hybrid" and config["params"]["delta"] == 0.3
-    res = runner.invoke(app, ["run", "edgerr", "--private-ratio", "0.2", "--epsilon", "2", "--trials", "1",
-                              "--param", "mcmc_steps=500", "--db", str(db), "--format", "json", *FAST])
+    res = runner.invoke(
+        app,
+        [
+            "run",
+            "edgerr",
+            "--private-ratio",
+            "0.2",
+            "--epsilon",
+            "2",
+            "--trials",
+            "1",
+            "--param",
+            "mcmc_steps=500",
+            "--db",
+            str(db),
+            "--format",
+            "json",
+            *FAST,
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert list(ResultsStore(db).records())[-1].config["params"]["mcmc_steps"] == 500
 
 
 def test_release_takes_typed_params(tmp_path):
     out = tmp_path / "f.pt"
-    res = runner.invoke(app, ["release", "featurerr", "--epsilon", "2", "--param", "bins=3", "--param",
-                              "sensitive_features=3,17", "--param", "debias=false", "--reproducible", "--diagnostics",
-                              "-o", str(out)])
+    res = runner.invoke(
+        app,
+        [
+            "release",
+            "featurerr",
+            "--epsilon",
+            "2",
+            "--param",
+            "bins=3",
+            "--param",
+            "sensitive_features=3,17",
+            "--param",
+            "debias=false",
+            "--reproducible",
+            "--diagnostics",
+            "-o",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     meta = json.loads((tmp_path / "f.pt.json").read_text())
     assert {k: meta["params"][k] for k in ("bins", "sensitive_features", "debias")} == {
-        "bins": 3, "sensitive_features": [3, 17], "debias": False}
+        "bins": 3,
+        "sensitive_features": [3, 17],
+        "debias": False,
+    }
     assert meta["details"]["bins"] == 3 and meta["details"]["debiased"] is False
     assert meta["privacy"]["by_unit"]["node feature vector"]["epsilon"] == 2.0
 
 
-@pytest.mark.parametrize("args, needles", [
-    (["run", "blink", "--param", "foo=1"], ["'foo'", "variant, delta, soft_exact_limit, soft_min_probability"]),
-    (["run", "featurerr", "--param", "bins=x"], ["bins='x'", "int", "gamma, bins, public_fraction"]),
-    (["release", "featurerr", "--param", "bins=1.5", "-o", "x.pt"], ["bins='1.5'", "int"]),
-    (["run", "featurerr", "--param", "debias=maybe"], ["debias='maybe'", "bool"]),
-    (["run", "featurerr", "--param", "sensitive_features=3,x"], ["sensitive_features", "tuple[int, ...] | None"]),
-    (["run", "featurerr", "--param", "bins"], ["NAME=VALUE"]),
-    (["run", "ppcvgae", "--param", "case=c"], ["case"]),
-    (["run", "vgae", "--param", "penalty=1"], ["'penalty'", "latent, hidden, epochs, lr"]),
-    (["run", "hetedp", "--param", "edge_type=a,b,c"], ["edge_type"]),
-    (["run", "ppcvgae", "--case", "b", "--param", "case=a"], ["differ"]),
-    (["run", "lpgnn", "--set", "foo=1"], ["'foo'", "kprop_steps"]),
-    (["run", "ppcvgae", "--set", "epochs=5"], ["does not take --set", "--param"]),
-    (["run", "hetedp", "--set", "dpsgd.epochs=2"], ["epochs, hidden"]),
-    (["run", "ppcvgae", "--model", "gat"], ["does not take model"]),
-    (["run", "lpgnn", "--task", "lp"], ["task 'lp' does not apply"]),
-    (["run", "mlp", "--epsilon", "1"], ["not private"]),
-])
+@pytest.mark.parametrize(
+    "args, needles",
+    [
+        (["run", "blink", "--param", "foo=1"], ["'foo'", "variant, delta, soft_exact_limit, soft_min_probability"]),
+        (["run", "featurerr", "--param", "bins=x"], ["bins='x'", "int", "gamma, bins, public_fraction"]),
+        (["release", "featurerr", "--param", "bins=1.5", "-o", "x.pt"], ["bins='1.5'", "int"]),
+        (["run", "featurerr", "--param", "debias=maybe"], ["debias='maybe'", "bool"]),
+        (["run", "featurerr", "--param", "sensitive_features=3,x"], ["sensitive_features", "tuple[int, ...] | None"]),
+        (["run", "featurerr", "--param", "bins"], ["NAME=VALUE"]),
+        (["run", "ppcvgae", "--param", "case=c"], ["case"]),
+        (["run", "vgae", "--param", "penalty=1"], ["'penalty'", "latent, hidden, epochs, lr"]),
+        (["run", "hetedp", "--param", "edge_type=a,b,c"], ["edge_type"]),
+        (["run", "ppcvgae", "--case", "b", "--param", "case=a"], ["differ"]),
+        (["run", "lpgnn", "--set", "foo=1"], ["'foo'", "kprop_steps"]),
+        (["run", "ppcvgae", "--set", "epochs=5"], ["does not take --set", "--param"]),
+        (["run", "hetedp", "--set", "dpsgd.epochs=2"], ["epochs, hidden"]),
+        (["run", "ppcvgae", "--model", "gat"], ["does not take model"]),
+        (["run", "lpgnn", "--task", "lp"], ["task 'lp' does not apply"]),
+        (["run", "mlp", "--epsilon", "1"], ["not private"]),
+    ],
+)
 def test_a_bad_param_is_one_error_line(tmp_path, args, needles):
     res = runner.invoke(app, [*args, "--db", str(tmp_path / "r.db")] if args[0] == "run" else args)
     assert res.exit_code == 2, res.output
@@ -207,8 +371,12 @@ def test_param_and_set_build_one_spec():
     assert spec.params == {"sensitive_features": (3, 17), "mcmc_steps": None, "clip": True}
     spec = _spec("ppcvgae", ["case=b", "calibration=classical", "delta=1e-5", "epochs=5", "encoder_penalty=0.5"], [])
     assert spec.params == {"case": "b", "calibration": "classical", "delta": 1e-5, "epochs": 5, "encoder_penalty": 0.5}
-    spec = _spec("hetedp", ["clip_bound=2", "clip=0.5", "epochs=3", "topology=node", "feature_share=0.3"],
-                 ["epochs=50"], task="lp")
+    spec = _spec(
+        "hetedp",
+        ["clip_bound=2", "clip=0.5", "epochs=3", "topology=node", "feature_share=0.3"],
+        ["epochs=50"],
+        task="lp",
+    )
     assert spec.params == {"clip_bound": 2.0, "clip": 0.5, "epochs": 3, "topology": "node", "feature_share": 0.3}
     assert spec.hyperparameters == {"epochs": 50}
 
@@ -243,7 +411,11 @@ def test_methods_prints_a_methods_parameters():
     assert "tuple[int," in res.stdout  # the type tuple[int, ...] | None is not read as rich markup
     res = runner.invoke(app, ["methods", "blink", "--format", "json"])
     assert [p["name"] for p in json.loads(res.stdout)["parameters"]] == [
-        "variant", "delta", "soft_exact_limit", "soft_min_probability"]
+        "variant",
+        "delta",
+        "soft_exact_limit",
+        "soft_min_probability",
+    ]
 
 
 def test_reports_of_several_epsilons_label_their_notes_and_the_plain_sentence():
@@ -255,8 +427,9 @@ def test_reports_of_several_epsilons_label_their_notes_and_the_plain_sentence():
     from privgraph.cli import print_reports
 
     def report(eps, *notes):
-        return PrivacyReport([PrivacyGuarantee("node feature vector", TrustModel.LOCAL, eps, 0.0, "multibit",
-                                               ("shared note", *notes))])
+        return PrivacyReport(
+            [PrivacyGuarantee("node feature vector", TrustModel.LOCAL, eps, 0.0, "multibit", ("shared note", *notes))]
+        )
 
     console = Console(record=True, width=300)
     print_reports({0.5: report(0.5, "only at half"), 4.0: report(4.0)}, console)

@@ -25,8 +25,14 @@ N = 60
 
 def cli(*args, cwd=None):
     env = {**os.environ, "COLUMNS": "100"}
-    return subprocess.run([sys.executable, "-m", "privgraph", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "privgraph", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -49,11 +55,15 @@ def test_pt_edge_list_and_npz_inputs_release_and_run(graph, tmp_path):
     _write_edge_list(tmp_path / "e.tsv", graph.edge_index, sep="\t")
     ei = graph.edge_index.numpy()
     sp.save_npz(tmp_path / "a.npz", sp.coo_matrix((np.ones(ei.shape[1]), (ei[0], ei[1])), shape=(N, N)).tocsr())
-    for name, extra in (("g.pt", []), ("e.tsv", ["--features", tmp_path / "x.npy", "--labels", tmp_path / "y.csv"]),
-                        ("a.npz", ["--features", tmp_path / "x.npy"])):
+    for name, extra in (
+        ("g.pt", []),
+        ("e.tsv", ["--features", tmp_path / "x.npy", "--labels", tmp_path / "y.csv"]),
+        ("a.npz", ["--features", tmp_path / "x.npy"]),
+    ):
         out = tmp_path / f"{name}.release.pt"
-        res = cli("release", "lpgnn", "--input", tmp_path / name, *extra, "--domain", "0,1", "--epsilon", "1",
-                  "-o", out)
+        res = cli(
+            "release", "lpgnn", "--input", tmp_path / name, *extra, "--domain", "0,1", "--epsilon", "1", "-o", out
+        )
         assert res.returncode == 0, res.stderr
         released = torch.load(out)
         assert isinstance(released, Data) and released.num_nodes == N
@@ -61,8 +71,22 @@ def test_pt_edge_list_and_npz_inputs_release_and_run(graph, tmp_path):
         meta = json.loads(out.with_name(out.name + ".json").read_text())
         assert meta["fields"]["x"].startswith("privatized") and meta["provenance"]["dataset"] == "input"
         assert meta["report"][0].startswith("Whatever else they know")
-    res = cli("run", "lpgnn", "--input", tmp_path / "g.pt", "--epsilon", "1", "--trials", "1", "--set", "epochs=5",
-              "--db", tmp_path / "r.db", "--format", "json")
+    res = cli(
+        "run",
+        "lpgnn",
+        "--input",
+        tmp_path / "g.pt",
+        "--epsilon",
+        "1",
+        "--trials",
+        "1",
+        "--set",
+        "epochs=5",
+        "--db",
+        tmp_path / "r.db",
+        "--format",
+        "json",
+    )
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["results"][0]["trials"] == 1
 
@@ -73,8 +97,20 @@ def test_private_edge_column_reaches_an_edge_level_method(graph, tmp_path):
     _write_edge_list(tmp_path / "e.csv", und, header=["src", "dst", "private"], extra=private)
     np.save(tmp_path / "x.npy", graph.x.numpy())
     out = tmp_path / "r.pt"
-    res = cli("release", "edgerand", "--input", tmp_path / "e.csv", "--private-column", "private", "--features",
-              tmp_path / "x.npy", "--epsilon", "2", "-o", out)
+    res = cli(
+        "release",
+        "edgerand",
+        "--input",
+        tmp_path / "e.csv",
+        "--private-column",
+        "private",
+        "--features",
+        tmp_path / "x.npy",
+        "--epsilon",
+        "2",
+        "-o",
+        out,
+    )
     assert res.returncode == 0, res.stderr
     assert "added the reverse direction of" in " ".join(res.stderr.split())
     meta = json.loads(out.with_name("r.pt.json").read_text())
@@ -105,10 +141,23 @@ def _bad_inputs(graph, tmp_path):
         (["release", "lpgnn", "--input", tmp_path / "dup.csv", *feats], "duplicate"),
         (["release", "lpgnn", "--input", tmp_path / "range.csv", *feats], "out of range"),
         (["release", "lpgnn", "--input", tmp_path / "asym.csv", "--features", tmp_path / "nan.npy"], "NaN"),
-        (["release", "lpgnn", "--input", tmp_path / "asym.csv", "--features", tmp_path / "big.npy", "--domain",
-          "0,1"], "outside the declared domain"),
-        (["release", "lpgnn", "--input", tmp_path / "asym.csv", *feats, "--labels", tmp_path / "short.csv"],
-         "expected"),
+        (
+            [
+                "release",
+                "lpgnn",
+                "--input",
+                tmp_path / "asym.csv",
+                "--features",
+                tmp_path / "big.npy",
+                "--domain",
+                "0,1",
+            ],
+            "outside the declared domain",
+        ),
+        (
+            ["release", "lpgnn", "--input", tmp_path / "asym.csv", *feats, "--labels", tmp_path / "short.csv"],
+            "expected",
+        ),
         (["release", "lpgnn", "--input", tmp_path / "garbage.pt"], "cannot read"),
         (["release", "lpgnn", "--input", tmp_path / "missing.csv"], "not found"),
         (["release", "mlp", "--dataset", "sbm"], "--allow-non-private"),
@@ -128,12 +177,15 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(graph, tmp_path):
         assert not out.exists() and not (tmp_path / "out.pt.json").exists()
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--set", "lr=abc"], "lr='abc'"),
-    (["--set", "epochs=1.5"], "epochs='1.5'"),
-    (["--db", "/proc/forbidden/r.db"], "cannot write the results database"),
-    (["--dataset", "nope"], "unknown homogeneous dataset"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--set", "lr=abc"], "lr='abc'"),
+        (["--set", "epochs=1.5"], "epochs='1.5'"),
+        (["--db", "/proc/forbidden/r.db"], "cannot write the results database"),
+        (["--dataset", "nope"], "unknown homogeneous dataset"),
+    ],
+)
 def test_run_user_errors_exit_2_before_any_work(tmp_path, args, needle):
     db = [] if "--db" in args else ["--db", tmp_path / "r.db"]
     res = cli("run", "lpgnn", "--epsilon", "1", *db, *args)
@@ -156,18 +208,32 @@ def test_an_edge_list_is_released_undirected_unless_directed(graph, tmp_path):
     und = _one_way(graph)
     _write_edge_list(tmp_path / "edges.csv", und, header=["source", "target"])
     np.save(tmp_path / "x.npy", graph.x.numpy())
-    base = ["release", "lpgnn", "--input", tmp_path / "edges.csv", "--features", tmp_path / "x.npy", "--domain",
-            "0,1", "--epsilon", "1"]
+    base = [
+        "release",
+        "lpgnn",
+        "--input",
+        tmp_path / "edges.csv",
+        "--features",
+        tmp_path / "x.npy",
+        "--domain",
+        "0,1",
+        "--epsilon",
+        "1",
+    ]
     code, text = invoke(*base, "-o", tmp_path / "u.pt", "--diagnostics")
     assert code == 0, text
     released = torch.load(tmp_path / "u.pt", weights_only=True)
     assert is_undirected(released.edge_index) and released.edge_index.shape[1] == 2 * und.shape[1]
-    counted = (f"undirected: added the reverse direction of {und.shape[1]} edges listed one way only "
-               f"({und.shape[1]} → {2 * und.shape[1]} columns;")
+    counted = (
+        f"undirected: added the reverse direction of {und.shape[1]} edges listed one way only "
+        f"({und.shape[1]} → {2 * und.shape[1]} columns;"
+    )
     assert counted in text  # the curator's console has the count
     meta = json.loads((tmp_path / "u.pt.json").read_text())
-    assert ("note: input graph: undirected: added the reverse direction of the edges listed one way only "
-            "(directed=True / --directed keeps the file as given)") in meta["report"]  # no count of private edges
+    assert (
+        "note: input graph: undirected: added the reverse direction of the edges listed one way only "
+        "(directed=True / --directed keeps the file as given)"
+    ) in meta["report"]  # no count of private edges
     assert meta["details"]["input_file"][0].startswith(counted)  # the curator's diagnostics have it
     code, text = invoke(*base, "--directed", "-o", tmp_path / "d.pt")
     assert code == 0, text
@@ -182,8 +248,9 @@ def test_a_graph_without_features_is_released_without_x(graph, tmp_path, method)
     _write_edge_list(tmp_path / "edges.csv", _one_way(graph))
     ratio = [] if method == "blink" else ["--private-ratio", "1"]
     params = ["--param", "mcmc_steps=200"] if method == "edgerr" else []
-    code, text = invoke("release", method, "--input", tmp_path / "edges.csv", *ratio, *params, "--epsilon", "2",
-                        "-o", tmp_path / "g.pt")
+    code, text = invoke(
+        "release", method, "--input", tmp_path / "edges.csv", *ratio, *params, "--epsilon", "2", "-o", tmp_path / "g.pt"
+    )
     assert code == 0, text
     released = torch.load(tmp_path / "g.pt", weights_only=True)
     assert "x" not in released and is_undirected(released.edge_index)
@@ -194,9 +261,26 @@ def test_a_graph_without_features_is_released_without_x(graph, tmp_path, method)
 def test_training_on_a_release_without_features_states_the_encoding(graph, tmp_path):
     _write_edge_list(tmp_path / "edges.csv", _one_way(graph))
     np.savetxt(tmp_path / "y.txt", graph.y.numpy(), fmt="%d")
-    code, text = invoke("run", "lapgraph", "--input", tmp_path / "edges.csv", "--labels", tmp_path / "y.txt",
-                        "--private-ratio", "1", "--epsilon", "2", "--trials", "1", "--set", "epochs=5",
-                        "--db", tmp_path / "r.db", "--format", "json")
+    code, text = invoke(
+        "run",
+        "lapgraph",
+        "--input",
+        tmp_path / "edges.csv",
+        "--labels",
+        tmp_path / "y.txt",
+        "--private-ratio",
+        "1",
+        "--epsilon",
+        "2",
+        "--trials",
+        "1",
+        "--set",
+        "epochs=5",
+        "--db",
+        tmp_path / "r.db",
+        "--format",
+        "json",
+    )
     assert code == 0, text
     assert NO_FEATURES_NOTE in text and "accuracy" in text
     data, _ = pg.data.read_graph(tmp_path / "edges.csv", labels=tmp_path / "y.txt")
@@ -229,8 +313,9 @@ def test_a_poisoned_pt_is_refused_and_trust_pickle_is_said(graph, tmp_path):
     torch.save(legit, tmp_path / "g.pt")
     code, text = invoke("release", "lpgnn", "--input", tmp_path / "g.pt", "--epsilon", "1", "-o", tmp_path / "o.pt")
     assert code == 2 and "fractions.Fraction" in text and "--trust-pickle" in text
-    code, text = invoke("release", "lpgnn", "--input", tmp_path / "g.pt", "--trust-pickle", "--epsilon", "1", "-o",
-                        tmp_path / "o.pt")
+    code, text = invoke(
+        "release", "lpgnn", "--input", tmp_path / "g.pt", "--trust-pickle", "--epsilon", "1", "-o", tmp_path / "o.pt"
+    )
     assert code == 0, text
     report = json.loads((tmp_path / "o.pt.json").read_text())["report"]
     assert any("g.pt trusted with --trust-pickle" in line and "weights_only=False" in line for line in report)
@@ -246,8 +331,9 @@ def test_a_column_named_private_is_the_flag_and_its_note_names_the_file_once(gra
     und = _one_way(graph)
     private = (torch.arange(und.shape[1]) % 3 == 0).int()
     _write_edge_list(tmp_path / "edges.csv", und, header=["src", "dst", "private"], extra=private)
-    code, text = invoke("release", "edgerand", "--input", tmp_path / "edges.csv", "--epsilon", "2", "-o",
-                        tmp_path / "g.pt")
+    code, text = invoke(
+        "release", "edgerand", "--input", tmp_path / "edges.csv", "--epsilon", "2", "-o", tmp_path / "g.pt"
+    )
     assert code == 0, text  # edgerand needs private edges: the column gives them
     assert "edges.csv: column 'private' read as the private-edge flag" in text
     assert "edges.csv: edges.csv" not in text and "ignored" not in text
@@ -277,8 +363,16 @@ def test_hetedp_on_the_users_graph_needs_a_public_edge_count_before_any_work(tmp
     from privgraph.data import hetero_sbm_graph
 
     torch.save(hetero_sbm_graph(seed=0, num_papers=40, num_authors=30), tmp_path / "h.pt")
-    common = ("--input", tmp_path / "h.pt", "--epsilon", "1", "--param", "edge_type=paper,to,author",
-              "--param", "epochs=1")
+    common = (
+        "--input",
+        tmp_path / "h.pt",
+        "--epsilon",
+        "1",
+        "--param",
+        "edge_type=paper,to,author",
+        "--param",
+        "epochs=1",
+    )
     code, text = invoke("release", "hetedp", *common, "-o", tmp_path / "o.pt")
     assert code == 2 and "edge_count=N, a public number of training edges" in text
     assert not (tmp_path / "o.pt").exists()

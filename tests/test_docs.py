@@ -11,11 +11,19 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.skipif(shutil.which("mkdocs", path=str(Path(sys.executable).parent)) is None,
-                    reason="mkdocs not installed (make install adds the docs extra)")
+@pytest.mark.skipif(
+    shutil.which("mkdocs", path=str(Path(sys.executable).parent)) is None,
+    reason="mkdocs not installed (make install adds the docs extra)",
+)
 def test_docs_build_strict(tmp_path):
     mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent))
-    res = subprocess.run([mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    res = subprocess.run(
+        [mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert (tmp_path / "site" / "index.html").exists()

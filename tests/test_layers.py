@@ -88,8 +88,9 @@ def edges() -> list[tuple[str, str, str]]:
     out = []
     for path in sorted(PACKAGE.rglob("*.py")):
         source = module_name(path)
-        out += [(source, target, f"{path.relative_to(PACKAGE.parent)}:{line}")
-                for target, line in imported_modules(path)]
+        out += [
+            (source, target, f"{path.relative_to(PACKAGE.parent)}:{line}") for target, line in imported_modules(path)
+        ]
     return out
 
 
@@ -107,9 +108,12 @@ def test_the_scan_sees_lazy_and_type_checking_imports():
 
 
 def test_no_import_from_a_higher_layer():
-    up = [f"{where}: {source} imports {target} ({unit(source)} {RANK[unit(source)]} < "
-          f"{unit(target)} {RANK[unit(target)]})"
-          for source, target, where in edges() if RANK[unit(target)] > RANK[unit(source)]]
+    up = [
+        f"{where}: {source} imports {target} ({unit(source)} {RANK[unit(source)]} < "
+        f"{unit(target)} {RANK[unit(target)]})"
+        for source, target, where in edges()
+        if RANK[unit(target)] > RANK[unit(source)]
+    ]
     assert not up, "imports from a higher layer:\n" + "\n".join(up)
 
 
@@ -123,7 +127,7 @@ def test_no_cycles_between_units():
     def visit(node: str, path: list[str]) -> None:
         for nxt in sorted(graph.get(node, ())):
             if nxt in path:
-                cycles.append(" -> ".join(path[path.index(nxt):] + [nxt]))
+                cycles.append(" -> ".join(path[path.index(nxt) :] + [nxt]))
             elif nxt not in done:
                 visit(nxt, path + [nxt])
         done.add(node)

@@ -65,8 +65,10 @@ def test_completion_always_printed_once():
     clock.advance(1.0)
     progress("tuning ε=1", 4, 4)
     progress("tuning ε=1", 4, 4)  # a repeated completion adds nothing
-    assert lines(stream) == ["[privgraph] tuning ε=1: 0/4 (0%), 0.0s elapsed",
-                             "[privgraph] tuning ε=1: 4/4 (100%), 2.0s elapsed, done"]
+    assert lines(stream) == [
+        "[privgraph] tuning ε=1: 0/4 (0%), 0.0s elapsed",
+        "[privgraph] tuning ε=1: 4/4 (100%), 2.0s elapsed, done",
+    ]
 
 
 def test_tasks_rate_limited_independently():

@@ -16,9 +16,13 @@ from privgraph.methods import METHODS, Task
 
 EPSILON = 2.0
 SMALL = {  # keep the slow ones short
-    "edgerr": {"mcmc_steps": 500}, "privhrg": {"mcmc_steps": 500}, "featurerr": {"public_fraction": 0.4},
+    "edgerr": {"mcmc_steps": 500},
+    "privhrg": {"mcmc_steps": 500},
+    "featurerr": {"public_fraction": 0.4},
     "heterorr": {"mcmc_steps": 500, "public_fraction": 0.4},
-    "ppcvgae": {"epochs": 10}, "vgae": {"epochs": 10}, "dpgcn": {"epochs": 10},
+    "ppcvgae": {"epochs": 10},
+    "vgae": {"epochs": 10},
+    "dpgcn": {"epochs": 10},
     "hetedp": {"edge_type": ("paper", "written_by", "author"), "epochs": 2, "batch_size": 64, "edge_count": 200},
 }
 
@@ -34,14 +38,21 @@ def user_graph(n: int = 90, seed: int = 0) -> Data:
     order = torch.randperm(n, generator=g)
     masks = {name: torch.zeros(n, dtype=torch.bool) for name in ("train_mask", "val_mask", "test_mask")}
     masks["train_mask"][order[: n // 2]] = True
-    masks["val_mask"][order[n // 2: 3 * n // 4]] = True
-    masks["test_mask"][order[3 * n // 4:]] = True
+    masks["val_mask"][order[n // 2 : 3 * n // 4]] = True
+    masks["test_mask"][order[3 * n // 4 :]] = True
     lo, hi = edge_index.min(0).values, edge_index.max(0).values
     private_edge_mask = (lo * 7 + hi) % 4 == 0  # a quarter of the pairs, the same flag both ways
     sens = (torch.rand(n, generator=g) < 0.4).long()
     private_mask = torch.rand(n, generator=g) < 0.7
-    return Data(x=x, edge_index=edge_index, y=y, sens=sens, private_mask=private_mask,
-                private_edge_mask=private_edge_mask, **masks)
+    return Data(
+        x=x,
+        edge_index=edge_index,
+        y=y,
+        sens=sens,
+        private_mask=private_mask,
+        private_edge_mask=private_edge_mask,
+        **masks,
+    )
 
 
 def user_hetero_graph(seed: int = 0) -> HeteroData:
@@ -53,8 +64,10 @@ def user_hetero_graph(seed: int = 0) -> HeteroData:
     data["paper"].x = torch.rand(papers, 8, generator=g)
     data["paper"].y = torch.randint(0, 3, (papers,), generator=g)
     data["author"].num_nodes = authors
-    pairs = torch.unique(torch.stack([torch.randint(0, papers, (150,), generator=g),
-                                      torch.randint(0, authors, (150,), generator=g)]), dim=1)
+    pairs = torch.unique(
+        torch.stack([torch.randint(0, papers, (150,), generator=g), torch.randint(0, authors, (150,), generator=g)]),
+        dim=1,
+    )
     data["paper", "written_by", "author"].edge_index = pairs
     data["author", "writes", "paper"].edge_index = pairs.flip(0)
     cites = torch.unique(torch.randint(0, papers, (2, 80), generator=g), dim=1)
@@ -81,7 +94,8 @@ def _tensors_equal(x: Data | HeteroData, y: Data | HeteroData) -> bool:
     if isinstance(x, HeteroData):
         stores = list(zip(x.node_stores + x.edge_stores, y.node_stores + y.edge_stores))
         return len(x.node_stores + x.edge_stores) == len(y.node_stores + y.edge_stores) and all(
-            a._key == b._key and _tensors_equal(a, b) for a, b in stores)
+            a._key == b._key and _tensors_equal(a, b) for a, b in stores
+        )
     return set(x.keys()) == set(y.keys()) and all(_same(x[k], y[k]) for k in x.keys())
 
 
@@ -135,8 +149,9 @@ def test_every_method_releases_the_users_own_graph(name, tmp_path):
         if not cls.private or status.startswith("public"):
             continue
         if field in released:
-            assert status.startswith("privatized") and not _same(released[field], value), \
+            assert status.startswith("privatized") and not _same(released[field], value), (
                 f"{name} copied the raw {field}"
+            )
         else:
             assert status.startswith("withheld"), (field, status)
     # 3. a save/load round trip keeps everything
@@ -174,14 +189,17 @@ def test_fit_trains_the_methods_model_on_a_release():
         pg.fit(pg.privatize(data, "vgae", seed=0, epochs=5))
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda d: pg.privatize(d, "nope", epsilon=1.0), "unknown method"),
-    (lambda d: pg.privatize(d, "blink", epsilon=1.0, variant="medium"), "variant"),
-    (lambda d: pg.privatize(d, "blink", epsilon=1.0, gamma=0.5), "no parameter 'gamma'"),
-    (lambda d: pg.privatize(d, "mlp", epsilon=1.0), "non-private"),
-    (lambda d: pg.privatize(d, "lpgnn", epsilon=1.0, seed=0, rng=pg.SecureRandom()), "not both"),
-    (lambda d: pg.privatize(d, "lpgnn", epsilon=1.0, rng=3), "rng must be"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda d: pg.privatize(d, "nope", epsilon=1.0), "unknown method"),
+        (lambda d: pg.privatize(d, "blink", epsilon=1.0, variant="medium"), "variant"),
+        (lambda d: pg.privatize(d, "blink", epsilon=1.0, gamma=0.5), "no parameter 'gamma'"),
+        (lambda d: pg.privatize(d, "mlp", epsilon=1.0), "non-private"),
+        (lambda d: pg.privatize(d, "lpgnn", epsilon=1.0, seed=0, rng=pg.SecureRandom()), "not both"),
+        (lambda d: pg.privatize(d, "lpgnn", epsilon=1.0, rng=3), "rng must be"),
+    ],
+)
 def test_bad_api_calls_fail_clearly(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call(user_graph())
@@ -222,7 +240,6 @@ def test_a_hetedp_release_scores_links_from_the_release_alone(tmp_path):
     assert scores.shape == (10,) and torch.isfinite(scores).all()
     assert torch.allclose(scores, score_links(rel, pairs))
     assert ("paper", "written_by", "author") not in back.data.edge_types  # the protected relation is not released
-    mp = pg.privatize(data, "hetedp", epsilon=EPSILON, seed=0, topology="message-passing",
-                      **SMALL["hetedp"])
+    mp = pg.privatize(data, "hetedp", epsilon=EPSILON, seed=0, topology="message-passing", **SMALL["hetedp"])
     with pytest.raises(ValueError, match="message-passing"):
         score_links(mp, pairs)

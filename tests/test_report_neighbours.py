@@ -20,8 +20,12 @@ from privgraph.release import PrivateRelease
 
 EPSILON = 2.0
 SHORT = {  # keep the slow ones short (the report's wording does not depend on these)
-    "edgerr": {"mcmc_steps": 300}, "privhrg": {"mcmc_steps": 300}, "heterorr": {"mcmc_steps": 300},
-    "ppcvgae": {"epochs": 5}, "vgae": {"epochs": 5}, "dpgcn": {"epochs": 5},
+    "edgerr": {"mcmc_steps": 300},
+    "privhrg": {"mcmc_steps": 300},
+    "heterorr": {"mcmc_steps": 300},
+    "ppcvgae": {"epochs": 5},
+    "vgae": {"epochs": 5},
+    "dpgcn": {"epochs": 5},
     "hetedp": {"epochs": 1, "batch_size": 30},
 }
 

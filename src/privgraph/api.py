@@ -38,8 +38,10 @@ from privgraph.train import TrainResult
 if TYPE_CHECKING:
     from privgraph.attacks import AttackResult
 
-GENERATOR_NOTE = ("randomness from a torch.Generator: whoever knows its seed or state can regenerate the noise and "
-                  "remove it; use rng=SecureRandom() for a release that leaves your hands")
+GENERATOR_NOTE = (
+    "randomness from a torch.Generator: whoever knows its seed or state can regenerate the noise and "
+    "remove it; use rng=SecureRandom() for a release that leaves your hands"
+)
 
 
 def list_methods(task: str | None = None) -> dict[str, dict[str, Any]]:
@@ -66,9 +68,17 @@ def _source(seed: int | None, rng: RandomSource | None) -> tuple[RandomSource, d
     raise TypeError(f"rng must be a torch.Generator or privgraph.SecureRandom, got {type(rng).__name__}")
 
 
-def privatize(data: Data | HeteroData, method: str, *, epsilon: float | None = None, seed: int | None = None,
-              rng: RandomSource | None = None, label_epsilon: float | None = None,
-              progress: ProgressHook | None = None, **params: Any) -> PrivateRelease:
+def privatize(
+    data: Data | HeteroData,
+    method: str,
+    *,
+    epsilon: float | None = None,
+    seed: int | None = None,
+    rng: RandomSource | None = None,
+    label_epsilon: float | None = None,
+    progress: ProgressHook | None = None,
+    **params: Any,
+) -> PrivateRelease:
     """Release ``data`` once with ``method``.
 
     Args:
@@ -92,13 +102,27 @@ def privatize(data: Data | HeteroData, method: str, *, epsilon: float | None = N
         A :class:`~privgraph.PrivateRelease`: the released ``data``, the privacy ``report``
         (one guarantee per unit), the status of every input field, details and randomness.
     """
-    return release_with(method_class(method)(**params), data, epsilon, seed=seed, rng=rng,
-                        label_epsilon=label_epsilon, progress=progress)
+    return release_with(
+        method_class(method)(**params),
+        data,
+        epsilon,
+        seed=seed,
+        rng=rng,
+        label_epsilon=label_epsilon,
+        progress=progress,
+    )
 
 
-def release_with(method: Method, data: Data | HeteroData, epsilon: float | None, *, seed: int | None = None,
-                 rng: RandomSource | None = None, label_epsilon: float | None = None,
-                 progress: ProgressHook | None = None) -> PrivateRelease:
+def release_with(
+    method: Method,
+    data: Data | HeteroData,
+    epsilon: float | None,
+    *,
+    seed: int | None = None,
+    rng: RandomSource | None = None,
+    label_epsilon: float | None = None,
+    progress: ProgressHook | None = None,
+) -> PrivateRelease:
     """:func:`privatize` with a built method (``privgraph release`` calls it too): ε checked
     against the method, the random source resolved, and every private guarantee told where its
     randomness came from (the OS source, or a seed that removes the noise)."""
@@ -127,8 +151,9 @@ def load_release(path: str | Path) -> PrivateRelease:
     return rel
 
 
-def fit(release: PrivateRelease, model: str | None = None, seed: int = 0, truth: Data | None = None,
-        **hyperparameters: Any) -> TrainResult:
+def fit(
+    release: PrivateRelease, model: str | None = None, seed: int = 0, truth: Data | None = None, **hyperparameters: Any
+) -> TrainResult:
     """Train the method's classifier on a node-classification release (post-processing: no
     privacy is spent) and evaluate it on the release's test nodes.
 
@@ -157,13 +182,19 @@ def fit(release: PrivateRelease, model: str | None = None, seed: int = 0, truth:
         data.y = truth.y if truth is not None else data.y_reported
     missing = [k for k in ("y", "train_mask", "val_mask", "test_mask") if getattr(data, k, None) is None]
     if missing:
-        raise ValueError(f"the release has no {', '.join(missing)}: give the input graph labels and a split "
-                         "(privgraph.data.stratified_split) before privatizing")
+        raise ValueError(
+            f"the release has no {', '.join(missing)}: give the input graph labels and a split "
+            "(privgraph.data.stratified_split) before privatizing"
+        )
     hp = Hyperparameters().update(**hyperparameters)
-    server_view = Release(data.x, release.report.guarantees[0], release.details,
-                          edge_index=None if release.fields.get("edge_index", "").startswith("public")
-                          else data.get("edge_index"),
-                          edge_weight=data.get("edge_weight"), adjacency=data.get("dense_adjacency"))
+    server_view = Release(
+        data.x,
+        release.report.guarantees[0],
+        release.details,
+        edge_index=None if release.fields.get("edge_index", "").startswith("public") else data.get("edge_index"),
+        edge_weight=data.get("edge_weight"),
+        adjacency=data.get("dense_adjacency"),
+    )
     result = method.fit(server_view, data, model or method.default_model, hp, seed, labels)
     if labels is not None and truth is None:
         result.test_accuracy = float("nan")
@@ -182,8 +213,15 @@ class FitContext:
     seed: int
 
 
-def attack(target: PrivateRelease | TrainResult, attack: str, *, truth: Data, seed: int = 0,
-           model: str | None = None, **params: Any) -> AttackResult:
+def attack(
+    target: PrivateRelease | TrainResult,
+    attack: str,
+    *,
+    truth: Data,
+    seed: int = 0,
+    model: str | None = None,
+    **params: Any,
+) -> AttackResult:
     """Run an attack (:data:`privgraph.attacks.ATTACKS`) against a release or a model trained on one.
 
     Args:
@@ -226,11 +264,24 @@ def attack(target: PrivateRelease | TrainResult, attack: str, *, truth: Data, se
     def shadow(aux: Data, shadow_seed: int):
         shadow_release = release_with(method, aux, release.epsilon, seed=shadow_seed)
         trained = fit(shadow_release, model=context.model, seed=shadow_seed, truth=aux, **context.hyperparameters)
-        return target_from_fit(method, trained.context.server_view, aux, trained.model, release.epsilon,
-                               utility={"accuracy": trained.test_accuracy})
+        return target_from_fit(
+            method,
+            trained.context.server_view,
+            aux,
+            trained.model,
+            release.epsilon,
+            utility={"accuracy": trained.test_accuracy},
+        )
 
-    tgt = target_from_fit(method, context.server_view, _with_truth(context.server_view, release, truth),
-                          fitted.model, release.epsilon, shadow, {"accuracy": fitted.test_accuracy})
+    tgt = target_from_fit(
+        method,
+        context.server_view,
+        _with_truth(context.server_view, release, truth),
+        fitted.model,
+        release.epsilon,
+        shadow,
+        {"accuracy": fitted.test_accuracy},
+    )
     attacker.check(tgt)
     return attacker.run(tgt, seed)
 

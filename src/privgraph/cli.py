@@ -10,7 +10,7 @@ import time
 from enum import Enum
 from pathlib import Path
 from types import UnionType
-from typing import Any, NoReturn, Optional, Union, get_args, get_origin, get_type_hints
+from typing import Any, NoReturn, Union, get_args, get_origin, get_type_hints
 
 import typer
 from rich.console import Console
@@ -19,8 +19,12 @@ from rich.table import Table
 
 from privgraph.progress import console_progress
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode="rich",
-                  help="privgraph: privacy-preserving learning on graphs.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    help="privgraph: privacy-preserving learning on graphs.",
+)
 err_console = Console(stderr=True)
 out_console = Console()
 
@@ -42,12 +46,15 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="print the version and exit")) -> None:
+def _main(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="print the version and exit"
+    ),
+) -> None:
     """privgraph: privacy-preserving learning on graphs."""
 
 
-def _fmt_eps(eps: Optional[float]) -> str:
+def _fmt_eps(eps: float | None) -> str:
     return "—" if eps is None else f"{eps:g}"
 
 
@@ -63,12 +70,12 @@ def print_report(report, console: Console = out_console) -> None:
         console.print(f"  {escape(line)}")
 
 
-def _setting_label(eps: Optional[float], releases: int = 1) -> str:
+def _setting_label(eps: float | None, releases: int = 1) -> str:
     """``ε = 4``, or ``ε = 4 × 5 releases`` for a setting that released 5 candidates (it spent 20)."""
     return f"ε = {_fmt_eps(eps)}" + (f" × {releases} releases" if releases > 1 and eps is not None else "")
 
 
-def print_reports(reports: dict, console: Console = out_console, releases: Optional[dict] = None) -> None:
+def print_reports(reports: dict, console: Console = out_console, releases: dict | None = None) -> None:
     """The privacy report of each ε (``releases``: how many candidate releases a setting made, 1 if not
     given): the plain sentence for the weakest setting (the largest ε) labelled with it, each setting's
     guarantees, then the notes every setting shares once and the others labelled with their ε."""
@@ -82,8 +89,8 @@ def print_reports(reports: dict, console: Console = out_console, releases: Optio
     notes: dict = {}
     for eps, report in reports.items():
         lines = report.lines()
-        console.print(f"  {labels[eps]}: " + escape("; ".join(l for l in lines if not l.startswith("note: "))))
-        notes[eps] = [l[len("note: "):] for l in lines if l.startswith("note: ")]
+        console.print(f"  {labels[eps]}: " + escape("; ".join(ln for ln in lines if not ln.startswith("note: "))))
+        notes[eps] = [ln[len("note: ") :] for ln in lines if ln.startswith("note: ")]
     shared = set.intersection(*(set(n) for n in notes.values())) if notes else set()
     for note in dict.fromkeys(n for ns in notes.values() for n in ns if n in shared):
         console.print(f"  [dim]note: {escape(note)}[/dim]")
@@ -95,8 +102,9 @@ def print_reports(reports: dict, console: Console = out_console, releases: Optio
 def _unit_budgets(row: dict) -> dict[str, float]:
     """The ε of each privacy unit of a setting (node labels have their own column)."""
     units = (row.get("privacy") or {}).get("by_unit") or {}
-    return {u: g["epsilon"] for u, g in units.items()
-            if u != "node label" and isinstance(g.get("epsilon"), (int, float))}
+    return {
+        u: g["epsilon"] for u, g in units.items() if u != "node label" and isinstance(g.get("epsilon"), (int, float))
+    }
 
 
 def _budgets(row: dict) -> str:
@@ -134,17 +142,25 @@ def print_result(result, console: Console = out_console) -> None:
     choices = []
     for (eps, eps_y), metrics in sorted(by_eps.items(), key=lambda kv: (kv[0][0] is not None, kv[0][0] or 0)):
         first = metrics[shown[0]]
-        table.add_row(_budgets(first), *([_fmt_eps(eps_y)] if label_private else []),
-                      *(_pct(metrics[m]["mean"], metrics[m]["ci95"]) for m in shown), str(first["trials"]))
+        table.add_row(
+            _budgets(first),
+            *([_fmt_eps(eps_y)] if label_private else []),
+            *(_pct(metrics[m]["mean"], metrics[m]["ci95"]) for m in shown),
+            str(first["trials"]),
+        )
         chosen = dict(first.get("release_options") or {})
         if first.get("tuned") and first.get("hyperparameters"):
             chosen.update({k: v for k, v in first["hyperparameters"].items() if k in _TUNED})
         if chosen:
-            choices.append(f"ε = {_fmt_eps(eps)}: " + ", ".join(f"{k}={v:g}" if isinstance(v, (int, float))
-                                                               else f"{k}={v}" for k, v in chosen.items()))
+            choices.append(
+                f"ε = {_fmt_eps(eps)}: "
+                + ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}" for k, v in chosen.items())
+            )
     console.print(table)
-    split = next((_unit_budgets(m[result.metrics[0]]) for m in by_eps.values()
-                  if len(_unit_budgets(m[result.metrics[0]])) > 1), None)
+    split = next(
+        (_unit_budgets(m[result.metrics[0]]) for m in by_eps.values() if len(_unit_budgets(m[result.metrics[0]])) > 1),
+        None,
+    )
     if split:
         console.print(f"  [dim]ε per unit: {escape(' / '.join(split))}[/dim]")
     for line in choices:
@@ -153,25 +169,31 @@ def print_result(result, console: Console = out_console) -> None:
         threat = result.attack["threat_model"]
         from privgraph.attacks import ThreatModel
 
-        console.print(f"[bold]Threat model[/bold] ({escape(result.attack['name'])}): "
-                      f"{escape(ThreatModel(**threat).describe())}")
-        console.print("  [dim]advantage: TPR − FPR of the attacker's decision; tpr@1%fpr: TPR at 1% FPR; all "
-                      "metrics with --format json[/dim]")
+        console.print(
+            f"[bold]Threat model[/bold] ({escape(result.attack['name'])}): {escape(ThreatModel(**threat).describe())}"
+        )
+        console.print(
+            "  [dim]advantage: TPR − FPR of the attacker's decision; tpr@1%fpr: TPR at 1% FPR; all "
+            "metrics with --format json[/dim]"
+        )
     print_reports(result.reports, console, {r["epsilon"]: r["releases"] for r in rows})
 
 
 def _short(metric: str) -> str:
     """A column header: ``attack_tpr_at_1fpr`` → ``tpr@1%fpr``, ``attack_auc`` → ``attack auc``."""
-    return {"attack_tpr_at_1fpr": "tpr@1%fpr", "attack_advantage": "advantage",
-            "attack_precision": "precision@k"}.get(metric, metric.replace("_", " "))
+    return {"attack_tpr_at_1fpr": "tpr@1%fpr", "attack_advantage": "advantage", "attack_precision": "precision@k"}.get(
+        metric, metric.replace("_", " ")
+    )
 
 
 _TUNED = ("lr", "weight_decay", "dropout", "kprop_steps", "label_steps")
 
 
 METHOD_HELP = "a registered method: `privgraph methods` lists them, `privgraph methods NAME` its parameters"
-PARAM_HELP = ("a parameter of the method, e.g. --param variant=hybrid, --param sensitive_features=3,17 (a tuple), "
-              "--param mcmc_steps=none; `privgraph methods METHOD` lists them")
+PARAM_HELP = (
+    "a parameter of the method, e.g. --param variant=hybrid, --param sensitive_features=3,17 (a tuple), "
+    "--param mcmc_steps=none; `privgraph methods METHOD` lists them"
+)
 
 
 def _fail(message: str, status: int = 2) -> NoReturn:
@@ -201,8 +223,9 @@ def _parse(text: str, hint: Any) -> Any:
     raise ValueError(text)
 
 
-def _assign(items: list[str], cls: type, flag: str, owner: str, noun: str,
-            only: Optional[list[str]] = None) -> dict[str, Any]:
+def _assign(
+    items: list[str], cls: type, flag: str, owner: str, noun: str, only: list[str] | None = None
+) -> dict[str, Any]:
     """``NAME=VALUE`` items parsed against the field types of the dataclass ``cls`` (restricted to
     ``only``); an unknown name or a value of the wrong type exits 2 with one line listing the names."""
     hints = get_type_hints(cls)
@@ -224,14 +247,16 @@ def _assign(items: list[str], cls: type, flag: str, owner: str, noun: str,
     return out
 
 
-INPUT_HELP = ("your own graph instead of --dataset: a torch.save'd PyG Data/HeteroData (.pt), an edge list "
-              "(.csv/.tsv/.txt, header optional) or a SciPy sparse adjacency (.npz)")
+INPUT_HELP = (
+    "your own graph instead of --dataset: a torch.save'd PyG Data/HeteroData (.pt), an edge list "
+    "(.csv/.tsv/.txt, header optional) or a SciPy sparse adjacency (.npz)"
+)
 DATA, PRIVACY, METHOD, TRAINING, OUTPUT = "Data", "Privacy", "Method", "Training and evaluation", "Output"
 
 
-def _epsilons(values: list[str]) -> list[Optional[float]]:
+def _epsilons(values: list[str]) -> list[float | None]:
     """``--epsilon`` values: numbers, or ``none`` (a method where ε is optional, without noise)."""
-    out: list[Optional[float]] = []
+    out: list[float | None] = []
     for v in values:
         if v.lower() in ("none", "null"):
             out.append(None)
@@ -258,8 +283,10 @@ def _spec(method: str, params: list[str], hparams: list[str], **fields: Any):
         _fail(str(err))
     values = _assign(params, cls.Params, "--param", f"method {method!r}", "parameter")
     if hparams and training is None:
-        _fail(f"{method} does not take --set: it trains no model of the task's own (its settings are --param; "
-              f"`privgraph methods {method}`)")
+        _fail(
+            f"{method} does not take --set: it trains no model of the task's own (its settings are --param; "
+            f"`privgraph methods {method}`)"
+        )
     trained = _assign(hparams, training, "--set", f"{method}'s training", "hyperparameter") if hparams else {}
     spec = ExperimentSpec(method=method, params=values, hyperparameters=trained, **fields)
     try:
@@ -269,15 +296,31 @@ def _spec(method: str, params: list[str], hparams: list[str], **fields: Any):
     return spec
 
 
-def _read_input(path: Optional[Path], method: str, features: Optional[Path], labels: Optional[Path],
-                private_edges: Optional[Path], private_column: Optional[str], domain: Optional[str],
-                clip: bool, directed: bool = False, trust_pickle: bool = False) -> tuple[Any, list[str]]:
+def _read_input(
+    path: Path | None,
+    method: str,
+    features: Path | None,
+    labels: Path | None,
+    private_edges: Path | None,
+    private_column: str | None,
+    domain: str | None,
+    clip: bool,
+    directed: bool = False,
+    trust_pickle: bool = False,
+) -> tuple[Any, list[str]]:
     """The user's graph file (``--input``) read and checked against ``method`` (its features, an
     undirected graph for a link-level method), and the notes on what reading changed; (None, [])
     without ``--input``.  Bad input exits 2 with one line."""
-    given = {"--features": features, "--labels": labels, "--private-edges": private_edges,
-             "--private-column": private_column, "--domain": domain, "--clip": clip or None,
-             "--directed": directed or None, "--trust-pickle": trust_pickle or None}
+    given = {
+        "--features": features,
+        "--labels": labels,
+        "--private-edges": private_edges,
+        "--private-column": private_column,
+        "--domain": domain,
+        "--clip": clip or None,
+        "--directed": directed or None,
+        "--trust-pickle": trust_pickle or None,
+    }
     if path is None:
         stray = [flag for flag, v in given.items() if v is not None]
         if stray:
@@ -299,24 +342,45 @@ def _read_input(path: Optional[Path], method: str, features: Optional[Path], lab
         bounds = (lo, hi)
     try:
         cls = method_class(method)
-        data, notes = read_graph(path, features=features, labels=labels, private_edges=private_edges,
-                                 private_column=private_column, domain=bounds, clip=clip, directed=directed,
-                                 self_loops=not cls.simple_graph, trust_pickle=trust_pickle)
+        data, notes = read_graph(
+            path,
+            features=features,
+            labels=labels,
+            private_edges=private_edges,
+            private_column=private_column,
+            domain=bounds,
+            clip=clip,
+            directed=directed,
+            self_loops=not cls.simple_graph,
+            trust_pickle=trust_pickle,
+        )
     except (GraphInputError, ValueError) as err:
         _fail(str(err))
     if isinstance(data, Data) == cls.heterogeneous:
-        _fail(f"{method} takes a {'HeteroData' if cls.heterogeneous else 'homogeneous graph (Data)'}, but {path.name} "
-              f"holds a {type(data).__name__}")
+        _fail(
+            f"{method} takes a {'HeteroData' if cls.heterogeneous else 'homogeneous graph (Data)'}, but {path.name} "
+            f"holds a {type(data).__name__}"
+        )
     if isinstance(data, Data) and cls.needs_features and data.x is None:
-        _fail(f"{method} reads the node features, but {path.name} comes with none: give --features FILE "
-              "(the link-level methods release a graph without features)")
+        _fail(
+            f"{method} reads the node features, but {path.name} comes with none: give --features FILE "
+            "(the link-level methods release a graph without features)"
+        )
     if isinstance(data, Data) and cls.simple_graph:
         try:
-            check_graph(data.edge_index, data.num_nodes, undirected=True, private_edge_mask=data.get(
-                "private_edge_mask"), what=f"the graph in {path.name}")
+            check_graph(
+                data.edge_index,
+                data.num_nodes,
+                undirected=True,
+                private_edge_mask=data.get("private_edge_mask"),
+                what=f"the graph in {path.name}",
+            )
         except ValueError as err:
-            keep = " (drop --directed to add the missing reverse edges)" if directed and \
-                path.suffix.lower() not in TORCH_SUFFIXES else ""
+            keep = (
+                " (drop --directed to add the missing reverse edges)"
+                if directed and path.suffix.lower() not in TORCH_SUFFIXES
+                else ""
+            )
             _fail(f"{method} protects the links of an undirected graph: {err}{keep}")
     for note in notes:
         err_console.print(f"[dim]{escape(str(path))}: {escape(note)}[/dim]")
@@ -327,45 +391,80 @@ def _read_input(path: Optional[Path], method: str, features: Optional[Path], lab
 INPUT_OPTION = typer.Option(None, "--input", help=INPUT_HELP, rich_help_panel=DATA)
 FEATURES_OPTION = typer.Option(None, help="--input's node features (.npy or .csv)", rich_help_panel=DATA)
 LABELS_OPTION = typer.Option(None, help="--input's node labels (.npy, .csv or .txt)", rich_help_panel=DATA)
-PRIVATE_EDGES_OPTION = typer.Option(None, "--private-edges", help="--input's private-edge mask (.npy, one 0/1 per "
-                                    "edge)", rich_help_panel=DATA)
-PRIVATE_COLUMN_OPTION = typer.Option(None, "--private-column", help="the edge list's 0/1 column marking private "
-                                     "edges (name, or index without header)", rich_help_panel=DATA)
+PRIVATE_EDGES_OPTION = typer.Option(
+    None, "--private-edges", help="--input's private-edge mask (.npy, one 0/1 per edge)", rich_help_panel=DATA
+)
+PRIVATE_COLUMN_OPTION = typer.Option(
+    None,
+    "--private-column",
+    help="the edge list's 0/1 column marking private edges (name, or index without header)",
+    rich_help_panel=DATA,
+)
 DOMAIN_OPTION = typer.Option(None, help="the features' declared domain LO,HI (e.g. 0,1)", rich_help_panel=DATA)
-CLIP_OPTION = typer.Option(False, "--clip", help="clip --input's features into --domain instead of refusing",
-                           rich_help_panel=DATA)
-DIRECTED_OPTION = typer.Option(False, "--directed", help="keep an --input edge list (.csv/.tsv/.txt/.edges/.npz) as "
-                               "given, a directed graph; by default it is an undirected graph and the reverse of "
-                               "each edge listed one way is added (said in the report); the link-level methods "
-                               "refuse a directed graph", rich_help_panel=DATA)
-TRUST_PICKLE_OPTION = typer.Option(False, "--trust-pickle", help="unpickle a .pt --input with "
-                                   "torch.load(weights_only=False): the file can run any code, so only for a file "
-                                   "you trust (the report says it was trusted); by default only tensors, plain "
-                                   "values and PyG's data classes are read", rich_help_panel=DATA)
+CLIP_OPTION = typer.Option(
+    False, "--clip", help="clip --input's features into --domain instead of refusing", rich_help_panel=DATA
+)
+DIRECTED_OPTION = typer.Option(
+    False,
+    "--directed",
+    help="keep an --input edge list (.csv/.tsv/.txt/.edges/.npz) as "
+    "given, a directed graph; by default it is an undirected graph and the reverse of "
+    "each edge listed one way is added (said in the report); the link-level methods "
+    "refuse a directed graph",
+    rich_help_panel=DATA,
+)
+TRUST_PICKLE_OPTION = typer.Option(
+    False,
+    "--trust-pickle",
+    help="unpickle a .pt --input with "
+    "torch.load(weights_only=False): the file can run any code, so only for a file "
+    "you trust (the report says it was trusted); by default only tensors, plain "
+    "values and PyG's data classes are read",
+    rich_help_panel=DATA,
+)
 DATA_ROOT_OPTION = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)", rich_help_panel=DATA)
 DATASET_OPTION = typer.Option("sbm", help="a dataset (`privgraph datasets`), or sbm (synthetic)", rich_help_panel=DATA)
 
 
-SPLIT_OPTION = typer.Option("random", help="random (seeded stratified 50/25/25; heterogeneous graphs: the "
-                            "dataset's own split) or public (Planetoid); heterogeneous node classification: "
-                            "hetedp (the HeteDP authors' random 20/10/70)",
-                            rich_help_panel=DATA)
-PRIVATE_RATIO_OPTION = typer.Option(None, "--private-ratio", help="mark this fraction ρ of the edges private at random "
-                                    "(edge-level methods)", rich_help_panel=DATA)
-EPSILON_OPTION = typer.Option([], help="privacy budget(s) ε, e.g. --epsilon 1 2 4 8 (default 1 for a private method; "
-                              "none: without noise where ε is optional)", rich_help_panel=PRIVACY)
-EPSILON_Y_OPTION = typer.Option(None, "--epsilon-y", help="label privacy budget (off by default)",
-                                rich_help_panel=PRIVACY)
-SECURE_OPTION = typer.Option(False, help="draw noise from the OS cryptographic source (not reproducible)",
-                             rich_help_panel=PRIVACY)
+SPLIT_OPTION = typer.Option(
+    "random",
+    help="random (seeded stratified 50/25/25; heterogeneous graphs: the "
+    "dataset's own split) or public (Planetoid); heterogeneous node classification: "
+    "hetedp (the HeteDP authors' random 20/10/70)",
+    rich_help_panel=DATA,
+)
+PRIVATE_RATIO_OPTION = typer.Option(
+    None,
+    "--private-ratio",
+    help="mark this fraction ρ of the edges private at random (edge-level methods)",
+    rich_help_panel=DATA,
+)
+EPSILON_OPTION = typer.Option(
+    [],
+    help="privacy budget(s) ε, e.g. --epsilon 1 2 4 8 (default 1 for a private method; "
+    "none: without noise where ε is optional)",
+    rich_help_panel=PRIVACY,
+)
+EPSILON_Y_OPTION = typer.Option(
+    None, "--epsilon-y", help="label privacy budget (off by default)", rich_help_panel=PRIVACY
+)
+SECURE_OPTION = typer.Option(
+    False, help="draw noise from the OS cryptographic source (not reproducible)", rich_help_panel=PRIVACY
+)
 PARAM_OPTION = typer.Option([], "--param", help=PARAM_HELP, rich_help_panel=METHOD)
 MODEL_OPTION = typer.Option(None, help="gcn, sage, gat or mlp (default: the method's own)", rich_help_panel=TRAINING)
 TRIALS_OPTION = typer.Option(10, min=1, rich_help_panel=TRAINING)
 SEED_OPTION = typer.Option(0, rich_help_panel=TRAINING)
-HPARAM_OPTION = typer.Option([], "--set", help="a training hyperparameter of the task's model, e.g. --set "
-                             "kprop_steps=8 (the method's own settings are --param)", rich_help_panel=TRAINING)
-DB_OPTION = typer.Option(Path("results/privgraph.jsonl"), help="results store (JSON lines, one trial a line)",
-                         rich_help_panel=OUTPUT)
+HPARAM_OPTION = typer.Option(
+    [],
+    "--set",
+    help="a training hyperparameter of the task's model, e.g. --set "
+    "kprop_steps=8 (the method's own settings are --param)",
+    rich_help_panel=TRAINING,
+)
+DB_OPTION = typer.Option(
+    Path("results/privgraph.jsonl"), help="results store (JSON lines, one trial a line)", rich_help_panel=OUTPUT
+)
 FORMAT_OPTION = typer.Option(OutputFormat.table, "--format", help="table or json", rich_help_panel=OUTPUT)
 
 
@@ -373,47 +472,73 @@ FORMAT_OPTION = typer.Option(OutputFormat.table, "--format", help="table or json
 def run(
     method: str = typer.Argument(..., help=METHOD_HELP),
     dataset: str = DATASET_OPTION,
-    input: Optional[Path] = INPUT_OPTION,
-    features: Optional[Path] = FEATURES_OPTION,
-    labels: Optional[Path] = LABELS_OPTION,
-    private_edges: Optional[Path] = PRIVATE_EDGES_OPTION,
-    private_column: Optional[str] = PRIVATE_COLUMN_OPTION,
-    domain: Optional[str] = DOMAIN_OPTION,
+    input: Path | None = INPUT_OPTION,
+    features: Path | None = FEATURES_OPTION,
+    labels: Path | None = LABELS_OPTION,
+    private_edges: Path | None = PRIVATE_EDGES_OPTION,
+    private_column: str | None = PRIVATE_COLUMN_OPTION,
+    domain: str | None = DOMAIN_OPTION,
     clip: bool = CLIP_OPTION,
     directed: bool = DIRECTED_OPTION,
     trust_pickle: bool = TRUST_PICKLE_OPTION,
-    data_root: Optional[Path] = DATA_ROOT_OPTION,
+    data_root: Path | None = DATA_ROOT_OPTION,
     split: str = SPLIT_OPTION,
-    private_ratio: Optional[float] = PRIVATE_RATIO_OPTION,
+    private_ratio: float | None = PRIVATE_RATIO_OPTION,
     epsilon: list[str] = EPSILON_OPTION,
-    epsilon_y: Optional[float] = EPSILON_Y_OPTION,
+    epsilon_y: float | None = EPSILON_Y_OPTION,
     secure: bool = SECURE_OPTION,
     param: list[str] = PARAM_OPTION,
-    task: Optional[str] = typer.Option(None, help="nc, lp or attribute (default: the method's own; "
-                                                  "heterogeneous methods: nc)", rich_help_panel=TRAINING),
-    model: Optional[str] = MODEL_OPTION,
+    task: str | None = typer.Option(
+        None,
+        help="nc, lp or attribute (default: the method's own; heterogeneous methods: nc)",
+        rich_help_panel=TRAINING,
+    ),
+    model: str | None = MODEL_OPTION,
     trials: int = TRIALS_OPTION,
     seed: int = SEED_OPTION,
-    tune: bool = typer.Option(False, help="choose release parameters and hyperparameters on validation",
-                              rich_help_panel=TRAINING),
+    tune: bool = typer.Option(
+        False, help="choose release parameters and hyperparameters on validation", rich_help_panel=TRAINING
+    ),
     tune_budget: int = typer.Option(20, help="configurations tried by --tune", rich_help_panel=TRAINING),
     hparam: list[str] = HPARAM_OPTION,
-    case: Optional[str] = typer.Option(None, help="embeddings: the threat model evaluated — a: the adversary "
-                                                  "knows A (GCN attack), b: it does not (MLP attack)",
-                                       rich_help_panel=TRAINING),
-    balance: bool = typer.Option(False, "--balance", help="embeddings: balance the attack's classes by "
-                                                          "resampling", rich_help_panel=TRAINING),
+    case: str | None = typer.Option(
+        None,
+        help="embeddings: the threat model evaluated — a: the adversary "
+        "knows A (GCN attack), b: it does not (MLP attack)",
+        rich_help_panel=TRAINING,
+    ),
+    balance: bool = typer.Option(
+        False, "--balance", help="embeddings: balance the attack's classes by resampling", rich_help_panel=TRAINING
+    ),
     db: Path = DB_OPTION,
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
     """Run a method over one or more ε and several seeded trials: release, train the task's model,
     evaluate; store and print the results with the privacy report."""
-    data, _ = _read_input(input, method, features, labels, private_edges, private_column, domain, clip, directed,
-                          trust_pickle)
-    spec = _spec(method, param, hparam, dataset=input.stem if input else dataset, input=data,
-                 epsilons=_epsilons(epsilon), task=task, model=model, trials=trials, seed=seed, epsilon_y=epsilon_y,
-                 tune=tune, tune_budget=tune_budget, split=split, secure=secure, private_ratio=private_ratio,
-                 case=case, balance=balance, data_root=str(data_root) if data_root else None)
+    data, _ = _read_input(
+        input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle
+    )
+    spec = _spec(
+        method,
+        param,
+        hparam,
+        dataset=input.stem if input else dataset,
+        input=data,
+        epsilons=_epsilons(epsilon),
+        task=task,
+        model=model,
+        trials=trials,
+        seed=seed,
+        epsilon_y=epsilon_y,
+        tune=tune,
+        tune_budget=tune_budget,
+        split=split,
+        secure=secure,
+        private_ratio=private_ratio,
+        case=case,
+        balance=balance,
+        data_root=str(data_root) if data_root else None,
+    )
     _run_and_print(spec, db, format)
 
 
@@ -438,8 +563,10 @@ def _run_and_print(spec: Any, db: Path, format: OutputFormat) -> None:
         print(json.dumps(result.to_json(), indent=2))
         return
     print_result(result)
-    out_console.print(f"[dim]{len(result.records)} trials stored in {db} (run {result.run_id}), "
-                      f"{time.perf_counter() - start:.1f}s[/dim]")
+    out_console.print(
+        f"[dim]{len(result.records)} trials stored in {db} (run {result.run_id}), "
+        f"{time.perf_counter() - start:.1f}s[/dim]"
+    )
 
 
 ATTACK_HELP = "an attack: `privgraph attacks` lists them, with their threat models and parameters"
@@ -449,27 +576,30 @@ ATTACK_HELP = "an attack: `privgraph attacks` lists them, with their threat mode
 def attack(
     name: str = typer.Argument(..., metavar="ATTACK", help=ATTACK_HELP),
     method: str = typer.Option(..., "--method", help=METHOD_HELP, rich_help_panel=METHOD),
-    attack_param: list[str] = typer.Option([], "--attack-param", help="a parameter of the attack, e.g. "
-                                           "--attack-param nodes=300; `privgraph attacks` lists them",
-                                           rich_help_panel=METHOD),
+    attack_param: list[str] = typer.Option(
+        [],
+        "--attack-param",
+        help="a parameter of the attack, e.g. --attack-param nodes=300; `privgraph attacks` lists them",
+        rich_help_panel=METHOD,
+    ),
     dataset: str = DATASET_OPTION,
-    input: Optional[Path] = INPUT_OPTION,
-    features: Optional[Path] = FEATURES_OPTION,
-    labels: Optional[Path] = LABELS_OPTION,
-    private_edges: Optional[Path] = PRIVATE_EDGES_OPTION,
-    private_column: Optional[str] = PRIVATE_COLUMN_OPTION,
-    domain: Optional[str] = DOMAIN_OPTION,
+    input: Path | None = INPUT_OPTION,
+    features: Path | None = FEATURES_OPTION,
+    labels: Path | None = LABELS_OPTION,
+    private_edges: Path | None = PRIVATE_EDGES_OPTION,
+    private_column: str | None = PRIVATE_COLUMN_OPTION,
+    domain: str | None = DOMAIN_OPTION,
     clip: bool = CLIP_OPTION,
     directed: bool = DIRECTED_OPTION,
     trust_pickle: bool = TRUST_PICKLE_OPTION,
-    data_root: Optional[Path] = DATA_ROOT_OPTION,
+    data_root: Path | None = DATA_ROOT_OPTION,
     split: str = SPLIT_OPTION,
-    private_ratio: Optional[float] = PRIVATE_RATIO_OPTION,
+    private_ratio: float | None = PRIVATE_RATIO_OPTION,
     epsilon: list[str] = EPSILON_OPTION,
-    epsilon_y: Optional[float] = EPSILON_Y_OPTION,
+    epsilon_y: float | None = EPSILON_Y_OPTION,
     secure: bool = SECURE_OPTION,
     param: list[str] = PARAM_OPTION,
-    model: Optional[str] = MODEL_OPTION,
+    model: str | None = MODEL_OPTION,
     trials: int = TRIALS_OPTION,
     seed: int = SEED_OPTION,
     hparam: list[str] = HPARAM_OPTION,
@@ -483,12 +613,27 @@ def attack(
     if name not in ATTACKS:
         _fail(f"unknown attack {name!r}; choose from {', '.join(ATTACKS)}")
     values = _assign(attack_param, ATTACKS[name].Params, "--attack-param", f"attack {name!r}", "parameter")
-    data, _ = _read_input(input, method, features, labels, private_edges, private_column, domain, clip, directed,
-                          trust_pickle)
-    spec = _spec(method, param, hparam, dataset=input.stem if input else dataset, input=data,
-                 epsilons=_epsilons(epsilon), model=model, trials=trials, seed=seed, epsilon_y=epsilon_y,
-                 split=split, secure=secure, private_ratio=private_ratio,
-                 data_root=str(data_root) if data_root else None, attack=name, attack_params=values)
+    data, _ = _read_input(
+        input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle
+    )
+    spec = _spec(
+        method,
+        param,
+        hparam,
+        dataset=input.stem if input else dataset,
+        input=data,
+        epsilons=_epsilons(epsilon),
+        model=model,
+        trials=trials,
+        seed=seed,
+        epsilon_y=epsilon_y,
+        split=split,
+        secure=secure,
+        private_ratio=private_ratio,
+        data_root=str(data_root) if data_root else None,
+        attack=name,
+        attack_params=values,
+    )
     _run_and_print(spec, db, format)
 
 
@@ -521,53 +666,86 @@ def _store(db: Path):
 @app.command()
 def release(
     method: str = typer.Argument(..., help=METHOD_HELP),
-    output: Path = typer.Option(..., "-o", "--output", help="file for the released PyG object (torch.save)",
-                                rich_help_panel=OUTPUT),
+    output: Path = typer.Option(
+        ..., "-o", "--output", help="file for the released PyG object (torch.save)", rich_help_panel=OUTPUT
+    ),
     dataset: str = DATASET_OPTION,
-    input: Optional[Path] = INPUT_OPTION,
-    features: Optional[Path] = FEATURES_OPTION,
-    labels: Optional[Path] = LABELS_OPTION,
-    private_edges: Optional[Path] = PRIVATE_EDGES_OPTION,
-    private_column: Optional[str] = PRIVATE_COLUMN_OPTION,
-    domain: Optional[str] = DOMAIN_OPTION,
+    input: Path | None = INPUT_OPTION,
+    features: Path | None = FEATURES_OPTION,
+    labels: Path | None = LABELS_OPTION,
+    private_edges: Path | None = PRIVATE_EDGES_OPTION,
+    private_column: str | None = PRIVATE_COLUMN_OPTION,
+    domain: str | None = DOMAIN_OPTION,
     clip: bool = CLIP_OPTION,
     directed: bool = DIRECTED_OPTION,
     trust_pickle: bool = TRUST_PICKLE_OPTION,
-    data_root: Optional[Path] = DATA_ROOT_OPTION,
-    private_ratio: Optional[float] = typer.Option(None, "--private-ratio", help="fraction ρ of edges marked private",
-                                                  rich_help_panel=DATA),
-    epsilon: Optional[str] = typer.Option(None, help="privacy budget ε (the method's own meaning; default 1 for a "
-                                                     "private method)", rich_help_panel=PRIVACY),
-    epsilon_y: Optional[float] = typer.Option(None, "--epsilon-y", help="also protect the labels (label LDP)",
-                                              rich_help_panel=PRIVACY),
+    data_root: Path | None = DATA_ROOT_OPTION,
+    private_ratio: float | None = typer.Option(
+        None, "--private-ratio", help="fraction ρ of edges marked private", rich_help_panel=DATA
+    ),
+    epsilon: str | None = typer.Option(
+        None,
+        help="privacy budget ε (the method's own meaning; default 1 for a private method)",
+        rich_help_panel=PRIVACY,
+    ),
+    epsilon_y: float | None = typer.Option(
+        None, "--epsilon-y", help="also protect the labels (label LDP)", rich_help_panel=PRIVACY
+    ),
     param: list[str] = typer.Option([], "--param", help=PARAM_HELP, rich_help_panel=METHOD),
-    seed: int = typer.Option(0, help="seed of the split and the annotations (and of the noise only with "
-                                     "--reproducible)", rich_help_panel=PRIVACY),
-    secure: bool = typer.Option(False, "--secure", help="noise from the OS cryptographic source (the default; "
-                                                        "nothing recorded can regenerate it)",
-                                rich_help_panel=PRIVACY),
+    seed: int = typer.Option(
+        0,
+        help="seed of the split and the annotations (and of the noise only with --reproducible)",
+        rich_help_panel=PRIVACY,
+    ),
+    secure: bool = typer.Option(
+        False,
+        "--secure",
+        help="noise from the OS cryptographic source (the default; nothing recorded can regenerate it)",
+        rich_help_panel=PRIVACY,
+    ),
     reproducible: bool = typer.Option(
-        False, "--reproducible", help="draw the noise from --seed and record it: anyone with the seed can remove "
-                                      "the noise, so the file is for research only", rich_help_panel=PRIVACY),
-    allow_non_private: bool = typer.Option(False, "--allow-non-private", help="write the release of a method "
-                                           "that protects nothing", rich_help_panel=PRIVACY),
+        False,
+        "--reproducible",
+        help="draw the noise from --seed and record it: anyone with the seed can remove "
+        "the noise, so the file is for research only",
+        rich_help_panel=PRIVACY,
+    ),
+    allow_non_private: bool = typer.Option(
+        False,
+        "--allow-non-private",
+        help="write the release of a method that protects nothing",
+        rich_help_panel=PRIVACY,
+    ),
     diagnostics: bool = typer.Option(
-        False, "--diagnostics", help="also write the release details (exact counts, clipping rates, MCMC traces): "
-                                     "data-dependent, not covered by the guarantee — for the curator's own copy",
-        rich_help_panel=OUTPUT),
+        False,
+        "--diagnostics",
+        help="also write the release details (exact counts, clipping rates, MCMC traces): "
+        "data-dependent, not covered by the guarantee — for the curator's own copy",
+        rich_help_panel=OUTPUT,
+    ),
 ) -> None:
     """Privatize a graph (or train and release an embedding or link model) once and write it
     with its privacy report (OUTPUT + OUTPUT.json).  The noise comes from the OS cryptographic
     source unless --reproducible; diagnostics are left out unless --diagnostics."""
     if secure and reproducible:
         _fail("--secure and --reproducible exclude each other (--secure is the default)")
-    data, notes = _read_input(input, method, features, labels, private_edges, private_column, domain, clip, directed,
-                              trust_pickle)
-    spec = _spec(method, param, [], dataset=input.stem if input else dataset, input=data,
-                 epsilons=_epsilons([epsilon]) if epsilon is not None else [], trials=1, seed=seed,
-                 epsilon_y=epsilon_y, secure=not reproducible and _adds_noise(method, epsilon),
-                 private_ratio=private_ratio,
-                 data_root=str(data_root) if data_root else None)
+    data, notes = _read_input(
+        input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle
+    )
+    spec = _spec(
+        method,
+        param,
+        [],
+        dataset=input.stem if input else dataset,
+        input=data,
+        epsilons=_epsilons([epsilon]) if epsilon is not None else [],
+        trials=1,
+        seed=seed,
+        epsilon_y=epsilon_y,
+        secure=not reproducible and _adds_noise(method, epsilon),
+        private_ratio=private_ratio,
+        data_root=str(data_root) if data_root else None,
+    )
     if not output.parent.exists() and not _writable(output.parent):
         _fail(f"cannot write {output}: its folder cannot be created")
     from privgraph.experiments.release import check_release, release_file
@@ -591,7 +769,7 @@ def release(
     out_console.print(f"wrote {path} and {report_path}")
 
 
-def _adds_noise(method: str, epsilon: Optional[str]) -> bool:
+def _adds_noise(method: str, epsilon: str | None) -> bool:
     """Whether the release draws noise: ε given, or a private method whose ε has a default."""
     from privgraph.methods import method_class
 
@@ -612,13 +790,17 @@ def _writable(folder: Path) -> bool:
 
 @app.command()
 def plot(
-    db: Path = typer.Option(Path("results/privgraph.jsonl"), help="results store (JSON lines; an older SQLite "
-                                                                  "store is read too)"),
-    output: Optional[Path] = typer.Option(None, "-o", "--output",
-                                          help="folder for the PNGs (default results/), or a .png file"),
-    dataset: Optional[str] = typer.Option(None, help="only this dataset"),
-    metric: Optional[str] = typer.Option(None, help="metric to draw (default: accuracy, micro_f1, roc_auc or "
-                                                    "utility_accuracy, whichever the trials have)"),
+    db: Path = typer.Option(
+        Path("results/privgraph.jsonl"), help="results store (JSON lines; an older SQLite store is read too)"
+    ),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", help="folder for the PNGs (default results/), or a .png file"
+    ),
+    dataset: str | None = typer.Option(None, help="only this dataset"),
+    metric: str | None = typer.Option(
+        None,
+        help="metric to draw (default: accuracy, micro_f1, roc_auc or utility_accuracy, whichever the trials have)",
+    ),
 ) -> None:
     """Draw privacy–utility curves (one panel per privacy unit, 95% CI bands) from stored results."""
     from privgraph.experiments.plot import plot_db
@@ -636,19 +818,22 @@ def plot(
 @app.command()
 def sweep(
     grid: Path = typer.Argument(..., help="a grid file (benchmarks/grids/*.toml)"),
-    workers: Optional[int] = typer.Option(None, help="CPUs of the local Ray cluster (default: all; 0 runs in "
-                                                     "this process)"),
-    address: Optional[str] = typer.Option(None, help="join this Ray cluster (`ray start --head` prints it) "
-                                                     "instead of starting a local one"),
-    db: Path = typer.Option(Path("results/sweeps.jsonl"), help="results store (JSON lines); trials already in it "
-                                                                 "are skipped"),
+    workers: int | None = typer.Option(
+        None, help="CPUs of the local Ray cluster (default: all; 0 runs in this process)"
+    ),
+    address: str | None = typer.Option(
+        None, help="join this Ray cluster (`ray start --head` prints it) instead of starting a local one"
+    ),
+    db: Path = typer.Option(
+        Path("results/sweeps.jsonl"), help="results store (JSON lines); trials already in it are skipped"
+    ),
     table: list[str] = typer.Option([], help="only this table of the grid (repeatable)"),
     dataset: list[str] = typer.Option([], help="only this dataset (repeatable)"),
     row: list[str] = typer.Option([], help="only the row with this label (repeatable)"),
     epsilon: list[str] = typer.Option([], help="only this ε, a number or none (repeatable)"),
-    trials: Optional[int] = typer.Option(None, help="trials per setting instead of the grid's"),
+    trials: int | None = typer.Option(None, help="trials per setting instead of the grid's"),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="run again the trials stored with an error"),
-    data_root: Optional[Path] = DATA_ROOT_OPTION,
+    data_root: Path | None = DATA_ROOT_OPTION,
     dry_run: bool = typer.Option(False, "--dry-run", help="check the grid and list what would run"),
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
@@ -669,18 +854,21 @@ def sweep(
             listing.add_column(column)
         for s in chosen.settings:
             have = sum((s.key, t) in stored for t in range(s.trials))
-            listing.add_row(s.table, escape(s.label), s.dataset, s.model, _fmt_eps(s.epsilon), str(s.trials),
-                            str(have))
+            listing.add_row(s.table, escape(s.label), s.dataset, s.model, _fmt_eps(s.epsilon), str(s.trials), str(have))
         out_console.print(listing)
         unique = chosen.unique_settings()
-        out_console.print(f"{len(unique)} settings, {sum(s.trials for s in unique)} trials"
-                          + (f"; {chosen.duration}" if chosen.duration else ""))
+        out_console.print(
+            f"{len(unique)} settings, {sum(s.trials for s in unique)} trials"
+            + (f"; {chosen.duration}" if chosen.duration else "")
+        )
         return
 
     def show_error(record) -> None:
         last = (record.error or "").strip().splitlines()[-1:] or [""]
-        err_console.print(f"[red]failed[/red] {escape(record.config.get('label', record.method))} on "
-                          f"{record.dataset} ε={_fmt_eps(record.epsilon)} trial {record.trial}: {escape(last[0])}")
+        err_console.print(
+            f"[red]failed[/red] {escape(record.config.get('label', record.method))} on "
+            f"{record.dataset} ε={_fmt_eps(record.epsilon)} trial {record.trial}: {escape(last[0])}"
+        )
 
     with console_progress() as progress:
         try:
@@ -692,21 +880,28 @@ def sweep(
     if format == OutputFormat.json:
         print(json.dumps(summary.to_dict(), indent=2))
     else:
-        out_console.print(f"{summary.grid}: {summary.ran} trials ran, {summary.skipped} were stored already, "
-                          f"{summary.failed} failed; {summary.seconds:.1f}s; store {db}")
+        out_console.print(
+            f"{summary.grid}: {summary.ran} trials ran, {summary.skipped} were stored already, "
+            f"{summary.failed} failed; {summary.seconds:.1f}s; store {db}"
+        )
     if summary.failed:
         raise typer.Exit(1)
 
 
 @app.command()
 def report(
-    db: Path = typer.Option(..., help="the results store a sweep (or run) wrote (JSON lines; an older SQLite "
-                                      "store is read too)"),
-    grid: Optional[Path] = typer.Option(None, help="the grid file: its tables, rows and published numbers "
-                                                   "(default: one table per task and dataset of the store)"),
+    db: Path = typer.Option(
+        ..., help="the results store a sweep (or run) wrote (JSON lines; an older SQLite store is read too)"
+    ),
+    grid: Path | None = typer.Option(
+        None,
+        help="the grid file: its tables, rows and published numbers "
+        "(default: one table per task and dataset of the store)",
+    ),
     output: Path = typer.Option(Path("docs/results"), "-o", "--output", help="output folder"),
-    published: Optional[Path] = typer.Option(None, help="the paper's numbers (default: the grid's "
-                                                        "benchmarks/published/NAME.toml)"),
+    published: Path | None = typer.Option(
+        None, help="the paper's numbers (default: the grid's benchmarks/published/NAME.toml)"
+    ),
     figures: bool = typer.Option(True, "--figures/--no-figures", help="also draw the figures"),
 ) -> None:
     """Markdown tables (mean ± 95% CI, trials, the paper's numbers and the difference) and figures
@@ -726,8 +921,9 @@ def report(
 @app.command("convert-store")
 def convert_store(
     old: Path = typer.Argument(..., help="an SQLite results store written by an older privgraph (.db)"),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="the JSON-lines store to write (default: "
-                                                                       "OLD with the suffix .jsonl)"),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", help="the JSON-lines store to write (default: OLD with the suffix .jsonl)"
+    ),
 ) -> None:
     """Convert an older SQLite results store to a JSON-lines store: every trial, unchanged, in order."""
     from privgraph.experiments.store import ResultsStore
@@ -742,28 +938,37 @@ def convert_store(
 @app.command("audit")
 def audit_command(
     method: str = typer.Argument(..., help="a method (`privgraph methods`)"),
-    epsilon: Optional[float] = typer.Option(None, help="ε the method is released with (required by private "
-                                                       "methods)", rich_help_panel=PRIVACY),
-    delta: Optional[float] = typer.Option(None, help="δ of the claim (methods with a δ parameter: HeteDP, "
-                                                     "PPCVGAE, mechanism=gaussian)", rich_help_panel=PRIVACY),
-    epsilon_y: Optional[float] = typer.Option(None, "--epsilon-y", help="also audit the label unit (label LDP)",
-                                              rich_help_panel=PRIVACY),
-    samples: int = typer.Option(1000, min=4, help="releases per neighbouring input (half choose the threshold, "
-                                                  "half count the errors)"),
+    epsilon: float | None = typer.Option(
+        None, help="ε the method is released with (required by private methods)", rich_help_panel=PRIVACY
+    ),
+    delta: float | None = typer.Option(
+        None,
+        help="δ of the claim (methods with a δ parameter: HeteDP, PPCVGAE, mechanism=gaussian)",
+        rich_help_panel=PRIVACY,
+    ),
+    epsilon_y: float | None = typer.Option(
+        None, "--epsilon-y", help="also audit the label unit (label LDP)", rich_help_panel=PRIVACY
+    ),
+    samples: int = typer.Option(
+        1000, min=4, help="releases per neighbouring input (half choose the threshold, half count the errors)"
+    ),
     seed: int = typer.Option(0, help="every release draws from its own stream derived from it"),
     param: list[str] = PARAM_OPTION,
-    dataset: Optional[str] = typer.Option(None, help="audit on this dataset (`privgraph datasets`) instead of the "
-                                                     "small synthetic graph", rich_help_panel=DATA),
-    input: Optional[Path] = INPUT_OPTION,
-    features: Optional[Path] = FEATURES_OPTION,
-    labels: Optional[Path] = LABELS_OPTION,
-    private_edges: Optional[Path] = PRIVATE_EDGES_OPTION,
-    private_column: Optional[str] = PRIVATE_COLUMN_OPTION,
-    domain: Optional[str] = DOMAIN_OPTION,
+    dataset: str | None = typer.Option(
+        None,
+        help="audit on this dataset (`privgraph datasets`) instead of the small synthetic graph",
+        rich_help_panel=DATA,
+    ),
+    input: Path | None = INPUT_OPTION,
+    features: Path | None = FEATURES_OPTION,
+    labels: Path | None = LABELS_OPTION,
+    private_edges: Path | None = PRIVATE_EDGES_OPTION,
+    private_column: str | None = PRIVATE_COLUMN_OPTION,
+    domain: str | None = DOMAIN_OPTION,
     clip: bool = CLIP_OPTION,
     directed: bool = DIRECTED_OPTION,
     trust_pickle: bool = TRUST_PICKLE_OPTION,
-    data_root: Optional[Path] = DATA_ROOT_OPTION,
+    data_root: Path | None = DATA_ROOT_OPTION,
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
     """Audit a method's claim: release two neighbouring inputs SAMPLES times each through the method's own
@@ -782,8 +987,9 @@ def audit_command(
     values = _assign(param, cls.Params, "--param", f"method {method!r}", "parameter")
     if dataset is not None and input is not None:
         _fail("give --dataset or --input, not both")
-    data, _ = _read_input(input, method, features, labels, private_edges, private_column, domain, clip, directed,
-                          trust_pickle)
+    data, _ = _read_input(
+        input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle
+    )
     from privgraph.audit import audit
     from privgraph.audit.graphs import annotate
 
@@ -795,8 +1001,17 @@ def audit_command(
         if data is not None:
             data = annotate(data, seed)
         with console_progress() as progress:
-            report = audit(method, epsilon, data=data, delta=delta, samples=samples, seed=seed,
-                           label_epsilon=epsilon_y, progress=progress, **values)
+            report = audit(
+                method,
+                epsilon,
+                data=data,
+                delta=delta,
+                samples=samples,
+                seed=seed,
+                label_epsilon=epsilon_y,
+                progress=progress,
+                **values,
+            )
     except (ValueError, TypeError) as err:
         _fail(str(err))
     if format == OutputFormat.json:
@@ -817,18 +1032,32 @@ def print_audit(report, console: Console = out_console) -> None:
         table.add_column(col, justify="right")
     table.add_column("verdict", no_wrap=True)
     for r in report.rows:
-        claim = "none" if math.isinf(r.epsilon) else (f"{r.epsilon:.4g}" if r.delta == 0 else
-                                                       f"({r.epsilon:.4g}, {r.delta:g})")
+        claim = (
+            "none"
+            if math.isinf(r.epsilon)
+            else (f"{r.epsilon:.4g}" if r.delta == 0 else f"({r.epsilon:.4g}, {r.delta:g})")
+        )
         style = {"VIOLATION": "bold red", "consistent": "green"}.get(r.verdict, "yellow")
         asked = "—" if r.requested is None else f"{r.requested:.4g}"
-        table.add_row(escape(r.label), asked, claim, f"{r.epsilon_lb:.3f}", f"{r.ceiling:.2f}",
-                      "—" if r.ratio is None else f"{r.ratio:.2f}", f"[{style}]{r.verdict}[/{style}]")
+        table.add_row(
+            escape(r.label),
+            asked,
+            claim,
+            f"{r.epsilon_lb:.3f}",
+            f"{r.ceiling:.2f}",
+            "—" if r.ratio is None else f"{r.ratio:.2f}",
+            f"[{style}]{r.verdict}[/{style}]",
+        )
     console.print(table)
-    console.print(f"[dim]{report.input}, seed {report.seed}; ε_LB: {100 * report.confidence:g} % Clopper–Pearson "
-                  "lower bound; max: the most these samples can show[/dim]")
+    console.print(
+        f"[dim]{report.input}, seed {report.seed}; ε_LB: {100 * report.confidence:g} % Clopper–Pearson "
+        "lower bound; max: the most these samples can show[/dim]"
+    )
     for r in report.rows:
-        console.print(f"[dim]{escape(r.label)}: {escape(r.test)}; 2 × {r.samples} releases in {r.seconds:.1f}s, "
-                      f"FPR {r.fpr:.3f} and FNR {r.fnr:.3f} on the {r.evaluation} + {r.evaluation} held out[/dim]")
+        console.print(
+            f"[dim]{escape(r.label)}: {escape(r.test)}; 2 × {r.samples} releases in {r.seconds:.1f}s, "
+            f"FPR {r.fpr:.3f} and FNR {r.fnr:.3f} on the {r.evaluation} + {r.evaluation} held out[/dim]"
+        )
         for note in r.notes:
             console.print(f"[dim]  note: {escape(note)}[/dim]")
 
@@ -858,8 +1087,9 @@ def demo(
     start = time.perf_counter()
     with console_progress() as progress:
         for method, eps in (("gcn-raw", []), ("mlp", []), ("lpgnn", DEMO_EPSILONS)):
-            spec = ExperimentSpec(method=method, dataset="sbm", epsilons=eps, trials=trials, seed=seed,
-                                  synthetic=DEMO_GRAPH)
+            spec = ExperimentSpec(
+                method=method, dataset="sbm", epsilons=eps, trials=trials, seed=seed, synthetic=DEMO_GRAPH
+            )
             results.append(run_experiment(spec, store, progress))
     out_console.print(demo_table(results))
     out_console.print("[bold]LPGNN[/bold]")
@@ -870,7 +1100,7 @@ def demo(
 
 @app.command("methods")
 def list_methods_command(
-    method: Optional[str] = typer.Argument(None, help="a method: print its parameters"),
+    method: str | None = typer.Argument(None, help="a method: print its parameters"),
     format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
 ) -> None:
     """List the registered methods (unit, task), or one method's parameters and defaults."""
@@ -893,9 +1123,11 @@ def list_methods_command(
         return
     e = registry[method]
     out_console.print(f"[bold]{method}[/bold]: {escape(e['description'])}")
-    out_console.print(f"unit: {e['unit']}; task: {e['task']}; takes a {e['graph']}; "
-                      f"protects {', '.join(e['private_fields']) or 'nothing'}; public: "
-                      f"{', '.join(e['public_fields']) or 'none'}")
+    out_console.print(
+        f"unit: {e['unit']}; task: {e['task']}; takes a {e['graph']}; "
+        f"protects {', '.join(e['private_fields']) or 'nothing'}; public: "
+        f"{', '.join(e['public_fields']) or 'none'}"
+    )
     table = Table(title=f"{method} parameters (run|release {method} --param NAME=VALUE)")
     for col in ("name", "type", "default", "help"):
         table.add_column(col)
@@ -912,8 +1144,9 @@ class DatasetsFormat(str, Enum):
 
 @app.command()
 def datasets(
-    format: DatasetsFormat = typer.Option(DatasetsFormat.table, "--format",
-                                          help="table, json (every field) or markdown (docs/datasets.md's table)"),
+    format: DatasetsFormat = typer.Option(
+        DatasetsFormat.table, "--format", help="table, json (every field) or markdown (docs/datasets.md's table)"
+    ),
 ) -> None:
     """List every dataset the loaders know (the registry), its source, and whether $PRIVGRAPH_DATA holds it."""
     import os
@@ -930,8 +1163,10 @@ def datasets(
     root = os.environ.get(DATA_ENV)
     status = {None: "built in", True: "yes", False: "no"}
     if not root:
-        out_console.print(f"[yellow]${DATA_ENV} is not set:[/yellow] availability unknown; on a machine with "
-                          "internet the PyG datasets download on first use")
+        out_console.print(
+            f"[yellow]${DATA_ENV} is not set:[/yellow] availability unknown; on a machine with "
+            "internet the PyG datasets download on first use"
+        )
     table = Table(title=f"datasets (raw files under ${DATA_ENV}{f' = {root}' if root else ''})")
     for col in ("name", "kind", "tasks", "source", "here"):
         table.add_column(col)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 ProgressHook = Callable[[str, int, int], None]  # (task name, steps done, total steps)
 
@@ -49,8 +50,14 @@ class ConsoleProgress:
     for tests.
     """
 
-    def __init__(self, stream: IO[str] | None = None, interval: float = 10.0,
-                 clock: Callable[[], float] | None = None, tty: bool | None = None, prefix: str = PREFIX):
+    def __init__(
+        self,
+        stream: IO[str] | None = None,
+        interval: float = 10.0,
+        clock: Callable[[], float] | None = None,
+        tty: bool | None = None,
+        prefix: str = PREFIX,
+    ):
         self.stream = sys.stderr if stream is None else stream
         self.interval = float(interval)
         self.clock = clock or time.monotonic
@@ -67,7 +74,7 @@ class ConsoleProgress:
         self._rich_tasks: dict[str, tuple[Any, int]] = {}  # task name -> (rich task id, done)
 
     # context manager -------------------------------------------------
-    def __enter__(self) -> "ConsoleProgress":
+    def __enter__(self) -> ConsoleProgress:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -90,13 +97,26 @@ class ConsoleProgress:
     def _update_rich(self, task: str, done: int, total: int) -> None:
         if self._rich is None:
             from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             console = Console(file=self.stream, force_terminal=True)
-            self._rich = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                                  console=console, transient=True)
+            self._rich = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=console,
+                transient=True,
+            )
             self._rich.start()
         progress = self._rich
         if task not in self._rich_tasks:
@@ -143,8 +163,12 @@ class ConsoleProgress:
         return text
 
 
-def console_progress(stream: IO[str] | None = None, interval: float = 10.0,
-                     clock: Callable[[], float] | None = None, tty: bool | None = None) -> ConsoleProgress:
+def console_progress(
+    stream: IO[str] | None = None,
+    interval: float = 10.0,
+    clock: Callable[[], float] | None = None,
+    tty: bool | None = None,
+) -> ConsoleProgress:
     """A :class:`ConsoleProgress` on ``stream`` (default: ``sys.stderr`` at call time),
     to use as ``with console_progress() as progress: run(..., progress)``."""
     return ConsoleProgress(stream, interval=interval, clock=clock, tty=tty)

@@ -42,9 +42,11 @@ from privgraph.data.io import load_torch_file
 from privgraph.version import __version__
 
 PUBLIC = "public: copied as given"
-DIAGNOSTICS_WITHHELD = ("withheld: the release details are data-dependent diagnostics (exact counts, clipping "
-                        "rates, MCMC traces) not covered by the guarantee; keep them for the curator with "
-                        "include_diagnostics=True (--diagnostics)")
+DIAGNOSTICS_WITHHELD = (
+    "withheld: the release details are data-dependent diagnostics (exact counts, clipping "
+    "rates, MCMC traces) not covered by the guarantee; keep them for the curator with "
+    "include_diagnostics=True (--diagnostics)"
+)
 WITHHELD = "withheld: not in the release"
 FORMAT = "privgraph-release/1"
 UNTRUSTED_RELEASE = "privgraph writes a release of tensors and PyG data only: this file is not one as written"
@@ -77,12 +79,22 @@ class PrivateRelease:
         lines = [self.report.plain_summary(), *self.report.lines()]
         if raw:
             lines.append(f"fields written in clear (not protected): {', '.join(raw)}")
-        return json_safe({"format": FORMAT, "method": self.method, "params": self.params, "epsilon": self.epsilon,
-                           "privacy": self.report.to_dict(), "report": lines, "fields": self.fields,
-                           "raw_fields": raw,
-                           "randomness": self.randomness, "provenance": self.provenance,
-                           "details": self.details if include_diagnostics else DIAGNOSTICS_WITHHELD,
-                           "version": self.version})
+        return json_safe(
+            {
+                "format": FORMAT,
+                "method": self.method,
+                "params": self.params,
+                "epsilon": self.epsilon,
+                "privacy": self.report.to_dict(),
+                "report": lines,
+                "fields": self.fields,
+                "raw_fields": raw,
+                "randomness": self.randomness,
+                "provenance": self.provenance,
+                "details": self.details if include_diagnostics else DIAGNOSTICS_WITHHELD,
+                "version": self.version,
+            }
+        )
 
     def fields_in_clear(self) -> list[str]:
         """The input fields written as given (public, or by a non-private method): not protected."""
@@ -105,7 +117,7 @@ class PrivateRelease:
         return path, report_path
 
     @classmethod
-    def load(cls, path: str | Path) -> "PrivateRelease":
+    def load(cls, path: str | Path) -> PrivateRelease:
         """Read a release written by :meth:`save` (details and params come back as JSON values;
         :func:`privgraph.load_release` also types the params by the method's ``Params``).  The tensors are
         read with ``torch.load(weights_only=True)`` (PyG's data classes allow-listed): a file that
@@ -120,8 +132,19 @@ class PrivateRelease:
         data = load_torch_file(path, hint=UNTRUSTED_RELEASE)
         model = load_torch_file(_model_path(path), hint=UNTRUSTED_RELEASE) if _model_path(path).exists() else None
         details = meta["details"] if isinstance(meta["details"], dict) else {}
-        return cls(meta["method"], meta["params"], meta["epsilon"], data, PrivacyReport.from_dict(meta["privacy"]),
-                   meta["fields"], details, meta["randomness"], model, meta["version"], meta.get("provenance", {}))
+        return cls(
+            meta["method"],
+            meta["params"],
+            meta["epsilon"],
+            data,
+            PrivacyReport.from_dict(meta["privacy"]),
+            meta["fields"],
+            details,
+            meta["randomness"],
+            model,
+            meta["version"],
+            meta.get("provenance", {}),
+        )
 
     def __repr__(self) -> str:
         eps = "—" if self.epsilon is None else f"{self.epsilon:g}"

@@ -10,9 +10,18 @@ import pytest
 from privgraph.accounting.rdp import RDP_ORDERS, noise_multiplier_for, rdp_epsilon
 
 CASES = [
-    (1.1, 0.01, 1000, 1e-5), (0.8, 0.05, 200, 1e-5), (4.0, 0.2, 50, 1e-5), (1.0, 0.133333, 8, 1e-5),
-    (0.5, 0.5, 10, 1e-6), (2.0, 1.0, 20, 1e-5), (30.0, 0.004, 5000, 1e-5), (200.0, 0.3, 300, 1e-5),
-    (0.3, 0.001, 100_000, 1e-3), (7.5, 0.07, 272, 1e-5), (1.0, 0.0, 10, 1e-5), (0.6, 0.9, 3, 0.1),
+    (1.1, 0.01, 1000, 1e-5),
+    (0.8, 0.05, 200, 1e-5),
+    (4.0, 0.2, 50, 1e-5),
+    (1.0, 0.133333, 8, 1e-5),
+    (0.5, 0.5, 10, 1e-6),
+    (2.0, 1.0, 20, 1e-5),
+    (30.0, 0.004, 5000, 1e-5),
+    (200.0, 0.3, 300, 1e-5),
+    (0.3, 0.001, 100_000, 1e-3),
+    (7.5, 0.07, 272, 1e-5),
+    (1.0, 0.0, 10, 1e-5),
+    (0.6, 0.9, 3, 0.1),
 ]
 
 
@@ -20,8 +29,11 @@ def _dp_accounting(sigma, rate, steps, delta):
     import dp_accounting
 
     accountant = dp_accounting.rdp.RdpAccountant(orders=list(RDP_ORDERS))
-    accountant.compose(dp_accounting.SelfComposedDpEvent(
-        dp_accounting.PoissonSampledDpEvent(rate, dp_accounting.GaussianDpEvent(sigma)), steps))
+    accountant.compose(
+        dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(rate, dp_accounting.GaussianDpEvent(sigma)), steps
+        )
+    )
     return float(accountant.get_epsilon(delta))
 
 

@@ -17,8 +17,9 @@ FAST = {"epochs": 40, "patience": 20}
 
 def test_attack_joins_the_trial_and_leaves_the_target_unchanged():
     plain = run_experiment(ExperimentSpec(method="gcn-raw", dataset="planted", trials=2, hyperparameters=FAST))
-    attacked = run_experiment(ExperimentSpec(method="gcn-raw", dataset="planted", trials=2, hyperparameters=FAST,
-                                             attack="attribute"))
+    attacked = run_experiment(
+        ExperimentSpec(method="gcn-raw", dataset="planted", trials=2, hyperparameters=FAST, attack="attribute")
+    )
     # the target is trained exactly as `run` trains it: same utility, trial by trial
     assert [r.metrics["accuracy"] for r in attacked.records] == [r.metrics["accuracy"] for r in plain.records]
     for r in attacked.records:
@@ -38,16 +39,19 @@ def test_embedding_release_attribute_attack_is_the_task_s_own():
     assert "attack_auc" in plain.records[0].metrics
 
 
-@pytest.mark.parametrize("spec,message", [
-    (dict(method="gcn-raw", dataset="sbm", attack="attribute"), "sbm has none"),
-    (dict(method="gcn-raw", dataset="sbm", attack="bogus"), "unknown attack"),
-    (dict(method="gcn-raw", dataset="sbm", attack_params={"case": "a"}), "without an attack"),
-    (dict(method="gcn-raw", dataset="planted", attack="attribute", attack_params={"bogus": 1}), "no parameter"),
-    (dict(method="ppcvgae", dataset="planted", attack="attribute", attack_params={"case": "a"}), "--case"),
-    (dict(method="ppcvgae", dataset="planted", attack="membership-confidence"), "inference API"),
-    (dict(method="mlp", dataset="sbm", attack="linkteller"), "never uses"),
-    (dict(method="hetedp", dataset="dblp", attack="link-stealing"), "not supported yet"),
-])
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        (dict(method="gcn-raw", dataset="sbm", attack="attribute"), "sbm has none"),
+        (dict(method="gcn-raw", dataset="sbm", attack="bogus"), "unknown attack"),
+        (dict(method="gcn-raw", dataset="sbm", attack_params={"case": "a"}), "without an attack"),
+        (dict(method="gcn-raw", dataset="planted", attack="attribute", attack_params={"bogus": 1}), "no parameter"),
+        (dict(method="ppcvgae", dataset="planted", attack="attribute", attack_params={"case": "a"}), "--case"),
+        (dict(method="ppcvgae", dataset="planted", attack="membership-confidence"), "inference API"),
+        (dict(method="mlp", dataset="sbm", attack="linkteller"), "never uses"),
+        (dict(method="hetedp", dataset="dblp", attack="link-stealing"), "not supported yet"),
+    ],
+)
 def test_bad_attack_specs_are_refused_before_work(spec, message):
     with pytest.raises(ValueError, match=message):
         ExperimentSpec(**spec).validate()
@@ -55,8 +59,25 @@ def test_bad_attack_specs_are_refused_before_work(spec, message):
 
 def test_cli_attack_json_and_store(tmp_path):
     db = tmp_path / "r.db"
-    res = runner.invoke(app, ["attack", "attribute", "--method", "gcn-raw", "--dataset", "planted", "--trials", "1",
-                              "--set", "epochs=30", "--db", str(db), "--format", "json"])
+    res = runner.invoke(
+        app,
+        [
+            "attack",
+            "attribute",
+            "--method",
+            "gcn-raw",
+            "--dataset",
+            "planted",
+            "--trials",
+            "1",
+            "--set",
+            "epochs=30",
+            "--db",
+            str(db),
+            "--format",
+            "json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["attack"]["name"] == "attribute" and out["attack"]["threat_model"]["knowledge"]
@@ -64,16 +85,34 @@ def test_cli_attack_json_and_store(tmp_path):
     assert {"accuracy", "attack_auc", "attack_advantage", "attack_tpr_at_1fpr"} <= metrics
     (record,) = ResultsStore(db).records()
     assert "attack_auc" in record.metrics and record.config["attack"]["name"] == "attribute"
-    table = runner.invoke(app, ["attack", "attribute", "--method", "gcn-raw", "--dataset", "planted", "--trials", "1",
-                                "--set", "epochs=30", "--db", str(db)])
+    table = runner.invoke(
+        app,
+        [
+            "attack",
+            "attribute",
+            "--method",
+            "gcn-raw",
+            "--dataset",
+            "planted",
+            "--trials",
+            "1",
+            "--set",
+            "epochs=30",
+            "--db",
+            str(db),
+        ],
+    )
     assert table.exit_code == 0 and "Threat model" in table.output and "attack auc" in table.output
 
 
-@pytest.mark.parametrize("args,message", [
-    (["attack", "bogus", "--method", "gcn-raw"], "unknown attack"),
-    (["attack", "attribute", "--method", "gcn-raw", "--attack-param", "bogus=1"], "no parameter"),
-    (["attack", "attribute", "--method", "gcn-raw", "--dataset", "sbm"], "sensitive"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["attack", "bogus", "--method", "gcn-raw"], "unknown attack"),
+        (["attack", "attribute", "--method", "gcn-raw", "--attack-param", "bogus=1"], "no parameter"),
+        (["attack", "attribute", "--method", "gcn-raw", "--dataset", "sbm"], "sensitive"),
+    ],
+)
 def test_cli_attack_bad_input_exits_2(args, message):
     res = runner.invoke(app, args)
     assert res.exit_code == 2 and message in res.output, res.output

@@ -43,9 +43,11 @@ def graph():
 
 @pytest.fixture(scope="module")
 def targets(graph):
-    return {"gcn": train_target(get_method("gcn-raw"), graph, None, 0),
-            "mlp": train_target(get_method("mlp"), graph, None, 0),
-            "rr": train_target(get_method("rr"), graph, 0.1, 0)}
+    return {
+        "gcn": train_target(get_method("gcn-raw"), graph, None, 0),
+        "mlp": train_target(get_method("mlp"), graph, None, 0),
+        "rr": train_target(get_method("rr"), graph, 0.1, 0),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -175,8 +177,11 @@ def test_only_private_edges_are_secret(private_target):
     private = data.private_edge_mask[upper].numpy()
     secret, public = set(codes[private]), set(codes[~private])
     assert secret and public
-    attacks = {"link-stealing": LinkStealing(), "link-stealing-aux": LinkStealingSupervised(),
-               "linkteller": LinkTeller(nodes=150)}
+    attacks = {
+        "link-stealing": LinkStealing(),
+        "link-stealing-aux": LinkStealingSupervised(),
+        "linkteller": LinkTeller(nodes=150),
+    }
     for name, attack in attacks.items():
         pairs, truth = attack.pairs(private_target, seed=0)
         assert not set(pairs) & public, name  # public edges are known: never candidates
@@ -221,8 +226,9 @@ def test_bad_input(graph, targets):
         get_attack("link-stealing-aux", known_fraction=0.999).run(targets["gcn"], seed=0)
     few = mark_private_edges(graph.clone(), 0.005, seed=0)  # 6 private links: 3 known, 3 evaluated
     with pytest.raises(ValueError, match="auxiliary set"):
-        get_attack("link-stealing-aux").run(Target("gcn-raw", few, model=targets["gcn"].model, x=few.x,
-                                                   graph=few.edge_index), seed=0)
+        get_attack("link-stealing-aux").run(
+            Target("gcn-raw", few, model=targets["gcn"].model, x=few.x, graph=few.edge_index), seed=0
+        )
     with pytest.raises(ValueError, match="at least 2"):
         get_attack("linkteller", nodes=1)
     with pytest.raises(ValueError, match="delta"):

@@ -21,8 +21,16 @@ ATTACK_CLASSES = [MembershipConfidence, MembershipShadow]
 
 
 def planted(seed: int):
-    return sbm_graph(num_nodes=400, num_classes=4, num_features=500, feature_signal=0.03, homophily=0.5, seed=seed,
-                     train_ratio=0.1, val_ratio=0.1)
+    return sbm_graph(
+        num_nodes=400,
+        num_classes=4,
+        num_features=500,
+        feature_signal=0.03,
+        homophily=0.5,
+        seed=seed,
+        train_ratio=0.1,
+        val_ratio=0.1,
+    )
 
 
 @pytest.fixture(scope="module", params=[0, 1])
@@ -92,7 +100,7 @@ def test_chance_against_a_target_that_never_saw_the_members(cls):
     truth.train_mask = torch.zeros_like(truth.train_mask)
     truth.train_mask[unseen[:half]] = True  # "members" it never trained on
     truth.test_mask = torch.zeros_like(truth.test_mask)
-    truth.test_mask[unseen[half:2 * half]] = True
+    truth.test_mask[unseen[half : 2 * half]] = True
     result = cls().run(dataclasses.replace(target, truth=truth), seed=0)
     assert result.truth.sum() == half  # 160 of each
     se = auc_standard_error(half, half)  # 0.032

@@ -41,12 +41,15 @@ def test_ties_count_half_and_low_fpr_on_a_large_set():
     assert m["attack_advantage"] == pytest.approx(3 / 4 - fpr)
 
 
-@pytest.mark.parametrize("scores,truth,message", [
-    ([0.1, 0.2], [1, 1], "single class"),
-    ([0.1, 0.2, 0.3], [1, 0], "differ in length"),
-    ([0.1, float("nan")], [1, 0], "NaN"),
-    ([0.1, 0.2], [2, 0], "0/1"),
-])
+@pytest.mark.parametrize(
+    "scores,truth,message",
+    [
+        ([0.1, 0.2], [1, 1], "single class"),
+        ([0.1, 0.2, 0.3], [1, 0], "differ in length"),
+        ([0.1, float("nan")], [1, 0], "NaN"),
+        ([0.1, 0.2], [2, 0], "0/1"),
+    ],
+)
 def test_bad_input(scores, truth, message):
     with pytest.raises(ValueError, match=message):
         attack_metrics(scores, truth, [0] * len(truth))

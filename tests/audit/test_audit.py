@@ -17,7 +17,7 @@ from privgraph.audit.definitions import audited_node
 from privgraph.audit.dpsgd import audit_dpsgd
 from privgraph.cli import app
 from privgraph.mechanisms.laplace import Laplace
-from privgraph.methods import METHODS, Blink, LPGNN, get_method
+from privgraph.methods import LPGNN, METHODS, Blink, get_method
 from privgraph.methods.blink.baselines import RandomizedResponseGraph
 from privgraph.methods.heterorr.method import EdgeRand
 
@@ -86,23 +86,29 @@ def test_every_audit_runs_the_release_and_reads_its_claim(name):
         assert not labels or any(", whole release" in label for label in labels), labels
 
 
-@pytest.mark.parametrize("name, params, epsilon, samples", [
-    ("rr", {}, 2.0, 1000),  # randomized response on one bit (u's report about v)
-    ("lpgnn", {}, 2.0, 1000),  # multi-bit at the domain's extreme points
-    ("lpgnn", {"mechanism": "laplace"}, 2.0, 1000),
-])
+@pytest.mark.parametrize(
+    "name, params, epsilon, samples",
+    [
+        ("rr", {}, 2.0, 1000),  # randomized response on one bit (u's report about v)
+        ("lpgnn", {}, 2.0, 1000),  # multi-bit at the domain's extreme points
+        ("lpgnn", {"mechanism": "laplace"}, 2.0, 1000),
+    ],
+)
 def test_tight_mechanisms_reach_half_their_epsilon(name, params, epsilon, samples):
     row = audit(name, epsilon, samples=samples, **params).rows[0]
     assert 0.5 * epsilon <= row.epsilon_lb <= epsilon, row
     assert row.verdict == CONSISTENT
 
 
-@pytest.mark.parametrize("cls, epsilon, samples", [
-    (RandomizedResponseGraph, 1.0, 1000),
-    (LPGNN, 1.0, 1000),
-    (Blink, 1.5, 200),
-    (EdgeRand, 1.0, 1000),
-])
+@pytest.mark.parametrize(
+    "cls, epsilon, samples",
+    [
+        (RandomizedResponseGraph, 1.0, 1000),
+        (LPGNN, 1.0, 1000),
+        (Blink, 1.5, 200),
+        (EdgeRand, 1.0, 1000),
+    ],
+)
 def test_epsilon_doubled_is_caught_and_the_real_method_is_not(cls, epsilon, samples):
     wrong = audit(doubled(cls)(), epsilon, samples=samples).rows[0]
     assert wrong.epsilon == epsilon and wrong.epsilon_lb > epsilon and wrong.verdict == VIOLATION, wrong
@@ -173,7 +179,7 @@ def test_cli_audit_table_json_and_exit_codes(monkeypatch):
     assert "ε_LB" in ok.output and "consistent" in ok.output
     js = runner.invoke(app, ["audit", "lpgnn", "--epsilon", "1", "--samples", "50", "--format", "json"])
     assert js.exit_code == 0
-    payload = json.loads(js.stdout[js.stdout.index("{"):])
+    payload = json.loads(js.stdout[js.stdout.index("{") :])
     assert payload["rows"][0]["unit"] == "node feature vector" and payload["violation"] is False
     assert runner.invoke(app, ["audit", "rr"]).exit_code == 2  # a private method needs --epsilon
     assert runner.invoke(app, ["audit", "rr", "--epsilon", "1", "--delta", "1e-5"]).exit_code == 2
@@ -265,7 +271,7 @@ def test_cli_exits_1_when_the_claim_is_not_the_epsilon_asked(monkeypatch):
     monkeypatch.setitem(AUDITS, cls.name, AUDITS["lpgnn"])
     out = CliRunner().invoke(app, ["audit", cls.name, "--epsilon", "1", "--samples", "20", "--format", "json"])
     assert out.exit_code == 1, out.output
-    payload = json.loads(out.stdout[out.stdout.index("{"):])
+    payload = json.loads(out.stdout[out.stdout.index("{") :])
     row = payload["rows"][0]
     assert payload["violation"] and row["requested"] == 1.0 and row["epsilon"] == 2.0 and row["verdict"] == VIOLATION
     assert "the release claims 2 where 1 was asked" in row["notes"]
@@ -288,11 +294,14 @@ def test_a_copy_of_u_s_raw_label_in_another_row_is_caught_on_the_whole_release_r
     assert whole.requested == 1.0 and whole.epsilon_lb > 1.0 and whole.verdict == VIOLATION, whole
 
 
-@pytest.mark.parametrize("name, params, label_epsilon, requested", [
-    ("heterorr", {"epsilon_f": 0.5, "epsilon_e": 0.25}, None, [0.5, 0.5, 0.25]),  # its declared split
-    ("featurerr", {"control": "constant-input"}, None, [0.0, 0.0]),  # the control's release ignores x: 0-LDP
-    ("lpgnn", {}, 2.0, [1.0, 1.0, 2.0, 2.0]),  # features at ε, labels at the label ε
-])
+@pytest.mark.parametrize(
+    "name, params, label_epsilon, requested",
+    [
+        ("heterorr", {"epsilon_f": 0.5, "epsilon_e": 0.25}, None, [0.5, 0.5, 0.25]),  # its declared split
+        ("featurerr", {"control": "constant-input"}, None, [0.0, 0.0]),  # the control's release ignores x: 0-LDP
+        ("lpgnn", {}, 2.0, [1.0, 1.0, 2.0, 2.0]),  # features at ε, labels at the label ε
+    ],
+)
 def test_the_epsilon_asked_per_unit_follows_the_methods_declared_split(name, params, label_epsilon, requested):
     rows = audit(name, 1.0, samples=6, label_epsilon=label_epsilon, **params).rows
     assert [r.requested for r in rows] == requested, rows

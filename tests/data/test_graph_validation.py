@@ -53,8 +53,7 @@ def test_validate_graph_coalesces_duplicates_with_a_note_and_keeps_the_input():
     data.edge_weight = torch.arange(data.edge_index.shape[1], dtype=torch.float)
     before = (data.edge_index.clone(), data.private_edge_mask.clone(), data.edge_weight.clone())
     clean, notes = validate_graph(data, undirected=True)
-    assert notes == ["2 duplicate edges merged (edge_index: %d → %d columns)"
-                     % (before[0].shape[1], before[0].shape[1] - 2)]
+    assert notes == [f"2 duplicate edges merged (edge_index: {before[0].shape[1]} → {before[0].shape[1] - 2} columns)"]
     original = _graph()
     assert torch.equal(clean.edge_index, original.edge_index)  # first copies kept, in order
     assert torch.equal(clean.private_edge_mask, original.private_edge_mask)
@@ -163,8 +162,14 @@ def test_phrg_refuses_one_directional_private_edges_and_its_counts_stay_consiste
     data = _graph(n=40, p=0.25, seed=3)
     public, private = split_edges(data)
     with pytest.raises(ValueError, match="private edges is directed"):
-        PHRGSampler(40, public, private[:, private[0] > private[1]], np.ones(40, dtype=np.int64), 1.0,
-                    torch.Generator().manual_seed(0))
+        PHRGSampler(
+            40,
+            public,
+            private[:, private[0] > private[1]],
+            np.ones(40, dtype=np.int64),
+            1.0,
+            torch.Generator().manual_seed(0),
+        )
     with pytest.raises(ValueError, match="both public and private"):
         PHRGSampler(40, data.edge_index, private, np.ones(40, dtype=np.int64), 1.0, torch.Generator())
     sampler = PHRGSampler(40, public, private, np.ones(40, dtype=np.int64), 1.0, torch.Generator().manual_seed(0))
@@ -207,8 +212,7 @@ def test_runner_boundary_merges_duplicates_with_a_note_and_refuses_directed_grap
     """The experiment runner (and `privgraph release`) validate the input graph once, at the boundary."""
     import privgraph.data.synthetic as data_module  # the registered sbm's generator
     from privgraph.data import sbm_graph
-    from privgraph.experiments import ExperimentSpec
-    from privgraph.experiments import Experiment
+    from privgraph.experiments import Experiment, ExperimentSpec
 
     small = dict(num_nodes=120, num_features=8, avg_degree=4.0)
     graph = sbm_graph(seed=0, **small)

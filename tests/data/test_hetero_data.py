@@ -31,8 +31,10 @@ def test_link_split_is_disjoint_and_test_edges_never_pass_messages():
     data = hetero_sbm_graph(seed=0)
     et, rev = TASK.edge_type, TASK.reverse
     train, val, test = link_split(data, TASK, 0.1, 0.2, seed=0)
-    pos = {name: _pairs(d[et].edge_label_index[:, d[et].edge_label == 1]) for name, d in
-           (("train", train), ("val", val), ("test", test))}
+    pos = {
+        name: _pairs(d[et].edge_label_index[:, d[et].edge_label == 1])
+        for name, d in (("train", train), ("val", val), ("test", test))
+    }
     assert not (pos["train"] & pos["val"]) and not (pos["train"] & pos["test"]) and not (pos["val"] & pos["test"])
     assert pos["train"] | pos["val"] | pos["test"] == _pairs(data[et].edge_index)
     assert len(pos["test"]) == pytest.approx(0.2 * data[et].num_edges, abs=1)
@@ -46,8 +48,9 @@ def test_link_split_is_disjoint_and_test_edges_never_pass_messages():
     assert int(labels.sum()) * 2 == labels.numel()
     # seeded
     again = link_split(data, TASK, 0.1, 0.2, seed=0)[2]
-    assert torch.equal(again[et].edge_label_index[:, again[et].edge_label == 1],
-                       test[et].edge_label_index[:, test[et].edge_label == 1])
+    assert torch.equal(
+        again[et].edge_label_index[:, again[et].edge_label == 1], test[et].edge_label_index[:, test[et].edge_label == 1]
+    )
 
 
 def test_link_split_bad_inputs():
@@ -94,7 +97,11 @@ def test_every_metapath_is_a_chain_from_the_classified_type():
 def test_amazon_counts_match_table_ii():
     d = load_hetero("amazon")
     assert {t: d[t].num_nodes for t in ("user", "item", "view", "category")} == {
-        "user": 6170, "item": 2753, "view": 3857, "category": 22}
+        "user": 6170,
+        "item": 2753,
+        "view": 3857,
+        "category": 22,
+    }
     assert d["user", "rates", "item"].num_edges == 195791 == d["item", "rev_rates", "user"].num_edges
     assert d["item", "has_view", "view"].num_edges == 5694 and d["item", "has_category", "category"].num_edges == 5508
     for path in hetero("amazon").metapaths.values():

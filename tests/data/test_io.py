@@ -52,8 +52,13 @@ def _error(match: str, *args, **kwargs) -> str:
 
 
 def test_data_pt_round_trip(tmp_path):
-    data = Data(x=torch.rand(4, 3), y=torch.tensor([0, 1, 1, 0]), edge_index=torch.tensor(EDGES).t(),
-                private_edge_mask=torch.tensor(PRIVATE), edge_weight=torch.arange(8.0))
+    data = Data(
+        x=torch.rand(4, 3),
+        y=torch.tensor([0, 1, 1, 0]),
+        edge_index=torch.tensor(EDGES).t(),
+        private_edge_mask=torch.tensor(PRIVATE),
+        edge_weight=torch.arange(8.0),
+    )
     torch.save(data, tmp_path / "g.pt")
     out, notes = read_graph(tmp_path / "g.pt", self_loops=False, domain=(0.0, 1.0))
     assert isinstance(out, Data) and notes == []
@@ -106,12 +111,15 @@ def test_one_direction_per_pair_is_symmetrized_with_a_note(tmp_path):
     once = [(0, 1), (1, 2), (2, 0), (3, 3)]
     mask = np.array([1, 0, 1, 0], dtype=np.int64)
     np.save(tmp_path / "mask.npy", mask)
-    data, notes = read_graph(_write(tmp_path / "g.txt", "".join(f"{u} {v}\n" for u, v in once)),
-                             private_edges=tmp_path / "mask.npy")
+    data, notes = read_graph(
+        _write(tmp_path / "g.txt", "".join(f"{u} {v}\n" for u, v in once)), private_edges=tmp_path / "mask.npy"
+    )
     assert data.edge_index.t().tolist() == [[0, 1], [1, 2], [2, 0], [3, 3], [1, 0], [2, 1], [0, 2]]
     assert data.private_edge_mask.tolist() == [True, False, True, False, True, False, True]
-    assert notes == ["undirected: added the reverse direction of 3 edges listed one way only (4 → 7 columns; "
-                     "directed=True / --directed keeps the file as given)"]
+    assert notes == [
+        "undirected: added the reverse direction of 3 edges listed one way only (4 → 7 columns; "
+        "directed=True / --directed keeps the file as given)"
+    ]
 
 
 def test_an_edge_list_is_undirected_unless_directed(tmp_path):
@@ -143,21 +151,23 @@ def test_a_column_named_private_is_the_private_flag(tmp_path):
     path = _write(tmp_path / "edges.csv", "source,target,weight,private\n0,1,5,1\n1,2,3,0\n")
     data, notes = read_graph(path)
     assert data.private_edge_mask.tolist() == [True, False, True, False]  # the reverses copy their edge's flag
-    assert notes[:2] == ["column 'private' read as the private-edge flag (choose another with --private-column)",
-                         "column weight ignored (only source and target are read, and the private flags from "
-                         "column private)"]  # neither note repeats the file name (the CLI prefixes it)
+    assert notes[:2] == [
+        "column 'private' read as the private-edge flag (choose another with --private-column)",
+        "column weight ignored (only source and target are read, and the private flags from column private)",
+    ]  # neither note repeats the file name (the CLI prefixes it)
     np.save(tmp_path / "m.npy", np.array([0, 1]))
     data, notes = read_graph(path, private_edges=tmp_path / "m.npy")  # a mask file wins, and the column says so
     assert data.private_edge_mask.tolist() == [False, True, False, True]
-    assert notes[0] == ("columns weight, private ignored (only source and target are read, and the private flags "
-                        "from the private-edge mask file)")
+    assert notes[0] == (
+        "columns weight, private ignored (only source and target are read, and the private flags "
+        "from the private-edge mask file)"
+    )
 
 
 def test_a_poisoned_pt_is_refused_without_running_it(tmp_path):
     marker = tmp_path / "marker"
     torch.save(Poison(marker), tmp_path / "evil.pt")
-    message = _error(r"refusing to unpickle .*evil.pt: it names io.open, which is not a tensor",
-                     tmp_path / "evil.pt")
+    message = _error(r"refusing to unpickle .*evil.pt: it names io.open, which is not a tensor", tmp_path / "evil.pt")
     assert "--trust-pickle" in message and not marker.exists()
     _error("holds a .*not a torch_geometric Data", tmp_path / "evil.pt", trust_pickle=True)
     assert marker.exists()  # the poison is real: trusting the file ran it
@@ -169,8 +179,10 @@ def test_trust_pickle_reads_any_file_and_says_so(tmp_path):
     _error(r"it names fractions.Fraction.*--trust-pickle \(trust_pickle=True\) loads it", tmp_path / "g.pt")
     out, notes = read_graph(tmp_path / "g.pt", trust_pickle=True)
     assert out.origin == Fraction(1, 3)
-    assert notes == ["g.pt trusted with --trust-pickle (trust_pickle=True): unpickled with "
-                     "torch.load(weights_only=False), which runs any code the file holds"]
+    assert notes == [
+        "g.pt trusted with --trust-pickle (trust_pickle=True): unpickled with "
+        "torch.load(weights_only=False), which runs any code the file holds"
+    ]
     _error("applies to torch files", _tsv(tmp_path), trust_pickle=True)
 
 
@@ -227,7 +239,9 @@ def test_unreadable_files(tmp_path):
     message = _error(r"cannot read .*torch.load\(weights_only=True\)", _write(tmp_path / "g.pt", "not a pickle"))
     assert "--trust-pickle" in message
     _error("not a SciPy sparse .npz archive", _write(tmp_path / "g.npz", "not a zip"))
-    _error("cannot read features file .*not a NumPy .npy file", _tsv(tmp_path), features=_write(tmp_path / "x.npy", "junk"))
+    _error(
+        "cannot read features file .*not a NumPy .npy file", _tsv(tmp_path), features=_write(tmp_path / "x.npy", "junk")
+    )
     (tmp_path / "bin.csv").write_bytes(b"\xff\xfe\x00\x81")
     _error("as UTF-8 text", tmp_path / "bin.csv")
 
@@ -260,8 +274,12 @@ def test_non_finite_features(tmp_path):
 
 def test_features_outside_domain(tmp_path):
     np.save(tmp_path / "x.npy", np.array([[0.0, 2.0], [-3.0, 1.0], [0, 0], [0, 0]]))
-    message = _error(r"2 values of the features lie outside the declared domain \[0, 1\] \(found \[-3, 2\]\)",
-                     _tsv(tmp_path), features=tmp_path / "x.npy", domain=(0, 1))
+    message = _error(
+        r"2 values of the features lie outside the declared domain \[0, 1\] \(found \[-3, 2\]\)",
+        _tsv(tmp_path),
+        features=tmp_path / "x.npy",
+        domain=(0, 1),
+    )
     assert "--clip" in message
     _error("needs a feature domain", _tsv(tmp_path), features=tmp_path / "x.npy", clip=True)
     _error("lo < hi", _tsv(tmp_path), features=tmp_path / "x.npy", domain=(1, 0))
@@ -271,8 +289,12 @@ def test_features_outside_domain(tmp_path):
 def test_labels_of_the_wrong_length(tmp_path):
     np.save(tmp_path / "x.npy", np.zeros((4, 2)))
     _write(tmp_path / "y.csv", "0\n1\n1\n")
-    _error("the labels file y.csv has 3 labels, expected 4", _tsv(tmp_path), features=tmp_path / "x.npy",
-           labels=tmp_path / "y.csv")
+    _error(
+        "the labels file y.csv has 3 labels, expected 4",
+        _tsv(tmp_path),
+        features=tmp_path / "x.npy",
+        labels=tmp_path / "y.csv",
+    )
     torch.save(Data(edge_index=torch.tensor(EDGES).t(), num_nodes=4), tmp_path / "g.pt")
     _error("the labels file y.csv has 3 labels, expected 4", tmp_path / "g.pt", labels=tmp_path / "y.csv")
     _write(tmp_path / "bad.txt", "0\n1 2\n")
@@ -286,9 +308,16 @@ def test_private_mask_of_the_wrong_length(tmp_path):
 
 def test_non_binary_mask_values(tmp_path):
     np.save(tmp_path / "m.npy", np.array([0, 1, 2, 0, 0, 0, 0, 0]))
-    _error(r"must hold only 0/1 \(or booleans\): 1 other values \(e.g. 2 at entry 2\)", _tsv(tmp_path), private_edges=tmp_path / "m.npy")
-    _error(r"line 3: the private flag must be 0/1 or true/false, got 'yes'",
-           _write(tmp_path / "g.csv", "s,t,p\n0,1,1\n1,0,yes\n"), private_column="p")
+    _error(
+        r"must hold only 0/1 \(or booleans\): 1 other values \(e.g. 2 at entry 2\)",
+        _tsv(tmp_path),
+        private_edges=tmp_path / "m.npy",
+    )
+    _error(
+        r"line 3: the private flag must be 0/1 or true/false, got 'yes'",
+        _write(tmp_path / "g.csv", "s,t,p\n0,1,1\n1,0,yes\n"),
+        private_column="p",
+    )
     _error("has no column 'q'", _write(tmp_path / "g.csv", "s,t,p\n0,1,1\n"), private_column="q")
 
 
@@ -299,10 +328,14 @@ def test_empty_edge_list(tmp_path):
 
 
 def test_duplicates_are_an_error(tmp_path):
-    _error(r"the edge list g.tsv has 1 duplicate column: 1 edge is listed more than once \(e.g. \(0, 1\), 2 times\)",
-           _tsv(tmp_path, EDGES + [(0, 1)], name="g.tsv"))
-    _error(r"has 2 duplicate columns: 2 edges are listed more than once",
-           _tsv(tmp_path, EDGES + [(0, 1), (1, 2)], name="g.tsv"))
+    _error(
+        r"the edge list g.tsv has 1 duplicate column: 1 edge is listed more than once \(e.g. \(0, 1\), 2 times\)",
+        _tsv(tmp_path, EDGES + [(0, 1)], name="g.tsv"),
+    )
+    _error(
+        r"has 2 duplicate columns: 2 edges are listed more than once",
+        _tsv(tmp_path, EDGES + [(0, 1), (1, 2)], name="g.tsv"),
+    )
 
 
 def test_self_loops_when_not_allowed(tmp_path):
@@ -313,8 +346,11 @@ def test_self_loops_when_not_allowed(tmp_path):
 
 def test_flags_that_disagree_between_directions(tmp_path):
     flags = PRIVATE[:-1] + [False]  # 2-3 private, 3-2 public
-    _error("not symmetric: 1 undirected edge is private in one direction only", _csv(tmp_path, flags=flags),
-           private_column="private")
+    _error(
+        "not symmetric: 1 undirected edge is private in one direction only",
+        _csv(tmp_path, flags=flags),
+        private_column="private",
+    )
     data, _ = read_graph(_csv(tmp_path, flags=flags), private_column="private", directed=True)  # one flag per direction
     assert data.private_edge_mask.tolist() == flags
 

@@ -115,12 +115,16 @@ def test_an_entry_missing_what_its_kind_needs_is_refused():
 
 
 def test_the_unknown_dataset_error_lists_the_registered_names():
-    for graphs, what in (((HOMOGENEOUS,), "homogeneous"), ((SENSITIVE,), "sensitive attribute"),
-                         ((HETEROGENEOUS,), "heterogeneous")):
+    for graphs, what in (
+        ((HOMOGENEOUS,), "homogeneous"),
+        ((SENSITIVE,), "sensitive attribute"),
+        ((HETEROGENEOUS,), "heterogeneous"),
+    ):
         with pytest.raises(ValueError) as err:
             get_dataset("nope", *graphs)
-        assert str(err.value) == (f"unknown {what} dataset 'nope'; choose from {', '.join(dataset_names(*graphs))} "
-                                  "(`privgraph datasets`)")
+        assert str(err.value) == (
+            f"unknown {what} dataset 'nope'; choose from {', '.join(dataset_names(*graphs))} (`privgraph datasets`)"
+        )
     for loader, graph in ((load, HOMOGENEOUS), (load_sensitive, SENSITIVE), (load_hetero, HETEROGENEOUS)):
         with pytest.raises(ValueError, match=", ".join(dataset_names(graph))):
             loader("nope")
@@ -129,8 +133,11 @@ def test_the_unknown_dataset_error_lists_the_registered_names():
 def test_the_pipeline_refuses_an_unknown_dataset_with_the_registered_names():
     from privgraph.experiments import ExperimentSpec
 
-    for method, graphs in (("gcn-raw", (HOMOGENEOUS, SENSITIVE)), ("ppcvgae", (SENSITIVE,)),
-                           ("rgcn", (HETEROGENEOUS,))):
+    for method, graphs in (
+        ("gcn-raw", (HOMOGENEOUS, SENSITIVE)),
+        ("ppcvgae", (SENSITIVE,)),
+        ("rgcn", (HETEROGENEOUS,)),
+    ):
         with pytest.raises(ValueError, match=f"choose from {', '.join(dataset_names(*graphs))} "):
             ExperimentSpec(method=method, dataset="nope").validate()
 
@@ -152,7 +159,7 @@ def test_the_docs_table_is_the_registrys():
     that command when the registry changes."""
     text = DOCS.read_text()
     start = text.index("\n", text.index(BEGIN)) + 1
-    assert text[start:text.index(END)] == markdown_table()
+    assert text[start : text.index(END)] == markdown_table()
     res = CliRunner().invoke(app, ["datasets", "--format", "markdown"])
     assert res.exit_code == 0 and res.output == markdown_table()
 

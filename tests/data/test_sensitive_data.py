@@ -24,7 +24,8 @@ def _check_common(d, n, features, directed_edges, table1_edges):
     assert float(d.x.min()) >= 0.0 and float(d.x.max()) <= 1.0
     assert int(d.private_mask.sum()) == round(0.7 * n)
     assert (d.train_mask.sum(), d.val_mask.sum(), d.test_mask.sum()) == pytest.approx(
-        (0.5 * n, 0.3 * n, 0.2 * n), abs=2)
+        (0.5 * n, 0.3 * n, 0.2 * n), abs=2
+    )
     assert not (d.train_mask & d.val_mask).any() and not (d.val_mask & d.test_mask).any()
 
 

@@ -18,8 +18,9 @@ def _script(name: str):
 
 def test_the_blink_protocol_fragment_is_the_table_of_the_stored_results():
     script = _script("blink_protocol")
-    assert script.FRAGMENT.read_text() == script.table(), \
+    assert script.FRAGMENT.read_text() == script.table(), (
         "docs/results/_blink-protocol.md is stale: rerun python benchmarks/blink_protocol.py table"
+    )
 
 
 def test_the_authors_split_is_sklearns_and_not_stratified():

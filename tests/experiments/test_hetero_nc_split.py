@@ -48,11 +48,14 @@ def test_the_split_is_the_authors_and_reproducible_from_the_seed():
     assert not torch.equal(a[0], c[0])  # another seed, another split
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(num_nodes=2), "at least 3"),
-    (dict(num_nodes=100, train_ratio=0.0), "train_ratio"),
-    (dict(num_nodes=100, train_ratio=0.6, val_ratio=0.4), "train_ratio"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(num_nodes=2), "at least 3"),
+        (dict(num_nodes=100, train_ratio=0.0), "train_ratio"),
+        (dict(num_nodes=100, train_ratio=0.6, val_ratio=0.4), "train_ratio"),
+    ],
+)
 def test_the_split_refuses_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         hetedp_node_split(seed=0, **kwargs)
@@ -110,8 +113,11 @@ def test_walk_settings_are_metapath2vec_parameters(monkeypatch):
     assert get_method("metapath2vec").params.walks() == WalkSettings()  # defaults: the stored rows' settings
     walks = get_method("metapath2vec", embedding_dim=16, walk_length=8, context_size=3, walks_per_node=2).params.walks()
     assert (walks.embedding_dim, walks.walk_length, walks.context_size, walks.walks_per_node) == (16, 8, 3, 2)
-    for bad, match in ((dict(context_size=30), "context_size"), (dict(walks_per_node=0), "walks_per_node"),
-                       (dict(window=7), "no parameter")):
+    for bad, match in (
+        (dict(context_size=30), "context_size"),
+        (dict(walks_per_node=0), "walks_per_node"),
+        (dict(window=7), "no parameter"),
+    ):
         with pytest.raises(ValueError, match=match):
             get_method("metapath2vec", **bad)
     seen = []
@@ -134,7 +140,12 @@ def test_the_walk_settings_reach_pyg():
     ei = torch.stack([torch.arange(n), torch.arange(n) % 5])
     data["paper", "to", "author"].edge_index, data["author", "to", "paper"].edge_index = ei, ei.flip(0)
     path = [("paper", "to", "author"), ("author", "to", "paper")]
-    z = baselines.metapath2vec_embeddings(data.edge_index_dict, path, {"paper": n, "author": 5}, seed=0, epochs=1,
-                                          walks=WalkSettings(embedding_dim=12, walk_length=4, context_size=3,
-                                                             walks_per_node=1, num_negative_samples=1))
+    z = baselines.metapath2vec_embeddings(
+        data.edge_index_dict,
+        path,
+        {"paper": n, "author": 5},
+        seed=0,
+        epochs=1,
+        walks=WalkSettings(embedding_dim=12, walk_length=4, context_size=3, walks_per_node=1, num_negative_samples=1),
+    )
     assert z["paper"].shape == (n, 12)

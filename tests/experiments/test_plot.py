@@ -4,10 +4,16 @@ import pytest
 from matplotlib.collections import PolyCollection
 from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator, PercentFormatter
 
-from privgraph.accounting.guarantee import (NON_PRIVATE, PrivacyGuarantee, PrivacyReport, TrustModel, Unit,
-                                            unprotected)
-from privgraph.experiments.plot import (DEFAULT_DIR, LineKey, build_figure, choose_metric, guarantee_unit,
-                                        plot_db, plot_rows)
+from privgraph.accounting.guarantee import NON_PRIVATE, PrivacyGuarantee, PrivacyReport, TrustModel, Unit, unprotected
+from privgraph.experiments.plot import (
+    DEFAULT_DIR,
+    LineKey,
+    build_figure,
+    choose_metric,
+    guarantee_unit,
+    plot_db,
+    plot_rows,
+)
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
 
@@ -15,15 +21,37 @@ PNG = b"\x89PNG\r\n\x1a\n"
 EPS = (0.1, 1.0, 8.0)
 
 
-def record(method, eps, acc, unit=Unit.NODE_FEATURES, trial=0, dataset="cora", model="gcn", mechanism=None,
-           metric="accuracy", variant=None):
+def record(
+    method,
+    eps,
+    acc,
+    unit=Unit.NODE_FEATURES,
+    trial=0,
+    dataset="cora",
+    model="gcn",
+    mechanism=None,
+    metric="accuracy",
+    variant=None,
+):
     if eps is None:
         report = PrivacyReport([NON_PRIVATE if unit == Unit.NODE_FEATURES else unprotected(unit, "raw")])
     else:
         report = PrivacyReport([PrivacyGuarantee(unit, TrustModel.LOCAL, eps, 0.0, mechanism or method)])
-    return TrialRecord(run_id="r", method=method, dataset=dataset, model=model, mechanism=mechanism, epsilon=eps,
-                       epsilon_y=None, trial=trial, seed=trial, config={"variant": variant},
-                       metrics={metric: acc, "val_" + metric: acc}, guarantee=report.to_dict(), wall_time=0.1)
+    return TrialRecord(
+        run_id="r",
+        method=method,
+        dataset=dataset,
+        model=model,
+        mechanism=mechanism,
+        epsilon=eps,
+        epsilon_y=None,
+        trial=trial,
+        seed=trial,
+        config={"variant": variant},
+        metrics={metric: acc, "val_" + metric: acc},
+        guarantee=report.to_dict(),
+        wall_time=0.1,
+    )
 
 
 def synthetic(trials=3, dataset="cora"):
@@ -32,8 +60,17 @@ def synthetic(trials=3, dataset="cora"):
     for t in range(trials):
         for i, eps in enumerate(EPS):
             out.append(record("lpgnn", eps, 0.5 + 0.1 * i + 0.01 * t, trial=t, dataset=dataset))
-            out.append(record("blink", eps, 0.4 + 0.1 * i + 0.02 * t, unit=Unit.ADJACENCY_LIST, trial=t,
-                              dataset=dataset, variant="hybrid"))
+            out.append(
+                record(
+                    "blink",
+                    eps,
+                    0.4 + 0.1 * i + 0.02 * t,
+                    unit=Unit.ADJACENCY_LIST,
+                    trial=t,
+                    dataset=dataset,
+                    variant="hybrid",
+                )
+            )
         out.append(record("gcn-raw", None, 0.85 + 0.01 * t, trial=t, dataset=dataset))
     return out
 
@@ -98,8 +135,12 @@ def test_single_trial_has_no_band():
 
 
 def test_curves_split_by_variant_and_model():
-    rs = [record("blink", e, 0.5, unit=Unit.ADJACENCY_LIST, variant=v, model=m)
-          for e in EPS for v in ("hard", "hybrid") for m in ("gcn", "sage")]
+    rs = [
+        record("blink", e, 0.5, unit=Unit.ADJACENCY_LIST, variant=v, model=m)
+        for e in EPS
+        for v in ("hard", "hybrid")
+        for m in ("gcn", "sage")
+    ]
     (ax,) = build_figure(rs).get_axes()
     assert len(ax.get_lines()) == 4
     assert LineKey("lpgnn", "gcn", "lpgnn-rr").label == "lpgnn-rr (gcn)"
@@ -120,11 +161,14 @@ def test_metric_choice_and_explicit_metric():
 def test_plot_db_writes_one_png_per_dataset(tmp_path):
     db = make_db(tmp_path / "r.db", synthetic() + synthetic(trials=2, dataset="citeseer"))
     paths = plot_db(db, tmp_path / "plots")
-    assert paths == [tmp_path / "plots" / "privacy_utility_citeseer.png",
-                     tmp_path / "plots" / "privacy_utility_cora.png"]
+    assert paths == [
+        tmp_path / "plots" / "privacy_utility_citeseer.png",
+        tmp_path / "plots" / "privacy_utility_cora.png",
+    ]
     assert all(p.read_bytes()[:8] == PNG for p in paths)
     assert plot_db(db, tmp_path / "plots", dataset="cora", metric="val_accuracy") == [
-        tmp_path / "plots" / "privacy_utility_cora_val_accuracy.png"]
+        tmp_path / "plots" / "privacy_utility_cora_val_accuracy.png"
+    ]
 
 
 def test_plot_db_default_output_is_results_dir(tmp_path, monkeypatch):

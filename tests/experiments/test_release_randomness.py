@@ -19,14 +19,25 @@ from privgraph.methods import METHODS, Task
 runner = CliRunner()
 SMALL = {"num_nodes": 240, "num_features": 24, "avg_degree": 6.0}
 FAST = {"epochs": 20, "patience": 5}
-PRIVATE = sorted(name for name, cls in METHODS.items()
-                 if cls.private and cls.task == Task.NODE_CLASSIFICATION and not cls.heterogeneous)
+PRIVATE = sorted(
+    name
+    for name, cls in METHODS.items()
+    if cls.private and cls.task == Task.NODE_CLASSIFICATION and not cls.heterogeneous
+)
 NEEDS_EDGES = {"edgerr", "edgerand", "lapgraph", "heterorr"}
 
 
 def _graph_spec(method: str, secure: bool, **kw) -> ExperimentSpec:
-    return ExperimentSpec(method=method, dataset="sbm", synthetic=SMALL, trials=1, secure=secure,
-                          private_ratio=0.2 if method in NEEDS_EDGES else None, hyperparameters=FAST, **kw)
+    return ExperimentSpec(
+        method=method,
+        dataset="sbm",
+        synthetic=SMALL,
+        trials=1,
+        secure=secure,
+        private_ratio=0.2 if method in NEEDS_EDGES else None,
+        hyperparameters=FAST,
+        **kw,
+    )
 
 
 def _release(method, secure, tmp_path, name, **kw):
@@ -44,7 +55,9 @@ def test_two_secure_releases_of_every_method_differ_and_record_no_seed(method, t
     same_x = torch.equal(a["x"], b["x"])
     same_edges = a["edge_index"].shape == b["edge_index"].shape and torch.equal(a["edge_index"], b["edge_index"])
     assert not (same_x and same_edges), f"{method}: two secure releases are identical"
-    assert meta["randomness"] == {"mode": "os"} and "seed" not in json.dumps(meta["provenance"]).replace("data_seed", "")
+    assert meta["randomness"] == {"mode": "os"} and "seed" not in json.dumps(meta["provenance"]).replace(
+        "data_seed", ""
+    )
     notes = [n for g in meta["privacy"]["guarantees"] for n in g["notes"]]
     assert SECURE_NOTE in notes
 
@@ -71,8 +84,12 @@ def test_release_lists_every_field_written_in_clear(tmp_path):
 
 def _cli_release(tmp_path, name, *extra):
     out = tmp_path / name
-    res = runner.invoke(app, expand_multi_value_options(
-        ["release", "ppcvgae", "--epsilon", "0.5", "--param", "epochs=20", "-o", str(out), *extra]))
+    res = runner.invoke(
+        app,
+        expand_multi_value_options(
+            ["release", "ppcvgae", "--epsilon", "0.5", "--param", "epochs=20", "-o", str(out), *extra]
+        ),
+    )
     assert res.exit_code == 0, res.output
     return torch.load(out, weights_only=False), json.loads(out.with_name(name + ".json").read_text())
 
@@ -86,8 +103,11 @@ def test_embedding_release_is_secret_by_default_and_cannot_be_undone_from_its_re
     # it; with the noise from that stream both files would give the same μ(s) to ~1e-6
     sigma = meta["details"]["noise_std"]
     seed = meta["provenance"]["data_seed"]
-    guesses = [r["z"] - sigma * torch.randn(r["z"].shape, generator=torch.Generator().manual_seed(seed * 1000),
-                                            dtype=r["z"].dtype) for r in (a, b)]
+    guesses = [
+        r["z"]
+        - sigma * torch.randn(r["z"].shape, generator=torch.Generator().manual_seed(seed * 1000), dtype=r["z"].dtype)
+        for r in (a, b)
+    ]
     assert (guesses[0] - guesses[1]).abs().max() > sigma
 
 
@@ -104,8 +124,14 @@ def test_embedding_release_reproducible_and_secure_flags(tmp_path):
 
 
 def test_run_secure_reaches_the_embedding_noise():
-    spec = ExperimentSpec(method="ppcvgae", epsilons=[0.5], trials=1, secure=True, params={"case": "b", "epochs": 20},
-                          synthetic={"num_nodes": 200})
+    spec = ExperimentSpec(
+        method="ppcvgae",
+        epsilons=[0.5],
+        trials=1,
+        secure=True,
+        params={"case": "b", "epochs": 20},
+        synthetic={"num_nodes": 200},
+    )
     res = run_experiment(spec)
     assert any(SECURE_NOTE in g["notes"] for r in res.to_json()["results"] for g in r["privacy"]["guarantees"])
     with pytest.raises(ValueError, match="without an epsilon"):
@@ -153,8 +179,9 @@ def test_hetedp_share_candidates_draw_independent_noise(monkeypatch):
     import privgraph.methods.hetedp.method as hetedp
 
     calls = _spy(monkeypatch, hetedp, "privatize_features")
-    spec = ExperimentSpec(method="hetedp", task="lp", epsilons=[2.0], trials=1, tune=True,
-                          params={"batch_size": 256, "epochs": 1})
+    spec = ExperimentSpec(
+        method="hetedp", task="lp", epsilons=[2.0], trials=1, tune=True, params={"batch_size": 256, "epochs": 1}
+    )
     run_experiment(spec)
     assert len(calls) == len(SHARE_GRID)
     noises = []
@@ -162,6 +189,7 @@ def test_hetedp_share_candidates_draw_independent_noise(monkeypatch):
         data = args[0]
         t = next(iter(out.x))
         from privgraph.methods.hetedp.features import clip_rows
+
         clean, _ = clip_rows(data[t].x, kwargs.get("clip_bound", args[3]))
         noises.append(((out.x[t] - clean) / out.details["noise_std"]).flatten().numpy())
     for i in range(len(noises)):
@@ -180,8 +208,14 @@ def test_dpsgd_takes_the_os_source(monkeypatch):
         return real(grads, clip, std, batch, rng)
 
     monkeypatch.setattr(link_prediction, "clipped_noisy_gradient", spy)
-    spec = ExperimentSpec(method="hetedp", task="lp", epsilons=[2.0], trials=1, secure=True,
-                          params={"feature_share": 0.5, "batch_size": 256, "epochs": 1})
+    spec = ExperimentSpec(
+        method="hetedp",
+        task="lp",
+        epsilons=[2.0],
+        trials=1,
+        secure=True,
+        params={"feature_share": 0.5, "batch_size": 256, "epochs": 1},
+    )
     a = run_experiment(spec)
     assert seen and all(isinstance(r, SecureRandom) for r in seen)
     guarantees = a.to_json()["results"][0]["privacy"]["guarantees"]
@@ -189,15 +223,20 @@ def test_dpsgd_takes_the_os_source(monkeypatch):
 
 
 def test_run_refuses_flags_the_embedding_and_hetero_paths_ignore(tmp_path):
-    for args in (["run", "hetedp", "--tune"], ["run", "ppcvgae", "--model", "gat"],
-                 ["run", "hetedp", "--private-ratio", "0.2"], ["run", "ppcvgae", "--set", "epochs=5"]):
+    for args in (
+        ["run", "hetedp", "--tune"],
+        ["run", "ppcvgae", "--model", "gat"],
+        ["run", "hetedp", "--private-ratio", "0.2"],
+        ["run", "ppcvgae", "--set", "epochs=5"],
+    ):
         res = runner.invoke(app, [*args, "--db", str(tmp_path / "r.db")])
         assert res.exit_code == 2 and "does not take" in res.output
     out = ["-o", str(tmp_path / "h.pt")]
     res = runner.invoke(app, ["release", "hetedp", "--epsilon", "1", "--param", "epochs=1", *out])
     assert res.exit_code == 2 and "edge_count" in res.output  # DP-SGD's N is never read from the private edges
-    res = runner.invoke(app, ["release", "hetedp", "--epsilon", "1", "--param", "epochs=1", "--param", "edge_count=900",
-                              *out])
+    res = runner.invoke(
+        app, ["release", "hetedp", "--epsilon", "1", "--param", "epochs=1", "--param", "edge_count=900", *out]
+    )
     assert res.exit_code == 0, res.output
     meta = json.loads((tmp_path / "h.pt.json").read_text())
     assert meta["fields"]["paper__to__author.edge_index"].startswith("withheld")

@@ -16,12 +16,24 @@ from privgraph.experiments.store import ERROR, ResultsStore, TrialRecord, encode
 
 
 def record(trial: int = 0, config_hash: str | None = "h1", **changes) -> TrialRecord:
-    base = TrialRecord(run_id="r", method="rr", dataset="Cora", model="gcn", mechanism=None, epsilon=1.0,
-                       epsilon_y=None, trial=trial, seed=5 + trial,
-                       config={"label": "RR, ε = 1", "params": {"b": [1, 2], "a": None}},
-                       metrics={"accuracy": 0.1 + 0.2 * trial, "val_accuracy": 1 / 3, "loss": math.inf},
-                       guarantee={"epsilon": "inf", "notes": ["π ≈ 3.14"]}, wall_time=0.5, version="0.1.0",
-                       config_hash=config_hash, created_at="2026-01-01 00:00:00")
+    base = TrialRecord(
+        run_id="r",
+        method="rr",
+        dataset="Cora",
+        model="gcn",
+        mechanism=None,
+        epsilon=1.0,
+        epsilon_y=None,
+        trial=trial,
+        seed=5 + trial,
+        config={"label": "RR, ε = 1", "params": {"b": [1, 2], "a": None}},
+        metrics={"accuracy": 0.1 + 0.2 * trial, "val_accuracy": 1 / 3, "loss": math.inf},
+        guarantee={"epsilon": "inf", "notes": ["π ≈ 3.14"]},
+        wall_time=0.5,
+        version="0.1.0",
+        config_hash=config_hash,
+        created_at="2026-01-01 00:00:00",
+    )
     return replace(base, **changes)
 
 
@@ -33,8 +45,11 @@ def fill(path: Path, records: list[TrialRecord]) -> ResultsStore:
 
 
 def test_records_round_trip_exactly_one_sorted_line_each(tmp_path):
-    written = [record(0), record(1, config_hash="h2"), record(2, status=ERROR, error="Traceback …\nValueError: x",
-                                                             metrics={})]
+    written = [
+        record(0),
+        record(1, config_hash="h2"),
+        record(2, status=ERROR, error="Traceback …\nValueError: x", metrics={}),
+    ]
     fill(tmp_path / "s.jsonl", written)
     read = list(ResultsStore(tmp_path / "s.jsonl").records(errors=True))
     assert [asdict(r) for r in read] == [asdict(r) for r in written]
@@ -135,18 +150,21 @@ method = "rr"
 def old_sqlite_store(path: Path, records: list[TrialRecord]) -> Path:
     """A store as privgraph wrote it before the JSON-lines format."""
     with sqlite3.connect(path) as con:
-        con.execute("CREATE TABLE trials (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, "
-                    "created_at TEXT NOT NULL DEFAULT (datetime('now')), method TEXT NOT NULL, dataset TEXT NOT NULL, "
-                    "model TEXT NOT NULL, mechanism TEXT, epsilon REAL, epsilon_y REAL, trial INTEGER NOT NULL, "
-                    "seed INTEGER, config TEXT NOT NULL, metrics TEXT NOT NULL, guarantee TEXT NOT NULL, "
-                    "wall_time REAL NOT NULL, version TEXT, config_hash TEXT, status TEXT NOT NULL DEFAULT 'ok', "
-                    "error TEXT)")
+        con.execute(
+            "CREATE TABLE trials (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, "
+            "created_at TEXT NOT NULL DEFAULT (datetime('now')), method TEXT NOT NULL, dataset TEXT NOT NULL, "
+            "model TEXT NOT NULL, mechanism TEXT, epsilon REAL, epsilon_y REAL, trial INTEGER NOT NULL, "
+            "seed INTEGER, config TEXT NOT NULL, metrics TEXT NOT NULL, guarantee TEXT NOT NULL, "
+            "wall_time REAL NOT NULL, version TEXT, config_hash TEXT, status TEXT NOT NULL DEFAULT 'ok', "
+            "error TEXT)"
+        )
         for r in records:
             row = asdict(r)
             for key in ("config", "metrics", "guarantee"):
                 row[key] = json.dumps(row[key], sort_keys=True)
-            con.execute(f"INSERT INTO trials ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
-                        list(row.values()))
+            con.execute(
+                f"INSERT INTO trials ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", list(row.values())
+            )
     return path
 
 
@@ -179,11 +197,15 @@ def test_the_commands_read_an_old_sqlite_store_and_refuse_to_write_it(tmp_path):
 def test_an_sqlite_store_older_than_the_hash_columns_is_read(tmp_path):
     db = tmp_path / "older.db"
     with sqlite3.connect(db) as con:
-        con.execute("CREATE TABLE trials (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, created_at TEXT, "
-                    "method TEXT NOT NULL, dataset TEXT NOT NULL, model TEXT NOT NULL, mechanism TEXT, "
-                    "epsilon REAL, epsilon_y REAL, trial INTEGER NOT NULL, seed INTEGER, config TEXT NOT NULL, "
-                    "metrics TEXT NOT NULL, guarantee TEXT NOT NULL, wall_time REAL NOT NULL, version TEXT)")
-        con.execute("INSERT INTO trials (run_id, method, dataset, model, trial, config, metrics, guarantee, "
-                    "wall_time) VALUES ('r', 'rr', 'Cora', 'gcn', 0, '{}', '{\"accuracy\": 0.5}', '{}', 1.0)")
+        con.execute(
+            "CREATE TABLE trials (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, created_at TEXT, "
+            "method TEXT NOT NULL, dataset TEXT NOT NULL, model TEXT NOT NULL, mechanism TEXT, "
+            "epsilon REAL, epsilon_y REAL, trial INTEGER NOT NULL, seed INTEGER, config TEXT NOT NULL, "
+            "metrics TEXT NOT NULL, guarantee TEXT NOT NULL, wall_time REAL NOT NULL, version TEXT)"
+        )
+        con.execute(
+            "INSERT INTO trials (run_id, method, dataset, model, trial, config, metrics, guarantee, "
+            "wall_time) VALUES ('r', 'rr', 'Cora', 'gcn', 0, '{}', '{\"accuracy\": 0.5}', '{}', 1.0)"
+        )
     (r,) = ResultsStore(db).records()
     assert r.ok and r.config_hash is None and r.metrics == {"accuracy": 0.5}

@@ -96,15 +96,28 @@ def by_key(db: Path, errors: bool = False) -> dict[tuple[str, int], object]:
 
 # ------------------------------------------------------------------------------------------- grid files
 def test_grid_expands_methods_datasets_epsilons_and_parameters(tmp_path):
-    grid = Grid.load(write(tmp_path, TINY + """
+    grid = Grid.load(
+        write(
+            tmp_path,
+            TINY
+            + """
 [[tables.rows]]
 label = "Blink"
 method = "blink"
 grid = { delta = [0.1, 0.5] }
-"""))
+""",
+        )
+    )
     labels = [(s.label, s.epsilon) for s in grid.settings]
-    assert labels == [("RR", 1.0), ("RR", 4.0), ("non-private", None), ("Blink (delta=0.1)", 1.0),
-                      ("Blink (delta=0.1)", 4.0), ("Blink (delta=0.5)", 1.0), ("Blink (delta=0.5)", 4.0)]
+    assert labels == [
+        ("RR", 1.0),
+        ("RR", 4.0),
+        ("non-private", None),
+        ("Blink (delta=0.1)", 1.0),
+        ("Blink (delta=0.1)", 4.0),
+        ("Blink (delta=0.5)", 1.0),
+        ("Blink (delta=0.5)", 4.0),
+    ]
     blink = [s for s in grid.settings if s.label.startswith("Blink")]
     assert {s.spec.params["delta"] for s in blink} == {0.1, 0.5}
     assert all(s.spec.trials == 3 and s.spec.seed == 5 and s.spec.epsilons == [s.epsilon] for s in grid.settings)
@@ -113,20 +126,29 @@ grid = { delta = [0.1, 0.5] }
     assert [s.label for s in part.settings] == ["RR", "RR"] and all(s.trials == 7 for s in part.settings)
     assert [s.key for s in part.settings] == [s.key for s in grid.settings[:2]]  # trials are not in the hash
     by_eps = grid.select(epsilons=["4", "none"])
-    assert [(s.label, s.epsilon) for s in by_eps.settings] == [("RR", 4.0), ("non-private", None),
-                                                               ("Blink (delta=0.1)", 4.0), ("Blink (delta=0.5)", 4.0)]
+    assert [(s.label, s.epsilon) for s in by_eps.settings] == [
+        ("RR", 4.0),
+        ("non-private", None),
+        ("Blink (delta=0.1)", 4.0),
+        ("Blink (delta=0.5)", 4.0),
+    ]
     assert {s.key for s in by_eps.settings} <= {s.key for s in grid.settings}  # the same settings, not new ones
     with pytest.raises(ValueError, match="no ε 2 \\(it has 1, 4, none\\)"):
         grid.select(epsilons=[2])
 
 
-@pytest.mark.parametrize("extra, message", [
-    ("\n[oops]\nx = 1\n", "unknown keys oops"),
-    ("\n[[tables]]\nname = \"nc\"\ndatasets = [\"sbm\"]\n[[tables.rows]]\nmethod = \"rr\"\n", "two tables"),
-    ("\n[[tables]]\nname = \"x\"\ndatasets = [\"sbm\"]\n[[tables.rows]]\nlabel = \"a\"\n", "needs a method"),
-    ("\n[[tables]]\nname = \"y\"\ndatasets = [\"sbm\"]\n[[tables.rows]]\nmethod = \"rr\"\nspeed = 2\n",
-     "unknown keys speed"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ("\n[oops]\nx = 1\n", "unknown keys oops"),
+        ('\n[[tables]]\nname = "nc"\ndatasets = ["sbm"]\n[[tables.rows]]\nmethod = "rr"\n', "two tables"),
+        ('\n[[tables]]\nname = "x"\ndatasets = ["sbm"]\n[[tables.rows]]\nlabel = "a"\n', "needs a method"),
+        (
+            '\n[[tables]]\nname = "y"\ndatasets = ["sbm"]\n[[tables.rows]]\nmethod = "rr"\nspeed = 2\n',
+            "unknown keys speed",
+        ),
+    ],
+)
 def test_bad_grid_files_are_refused(tmp_path, extra, message):
     with pytest.raises(ValueError, match=message):
         Grid.load(write(tmp_path, TINY + extra))
@@ -146,8 +168,12 @@ def test_config_hash_names_what_changes_a_trial():
     spec = ExperimentSpec(method="rr", epsilons=[1.0], trials=3)
     h = config_hash(spec, 1.0)
     assert h == config_hash(dataclasses.replace(spec, trials=30, data_root="/elsewhere"), 1.0)
-    for changed in (dataclasses.replace(spec, seed=1), dataclasses.replace(spec, params={"x": 1}),
-                    dataclasses.replace(spec, model="sage"), dataclasses.replace(spec, tune=True)):
+    for changed in (
+        dataclasses.replace(spec, seed=1),
+        dataclasses.replace(spec, params={"x": 1}),
+        dataclasses.replace(spec, model="sage"),
+        dataclasses.replace(spec, tune=True),
+    ):
         assert config_hash(changed, 1.0) != h
     assert config_hash(spec, 2.0) != h and config_hash(spec, 1.0, eps_index=1) != h
 
@@ -245,6 +271,7 @@ def test_report_regenerates_the_same_tables_from_the_store(tmp_path):
     first = report(db, path, tmp_path / "a", published=pub)
     second = report(db, path, tmp_path / "b", published=pub, figures=False)
     page_a, page_b = (tmp_path / "a" / "tiny.md").read_text(), (tmp_path / "b" / "tiny.md").read_text()
+
     def tables(page: str) -> list[str]:
         return [ln for ln in page.splitlines() if ln and not ln.startswith(("![", "privgraph report"))]
 
@@ -295,14 +322,22 @@ def test_published_numbers_are_read_by_table_dataset_metric_label_and_epsilon(tm
 
 
 def test_a_row_may_ask_for_the_release_without_noise(tmp_path):
-    grid = Grid.load(write(tmp_path, TINY + """
+    grid = Grid.load(
+        write(
+            tmp_path,
+            TINY
+            + """
 [[tables.rows]]
 label = "PPCVGAE"
 method = "ppcvgae"
 epsilons = ["none", 0.5]
-"""))
-    assert [(s.label, s.epsilon) for s in grid.settings if s.spec.method == "ppcvgae"] == [("PPCVGAE", None),
-                                                                                      ("PPCVGAE", 0.5)]
+""",
+        )
+    )
+    assert [(s.label, s.epsilon) for s in grid.settings if s.spec.method == "ppcvgae"] == [
+        ("PPCVGAE", None),
+        ("PPCVGAE", 0.5),
+    ]
 
 
 def test_cli_sweep_dry_run_and_report(tmp_path):
@@ -314,8 +349,10 @@ def test_cli_sweep_dry_run_and_report(tmp_path):
     ran = runner.invoke(app, ["sweep", str(path), "--workers", "0", "--db", str(tmp_path / "c.jsonl"), "--row", "RR"])
     assert ran.exit_code == 0, ran.output
     assert "6 trials ran" in ran.output
-    out = runner.invoke(app, ["report", "--db", str(tmp_path / "c.jsonl"), "--grid", str(path), "-o",
-                              str(tmp_path / "rep"), "--no-figures"])
+    out = runner.invoke(
+        app,
+        ["report", "--db", str(tmp_path / "c.jsonl"), "--grid", str(path), "-o", str(tmp_path / "rep"), "--no-figures"],
+    )
     assert out.exit_code == 0, out.output
     assert "| RR | ours |" in (tmp_path / "rep" / "tiny.md").read_text()
     bad = runner.invoke(app, ["sweep", str(path), "--row", "nope", "--dry-run"])
@@ -343,8 +380,13 @@ def test_the_docs_tables_are_the_report_of_the_stored_trials(grid, tmp_path, mon
     """docs/results/NAME.md must be what `privgraph report` makes of benchmarks/results/NAME.jsonl."""
     monkeypatch.chdir(REPO)
     db = Path("benchmarks/results") / f"{grid.stem}.jsonl"
-    report(db, Path("benchmarks/grids") / grid.name, tmp_path, figures=False,
-           command=f"privgraph report --db {db.as_posix()} --grid benchmarks/grids/{grid.name} -o docs/results")
+    report(
+        db,
+        Path("benchmarks/grids") / grid.name,
+        tmp_path,
+        figures=False,
+        command=f"privgraph report --db {db.as_posix()} --grid benchmarks/grids/{grid.name} -o docs/results",
+    )
     committed = REPO / "docs" / "results"
     for made in sorted(tmp_path.glob("*.md")):
         mine = [ln for ln in made.read_text().splitlines() if ln and not ln.startswith("![")]

@@ -144,8 +144,14 @@ def test_edgerand_and_lapgraph_at_the_maximum_and_above():
             release(data, HUGE, make_generator(0))
 
 
-@pytest.mark.parametrize("name", [name for name, cls in METHODS.items()
-                                  if cls.private and cls.task == Task.NODE_CLASSIFICATION and not cls.heterogeneous])
+@pytest.mark.parametrize(
+    "name",
+    [
+        name
+        for name, cls in METHODS.items()
+        if cls.private and cls.task == Task.NODE_CLASSIFICATION and not cls.heterogeneous
+    ],
+)
 def test_every_private_method_releases_at_the_maximum_and_refuses_above(name):
     data = _graph()
     options = {"mcmc_steps": 500} if name in ("edgerr", "privhrg", "heterorr") else {}
@@ -155,15 +161,19 @@ def test_every_private_method_releases_at_the_maximum_and_refuses_above(name):
         get_method(name, **options).release(data, HUGE, make_generator(0))
 
 
-@pytest.mark.parametrize("args", [
-    ["lpgnn", "--epsilon", "1e9"],
-    ["lpgnn", "--epsilon", "1", "--epsilon-y", "1e9"],
-    ["blink", "--epsilon", "1e9"],
-    ["edgerand", "--private-ratio", "0.1", "--epsilon", "1e9"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["lpgnn", "--epsilon", "1e9"],
+        ["lpgnn", "--epsilon", "1", "--epsilon-y", "1e9"],
+        ["blink", "--epsilon", "1e9"],
+        ["edgerand", "--private-ratio", "0.1", "--epsilon", "1e9"],
+    ],
+)
 def test_cli_refuses_a_huge_epsilon_with_one_error_line(tmp_path, args):
-    argv = expand_multi_value_options(["run", *args, "--dataset", "sbm", "--trials", "1",
-                                       "--db", str(tmp_path / "r.db")])
+    argv = expand_multi_value_options(
+        ["run", *args, "--dataset", "sbm", "--trials", "1", "--db", str(tmp_path / "r.db")]
+    )
     res = CliRunner().invoke(app, argv)
     assert res.exit_code != 0 and isinstance(res.exception, SystemExit), res.exception
     text = " ".join(res.output.split())

@@ -165,7 +165,7 @@ def test_gaussian_delta_matches_privacy_loss_distribution():
     """δ(ε) = E[(1 − e^{ε−L})_+] with L ~ N(μ, 2μ), μ = Δ²/(2σ²)."""
     sigma, eps, sens = 2.0, 0.7, 1.3
     mu = sens**2 / (2 * sigma**2)
-    f = lambda l: max(0.0, 1 - math.exp(eps - l)) * stats.norm.pdf(l, mu, math.sqrt(2 * mu))  # noqa: E731
+    f = lambda loss: max(0.0, 1 - math.exp(eps - loss)) * stats.norm.pdf(loss, mu, math.sqrt(2 * mu))  # noqa: E731
     numeric, _ = integrate.quad(f, eps, mu + 40 * math.sqrt(2 * mu))
     assert gaussian_delta(sigma, eps, sens) == pytest.approx(numeric, rel=1e-6)
 

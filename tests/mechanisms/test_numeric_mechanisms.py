@@ -102,7 +102,6 @@ def test_duchi_1d_exact_privacy_loss(eps):
 def test_duchi_multidimensional_exact_privacy_loss(d):
     """Enumerate every output t ∈ {±B}^d for corner inputs (P(t|x) is multilinear in x)."""
     eps = 1.3
-    mech = DuchiFeatures(eps, domain=(-1.0, 1.0))
     dd = d + 1 if d % 2 == 0 else d
     e = math.exp(eps)
     signs = list(itertools.product([-1, 1], repeat=dd))
@@ -129,8 +128,9 @@ def test_duchi_multidimensional_unbiased(gen):
     est = mech.estimate(mech.perturb(row.repeat(60000, 1), gen))
     se = est.std(0) / math.sqrt(est.shape[0])
     assert ((est.mean(0) - row).abs() < 5 * se).all()
-    assert float(est.abs().max()) == pytest.approx(max(abs(0.5 + 0.5 * mech.bound(2.0, 7)),
-                                                       abs(0.5 - 0.5 * mech.bound(2.0, 7))))
+    assert float(est.abs().max()) == pytest.approx(
+        max(abs(0.5 + 0.5 * mech.bound(2.0, 7)), abs(0.5 - 0.5 * mech.bound(2.0, 7)))
+    )
 
 
 # --------------------------------------------------------- continuous baselines
@@ -150,10 +150,20 @@ def test_piecewise_density_ratio_mass_and_closed_forms(mech, eps):
         xt = torch.tensor(x, dtype=torch.float64)
         lo, hi = (float(v) for v in mech.window(xt, eps))
         assert -c - 1e-9 <= lo and hi <= c + 1e-9
-        mass = integrate.quad(lambda y: float(mech.density(torch.tensor(y), xt, eps)), -c, c,
-                              points=[lo, hi], limit=200)[0]
-        mean = integrate.quad(lambda y: y * float(mech.density(torch.tensor(y), xt, eps)), -c, c,
-                              points=[lo, hi], limit=200)[0]
+        mass = integrate.quad(
+            lambda y: float(mech.density(torch.tensor(y), xt, eps)),  # noqa: B023
+            -c,
+            c,
+            points=[lo, hi],
+            limit=200,
+        )[0]
+        mean = integrate.quad(
+            lambda y: y * float(mech.density(torch.tensor(y), xt, eps)),  # noqa: B023
+            -c,
+            c,
+            points=[lo, hi],
+            limit=200,
+        )[0]
         assert mass == pytest.approx(1.0, abs=1e-5)
         assert mean == pytest.approx(x, abs=1e-5)
 

@@ -8,13 +8,20 @@ from privgraph.experiments import ExperimentSpec, run_experiment
 from privgraph.mechanisms import make_generator
 from privgraph.methods import denoise_labels, get_method, report_labels
 
-GRAPH = dict(num_nodes=1000, num_classes=4, num_features=60, avg_degree=10.0, homophily=0.85,
-             feature_signal=0.3, base_rate=0.05)
+GRAPH = dict(
+    num_nodes=1000, num_classes=4, num_features=60, avg_degree=10.0, homophily=0.85, feature_signal=0.3, base_rate=0.05
+)
 
 
 def _mean_acc(method, eps, trials=2):
-    spec = ExperimentSpec(method=method, dataset="sbm", epsilons=[] if eps is None else [eps], trials=trials, synthetic=GRAPH,
-                          hyperparameters={"epochs": 100, "patience": 30})
+    spec = ExperimentSpec(
+        method=method,
+        dataset="sbm",
+        epsilons=[] if eps is None else [eps],
+        trials=trials,
+        synthetic=GRAPH,
+        hyperparameters={"epochs": 100, "patience": 30},
+    )
     return run_experiment(spec)
 
 
@@ -59,8 +66,15 @@ def test_label_privacy_randomized_response_and_denoising():
 
 
 def test_label_privacy_in_runner_composes_per_node_budget():
-    spec = ExperimentSpec(method="lpgnn", dataset="sbm", epsilons=[1.0], epsilon_y=2.0, trials=1, synthetic=GRAPH,
-                          hyperparameters={"epochs": 60})
+    spec = ExperimentSpec(
+        method="lpgnn",
+        dataset="sbm",
+        epsilons=[1.0],
+        epsilon_y=2.0,
+        trials=1,
+        synthetic=GRAPH,
+        hyperparameters={"epochs": 60},
+    )
     result = run_experiment(spec)
     report = result.reports[1.0]
     assert report.per_node.epsilon == pytest.approx(3.0)
@@ -68,8 +82,16 @@ def test_label_privacy_in_runner_composes_per_node_budget():
 
 
 def test_tuning_selects_on_validation_and_records_choice():
-    spec = ExperimentSpec(method="lpgnn", dataset="sbm", epsilons=[2.0], trials=1, synthetic=GRAPH, tune=True,
-                          tune_budget=3, hyperparameters={"epochs": 40})
+    spec = ExperimentSpec(
+        method="lpgnn",
+        dataset="sbm",
+        epsilons=[2.0],
+        trials=1,
+        synthetic=GRAPH,
+        tune=True,
+        tune_budget=3,
+        hyperparameters={"epochs": 40},
+    )
     result = run_experiment(spec)
     cfg = result.records[0].config
     assert cfg["tuned"] is True

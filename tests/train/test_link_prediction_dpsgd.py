@@ -3,8 +3,8 @@
 import math
 
 import pytest
-from opacus.accountants import RDPAccountant
 import torch
+from opacus.accountants import RDPAccountant
 from sklearn.metrics import roc_auc_score
 from torch.func import grad, vmap
 
@@ -40,8 +40,15 @@ def test_vmapped_per_example_gradients_equal_one_by_one_autograd():
     assert float(grads["rel.c__r__b.weight"].abs().sum()) > 0  # the relation's weight is trained
     for i in range(xs.shape[0]):
         model.zero_grad()
-        example_loss(model, dict(model.named_parameters()), "a", "b", (xs[i], {}),
-                     (xd[i], {k: m[i] for k, m in md.items()}), draws[i]).backward()
+        example_loss(
+            model,
+            dict(model.named_parameters()),
+            "a",
+            "b",
+            (xs[i], {}),
+            (xd[i], {k: m[i] for k, m in md.items()}),
+            draws[i],
+        ).backward()
         for name, p in model.named_parameters():
             assert torch.allclose(grads[name][i], p.grad, atol=1e-5)
 
@@ -60,7 +67,7 @@ def test_clipping_bounds_each_examples_contribution():
     full, norms = clipped_noisy_gradient(grads, clip, 0.0, 1.0, None)
     assert float(norms.min()) > clip  # all examples are clipped here
     for drop in range(norms.numel()):
-        rest = {k: torch.cat([g[:drop], g[drop + 1:]]) for k, g in grads.items()}
+        rest = {k: torch.cat([g[:drop], g[drop + 1 :]]) for k, g in grads.items()}
         without, _ = clipped_noisy_gradient(rest, clip, 0.0, 1.0, None)
         diff = torch.sqrt(sum(((full[k] - without[k]) ** 2).sum() for k in full))
         assert float(diff) <= clip + 1e-5  # sensitivity of the summed gradient: C
@@ -152,7 +159,8 @@ def test_what_one_protected_edge_changes_in_each_mode(mode):
     """Remove one training edge of the protected relation (and its reverse) from the graph: in edge
     and node modes every *other* example's gradient is unchanged (the sum moves by ≤ C); in message-passing
     mode the examples that touch its endpoints change too — clipping bounds no edge there."""
-    from privgraph.data.hetero import link_split as split, node_inputs
+    from privgraph.data.hetero import link_split as split
+    from privgraph.data.hetero import node_inputs
 
     d = hetero_sbm_graph(seed=0, num_papers=80, num_authors=50)
     task = HeteroTask("paper", ("paper", "to", "author"), ("author", "to", "paper"))
@@ -181,8 +189,12 @@ def test_what_one_protected_edge_changes_in_each_mode(mode):
 
     def flat_grads(edge_index_dict):
         inputs = LinkInputs.build(x, edge_index_dict, relations)
-        grads = fn(params, inputs.rows("paper", torch.cat([rest[0, :, None], neg_u], 1)),
-                   inputs.rows("author", torch.cat([rest[1, :, None], neg_v], 1)), draws)
+        grads = fn(
+            params,
+            inputs.rows("paper", torch.cat([rest[0, :, None], neg_u], 1)),
+            inputs.rows("author", torch.cat([rest[1, :, None], neg_v], 1)),
+            draws,
+        )
         return torch.cat([g.flatten(1) for g in grads.values()], dim=1)
 
     moved = (flat_grads(train.edge_index_dict) - flat_grads(neighbour)).norm(dim=1) > 1e-6
@@ -210,12 +222,20 @@ def test_without_self_connection_a_node_reads_its_neighbours_only():
     md = {"c__r__b": torch.randn(3, 4, 3)}
     params = {k: p.detach() for k, p in model.named_parameters()}
     grads = vmap(grad(lambda p, a, b, d: example_loss(model, p, "a", "b", a, b, d)), in_dims=(None, 0, 0, 0))(
-        params, (xs, {}), (xd, md), draws)
+        params, (xs, {}), (xd, md), draws
+    )
     assert float(grads["inp.b.weight"].abs().sum()) == 0  # b's own input is not read
     for i in range(3):
         model.zero_grad()
-        example_loss(model, dict(model.named_parameters()), "a", "b", (xs[i], {}),
-                     (xd[i], {k: v[i] for k, v in md.items()}), draws[i]).backward()
+        example_loss(
+            model,
+            dict(model.named_parameters()),
+            "a",
+            "b",
+            (xs[i], {}),
+            (xd[i], {k: v[i] for k, v in md.items()}),
+            draws[i],
+        ).backward()
         for name, p in model.named_parameters():
             if p.grad is not None:
                 assert torch.allclose(grads[name][i], p.grad, atol=1e-5)

@@ -10,8 +10,9 @@ from privgraph.train import train_node_classifier
 
 
 def _train(selection):
-    data = stratified_split(sbm_graph(num_nodes=300, num_classes=3, num_features=8, avg_degree=5.0,
-                                      homophily=0.7, seed=1), seed=1)
+    data = stratified_split(
+        sbm_graph(num_nodes=300, num_classes=3, num_features=8, avg_degree=5.0, homophily=0.7, seed=1), seed=1
+    )
     torch.manual_seed(0)
     net = NodeClassifier("gcn", data.num_features, 16, 3, dropout=0.0)
     losses = []
@@ -27,9 +28,21 @@ def _train(selection):
                 losses.append(float(torch.nn.functional.cross_entropy(out[data.val_mask], data.y[data.val_mask])))
             return out
 
-    result = train_node_classifier(Spy(), data.x, data.edge_index, data.y, data.y, data.train_mask,
-                                   data.val_mask, data.test_mask, lr=0.1, weight_decay=0.0, epochs=60,
-                                   patience=None, selection=selection)
+    result = train_node_classifier(
+        Spy(),
+        data.x,
+        data.edge_index,
+        data.y,
+        data.y,
+        data.train_mask,
+        data.val_mask,
+        data.test_mask,
+        lr=0.1,
+        weight_decay=0.0,
+        epochs=60,
+        patience=None,
+        selection=selection,
+    )
     return result, losses[:-1]  # the last evaluation is the selected state's test pass
 
 

@@ -12,5 +12,18 @@ from privgraph.accounting.guarantee import (
 from privgraph.accounting.rdp import RDP_ORDERS, noise_multiplier_for, rdp_epsilon
 from privgraph.accounting.validation import MAX_EPSILON, check_delta, check_epsilon
 
-__all__ = ["NON_PRIVATE", "PrivacyGuarantee", "PrivacyReport", "TrustModel", "Unit", "compose", "unprotected",
-           "RDP_ORDERS", "noise_multiplier_for", "rdp_epsilon", "MAX_EPSILON", "check_delta", "check_epsilon"]
+__all__ = [
+    "NON_PRIVATE",
+    "PrivacyGuarantee",
+    "PrivacyReport",
+    "TrustModel",
+    "Unit",
+    "compose",
+    "unprotected",
+    "RDP_ORDERS",
+    "noise_multiplier_for",
+    "rdp_epsilon",
+    "MAX_EPSILON",
+    "check_delta",
+    "check_epsilon",
+]

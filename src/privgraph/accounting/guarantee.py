@@ -11,8 +11,9 @@ guarantees held by the same node.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 
 class Unit:
@@ -59,18 +60,24 @@ class PrivacyGuarantee:
     def is_private(self) -> bool:
         return math.isfinite(self.epsilon)
 
-    def with_note(self, note: str) -> "PrivacyGuarantee":
+    def with_note(self, note: str) -> PrivacyGuarantee:
         return PrivacyGuarantee(
             self.unit, self.trust_model, self.epsilon, self.delta, self.mechanism, self.notes + (note,)
         )
 
-    def repeated(self, times: int, note: str) -> "PrivacyGuarantee":
+    def repeated(self, times: int, note: str) -> PrivacyGuarantee:
         """``times`` releases of the same unit under this guarantee, each with its own randomness:
         (times·ε, times·δ) by basic composition (a selection among candidate releases), with ``note``."""
         if times < 1:
             raise ValueError(f"times must be >= 1, got {times}")
-        return PrivacyGuarantee(self.unit, self.trust_model, times * self.epsilon, min(1.0, times * self.delta),
-                                self.mechanism, self.notes + (note,))
+        return PrivacyGuarantee(
+            self.unit,
+            self.trust_model,
+            times * self.epsilon,
+            min(1.0, times * self.delta),
+            self.mechanism,
+            self.notes + (note,),
+        )
 
     def describe(self) -> str:
         if not self.is_private:
@@ -86,7 +93,7 @@ class PrivacyGuarantee:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "PrivacyGuarantee":
+    def from_dict(cls, d: dict[str, Any]) -> PrivacyGuarantee:
         eps = d["epsilon"]
         return cls(
             unit=d["unit"],
@@ -144,7 +151,7 @@ class PrivacyReport:
 
     guarantees: list[PrivacyGuarantee] = field(default_factory=list)
 
-    def add(self, g: PrivacyGuarantee) -> "PrivacyReport":
+    def add(self, g: PrivacyGuarantee) -> PrivacyReport:
         self.guarantees.append(g)
         return self
 
@@ -180,15 +187,20 @@ class PrivacyReport:
             factor = f"{odds:.3g}" if odds < 1e4 else f"{odds:.1e}" if math.isfinite(odds) else f"e^{g.epsilon:.4g}"
             weak = " (a weak bound)" if g.epsilon > 5 else ""
             slip = f", except with probability about {g.delta:g}" if g.delta > 0 else ""
-            parts.append(f"about any one {g.unit}, no more than a factor {factor} change in the odds of any guess "
-                         f"(ε = {g.epsilon:g}){weak}{slip}")
+            parts.append(
+                f"about any one {g.unit}, no more than a factor {factor} change in the odds of any guess "
+                f"(ε = {g.epsilon:g}){weak}{slip}"
+            )
         sentence = ""
         if parts:
-            sentence = ("Whatever else they know, an attacker who sees this release can learn "
-                        + "; and ".join(parts) + ".")
+            sentence = (
+                "Whatever else they know, an attacker who sees this release can learn " + "; and ".join(parts) + "."
+            )
         if exposed:
-            sentence += (" " if sentence else "") + (f"It does not protect the {', the '.join(exposed)}: an attacker "
-                                                      f"may learn {'it' if len(exposed) == 1 else 'them'}.")
+            sentence += (" " if sentence else "") + (
+                f"It does not protect the {', the '.join(exposed)}: an attacker "
+                f"may learn {'it' if len(exposed) == 1 else 'them'}."
+            )
         return sentence or "This release states no guarantee."
 
     def lines(self) -> list[str]:
@@ -209,5 +221,5 @@ class PrivacyReport:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "PrivacyReport":
+    def from_dict(cls, d: dict[str, Any]) -> PrivacyReport:
         return cls([PrivacyGuarantee.from_dict(g) for g in d.get("guarantees", [])])

@@ -29,7 +29,8 @@ from privgraph.accounting.validation import check_delta
 # Large orders are evaluated stably here; 1.25…1.75 (for large ε), integers 2…32, then ×1.3
 # up to ~2.3·10⁴ (any set of orders gives a valid bound).
 RDP_ORDERS: tuple[float, ...] = tuple(
-    [1.25, 1.5, 1.75] + [float(a) for a in range(2, 33)] + [float(round(33 * 1.3**k)) for k in range(26)])
+    [1.25, 1.5, 1.75] + [float(a) for a in range(2, 33)] + [float(round(33 * 1.3**k)) for k in range(26)]
+)
 
 _FRACTIONAL_TERMS = 1000  # dp-accounting's _MAX_STEPS_LOG_A_FRAC: an order whose series is slower is left out
 _INTEGER_ORDERS = np.array([a for a in RDP_ORDERS if float(a).is_integer()], dtype=np.int64)
@@ -52,8 +53,12 @@ def _segment_logsumexp(values: np.ndarray, owner: np.ndarray, groups: int) -> np
 
 def _log_a_integer(q: float, sigma: float) -> np.ndarray:
     """log A_α for every integer order (the binomial sum, all orders at once)."""
-    terms = (_INT_LOG_COMB + _INT_I * math.log(q) + (_INT_ALPHA - _INT_I) * math.log1p(-q)
-             + (_INT_I * _INT_I - _INT_I) / (2 * sigma**2))
+    terms = (
+        _INT_LOG_COMB
+        + _INT_I * math.log(q)
+        + (_INT_ALPHA - _INT_I) * math.log1p(-q)
+        + (_INT_I * _INT_I - _INT_I) / (2 * sigma**2)
+    )
     return _segment_logsumexp(terms, _INT_OWNER, len(_INTEGER_ORDERS))
 
 
@@ -92,8 +97,9 @@ def rdp_orders(noise_multiplier: float, sample_rate: float) -> tuple[np.ndarray,
     if sample_rate == 1:
         return orders, orders / (2 * noise_multiplier**2)
     with np.errstate(over="ignore", invalid="ignore"):
-        log_a = np.concatenate([_log_a_fractional(sample_rate, noise_multiplier),
-                                _log_a_integer(sample_rate, noise_multiplier)])
+        log_a = np.concatenate(
+            [_log_a_fractional(sample_rate, noise_multiplier), _log_a_integer(sample_rate, noise_multiplier)]
+        )
     return orders, log_a / (orders - 1)
 
 
@@ -117,8 +123,7 @@ def rdp_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: 
     return rdp_to_epsilon(orders, rdp * steps, delta)
 
 
-def noise_multiplier_for(epsilon: float, delta: float, sample_rate: float, steps: int,
-                         rel_tol: float = 1e-4) -> float:
+def noise_multiplier_for(epsilon: float, delta: float, sample_rate: float, steps: int, rel_tol: float = 1e-4) -> float:
     """The smallest σ (to ``rel_tol``, rounded up) whose accountant ε is ≤ ``epsilon``: the
     bracket is doubled until it holds ε, then bisected; the σ returned always meets the target."""
     if not (epsilon > 0 and math.isfinite(epsilon)):

@@ -6,6 +6,7 @@ it, or a released embedding), states its :class:`ThreatModel`, and returns an
 :class:`AttackResult` scored by :func:`~privgraph.attacks.metrics.attack_metrics`.
 """
 
+from privgraph.attacks import link, membership  # noqa: E402, F401 (the modules register their attacks)
 from privgraph.attacks.attribute import (
     CASE_MODELS,
     AttributeAttack,
@@ -20,9 +21,30 @@ from privgraph.attacks.base import ATTACKS, Attack, AttackParams, AttackResult, 
 from privgraph.attacks.metrics import LINK_METRICS, METRICS, attack_metrics, top_k, tpr_at_fpr
 from privgraph.attacks.target import embedding_target, target_from_fit, train_target
 
-from privgraph.attacks import link, membership  # noqa: E402  (the modules register their attacks)
-
-__all__ = ["ATTACKS", "Attack", "AttackParams", "AttackResult", "AttributeAttack", "CASE_MODELS", "link", "membership",
-           "ClassifierScore", "LINK_METRICS", "METRICS", "Target", "ThreatModel", "attack_metrics",
-           "attribute_inference", "balanced_mask", "check_case", "embedding_target", "get_attack", "known_attribute_features",
-           "target_from_fit", "top_k", "tpr_at_fpr", "train_target", "utility"]
+__all__ = [
+    "ATTACKS",
+    "Attack",
+    "AttackParams",
+    "AttackResult",
+    "AttributeAttack",
+    "CASE_MODELS",
+    "link",
+    "membership",
+    "ClassifierScore",
+    "LINK_METRICS",
+    "METRICS",
+    "Target",
+    "ThreatModel",
+    "attack_metrics",
+    "attribute_inference",
+    "balanced_mask",
+    "check_case",
+    "embedding_target",
+    "get_attack",
+    "known_attribute_features",
+    "target_from_fit",
+    "top_k",
+    "tpr_at_fpr",
+    "train_target",
+    "utility",
+]

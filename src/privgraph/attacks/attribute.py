@@ -20,8 +20,8 @@ imbalanced Credit defaulter attribute).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -75,8 +75,9 @@ def balanced_mask(mask: Tensor, labels: Tensor, generator: torch.Generator) -> T
     return out
 
 
-def _split_known(known: Tensor, labels: Tensor, generator: torch.Generator, val_ratio: float = 0.2
-                 ) -> tuple[Tensor, Tensor]:
+def _split_known(
+    known: Tensor, labels: Tensor, generator: torch.Generator, val_ratio: float = 0.2
+) -> tuple[Tensor, Tensor]:
     """Stratified split of the known nodes into the adversary's training and validation nodes."""
     train, val = torch.zeros_like(known), torch.zeros_like(known)
     for c in torch.unique(labels[known]):
@@ -87,8 +88,9 @@ def _split_known(known: Tensor, labels: Tensor, generator: torch.Generator, val_
     return train, val
 
 
-def holdout_private_nodes(private_mask: Tensor, sens: Tensor, seed: int, fraction: float = 0.2
-                          ) -> tuple[Tensor, Tensor]:
+def holdout_private_nodes(
+    private_mask: Tensor, sens: Tensor, seed: int, fraction: float = 0.2
+) -> tuple[Tensor, Tensor]:
     """A seeded, stratified (by s) ``fraction`` of the private nodes held out for validation, and the rest:
     ``(validation, test)``.  The data owner, who knows s, tunes on the first and reports on the second."""
     if not 0.0 < fraction < 1.0:
@@ -97,30 +99,69 @@ def holdout_private_nodes(private_mask: Tensor, sens: Tensor, seed: int, fractio
     return val, test
 
 
-def fit_and_score(case: str, x: Tensor, edge_index: Tensor, labels: Tensor, train: Tensor, val: Tensor,
-                  test: Tensor, seed: int, hidden: int = 32, epochs: int = 300) -> ClassifierScore:
+def fit_and_score(
+    case: str,
+    x: Tensor,
+    edge_index: Tensor,
+    labels: Tensor,
+    train: Tensor,
+    val: Tensor,
+    test: Tensor,
+    seed: int,
+    hidden: int = 32,
+    epochs: int = 300,
+) -> ClassifierScore:
     """Train the case's classifier (GCN or MLP) and score it on ``test`` (accuracy, binary F1)."""
     return fit_and_score_on(case, x, edge_index, labels, train, val, [test], seed, hidden, epochs)[0]
 
 
-def fit_and_score_on(case: str, x: Tensor, edge_index: Tensor, labels: Tensor, train: Tensor, val: Tensor,
-                     tests: Sequence[Tensor], seed: int, hidden: int = 32, epochs: int = 300) -> list[ClassifierScore]:
+def fit_and_score_on(
+    case: str,
+    x: Tensor,
+    edge_index: Tensor,
+    labels: Tensor,
+    train: Tensor,
+    val: Tensor,
+    tests: Sequence[Tensor],
+    seed: int,
+    hidden: int = 32,
+    epochs: int = 300,
+) -> list[ClassifierScore]:
     """Train the case's classifier once (selected on ``val``) and score that one model on each mask of
     ``tests`` (e.g. a validation and a test share of the private nodes)."""
     if not tests:
         raise ValueError("give at least one mask to score on")
     torch.manual_seed(seed)
     model = NodeClassifier(CASE_MODELS[check_case(case)], x.shape[1], hidden, int(labels.max()) + 1, dropout=0.5)
-    result = train_node_classifier(model, x, edge_index, labels, labels, train, val, tests[0], lr=0.01,
-                                   weight_decay=5e-4, epochs=epochs, patience=100)
+    result = train_node_classifier(
+        model,
+        x,
+        edge_index,
+        labels,
+        labels,
+        train,
+        val,
+        tests[0],
+        lr=0.01,
+        weight_decay=5e-4,
+        epochs=epochs,
+        patience=100,
+    )
     with torch.no_grad():  # the selected state (train_node_classifier loaded it, in eval mode)
         probs = model(x, edge_index).softmax(dim=-1)
     scores = []
     for test in tests:
         truth, predicted = labels[test].numpy(), probs[test].argmax(dim=-1).numpy()
-        scores.append(ClassifierScore(float((truth == predicted).mean()),
-                                      float(f1_score(truth, predicted, zero_division=0)), result.val_accuracy,
-                                      probs[test, 1].numpy() if probs.shape[1] == 2 else None, truth, predicted))
+        scores.append(
+            ClassifierScore(
+                float((truth == predicted).mean()),
+                float(f1_score(truth, predicted, zero_division=0)),
+                result.val_accuracy,
+                probs[test, 1].numpy() if probs.shape[1] == 2 else None,
+                truth,
+                predicted,
+            )
+        )
     return scores
 
 
@@ -131,18 +172,35 @@ def classifier_inputs(case: str, z: Tensor, edge_index: Tensor, sens: Tensor, pu
     return torch.cat([z.float(), known_attribute_features(edge_index, sens, public_mask, z.shape[0])], dim=1)
 
 
-def attribute_inference(case: str, z: Tensor, edge_index: Tensor, sens: Tensor, private_mask: Tensor, seed: int,
-                        balance: bool = False, score_on: Tensor | None = None) -> ClassifierScore:
+def attribute_inference(
+    case: str,
+    z: Tensor,
+    edge_index: Tensor,
+    sens: Tensor,
+    private_mask: Tensor,
+    seed: int,
+    balance: bool = False,
+    score_on: Tensor | None = None,
+) -> ClassifierScore:
     """Infer s on the private nodes from the release and s_Q (module docstring).
 
     ``score_on`` (a subset of the private nodes; default: all of them) restricts the nodes scored
     (:func:`attribute_inference_on` scores one attacker on several subsets)."""
-    return attribute_inference_on(case, z, edge_index, sens, private_mask, seed, balance,
-                                  [private_mask if score_on is None else score_on])[0]
+    return attribute_inference_on(
+        case, z, edge_index, sens, private_mask, seed, balance, [private_mask if score_on is None else score_on]
+    )[0]
 
 
-def attribute_inference_on(case: str, z: Tensor, edge_index: Tensor, sens: Tensor, private_mask: Tensor, seed: int,
-                           balance: bool, score_on: Sequence[Tensor]) -> list[ClassifierScore]:
+def attribute_inference_on(
+    case: str,
+    z: Tensor,
+    edge_index: Tensor,
+    sens: Tensor,
+    private_mask: Tensor,
+    seed: int,
+    balance: bool,
+    score_on: Sequence[Tensor],
+) -> list[ClassifierScore]:
     """:func:`attribute_inference` with one attacker (trained on the public nodes with ``seed``) scored on
     each subset of the private nodes in ``score_on``: a data owner scores it on held-out private nodes for
     validation and on the others for the test."""
@@ -164,8 +222,18 @@ def attribute_inference_on(case: str, z: Tensor, edge_index: Tensor, sens: Tenso
     return fit_and_score_on(case, x, edge_index, sens.long(), train, val, tests, seed)
 
 
-def utility(case: str, z: Tensor, edge_index: Tensor, y: Tensor, sens: Tensor, private_mask: Tensor,
-            train_mask: Tensor, val_mask: Tensor, test_mask: Tensor, seed: int) -> ClassifierScore:
+def utility(
+    case: str,
+    z: Tensor,
+    edge_index: Tensor,
+    y: Tensor,
+    sens: Tensor,
+    private_mask: Tensor,
+    train_mask: Tensor,
+    val_mask: Tensor,
+    test_mask: Tensor,
+    seed: int,
+) -> ClassifierScore:
     """Node classification of ``y`` with the same classifier and inputs as the attack."""
     x = classifier_inputs(case, z, edge_index, sens, ~private_mask)
     return fit_and_score(case, x, edge_index, y.long(), train_mask, val_mask, test_mask, seed)
@@ -173,11 +241,17 @@ def utility(case: str, z: Tensor, edge_index: Tensor, y: Tensor, sens: Tensor, p
 
 @dataclass(frozen=True)
 class AttributeParams(AttackParams):
-    representation: str = param("hidden", "what the attacker reads per node: hidden (the model's hidden layer; "
-                                "a released embedding), posteriors, or embeddings")
+    representation: str = param(
+        "hidden",
+        "what the attacker reads per node: hidden (the model's hidden layer; "
+        "a released embedding), posteriors, or embeddings",
+    )
     case: str = param("b", "a: the attacker also knows the graph A (GCN on [Z, f(s_Q)]); b: it does not (MLP on Z)")
-    known_fraction: float = param(0.3, "share of the nodes whose attribute the attacker knows, when the graph "
-                                  "does not mark them (private_mask: the others)")
+    known_fraction: float = param(
+        0.3,
+        "share of the nodes whose attribute the attacker knows, when the graph "
+        "does not mark them (private_mask: the others)",
+    )
     balance: bool = param(False, "resample the attacker's training and test nodes to equal class counts")
 
     def validate(self) -> None:
@@ -201,8 +275,10 @@ class AttributeAttack(Attack):
     name = "attribute"
     family = "attribute"
     description = "sensitive-attribute inference from embeddings, hidden layers or posteriors"
-    threat = ThreatModel(queries="a representation of every node (released embedding, hidden layer or posteriors)",
-                         knowledge="the sensitive attribute of the known nodes; in case a also the graph A")
+    threat = ThreatModel(
+        queries="a representation of every node (released embedding, hidden layer or posteriors)",
+        knowledge="the sensitive attribute of the known nodes; in case a also the graph A",
+    )
     metrics = METRICS
     Params = AttributeParams
     needs_model = False
@@ -224,15 +300,27 @@ class AttributeAttack(Attack):
         truth = target.truth
         sens = truth.sens.long()
         if torch.unique(sens).numel() != 2:
-            raise ValueError("the attribute attack scores binary attributes; data.sens has "
-                             f"{torch.unique(sens).numel()} values")
+            raise ValueError(
+                f"the attribute attack scores binary attributes; data.sens has {torch.unique(sens).numel()} values"
+            )
         z = target.representation(self.params.representation)
         private = self.known_split(target, seed)
         p = self.params
         score = attribute_inference(p.case, z, truth.edge_index, sens, private, seed, balance=p.balance)
         metrics = attack_metrics(score.scores, score.truth, score.predicted)
         metrics["attack_f1"] = score.f1
-        return AttackResult(self.name, score.scores, score.truth, score.predicted, metrics, self.threat_model(target),
-                            {"representation": "embeddings" if target.embeddings is not None else p.representation,
-                             "case": p.case, "known_nodes": int((~private).sum()), "evaluated_nodes": int(
-                                 score.truth.size), "attacker_val_accuracy": score.val_accuracy})
+        return AttackResult(
+            self.name,
+            score.scores,
+            score.truth,
+            score.predicted,
+            metrics,
+            self.threat_model(target),
+            {
+                "representation": "embeddings" if target.embeddings is not None else p.representation,
+                "case": p.case,
+                "known_nodes": int((~private).sum()),
+                "evaluated_nodes": int(score.truth.size),
+                "attacker_val_accuracy": score.val_accuracy,
+            },
+        )

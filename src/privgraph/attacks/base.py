@@ -8,8 +8,9 @@ metrics of :mod:`privgraph.attacks.metrics`, and the :class:`ThreatModel` it ran
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -32,8 +33,9 @@ class ThreatModel:
         return asdict(self)
 
     def describe(self) -> str:
-        return f"queries {self.queries}; knows {self.knowledge}" + (f"; answered by {self.answers}"
-                                                                     if self.answers else "")
+        return f"queries {self.queries}; knows {self.knowledge}" + (
+            f"; answered by {self.answers}" if self.answers else ""
+        )
 
 
 @dataclass
@@ -79,7 +81,7 @@ class Target:
     embeddings: Tensor | None = None
     answers: str = "the input graph"
     uses_graph: bool = True
-    shadow: Callable[[Data, int], "Target"] | None = None
+    shadow: Callable[[Data, int], Target] | None = None
     utility: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -149,15 +151,21 @@ class Attack:
     def check(self, target: Target) -> None:
         """Refuse a target the attack cannot be run against (clear ``ValueError``)."""
         if self.needs_model and not target.has_model:
-            raise ValueError(f"{self.name} queries a model's inference API; {target.method} releases fixed "
-                             "embeddings (attack them with attribute or link-stealing)")
+            raise ValueError(
+                f"{self.name} queries a model's inference API; {target.method} releases fixed "
+                "embeddings (attack them with attribute or link-stealing)"
+            )
         if self.needs_graph and not target.uses_graph:
-            raise ValueError(f"{self.name} measures how a node's output depends on other nodes through the graph; "
-                             f"the {target.method} target never uses a graph, so the attack is at chance by "
-                             "construction (use link-stealing to measure what its features alone reveal)")
+            raise ValueError(
+                f"{self.name} measures how a node's output depends on other nodes through the graph; "
+                f"the {target.method} target never uses a graph, so the attack is at chance by "
+                "construction (use link-stealing to measure what its features alone reveal)"
+            )
         if self.needs_sensitive and getattr(target.truth, "sens", None) is None:
-            raise ValueError(f"{self.name} infers a sensitive attribute: the graph has none (data.sens); use a "
-                             "dataset with one (german, credit, recidivism, planted) or give it in the input")
+            raise ValueError(
+                f"{self.name} infers a sensitive attribute: the graph has none (data.sens); use a "
+                "dataset with one (german, credit, recidivism, planted) or give it in the input"
+            )
 
     def threat_model(self, target: Target) -> ThreatModel:
         return ThreatModel(self.threat.queries, self.threat.knowledge, target.answers)
@@ -169,9 +177,14 @@ class Attack:
 
     @classmethod
     def info(cls) -> dict[str, Any]:
-        return {"name": cls.name, "family": cls.family, "description": cls.description,
-                "threat_model": cls.threat.to_dict(), "metrics": list(cls.metrics),
-                "parameters": cls.Params.describe()}
+        return {
+            "name": cls.name,
+            "family": cls.family,
+            "description": cls.description,
+            "threat_model": cls.threat.to_dict(),
+            "metrics": list(cls.metrics),
+            "parameters": cls.Params.describe(),
+        }
 
 
 ATTACKS: dict[str, type[Attack]] = {}
@@ -213,5 +226,15 @@ def fit_quietly(classifier: Any, x: np.ndarray, y: np.ndarray) -> Any:
         return classifier.fit(x, y)
 
 
-__all__ = ["ATTACKS", "Attack", "AttackParams", "AttackResult", "Target", "ThreatModel", "attack_classifier",
-           "fit_quietly", "get_attack", "register_attack"]
+__all__ = [
+    "ATTACKS",
+    "Attack",
+    "AttackParams",
+    "AttackResult",
+    "Target",
+    "ThreatModel",
+    "attack_classifier",
+    "fit_quietly",
+    "get_attack",
+    "register_attack",
+]

@@ -58,16 +58,22 @@ def pair_distances(a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(norm > 0, 1.0 - (x * y).sum(axis=1) / norm, 0.0)
 
-    sq = (diff ** 2).sum(axis=1)
+    sq = (diff**2).sum(axis=1)
     denom = np.abs(a) + np.abs(b)
     with np.errstate(invalid="ignore", divide="ignore"):
         canberra = np.where(denom > 0, np.abs(diff) / denom, 0.0).sum(axis=1)
         total = np.abs(a + b).sum(axis=1)
         bray = np.where(total > 0, np.abs(diff).sum(axis=1) / total, 0.0)
-    return {"cosine": one_minus_cos(a, b), "euclidean": np.sqrt(sq),
-            "correlation": one_minus_cos(a - a.mean(axis=1, keepdims=True), b - b.mean(axis=1, keepdims=True)),
-            "chebyshev": np.abs(diff).max(axis=1), "braycurtis": bray, "canberra": canberra,
-            "cityblock": np.abs(diff).sum(axis=1), "sqeuclidean": sq}
+    return {
+        "cosine": one_minus_cos(a, b),
+        "euclidean": np.sqrt(sq),
+        "correlation": one_minus_cos(a - a.mean(axis=1, keepdims=True), b - b.mean(axis=1, keepdims=True)),
+        "chebyshev": np.abs(diff).max(axis=1),
+        "braycurtis": bray,
+        "canberra": canberra,
+        "cityblock": np.abs(diff).sum(axis=1),
+        "sqeuclidean": sq,
+    }
 
 
 def _entropy(p: np.ndarray) -> np.ndarray:
@@ -84,8 +90,10 @@ def pair_features(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """He et al.'s supervised features of a pair (``attack_3.py``): the four operations on the two
     posteriors, the eight distances between them, and the four operations on their entropies."""
     dist = pair_distances(a, b)
-    return np.concatenate([_operations(a, b), np.stack([dist[d] for d in DISTANCES], axis=1),
-                           _operations(_entropy(a), _entropy(b))], axis=1)
+    return np.concatenate(
+        [_operations(a, b), np.stack([dist[d] for d in DISTANCES], axis=1), _operations(_entropy(a), _entropy(b))],
+        axis=1,
+    )
 
 
 class LinkCandidates:
@@ -131,18 +139,23 @@ class LinkCandidates:
 @dataclass(frozen=True)
 class LinkStealingParams(AttackParams):
     distance: str = param("correlation", "the distance scored (all eight are reported as attack_auc_<distance>)")
-    representation: str = param("auto", "what is compared: posteriors (a model), embeddings (a released "
-                                "embedding), hidden; auto: posteriors, or the embeddings of an embedding release")
-    max_pairs: int | None = param(20000, "at most this many candidate pairs, half links (default 20000; none: "
-                                  "every secret link)")
+    representation: str = param(
+        "auto",
+        "what is compared: posteriors (a model), embeddings (a released "
+        "embedding), hidden; auto: posteriors, or the embeddings of an embedding release",
+    )
+    max_pairs: int | None = param(
+        20000, "at most this many candidate pairs, half links (default 20000; none: every secret link)"
+    )
 
     def validate(self) -> None:
         super().validate()
         if self.distance not in DISTANCES:
             raise ValueError(f"distance must be one of {', '.join(DISTANCES)}, got {self.distance!r}")
         if self.representation not in ("auto", "posteriors", "embeddings", "hidden"):
-            raise ValueError(f"representation must be auto, posteriors, embeddings or hidden, got "
-                             f"{self.representation!r}")
+            raise ValueError(
+                f"representation must be auto, posteriors, embeddings or hidden, got {self.representation!r}"
+            )
         if self.max_pairs is not None and self.max_pairs < 4:
             raise ValueError(f"max_pairs must be at least 4, got {self.max_pairs}")
 
@@ -161,8 +174,13 @@ class _PairAttack(Attack):
         return target.representation(kind).double().numpy()
 
     @staticmethod
-    def balanced(links: LinkCandidates, secret: np.ndarray, count: int | None, rng: np.random.Generator,
-                 exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def balanced(
+        links: LinkCandidates,
+        secret: np.ndarray,
+        count: int | None,
+        rng: np.random.Generator,
+        exclude: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Balanced candidates: up to ``count // 2`` of ``secret`` and as many sampled non-links."""
         k = secret.size if count is None else min(secret.size, count // 2)
         pos = rng.permutation(secret)[:k]
@@ -171,8 +189,12 @@ class _PairAttack(Attack):
 
     def counts(self, links: LinkCandidates, truth: np.ndarray) -> dict[str, int]:
         k = truth.size // 2
-        return {"candidates": int(truth.size), "k": k, "secret_links": int(links.secret.size),
-                "public_edges": int(links.public.size)}
+        return {
+            "candidates": int(truth.size),
+            "k": k,
+            "secret_links": int(links.secret.size),
+            "public_edges": int(links.public.size),
+        }
 
 
 @register_attack
@@ -190,8 +212,10 @@ class LinkStealing(_PairAttack):
 
     name = "link-stealing"
     description = "link stealing Attack-0: posterior distances, unsupervised (He et al. 2021)"
-    threat = ThreatModel(queries="the posteriors (or released embeddings) of both nodes of each candidate pair",
-                         knowledge="nothing else; that half of the candidate pairs are links (its decision rule)")
+    threat = ThreatModel(
+        queries="the posteriors (or released embeddings) of both nodes of each candidate pair",
+        knowledge="nothing else; that half of the candidate pairs are links (its decision rule)",
+    )
     Params = LinkStealingParams
 
     def pairs(self, target: Target, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -210,16 +234,27 @@ class LinkStealing(_PairAttack):
         scores = -dist[self.params.distance]
         predicted = top_k(scores, k)
         metrics = attack_metrics(scores, truth, predicted, k)
-        metrics.update({f"attack_auc_{d}": attack_metrics(-dist[d], truth, top_k(-dist[d], k))["attack_auc"]
-                        for d in DISTANCES})
-        return AttackResult(self.name, scores, truth, predicted, metrics, self.threat_model(target),
-                            {"distance": self.params.distance, **self.counts(links, truth)})
+        metrics.update(
+            {f"attack_auc_{d}": attack_metrics(-dist[d], truth, top_k(-dist[d], k))["attack_auc"] for d in DISTANCES}
+        )
+        return AttackResult(
+            self.name,
+            scores,
+            truth,
+            predicted,
+            metrics,
+            self.threat_model(target),
+            {"distance": self.params.distance, **self.counts(links, truth)},
+        )
 
 
 @dataclass(frozen=True)
 class SupervisedParams(LinkStealingParams):
-    known_fraction: float = param(0.5, "share of the secret links the attacker knows (its partial graph), with as "
-                                  "many known non-links; the rest are evaluated (He et al.'s code: 0.5)")
+    known_fraction: float = param(
+        0.5,
+        "share of the secret links the attacker knows (its partial graph), with as "
+        "many known non-links; the rest are evaluated (He et al.'s code: 0.5)",
+    )
     hidden: int = param(32, "hidden units of each of the two layers of the attacker's MLP (He et al.: 32)")
     epochs: int = param(50, "training epochs of the attacker's MLP (He et al.'s code: 50)")
 
@@ -247,21 +282,26 @@ class LinkStealingSupervised(_PairAttack):
 
     name = "link-stealing-aux"
     description = "link stealing Attack-3, a partial graph known: an MLP on posterior pair features (He et al. 2021)"
-    threat = ThreatModel(queries="the posteriors (or released embeddings) of both nodes of each pair",
-                         knowledge="a partial graph: some secret links and as many non-links (its training pairs)")
+    threat = ThreatModel(
+        queries="the posteriors (or released embeddings) of both nodes of each pair",
+        knowledge="a partial graph: some secret links and as many non-links (its training pairs)",
+    )
     Params = SupervisedParams
 
-    def split_pairs(self, links: LinkCandidates, seed: int
-                    ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    def split_pairs(
+        self, links: LinkCandidates, seed: int
+    ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
         """(known pairs, truth), (evaluated pairs, truth): disjoint, each balanced."""
         p = self.params
         rng = np.random.default_rng(seed)
         secret = rng.permutation(links.secret)
         known = int(round(p.known_fraction * secret.size))
         if known < MIN_LINKS or secret.size - known < MIN_LINKS:
-            raise ValueError(f"known_fraction={p.known_fraction} of the {secret.size} secret links leaves {known} "
-                             f"known and {secret.size - known} evaluated: the auxiliary set must leave at least "
-                             f"{MIN_LINKS} links on each side")
+            raise ValueError(
+                f"known_fraction={p.known_fraction} of the {secret.size} secret links leaves {known} "
+                f"known and {secret.size - known} evaluated: the auxiliary set must leave at least "
+                f"{MIN_LINKS} links on each side"
+            )
         train = self.balanced(links, secret[:known], p.max_pairs, rng)
         return train, self.balanced(links, secret[known:], p.max_pairs, rng, exclude=train[0])
 
@@ -283,17 +323,27 @@ class LinkStealingSupervised(_PairAttack):
         scores = classifier.predict_proba(pair_features(vectors[u], vectors[v]))[:, 1]
         predicted = (scores >= 0.5).astype(int)
         k = truth.size // 2
-        return AttackResult(self.name, scores, truth, predicted, attack_metrics(scores, truth, predicted, k),
-                            self.threat_model(target),
-                            {"known_pairs": int(train_truth.size), **self.counts(links, truth)})
+        return AttackResult(
+            self.name,
+            scores,
+            truth,
+            predicted,
+            attack_metrics(scores, truth, predicted, k),
+            self.threat_model(target),
+            {"known_pairs": int(train_truth.size), **self.counts(links, truth)},
+        )
 
 
 @dataclass(frozen=True)
 class LinkTellerParams(AttackParams):
-    nodes: int = param(500, "query nodes V_I, a seeded sample (capped at the graph's size); every pair among "
-                       "them is a candidate (Wu et al.: 500)")
-    delta: float = param(1e-4, "Δ: node u's feature row is scaled by (1 + Δ) (Wu et al.'s code: 1e-4; a zero row "
-                         "gets Δ added instead)")
+    nodes: int = param(
+        500,
+        "query nodes V_I, a seeded sample (capped at the graph's size); every pair among "
+        "them is a candidate (Wu et al.: 500)",
+    )
+    delta: float = param(
+        1e-4, "Δ: node u's feature row is scaled by (1 + Δ) (Wu et al.'s code: 1e-4; a zero row gets Δ added instead)"
+    )
     density_factor: float = param(1.0, "the attacker's density belief k̂ / k (Wu et al. try 1/4 … 4)")
 
     def validate(self) -> None:
@@ -334,8 +384,10 @@ class LinkTeller(Attack):
     name = "linkteller"
     family = "link"
     description = "LinkTeller: influence analysis through the inference API (Wu et al. 2022)"
-    threat = ThreatModel(queries="the inference API with node features it chooses (|V_I| + 1 queries)",
-                         knowledge="the query nodes' features; the density of the secret links (k̂)")
+    threat = ThreatModel(
+        queries="the inference API with node features it chooses (|V_I| + 1 queries)",
+        knowledge="the query nodes' features; the density of the secret links (k̂)",
+    )
     metrics = LINK_METRICS
     Params = LinkTellerParams
     needs_model = True
@@ -346,8 +398,7 @@ class LinkTeller(Attack):
         return np.sort(np.random.default_rng(seed).choice(n, min(self.params.nodes, n), replace=False))
 
     @staticmethod
-    def candidates(links: LinkCandidates, nodes: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def candidates(links: LinkCandidates, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The candidate pairs of V_I as positions (i < j) in ``nodes``, their codes and truth: every
         pair but the public edges."""
         i, j = np.triu_indices(nodes.size, k=1)
@@ -390,13 +441,31 @@ class LinkTeller(Attack):
         scores = (infl[i, j] + infl[j, i]) / 2
         k = min(max(int(round(self.params.density_factor * truth.sum())), 1), truth.size)
         predicted = top_k(scores, k)
-        return AttackResult(self.name, scores, truth, predicted, attack_metrics(scores, truth, predicted, k),
-                            self.threat_model(target),
-                            {"query_nodes": int(nodes.size), "candidates": int(truth.size),
-                             "secret_links_among_candidates": int(truth.sum()), "k_hat": k,
-                             "density": float(truth.mean()), "delta": self.params.delta,
-                             "public_edges": int(links.public.size)})
+        return AttackResult(
+            self.name,
+            scores,
+            truth,
+            predicted,
+            attack_metrics(scores, truth, predicted, k),
+            self.threat_model(target),
+            {
+                "query_nodes": int(nodes.size),
+                "candidates": int(truth.size),
+                "secret_links_among_candidates": int(truth.sum()),
+                "k_hat": k,
+                "density": float(truth.mean()),
+                "delta": self.params.delta,
+                "public_edges": int(links.public.size),
+            },
+        )
 
 
-__all__ = ["DISTANCES", "LinkCandidates", "LinkStealing", "LinkStealingSupervised", "LinkTeller", "pair_distances",
-           "pair_features"]
+__all__ = [
+    "DISTANCES",
+    "LinkCandidates",
+    "LinkStealing",
+    "LinkStealingSupervised",
+    "LinkTeller",
+    "pair_distances",
+    "pair_features",
+]

@@ -58,8 +58,11 @@ def attack_metrics(scores, truth, predicted, k: int | None = None) -> dict[str, 
         raise ValueError("predicted and truth differ in length")
     tpr = float(p[t == 1].mean())
     fpr = float(p[t == 0].mean())
-    out = {"attack_auc": float(roc_auc_score(t, s)), "attack_accuracy": float((p == t).mean()),
-           "attack_advantage": tpr - fpr}
+    out = {
+        "attack_auc": float(roc_auc_score(t, s)),
+        "attack_accuracy": float((p == t).mean()),
+        "attack_advantage": tpr - fpr,
+    }
     out.update({name: tpr_at_fpr(s, t, level) for name, level in LOW_FPR.items()})
     if k is not None:
         hit = top_k(s, k)

@@ -28,24 +28,53 @@ def answering_graph(method: Method, release: Release, epsilon: float | None) -> 
     return "the input graph (the method does not privatize the links)"
 
 
-def target_from_fit(method: Method, release: Release, data: Data, model: nn.Module, epsilon: float | None,
-                    shadow: Any = None, utility: dict[str, float] | None = None) -> Target:
+def target_from_fit(
+    method: Method,
+    release: Release,
+    data: Data,
+    model: nn.Module,
+    epsilon: float | None,
+    shadow: Any = None,
+    utility: dict[str, float] | None = None,
+) -> Target:
     """The :class:`Target` of a classifier trained by :meth:`Method.fit` on ``release``."""
-    return Target(method=method.name, truth=data, model=model, x=release.features(data), graph=release.graph(data),
-                  edge_weight=release.edge_weight, answers=answering_graph(method, release, epsilon),
-                  uses_graph=model_uses_graph(model), shadow=shadow, utility=dict(utility or {}))
+    return Target(
+        method=method.name,
+        truth=data,
+        model=model,
+        x=release.features(data),
+        graph=release.graph(data),
+        edge_weight=release.edge_weight,
+        answers=answering_graph(method, release, epsilon),
+        uses_graph=model_uses_graph(model),
+        shadow=shadow,
+        utility=dict(utility or {}),
+    )
 
 
-def embedding_target(method: str, truth: Data, embeddings: Any, epsilon: float | None,
-                     utility: dict[str, float] | None = None) -> Target:
+def embedding_target(
+    method: str, truth: Data, embeddings: Any, epsilon: float | None, utility: dict[str, float] | None = None
+) -> Target:
     """The :class:`Target` of a released embedding (no model: attribute and link-stealing attacks)."""
     noise = f"ε={epsilon:g}" if epsilon is not None else "without noise"
-    return Target(method=method, truth=truth, embeddings=embeddings, answers=f"the released embeddings ({noise})",
-                  utility=dict(utility or {}))
+    return Target(
+        method=method,
+        truth=truth,
+        embeddings=embeddings,
+        answers=f"the released embeddings ({noise})",
+        utility=dict(utility or {}),
+    )
 
 
-def train_target(method: Method, data: Data, epsilon: float | None, seed: int, rng: RandomSource | None = None,
-                 model: str | None = None, hp: Hyperparameters | None = None) -> Target:
+def train_target(
+    method: Method,
+    data: Data,
+    epsilon: float | None,
+    seed: int,
+    rng: RandomSource | None = None,
+    model: str | None = None,
+    hp: Hyperparameters | None = None,
+) -> Target:
     """Release ``data`` once with ``method`` (noise from ``rng``, default a generator seeded by
     ``seed``), train the method's classifier on it (initialisation ``seed``) and return the target.
     Its ``shadow`` trains the same method, ε, model and hyperparameters on an attacker's graph."""
@@ -57,8 +86,7 @@ def train_target(method: Method, data: Data, epsilon: float | None, seed: int, r
     def shadow(aux: Data, shadow_seed: int) -> Target:
         return train_target(method, aux, epsilon, shadow_seed, model=model, hp=hp)
 
-    return target_from_fit(method, release, data, result.model, epsilon, shadow,
-                           {"accuracy": result.test_accuracy})
+    return target_from_fit(method, release, data, result.model, epsilon, shadow, {"accuracy": result.test_accuracy})
 
 
 __all__ = ["answering_graph", "embedding_target", "model_uses_graph", "target_from_fit", "train_target"]

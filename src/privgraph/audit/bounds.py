@@ -45,8 +45,14 @@ def epsilon_from_rates(fpr: np.ndarray | float, fnr: np.ndarray | float, delta: 
     return np.maximum(np.maximum(a, b), 0.0)
 
 
-def epsilon_lower_bound(false_positives: np.ndarray | int, negatives: int, false_negatives: np.ndarray | int,
-                        positives: int, delta: float = 0.0, confidence: float = CONFIDENCE) -> np.ndarray:
+def epsilon_lower_bound(
+    false_positives: np.ndarray | int,
+    negatives: int,
+    false_negatives: np.ndarray | int,
+    positives: int,
+    delta: float = 0.0,
+    confidence: float = CONFIDENCE,
+) -> np.ndarray:
     """The (``confidence``) lower bound ε_LB from the error counts of one test (module docstring):
     ``false_positives`` out of ``negatives`` samples of D₀, ``false_negatives`` out of ``positives`` of D₁."""
     if not 0.0 < confidence < 1.0:
@@ -79,8 +85,9 @@ def _candidate_errors(s0: np.ndarray, s1: np.ndarray, sign: int) -> tuple[np.nda
     return values, fp, fn
 
 
-def choose_threshold(scores0: np.ndarray, scores1: np.ndarray, delta: float = 0.0,
-                     confidence: float = CONFIDENCE) -> Threshold:
+def choose_threshold(
+    scores0: np.ndarray, scores1: np.ndarray, delta: float = 0.0, confidence: float = CONFIDENCE
+) -> Threshold:
     """The threshold and direction maximising ε_LB on these (selection) samples."""
     s0, s1 = np.asarray(scores0, dtype=np.float64), np.asarray(scores1, dtype=np.float64)
     if s0.size == 0 or s1.size == 0:
@@ -115,8 +122,9 @@ class TestOutcome:
         return self.false_negatives / self.positives
 
 
-def evaluate_threshold(threshold: Threshold, scores0: np.ndarray, scores1: np.ndarray, delta: float = 0.0,
-                       confidence: float = CONFIDENCE) -> TestOutcome:
+def evaluate_threshold(
+    threshold: Threshold, scores0: np.ndarray, scores1: np.ndarray, delta: float = 0.0, confidence: float = CONFIDENCE
+) -> TestOutcome:
     """Count the threshold's errors on fresh (evaluation) samples and turn them into ε_LB."""
     fp = int(threshold.says_one(scores0).sum())
     fn = int((~threshold.says_one(scores1)).sum())
@@ -124,8 +132,9 @@ def evaluate_threshold(threshold: Threshold, scores0: np.ndarray, scores1: np.nd
     return TestOutcome(threshold, fp, len(scores0), fn, len(scores1), eps)
 
 
-def split_half_test(scores0: np.ndarray, scores1: np.ndarray, delta: float = 0.0,
-                    confidence: float = CONFIDENCE) -> tuple[TestOutcome, float]:
+def split_half_test(
+    scores0: np.ndarray, scores1: np.ndarray, delta: float = 0.0, confidence: float = CONFIDENCE
+) -> tuple[TestOutcome, float]:
     """The audit's test on one sample of scores per input: the threshold chosen on the first half of
     each, its errors counted on the second half.  Returns the outcome and the ceiling (the largest
     ε_LB that many evaluation samples can show)."""

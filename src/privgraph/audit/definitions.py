@@ -18,8 +18,9 @@ observes all of it (:func:`whole_release_row`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -84,18 +85,30 @@ def _homogeneous(method: Method, data: Any) -> Data:
     return data
 
 
-def whole_release_row(own: Neighbours, test: str, observe: Callable[[Any], np.ndarray] | None = None,
-                      label: str | None = None, **changes: Any) -> Neighbours:
+def whole_release_row(
+    own: Neighbours,
+    test: str,
+    observe: Callable[[Any], np.ndarray] | None = None,
+    label: str | None = None,
+    **changes: Any,
+) -> Neighbours:
     """A second row on ``own``'s releases (the same ``run``: the same inputs, the same releases) that observes
     the whole release (default :func:`~privgraph.audit.neighbours.whole_release` of ``rel.data``), scored by a
     logistic regression fitted on the selection half; ``changes`` replace other fields (unit, claim, …)."""
-    return replace(own, label=label or own.label.replace(own.unit, f"{own.unit}, whole release", 1), test=test,
-                   observe=observe or (lambda rel: whole_release(rel.data)), score=None,
-                   notes=list(changes.pop("notes", own.notes)), **changes)
+    return replace(
+        own,
+        label=label or own.label.replace(own.unit, f"{own.unit}, whole release", 1),
+        test=test,
+        observe=observe or (lambda rel: whole_release(rel.data)),
+        score=None,
+        notes=list(changes.pop("notes", own.notes)),
+        **changes,
+    )
 
 
-WHOLE_RELEASE_TEST = ("logistic regression on the whole release (each node's row sums of every released field, "
-                      "its degrees)")
+WHOLE_RELEASE_TEST = (
+    "logistic regression on the whole release (each node's row sums of every released field, its degrees)"
+)
 
 
 # ---------------------------------------------------------------- node features and labels
@@ -134,19 +147,33 @@ def feature_unit(method: Method, inp: AuditInput, u: int | None = None) -> Neigh
     worlds = (with_row(data, u, torch.full((d,), lo)), with_row(data, u, torch.full((d,), hi)))
     gaussian = getattr(method.params, "mechanism", None) == "gaussian"
     score = projection(np.ones(d)) if gaussian else clamped_sum(lo, hi)
-    test = ("⟨x̃_u, 1⟩ (the Gaussian likelihood ratio)" if gaussian else
-            "Σ_j clamp(x̃_uj, α, β) (the likelihood ratio of multi-bit, one-bit, Laplace, Duchi)")
+    test = (
+        "⟨x̃_u, 1⟩ (the Gaussian likelihood ratio)"
+        if gaussian
+        else "Σ_j clamp(x̃_uj, α, β) (the likelihood ratio of multi-bit, one-bit, Laplace, Duchi)"
+    )
     claim, label, notes, requested = None, "node feature vector", [], feature_request(method, inp)
     if getattr(method.params, "accounting", None) == "released-code":  # FeatureRR's opt-in mode (not ε-LDP)
         from privgraph.accounting import TrustModel
 
-        claim = _nominal_claim(PrivacyGuarantee(Unit.NODE_FEATURES, TrustModel.LOCAL, requested, 0.0,
-                                                "the paper's claim for FeatureRR (Theorem 3)"))
+        claim = _nominal_claim(
+            PrivacyGuarantee(
+                Unit.NODE_FEATURES, TrustModel.LOCAL, requested, 0.0, "the paper's claim for FeatureRR (Theorem 3)"
+            )
+        )
         label = "node feature vector — accounting=released-code, NOT ε-LDP: vs the paper's claimed ε"
         notes = ["accounting='released-code' states the composed total Σε_i; the row tests the ε the paper claims"]
-    return Neighbours(Unit.NODE_FEATURES, label, f"x_u = all α vs all β; {test}",
-                      lambda side, rng: _release(method, inp, worlds[side], rng),
-                      lambda rel: rel.data.x[u].detach().double().numpy(), score, claim, notes, requested)
+    return Neighbours(
+        Unit.NODE_FEATURES,
+        label,
+        f"x_u = all α vs all β; {test}",
+        lambda side, rng: _release(method, inp, worlds[side], rng),
+        lambda rel: rel.data.x[u].detach().double().numpy(),
+        score,
+        claim,
+        notes,
+        requested,
+    )
 
 
 def _nominal_claim(claimed: PrivacyGuarantee) -> Callable[[Any], PrivacyGuarantee]:
@@ -165,10 +192,15 @@ def label_unit(method: Method, inp: AuditInput) -> Neighbours:
         w.y = data.y.clone()
         w.y[u] = label
         worlds.append(w)
-    return Neighbours(Unit.NODE_LABEL, "node label", "y_u = 0 vs 1; [ỹ_u = 1] − [ỹ_u = 0] (the k-ary RR likelihood ratio)",
-                      lambda side, rng: _release(method, inp, worlds[side], rng, label_epsilon=inp.label_epsilon),
-                      lambda rel: np.array([float(rel.data.y_reported[u] == 1) - float(rel.data.y_reported[u] == 0)]),
-                      first_column, requested=inp.label_epsilon)
+    return Neighbours(
+        Unit.NODE_LABEL,
+        "node label",
+        "y_u = 0 vs 1; [ỹ_u = 1] − [ỹ_u = 0] (the k-ary RR likelihood ratio)",
+        lambda side, rng: _release(method, inp, worlds[side], rng, label_epsilon=inp.label_epsilon),
+        lambda rel: np.array([float(rel.data.y_reported[u] == 1) - float(rel.data.y_reported[u] == 0)]),
+        first_column,
+        requested=inp.label_epsilon,
+    )
 
 
 def _label_units(method: Method, inp: AuditInput) -> list[Neighbours]:
@@ -201,19 +233,29 @@ def _adjacency_list(method: Method, inp: AuditInput) -> list[Neighbours]:
     if probe.reports is None:
         raise TypeError(f"{method.name}'s release carries no reports (Release.reports) to audit")
     score, test = link_report_score(probe.reports)
-    own = Neighbours(Unit.ADJACENCY_LIST, "adjacency list (u's report)", f"link (u, v) absent vs present; {test}",
-                     run, lambda rel: link_report(rel.reports, u, v, base), score)
+    own = Neighbours(
+        Unit.ADJACENCY_LIST,
+        "adjacency list (u's report)",
+        f"link (u, v) absent vs present; {test}",
+        run,
+        lambda rel: link_report(rel.reports, u, v, base),
+        score,
+    )
 
     def two_lists(rel: Any) -> PrivacyGuarantee | None:
         g = claimed_guarantee(rel, Unit.ADJACENCY_LIST)
         return None if g is None else compose([g, g], unit="link (both endpoints' adjacency lists)")
 
-    whole = whole_release_row(own, "link (u, v) absent vs present; logistic regression on the released graph at (u, v)",
-                              lambda rel: released_pair(rel.data, u, v), "link, whole release (2ε)",
-                              unit="link (both endpoints' adjacency lists)", claim=two_lists,
-                              requested=None if inp.epsilon is None else 2 * inp.epsilon,
-                              notes=["the link changes u's and v's lists: the release is 2ε-DP for it by basic "
-                                     "composition"])
+    whole = whole_release_row(
+        own,
+        "link (u, v) absent vs present; logistic regression on the released graph at (u, v)",
+        lambda rel: released_pair(rel.data, u, v),
+        "link, whole release (2ε)",
+        unit="link (both endpoints' adjacency lists)",
+        claim=two_lists,
+        requested=None if inp.epsilon is None else 2 * inp.epsilon,
+        notes=["the link changes u's and v's lists: the release is 2ε-DP for it by basic composition"],
+    )
     return [own, whole, *_label_units(method, inp)]
 
 
@@ -230,14 +272,25 @@ def private_edge_unit(method: Method, inp: AuditInput, exact: bool) -> Neighbour
     # HeteroRR's ε_e when given (its declared split), else the ε asked
     requested = None if inp.epsilon is None else getattr(method.params, "epsilon_e", None) or inp.epsilon
     if exact:
-        return Neighbours(Unit.PRIVATE_EDGE, "private edge", "private edge (u, v) absent vs present; "
-                          "(u, v) in the released graph (EdgeRand: its randomized-response bit's likelihood ratio)",
-                          lambda side, rng: _release(method, inp, worlds[side], rng),
-                          lambda rel: released_pair(rel.data, u, v), first_column, requested=requested)
-    return Neighbours(Unit.PRIVATE_EDGE, "private edge", "private edge (u, v) absent vs present; logistic "
-                      "regression on the released graph at (u, v), the degrees of u, v and the number of links",
-                      lambda side, rng: _release(method, inp, worlds[side], rng),
-                      lambda rel: released_pair_and_degrees(rel.data, u, v), requested=requested)
+        return Neighbours(
+            Unit.PRIVATE_EDGE,
+            "private edge",
+            "private edge (u, v) absent vs present; "
+            "(u, v) in the released graph (EdgeRand: its randomized-response bit's likelihood ratio)",
+            lambda side, rng: _release(method, inp, worlds[side], rng),
+            lambda rel: released_pair(rel.data, u, v),
+            first_column,
+            requested=requested,
+        )
+    return Neighbours(
+        Unit.PRIVATE_EDGE,
+        "private edge",
+        "private edge (u, v) absent vs present; logistic "
+        "regression on the released graph at (u, v), the degrees of u, v and the number of links",
+        lambda side, rng: _release(method, inp, worlds[side], rng),
+        lambda rel: released_pair_and_degrees(rel.data, u, v),
+        requested=requested,
+    )
 
 
 @audits("edgerand", "lapgraph", "gcn-public")
@@ -274,23 +327,40 @@ def _sensitive(method: Method, inp: AuditInput) -> list[Neighbours]:
     else:
         trained = [trained, trained]
     method.check_release_epsilon(inp.epsilon)
-    means = [method.release_trained(t, w, None, None).z.detach().double().numpy().ravel()
-             for t, w in zip(trained, worlds)]
-    notes = ["the weights are trained once on s and held fixed (the guarantee's scope); training on s′ "
-             "instead would be a different release, not covered by the guarantee"]
+    means = [
+        method.release_trained(t, w, None, None).z.detach().double().numpy().ravel() for t, w in zip(trained, worlds)
+    ]
+    notes = [
+        "the weights are trained once on s and held fixed (the guarantee's scope); training on s′ "
+        "instead would be a different release, not covered by the guarantee"
+    ]
     claim, label = None, "sensitive attribute (s vs s′)"
     if getattr(method.params, "calibration", None) == "paper":  # PPCVGAE's opt-in paper noise (not DP)
         from privgraph.accounting import TrustModel
 
-        claim = _nominal_claim(PrivacyGuarantee(Unit.SENSITIVE_ATTRIBUTE, TrustModel.CENTRAL, inp.epsilon,
-                                                float(method.params.delta), "the paper's claim for its noise (§5)"))
+        claim = _nominal_claim(
+            PrivacyGuarantee(
+                Unit.SENSITIVE_ATTRIBUTE,
+                TrustModel.CENTRAL,
+                inp.epsilon,
+                float(method.params.delta),
+                "the paper's claim for its noise (§5)",
+            )
+        )
         label = "sensitive attribute (s vs s′) — calibration=paper, NOT DP: vs the paper's claimed (ε, δ)"
         notes.append("calibration='paper' states ε = ∞ (and its exact δ); the row tests the (ε, δ) the paper claims")
-    return [Neighbours(Unit.SENSITIVE_ATTRIBUTE, label,
-                       "candidates s vs s′; ⟨z − μ(s), μ(s′) − μ(s)⟩ (the Gaussian likelihood ratio)",
-                       lambda side, rng: method.release_trained(trained[side], worlds[side], inp.epsilon, rng),
-                       lambda rel: rel.z.detach().double().numpy().ravel() - means[0],
-                       projection(means[1] - means[0]), claim, notes)]
+    return [
+        Neighbours(
+            Unit.SENSITIVE_ATTRIBUTE,
+            label,
+            "candidates s vs s′; ⟨z − μ(s), μ(s′) − μ(s)⟩ (the Gaussian likelihood ratio)",
+            lambda side, rng: method.release_trained(trained[side], worlds[side], inp.epsilon, rng),
+            lambda rel: rel.z.detach().double().numpy().ravel() - means[0],
+            projection(means[1] - means[0]),
+            claim,
+            notes,
+        )
+    ]
 
 
 # ---------------------------------------------------------------- heterogeneous graphs
@@ -338,31 +408,57 @@ def _hetero_edge(method: Method, inp: AuditInput) -> list[Neighbours]:
     if method.name == "hetedp":
         requested = _hetedp_edge_request(method, data, edge_type, reverse, inp.epsilon)
         if method.params.topology == "message-passing":
-            raise ValueError("hetedp in message-passing mode claims no edge-level ε (its ε covers one example's "
-                             "loss term) and its release cannot be scored without the protected edges: audit "
-                             "topology='edge' or 'node'")
+            raise ValueError(
+                "hetedp in message-passing mode claims no edge-level ε (its ε covers one example's "
+                "loss term) and its release cannot be scored without the protected edges: audit "
+                "topology='edge' or 'node'"
+            )
         observe = lambda rel: score_links(rel, pair).double().numpy()  # noqa: E731
         test = "canary edge absent vs present; the released model's score μ_u·μ_v of the canary pair"
         if method.params.gradient_step == "paper":  # the authors' step (not DP): vs the ε_s the paper claims
             from privgraph.accounting import TrustModel
 
             unit, delta = f"edge of {edge_type}", float(method.params.delta)
-            claim = lambda rel: PrivacyGuarantee(unit, TrustModel.CENTRAL,  # noqa: E731
-                                                 rel.details["dpsgd"]["epsilon_s"], delta,
-                                                 "the paper's claim for its DP-SGD (eq. 22)")
+
+            def claim(rel: Any) -> PrivacyGuarantee:
+                return PrivacyGuarantee(
+                    unit,
+                    TrustModel.CENTRAL,
+                    rel.details["dpsgd"]["epsilon_s"],
+                    delta,
+                    "the paper's claim for its DP-SGD (eq. 22)",
+                )
+
             label += " — gradient_step=paper, NOT DP: vs the paper's claimed ε_s"
-            notes = ["gradient_step='paper' states no guarantee (ε = ∞); the row tests the ε_s the accountant "
-                     "gives for its σ, rate and steps, which the paper claims"]
+            notes = [
+                "gradient_step='paper' states no guarantee (ε = ∞); the row tests the ε_s the accountant "
+                "gives for its σ, rate and steps, which the paper claims"
+            ]
     else:
-        observe = lambda rel: np.array([float(((rel.data[edge_type].edge_index[0] == u)  # noqa: E731
-                                               & (rel.data[edge_type].edge_index[1] == v)).any())])
+
+        def observe(rel: Any) -> np.ndarray:
+            released = rel.data[edge_type].edge_index
+            return np.array([float(((released[0] == u) & (released[1] == v)).any())])
+
         test = "edge absent vs present; (u, v) in the released graph"
-    return [Neighbours(f"edge of {edge_type}", label, test, lambda side, rng: _release(method, inp, worlds[side], rng),
-                       observe, first_column, claim, notes, requested)]
+    return [
+        Neighbours(
+            f"edge of {edge_type}",
+            label,
+            test,
+            lambda side, rng: _release(method, inp, worlds[side], rng),
+            observe,
+            first_column,
+            claim,
+            notes,
+            requested,
+        )
+    ]
 
 
-def _hetedp_edge_request(method: Method, data: HeteroData, edge_type: tuple, reverse: tuple,
-                         epsilon: float | None) -> float | None:
+def _hetedp_edge_request(
+    method: Method, data: HeteroData, edge_type: tuple, reverse: tuple, epsilon: float | None
+) -> float | None:
     """HeteDP's declared split: ε_s = (1 − feature_share)·ε when the link encoder reads node features
     (features='noisy' and a type it reads has x), else ε_s = ε."""
     from privgraph.methods.hetedp.topology import message_relations
@@ -400,15 +496,27 @@ def _hetero_features(method: Method, inp: AuditInput) -> list[Neighbours]:
     if getattr(method.params, "calibration", "clipped") == "paper":
         from privgraph.accounting import TrustModel
 
-        claim = _nominal_claim(PrivacyGuarantee(Unit.NODE_FEATURES, TrustModel.CENTRAL, inp.epsilon,
-                                                float(method.params.delta),
-                                                "the paper's claim for its calibration (eq. 14)"))
+        claim = _nominal_claim(
+            PrivacyGuarantee(
+                Unit.NODE_FEATURES,
+                TrustModel.CENTRAL,
+                inp.epsilon,
+                float(method.params.delta),
+                "the paper's claim for its calibration (eq. 14)",
+            )
+        )
         label = f"node feature vector ({t}) — calibration=paper, NOT DP: vs the paper's claimed ε"
         notes = ["calibration='paper' states no guarantee (ε = ∞); the row tests the (ε, δ) the paper claims"]
-    own = Neighbours(Unit.NODE_FEATURES, label,
-                     "x_u = −C/√d·1 vs +C/√d·1; ⟨x̃_u, 1⟩ (the Gaussian likelihood ratio)",
-                     lambda side, rng: _release(method, inp, worlds[side], rng),
-                     lambda rel: rel.data[t].x[0].detach().double().numpy(), projection(np.ones(d)), claim, notes)
+    own = Neighbours(
+        Unit.NODE_FEATURES,
+        label,
+        "x_u = −C/√d·1 vs +C/√d·1; ⟨x̃_u, 1⟩ (the Gaussian likelihood ratio)",
+        lambda side, rng: _release(method, inp, worlds[side], rng),
+        lambda rel: rel.data[t].x[0].detach().double().numpy(),
+        projection(np.ones(d)),
+        claim,
+        notes,
+    )
     return [own, whole_release_row(own, f"x_u = −C/√d·1 vs +C/√d·1; {WHOLE_RELEASE_TEST}")]
 
 

@@ -67,14 +67,23 @@ def _paper_sums(side: int, count: int, steps: int, sigma: float, clip: float, se
     canary = torch.tensor([clip if side else 0.0, 0.0], dtype=torch.float64)
     out = np.empty(count)
     for i in range(count):
-        out[i] = sum(float(dpsgd.paper_gradient_step({"b": canary}, clip, sigma * clip, rng)["b"][0])
-                     for _ in range(steps))
+        out[i] = sum(
+            float(dpsgd.paper_gradient_step({"b": canary}, clip, sigma * clip, rng)["b"][0]) for _ in range(steps)
+        )
     return out
 
 
-def audit_dpsgd(epsilon: float, delta: float = 1e-5, steps: int = 1, samples: int = 200_000, clip: float = 1.0,
-                seed: int = 0, confidence: float = CONFIDENCE, chunk: int = CHUNK,
-                gradient_step: str = "dpsgd") -> StepAuditRow:
+def audit_dpsgd(
+    epsilon: float,
+    delta: float = 1e-5,
+    steps: int = 1,
+    samples: int = 200_000,
+    clip: float = 1.0,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
+    chunk: int = CHUNK,
+    gradient_step: str = "dpsgd",
+) -> StepAuditRow:
     """Audit σ = noise_multiplier_for(ε, δ, q = 1, ``steps``) with ``samples`` Dirac canaries per input
     (module docstring).  The claim is (ε, δ) per training example — for ``gradient_step="paper"``
     (the authors' step, which states no guarantee) the one the paper claims for the same σ."""
@@ -94,12 +103,31 @@ def audit_dpsgd(epsilon: float, delta: float = 1e-5, steps: int = 1, samples: in
     else:
         scores = [_sums(side, samples, steps, sigma, clip, seed, chunk) for side in (0, 1)]
         label = "one example (Dirac canary)"
-        test = ("canary absent vs present; Σ_t of the canary's coordinate of the T noisy sums (the Gaussian "
-                "likelihood ratio)")
+        test = (
+            "canary absent vs present; Σ_t of the canary's coordinate of the T noisy sums (the Gaussian "
+            "likelihood ratio)"
+        )
     half = samples // 2
     outcome, ceiling = split_half_test(scores[0], scores[1], delta, confidence)
     result, reasons = judge(epsilon, outcome.epsilon_lb, epsilon)  # the claim is the ε asked: σ is calibrated to it
     return StepAuditRow(
-        "dp-sgd step", "training example", label, TrustModel.CENTRAL, epsilon, epsilon, delta,
-        outcome.epsilon_lb, samples, samples - half, outcome.fpr, outcome.fnr, ceiling, test,
-        result, time.perf_counter() - start, notes + reasons, steps=steps, noise_multiplier=sigma)
+        "dp-sgd step",
+        "training example",
+        label,
+        TrustModel.CENTRAL,
+        epsilon,
+        epsilon,
+        delta,
+        outcome.epsilon_lb,
+        samples,
+        samples - half,
+        outcome.fpr,
+        outcome.fnr,
+        ceiling,
+        test,
+        result,
+        time.perf_counter() - start,
+        notes + reasons,
+        steps=steps,
+        noise_multiplier=sigma,
+    )

@@ -21,8 +21,9 @@ HETERO_EDGE_TYPE = ("paper", "to", "author")  # HeteDP's protected relation on t
 
 def audit_graph(seed: int = 0, num_nodes: int = 24, num_features: int = 1) -> Data:
     """A two-class SBM (mean degree 4) with ``num_features`` features min–max scaled into [0, 1]."""
-    data = sensitive_sbm_graph(num_nodes=num_nodes, num_features=max(2, num_features), planted_features=1,
-                               avg_degree=4.0, seed=seed)
+    data = sensitive_sbm_graph(
+        num_nodes=num_nodes, num_features=max(2, num_features), planted_features=1, avg_degree=4.0, seed=seed
+    )
     x = data.x[:, :num_features]  # the first column carries the planted attribute
     lo, hi = x.min(0).values, x.max(0).values
     data.x = ((x - lo) / (hi - lo).clamp_min(1e-12)).clamp(0.0, 1.0)
@@ -43,7 +44,7 @@ def annotate(data: Data, seed: int = 0) -> Data:
     if getattr(data, "public_node_mask", None) is None and train is not None and int(train.sum()) > 1:
         index = train.nonzero().flatten()
         public = torch.zeros(data.num_nodes, dtype=torch.bool)
-        public[index[-max(1, index.numel() // 4):]] = True
+        public[index[-max(1, index.numel() // 4) :]] = True
         y = getattr(data, "y", None)
         if y is not None:  # every class among them (the importance model is a classifier)
             for c in torch.unique(y[index[1:]]):

@@ -32,8 +32,9 @@ The units (the issue's list, the design notes' neighbouring relations):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -91,8 +92,9 @@ def claimed_guarantee(release: Any, unit: str) -> PrivacyGuarantee | None:
 
 
 # ---------------------------------------------------------------- the audited nodes
-def non_adjacent_pair(edge_index: Tensor, num_nodes: int, allowed: Tensor | None = None,
-                      avoid: Tensor | None = None) -> tuple[int, int]:
+def non_adjacent_pair(
+    edge_index: Tensor, num_nodes: int, allowed: Tensor | None = None, avoid: Tensor | None = None
+) -> tuple[int, int]:
     """The first pair u < v (u not in ``avoid``, both in ``allowed``) without a link in either direction."""
     present = set(map(tuple, edge_index.t().tolist()))
     allowed = torch.ones(num_nodes, dtype=torch.bool) if allowed is None else allowed.to(torch.bool)
@@ -196,8 +198,10 @@ def whole_release(data: Data | HeteroData) -> np.ndarray:
                     flat = value.detach().double().numpy() if torch.is_tensor(value) else value
                     parts.append(np.asarray(flat, dtype=np.float64).ravel())
                 except (TypeError, ValueError):
-                    raise TypeError(f"the whole-release observation cannot read the released field {name!r} "
-                                    f"({type(value).__name__})") from None
+                    raise TypeError(
+                        f"the whole-release observation cannot read the released field {name!r} "
+                        f"({type(value).__name__})"
+                    ) from None
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
@@ -259,10 +263,13 @@ def link_report_score(reports: Any) -> tuple[Callable[[np.ndarray], np.ndarray],
 
     if isinstance(reports, LinkLDPReports):
         ea, ed = reports.epsilon_adjacency, reports.epsilon_degree
-        return (lambda o: ea * (2.0 * o[:, 0] - 1.0) + ed * laplace_llr(o[:, 1]),
-                "likelihood ratio of u's randomized-response bit about v and its Laplace degree")
+        return (
+            lambda o: ea * (2.0 * o[:, 0] - 1.0) + ed * laplace_llr(o[:, 1]),
+            "likelihood ratio of u's randomized-response bit about v and its Laplace degree",
+        )
     if isinstance(reports, LaplaceAdjacencyReports):
         return (lambda o: laplace_llr(o[:, 0]), "likelihood ratio of u's Laplace entry about v")
-    return (lambda o: laplace_llr(o).sum(axis=1),
-            "likelihood ratio of u's two Laplace degree-vector entries towards v's group and cluster")
-
+    return (
+        lambda o: laplace_llr(o).sum(axis=1),
+        "likelihood ratio of u's two Laplace degree-vector entries towards v's group and cluster",
+    )

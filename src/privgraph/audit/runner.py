@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 from torch_geometric.data import Data, HeteroData
 
+from privgraph.accounting import PrivacyGuarantee
 from privgraph.audit.bounds import CONFIDENCE, split_half_test
 from privgraph.audit.definitions import AuditInput, definition
-from privgraph.accounting import PrivacyGuarantee
 from privgraph.audit.neighbours import ASKED, Neighbours, claimed_guarantee
 from privgraph.mechanisms import derive_seed, make_generator
 from privgraph.methods import Method, Task, method_class
@@ -95,9 +95,16 @@ class AuditReport:
         return any(r.verdict == VIOLATION for r in self.rows)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "epsilon": self.epsilon, "params": self.params, "seed": self.seed,
-                "confidence": self.confidence, "input": self.input, "violation": self.violation,
-                "rows": [r.to_dict() for r in self.rows]}
+        return {
+            "method": self.method,
+            "epsilon": self.epsilon,
+            "params": self.params,
+            "seed": self.seed,
+            "confidence": self.confidence,
+            "input": self.input,
+            "violation": self.violation,
+            "rows": [r.to_dict() for r in self.rows],
+        }
 
 
 def claim_mismatch(epsilon: float, requested: float | None) -> str | None:
@@ -150,9 +157,16 @@ def learned_score(selection: tuple[np.ndarray, np.ndarray]):
     return model.decision_function
 
 
-def audit_units(method: Method, units: list[Neighbours], index: int, samples: int, seed: int,
-                confidence: float = CONFIDENCE, progress: ProgressHook | None = None,
-                epsilon: float | None = None) -> list[AuditRow]:
+def audit_units(
+    method: Method,
+    units: list[Neighbours],
+    index: int,
+    samples: int,
+    seed: int,
+    confidence: float = CONFIDENCE,
+    progress: ProgressHook | None = None,
+    epsilon: float | None = None,
+) -> list[AuditRow]:
     """Release both inputs ``samples`` times, test, bound (module docstring).  ``units`` share their
     neighbouring inputs and ``run`` (one release, several observations: u's report and the whole
     graph); release i of side s draws from ``derive_seed(seed, index, s, i)``.  ``epsilon``: the ε
@@ -182,8 +196,16 @@ def audit_units(method: Method, units: list[Neighbours], index: int, samples: in
     return rows
 
 
-def _row(method: Method, neighbours: Neighbours, obs: list[np.ndarray], claim: PrivacyGuarantee | None,
-         requested: float | None, samples: int, confidence: float, seconds: float) -> AuditRow:
+def _row(
+    method: Method,
+    neighbours: Neighbours,
+    obs: list[np.ndarray],
+    claim: PrivacyGuarantee | None,
+    requested: float | None,
+    samples: int,
+    confidence: float,
+    seconds: float,
+) -> AuditRow:
     """Choose the test on the first half of each side, count its errors on the second, bound ε."""
     half = samples // 2
     score = neighbours.score or learned_score((obs[0][:half], obs[1][:half]))  # fitted on the selection half
@@ -194,9 +216,25 @@ def _row(method: Method, neighbours: Neighbours, obs: list[np.ndarray], claim: P
     if claim is None:
         notes.append("the release states no guarantee for this unit")
     result, reasons = judge(epsilon, outcome.epsilon_lb, requested)
-    return AuditRow(method.name, neighbours.unit, neighbours.label, claim.trust_model if claim else "—",
-                    epsilon, requested, delta, outcome.epsilon_lb, samples, samples - half, outcome.fpr,
-                    outcome.fnr, ceiling, neighbours.test, result, seconds, notes + reasons)
+    return AuditRow(
+        method.name,
+        neighbours.unit,
+        neighbours.label,
+        claim.trust_model if claim else "—",
+        epsilon,
+        requested,
+        delta,
+        outcome.epsilon_lb,
+        samples,
+        samples - half,
+        outcome.fpr,
+        outcome.fnr,
+        ceiling,
+        neighbours.test,
+        result,
+        seconds,
+        notes + reasons,
+    )
 
 
 def default_input(method: type[Method] | Method, seed: int = 0) -> Data | HeteroData:
@@ -207,15 +245,25 @@ def default_input(method: type[Method] | Method, seed: int = 0) -> Data | Hetero
         return audit_hetero_graph(seed)
     # the embedding methods encode several features (DP-GCN's sensitive subspace needs more than one), and
     # FeatureRR's released-code accounting (ε_i = d·θ_i·ε) differs from Theorem 3's only when d > 1
-    several = method.task == Task.EMBEDDING or getattr(getattr(method, "params", None), "accounting", None) == \
-        "released-code"
+    several = (
+        method.task == Task.EMBEDDING or getattr(getattr(method, "params", None), "accounting", None) == "released-code"
+    )
     return audit_graph(seed, num_features=4) if several else audit_graph(seed)
 
 
-def audit(method: str | Method, epsilon: float | None = None, *, data: Data | HeteroData | None = None,
-          delta: float | None = None, samples: int = DEFAULT_SAMPLES, seed: int = 0,
-          label_epsilon: float | None = None, confidence: float = CONFIDENCE,
-          progress: ProgressHook | None = None, **params: Any) -> AuditReport:
+def audit(
+    method: str | Method,
+    epsilon: float | None = None,
+    *,
+    data: Data | HeteroData | None = None,
+    delta: float | None = None,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+    label_epsilon: float | None = None,
+    confidence: float = CONFIDENCE,
+    progress: ProgressHook | None = None,
+    **params: Any,
+) -> AuditReport:
     """Audit ``method`` at ``epsilon``: an :class:`AuditReport` with ε_LB and a verdict per unit.
 
     Args:
@@ -239,8 +287,10 @@ def audit(method: str | Method, epsilon: float | None = None, *, data: Data | He
         if name is None and getattr(method.params, "mechanism", None) == "gaussian":
             name = "delta"
         if name is None:
-            raise ValueError(f"{method.name} claims pure ε-DP (δ = 0): --delta applies to methods with a δ "
-                             f"parameter ({', '.join(DELTA_PARAMETERS)}, or mechanism='gaussian')")
+            raise ValueError(
+                f"{method.name} claims pure ε-DP (δ = 0): --delta applies to methods with a δ "
+                f"parameter ({', '.join(DELTA_PARAMETERS)}, or mechanism='gaussian')"
+            )
         method = method.with_params(**{name: delta})
     if data is None:
         data = default_input(method, seed)
@@ -258,6 +308,9 @@ def audit(method: str | Method, epsilon: float | None = None, *, data: Data | He
     groups: dict[int, list[Neighbours]] = {}  # units released by the same run share their releases
     for nb in units:
         groups.setdefault(id(nb.run), []).append(nb)
-    rows = [row for k, group in enumerate(groups.values())
-            for row in audit_units(method, group, k, samples, seed, confidence, progress, epsilon)]
+    rows = [
+        row
+        for k, group in enumerate(groups.values())
+        for row in audit_units(method, group, k, samples, seed, confidence, progress, epsilon)
+    ]
     return AuditReport(method.name, epsilon, method.params.to_dict(), seed, confidence, source, rows)

@@ -3,6 +3,7 @@
 
 from privgraph.data.annotations import mark_private_edges, mark_public_nodes, private_nodes, split_edges
 from privgraph.data.datasets import CACHE_ENV, DatasetUnavailableError, cache_dir, load, load_pyg
+from privgraph.data.io import GraphInputError, read_graph
 from privgraph.data.registry import (
     DATA_ENV,
     DatasetInfo,
@@ -17,7 +18,6 @@ from privgraph.data.splits import stratified_split
 from privgraph.data.synthetic import hetero_sbm_graph, sbm_graph, sensitive_sbm_graph
 from privgraph.data.transforms import minmax_normalize, one_hot_degree
 from privgraph.data.validation import CheckedGraph, check_graph, validate_graph
-from privgraph.data.io import GraphInputError, read_graph
 
 __all__ = [
     "CACHE_ENV",

@@ -69,8 +69,10 @@ def split_edges(data: Data) -> tuple[torch.Tensor, torch.Tensor]:
     duplicates are refused, not merged), private edges between private-eligible nodes."""
     mask = getattr(data, "private_edge_mask", None)
     if mask is None:
-        raise ValueError("the graph has no private-edge annotation: mark edges private first "
-                         "(privgraph.data.mark_private_edges, or --private-ratio on the command line)")
+        raise ValueError(
+            "the graph has no private-edge annotation: mark edges private first "
+            "(privgraph.data.mark_private_edges, or --private-ratio on the command line)"
+        )
     checked = check_graph(data.edge_index, data.num_nodes, undirected=True, private_edge_mask=mask)
     edge_index, mask = checked.edge_index, checked.private_edge_mask
     eligible = private_nodes(data)

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from privgraph.data.registry import DATA_ENV, HOMOGENEOUS, get_dataset, register_dataset
 
@@ -62,25 +63,55 @@ def _register_pyg(key: str, spec: DatasetSpec, source: str, files: tuple[str, ..
     def loader(root: str | os.PathLike | None, seed: int) -> Data:
         return load_spec(spec, root)
 
-    register_dataset(key, graph=HOMOGENEOUS, name=spec.name, source=source, tasks=("nc",),
-                     layout=f"{spec.folder}/raw", files=files, **metadata)(loader)
+    register_dataset(
+        key,
+        graph=HOMOGENEOUS,
+        name=spec.name,
+        source=source,
+        tasks=("nc",),
+        layout=f"{spec.folder}/raw",
+        files=files,
+        **metadata,
+    )(loader)
 
 
-_register_pyg("cora", DatasetSpec("Cora", "Cora", _planetoid("Cora")), "PyG Planetoid", ("ind.cora.*",),
-              public_split=True)
-_register_pyg("citeseer", DatasetSpec("CiteSeer", "CiteSeer", _planetoid("CiteSeer")), "PyG Planetoid",
-              ("ind.citeseer.*",), public_split=True)
-_register_pyg("pubmed", DatasetSpec("PubMed", "PubMed", _planetoid("PubMed")), "PyG Planetoid",
-              ("ind.pubmed.*",), public_split=True)
-_register_pyg("facebook", DatasetSpec("FacebookPagePage", "FacebookPagePage", _single("FacebookPagePage")),
-              "PyG FacebookPagePage (MUSAE)", ("facebook.npz",), aliases=("facebookpagepage",))
+_register_pyg(
+    "cora", DatasetSpec("Cora", "Cora", _planetoid("Cora")), "PyG Planetoid", ("ind.cora.*",), public_split=True
+)
+_register_pyg(
+    "citeseer",
+    DatasetSpec("CiteSeer", "CiteSeer", _planetoid("CiteSeer")),
+    "PyG Planetoid",
+    ("ind.citeseer.*",),
+    public_split=True,
+)
+_register_pyg(
+    "pubmed",
+    DatasetSpec("PubMed", "PubMed", _planetoid("PubMed")),
+    "PyG Planetoid",
+    ("ind.pubmed.*",),
+    public_split=True,
+)
+_register_pyg(
+    "facebook",
+    DatasetSpec("FacebookPagePage", "FacebookPagePage", _single("FacebookPagePage")),
+    "PyG FacebookPagePage (MUSAE)",
+    ("facebook.npz",),
+    aliases=("facebookpagepage",),
+)
 _register_pyg("github", DatasetSpec("GitHub", "GitHub", _single("GitHub")), "PyG GitHub (MUSAE)", ("github.npz",))
-_register_pyg("lastfm", DatasetSpec("LastFMAsia", "LastFMAsia", _single("LastFMAsia")), "PyG LastFMAsia",
-              ("lastfm_asia.npz",), aliases=("lastfmasia",))
+_register_pyg(
+    "lastfm",
+    DatasetSpec("LastFMAsia", "LastFMAsia", _single("LastFMAsia")),
+    "PyG LastFMAsia",
+    ("lastfm_asia.npz",),
+    aliases=("lastfmasia",),
+)
 
 
-@register_dataset("sbm", graph=HOMOGENEOUS, name="SBM", source="built in: privgraph.data.sbm_graph", tasks=("nc",),
-                  synthetic=True)
+@register_dataset(
+    "sbm", graph=HOMOGENEOUS, name="SBM", source="built in: privgraph.data.sbm_graph", tasks=("nc",), synthetic=True
+)
 def _sbm(root: str | os.PathLike | None, seed: int, **params: Any) -> Data:
     from privgraph.data.synthetic import sbm_graph
 

@@ -92,34 +92,67 @@ def _register_pyg(key: str, spec: DatasetSpec, source: str, files: tuple[str, ..
         data.name = spec.name
         return data
 
-    register_dataset(key, graph=HETEROGENEOUS, name=spec.name, source=source, tasks=("hetero-nc", "lp"),
-                     layout=spec.folder, files=files, **metadata)(loader)
+    register_dataset(
+        key,
+        graph=HETEROGENEOUS,
+        name=spec.name,
+        source=source,
+        tasks=("hetero-nc", "lp"),
+        layout=spec.folder,
+        files=files,
+        **metadata,
+    )(loader)
 
 
 # Tasks follow HeteDP's Table II where the types exist; metapaths start and end at the classified type.
-_register_pyg("acm", DatasetSpec("HGB-ACM", "HGB/acm", _hgb("acm")), "HGB (PyG HGBDataset)", ("raw/ACM/*.dat",),
-              hetero=HeteroTask("paper", _to("paper", "author"), _to("author", "paper")),
-              metapaths={"PAP": _path("paper", "author", "paper"), "PSP": _path("paper", "subject", "paper")})
-_register_pyg("dblp", DatasetSpec("HGB-DBLP", "HGB/dblp", _hgb("dblp")), "HGB (PyG HGBDataset)",
-              ("DBLP.zip",),
-              hetero=HeteroTask("author", _to("author", "paper"), _to("paper", "author")),
-              metapaths={"APA": _path("author", "paper", "author"),
-                         "APTPA": _path("author", "paper", "term", "paper", "author"),
-                         "APVPA": _path("author", "paper", "venue", "paper", "author")})
-_register_pyg("imdb", DatasetSpec("HGB-IMDB", "HGB/imdb", _hgb("imdb")), "HGB (PyG HGBDataset)",
-              ("IMDB.zip",),
-              hetero=HeteroTask("movie", _to("movie", "actor"), _to("actor", "movie")),
-              metapaths={"MDM": _path("movie", "director", "movie"), "MAM": _path("movie", "actor", "movie")})
-_register_pyg("dblp-magnn", DatasetSpec("DBLP (MAGNN)", "DBLP", _magnn("DBLP")), "MAGNN (PyG DBLP)",
-              ("raw/*.np[yz]",),
-              hetero=HeteroTask("author", _to("author", "paper"), _to("paper", "author")),
-              metapaths={"APA": _path("author", "paper", "author"),
-                         "APTPA": _path("author", "paper", "term", "paper", "author"),
-                         "APCPA": _path("author", "paper", "conference", "paper", "author")})
-_register_pyg("imdb-magnn", DatasetSpec("IMDB (MAGNN)", "IMDB", _magnn("IMDB")), "MAGNN (PyG IMDB)",
-              ("raw/*.np[yz]",),
-              hetero=HeteroTask("movie", _to("movie", "actor"), _to("actor", "movie")),
-              metapaths={"MDM": _path("movie", "director", "movie"), "MAM": _path("movie", "actor", "movie")})
+_register_pyg(
+    "acm",
+    DatasetSpec("HGB-ACM", "HGB/acm", _hgb("acm")),
+    "HGB (PyG HGBDataset)",
+    ("raw/ACM/*.dat",),
+    hetero=HeteroTask("paper", _to("paper", "author"), _to("author", "paper")),
+    metapaths={"PAP": _path("paper", "author", "paper"), "PSP": _path("paper", "subject", "paper")},
+)
+_register_pyg(
+    "dblp",
+    DatasetSpec("HGB-DBLP", "HGB/dblp", _hgb("dblp")),
+    "HGB (PyG HGBDataset)",
+    ("DBLP.zip",),
+    hetero=HeteroTask("author", _to("author", "paper"), _to("paper", "author")),
+    metapaths={
+        "APA": _path("author", "paper", "author"),
+        "APTPA": _path("author", "paper", "term", "paper", "author"),
+        "APVPA": _path("author", "paper", "venue", "paper", "author"),
+    },
+)
+_register_pyg(
+    "imdb",
+    DatasetSpec("HGB-IMDB", "HGB/imdb", _hgb("imdb")),
+    "HGB (PyG HGBDataset)",
+    ("IMDB.zip",),
+    hetero=HeteroTask("movie", _to("movie", "actor"), _to("actor", "movie")),
+    metapaths={"MDM": _path("movie", "director", "movie"), "MAM": _path("movie", "actor", "movie")},
+)
+_register_pyg(
+    "dblp-magnn",
+    DatasetSpec("DBLP (MAGNN)", "DBLP", _magnn("DBLP")),
+    "MAGNN (PyG DBLP)",
+    ("raw/*.np[yz]",),
+    hetero=HeteroTask("author", _to("author", "paper"), _to("paper", "author")),
+    metapaths={
+        "APA": _path("author", "paper", "author"),
+        "APTPA": _path("author", "paper", "term", "paper", "author"),
+        "APCPA": _path("author", "paper", "conference", "paper", "author"),
+    },
+)
+_register_pyg(
+    "imdb-magnn",
+    DatasetSpec("IMDB (MAGNN)", "IMDB", _magnn("IMDB")),
+    "MAGNN (PyG IMDB)",
+    ("raw/*.np[yz]",),
+    hetero=HeteroTask("movie", _to("movie", "actor"), _to("actor", "movie")),
+    metapaths={"MDM": _path("movie", "director", "movie"), "MAM": _path("movie", "actor", "movie")},
+)
 
 
 def _featured_only(base: str, name: str, featured: tuple[str, ...]) -> Callable[..., HeteroData]:
@@ -143,19 +176,30 @@ def _featured_only(base: str, name: str, featured: tuple[str, ...]) -> Callable[
 # papers, conferences and terms get torch.randn rows.  For controlled comparisons with their numbers.
 # It classifies, predicts and walks as its base (its task and metapaths are the base's).
 _DBLP_HETEDP = "DBLP (MAGNN), features on authors only (HeteDP's loader)"
-register_dataset("dblp-hetedp", graph=HETEROGENEOUS, name=_DBLP_HETEDP, base="dblp-magnn",
-                 source="dblp-magnn, features on authors only (HeteDP's loader)")(
-    _featured_only("dblp-magnn", _DBLP_HETEDP, ("author",)))
+register_dataset(
+    "dblp-hetedp",
+    graph=HETEROGENEOUS,
+    name=_DBLP_HETEDP,
+    base="dblp-magnn",
+    source="dblp-magnn, features on authors only (HeteDP's loader)",
+)(_featured_only("dblp-magnn", _DBLP_HETEDP, ("author",)))
 
 
-@register_dataset("amazon", graph=HETEROGENEOUS, name="Amazon (HeteDP)", source="HeteDP repo (AixWinnie)",
-                  tasks=("lp",), layout="HeteDP/Amazon",
-                  files=("user_item.dat", "item_view.dat", "item_category.dat", "item_brand.dat"),
-                  hetero=HeteroTask(None, ("user", "rates", "item"), ("item", "rev_rates", "user")),
-                  metapaths={"IVI": [("item", "has_view", "view"), ("view", "rev_has_view", "item")],
-                             "ICI": [("item", "has_category", "category"),
-                                     ("category", "rev_has_category", "item")],
-                             "IBI": [("item", "has_brand", "brand"), ("brand", "rev_has_brand", "item")]})
+@register_dataset(
+    "amazon",
+    graph=HETEROGENEOUS,
+    name="Amazon (HeteDP)",
+    source="HeteDP repo (AixWinnie)",
+    tasks=("lp",),
+    layout="HeteDP/Amazon",
+    files=("user_item.dat", "item_view.dat", "item_category.dat", "item_brand.dat"),
+    hetero=HeteroTask(None, ("user", "rates", "item"), ("item", "rev_rates", "user")),
+    metapaths={
+        "IVI": [("item", "has_view", "view"), ("view", "rev_has_view", "item")],
+        "ICI": [("item", "has_category", "category"), ("category", "rev_has_category", "item")],
+        "IBI": [("item", "has_brand", "brand"), ("brand", "rev_has_brand", "item")],
+    },
+)
 def _load_amazon(root: str | os.PathLike | None, seed: int) -> HeteroData:
     base = data_root(root)
     if base is None:
@@ -165,10 +209,16 @@ def _load_amazon(root: str | os.PathLike | None, seed: int) -> HeteroData:
     return data
 
 
-@register_dataset("sbm", graph=HETEROGENEOUS, name="hetero SBM", source="built in: privgraph.data.hetero_sbm_graph",
-                  tasks=("hetero-nc", "lp"), synthetic=True,
-                  hetero=HeteroTask("paper", _to("paper", "author"), _to("author", "paper")),
-                  metapaths={"PAP": _path("paper", "author", "paper"), "PSP": _path("paper", "subject", "paper")})
+@register_dataset(
+    "sbm",
+    graph=HETEROGENEOUS,
+    name="hetero SBM",
+    source="built in: privgraph.data.hetero_sbm_graph",
+    tasks=("hetero-nc", "lp"),
+    synthetic=True,
+    hetero=HeteroTask("paper", _to("paper", "author"), _to("author", "paper")),
+    metapaths={"PAP": _path("paper", "author", "paper"), "PSP": _path("paper", "subject", "paper")},
+)
 def _hetero_sbm(root: str | os.PathLike | None, seed: int, **params: Any) -> HeteroData:
     from privgraph.data.synthetic import hetero_sbm_graph
 
@@ -198,12 +248,14 @@ class _View(Mapping):
 # (``get_dataset(name, HETEROGENEOUS).hetero`` / ``.metapaths`` / ``.base``).
 TASKS: Mapping[str, HeteroTask] = _View(lambda info: info.hetero)
 METAPATHS: Mapping[str, dict[str, list[EdgeType]]] = _View(
-    lambda info: {name: list(path) for name, path in info.metapaths.items()})
+    lambda info: {name: list(path) for name, path in info.metapaths.items()}
+)
 VARIANTS: Mapping[str, DatasetInfo] = _View(lambda info: info, lambda info: info.base is not None)
 
 
-def link_split(data: HeteroData, task: HeteroTask, val_ratio: float = 0.1, test_ratio: float = 0.2,
-               seed: int = 0) -> tuple[HeteroData, HeteroData, HeteroData]:
+def link_split(
+    data: HeteroData, task: HeteroTask, val_ratio: float = 0.1, test_ratio: float = 0.2, seed: int = 0
+) -> tuple[HeteroData, HeteroData, HeteroData]:
     """Disjoint, seeded train/validation/test split of ``task.edge_type`` (PyG's
     ``RandomLinkSplit``): validation and test edges, and their reverses, are removed
     from training's message passing; the test graph passes messages over training and
@@ -216,14 +268,21 @@ def link_split(data: HeteroData, task: HeteroTask, val_ratio: float = 0.1, test_
     from torch_geometric.transforms import RandomLinkSplit
 
     if task.edge_type not in data.edge_types or task.reverse not in data.edge_types:
-        raise ValueError(f"edge type {task.edge_type} (or its reverse {task.reverse}) is not in the graph; "
-                         f"it has {data.edge_types}")
+        raise ValueError(
+            f"edge type {task.edge_type} (or its reverse {task.reverse}) is not in the graph; it has {data.edge_types}"
+        )
     if not (0 < val_ratio < 1 and 0 < test_ratio < 1 and val_ratio + test_ratio < 1):
-        raise ValueError(f"need 0 < val_ratio, test_ratio and val_ratio + test_ratio < 1, got {val_ratio}, "
-                         f"{test_ratio}")
-    split = RandomLinkSplit(num_val=val_ratio, num_test=test_ratio, is_undirected=False,
-                            edge_types=[task.edge_type], rev_edge_types=[task.reverse],
-                            add_negative_train_samples=False)
+        raise ValueError(
+            f"need 0 < val_ratio, test_ratio and val_ratio + test_ratio < 1, got {val_ratio}, {test_ratio}"
+        )
+    split = RandomLinkSplit(
+        num_val=val_ratio,
+        num_test=test_ratio,
+        is_undirected=False,
+        edge_types=[task.edge_type],
+        rev_edge_types=[task.reverse],
+        add_negative_train_samples=False,
+    )
     state = random.getstate()
     try:
         with torch.random.fork_rng():
@@ -238,8 +297,9 @@ def link_split(data: HeteroData, task: HeteroTask, val_ratio: float = 0.1, test_
 HETEDP_NODE_SPLIT = (0.2, 0.1)
 
 
-def hetedp_node_split(num_nodes: int, seed: int, train_ratio: float = HETEDP_NODE_SPLIT[0],
-                      val_ratio: float = HETEDP_NODE_SPLIT[1]) -> tuple[Tensor, Tensor, Tensor]:
+def hetedp_node_split(
+    num_nodes: int, seed: int, train_ratio: float = HETEDP_NODE_SPLIT[0], val_ratio: float = HETEDP_NODE_SPLIT[1]
+) -> tuple[Tensor, Tensor, Tensor]:
     """The HeteDP authors' node split (github AixWinnie/HeteDP, ``data/dataprepro.py``:
     ``get_node_mask`` → ``split_idx``), as boolean (train, val, test) masks over ``num_nodes``
     nodes: scikit-learn's ``train_test_split`` of ``arange(num_nodes)``, not stratified, keeps
@@ -255,8 +315,9 @@ def hetedp_node_split(num_nodes: int, seed: int, train_ratio: float = HETEDP_NOD
     if num_nodes < 3:
         raise ValueError(f"need at least 3 nodes to split, got {num_nodes}")
     if not (0 < train_ratio < 1 and 0 < val_ratio < 1 and train_ratio + val_ratio < 1):
-        raise ValueError(f"need 0 < train_ratio, val_ratio and train_ratio + val_ratio < 1, got "
-                         f"{train_ratio}, {val_ratio}")
+        raise ValueError(
+            f"need 0 < train_ratio, val_ratio and train_ratio + val_ratio < 1, got {train_ratio}, {val_ratio}"
+        )
     nodes = np.arange(num_nodes)
     train, rest = train_test_split(nodes, train_size=train_ratio, random_state=int(seed))
     val, test = train_test_split(rest, train_size=val_ratio * num_nodes / len(rest), random_state=int(seed))
@@ -296,11 +357,13 @@ def _amazon(root: Path) -> HeteroData:
         raise DatasetUnavailableError(f"Amazon (HeteDP): missing {', '.join(missing)}")
     tables = {k: np.loadtxt(f, delimiter=",", dtype=np.int64, ndmin=2) for k, f in files.items()}
     data = HeteroData()
-    counts = {"user": int(tables["user_item"][:, 0].max()) + 1,
-              "item": int(max(t[:, 0].max() for k, t in tables.items() if k != "user_item")) + 1,
-              "view": int(tables["item_view"][:, 1].max()) + 1,
-              "category": int(tables["item_category"][:, 1].max()) + 1,
-              "brand": int(tables["item_brand"][:, 1].max()) + 1}
+    counts = {
+        "user": int(tables["user_item"][:, 0].max()) + 1,
+        "item": int(max(t[:, 0].max() for k, t in tables.items() if k != "user_item")) + 1,
+        "view": int(tables["item_view"][:, 1].max()) + 1,
+        "category": int(tables["item_category"][:, 1].max()) + 1,
+        "brand": int(tables["item_brand"][:, 1].max()) + 1,
+    }
     counts["item"] = max(counts["item"], int(tables["user_item"][:, 1].max()) + 1)
     for node_type, n in counts.items():
         data[node_type].num_nodes = n

@@ -13,8 +13,7 @@ from privgraph.data.splits import stratified_split
 HETERO_NC_SPLITS = ("random", "hetedp")  # the hetero-nc task's `split`: the dataset's own (default) or the authors'
 
 
-def hetero_node_masks(data: HeteroData, target: str, seed: int,
-                      split: str = "random") -> tuple[Tensor, Tensor, Tensor]:
+def hetero_node_masks(data: HeteroData, target: str, seed: int, split: str = "random") -> tuple[Tensor, Tensor, Tensor]:
     """Node classification's (train, val, test) masks over ``target``.  ``split="random"`` (the
     default; the name is the spec field's default, kept so stored hashes stay): the dataset's own
     split — MAGNN's train/val/test, HGB's train with 20 % of it validating (seeded), synthetic

@@ -79,8 +79,20 @@ def pyg_safe_globals() -> list[type]:
     from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
     from torch_geometric.data.storage import BaseStorage, EdgeStorage, GlobalStorage, NodeStorage
 
-    return [Data, HeteroData, DataEdgeAttr, DataTensorAttr, GlobalStorage, NodeStorage, EdgeStorage, BaseStorage,
-            feature_store.TensorAttr, graph_store.EdgeAttr, graph_store.EdgeLayout, feature_store._FieldStatus]
+    return [
+        Data,
+        HeteroData,
+        DataEdgeAttr,
+        DataTensorAttr,
+        GlobalStorage,
+        NodeStorage,
+        EdgeStorage,
+        BaseStorage,
+        feature_store.TensorAttr,
+        graph_store.EdgeAttr,
+        graph_store.EdgeLayout,
+        feature_store._FieldStatus,
+    ]
 
 
 def allow_pyg_objects_in_torch_load() -> None:
@@ -90,8 +102,10 @@ def allow_pyg_objects_in_torch_load() -> None:
     torch.serialization.add_safe_globals(pyg_safe_globals())
 
 
-TRUST_PICKLE_NOTE = ("trusted with --trust-pickle (trust_pickle=True): unpickled with torch.load(weights_only=False), "
-                     "which runs any code the file holds")
+TRUST_PICKLE_NOTE = (
+    "trusted with --trust-pickle (trust_pickle=True): unpickled with torch.load(weights_only=False), "
+    "which runs any code the file holds"
+)
 
 
 def load_torch_file(path: str | Path, trust_pickle: bool = False, hint: str = "") -> Any:
@@ -111,13 +125,16 @@ def load_torch_file(path: str | Path, trust_pickle: bool = False, hint: str = ""
             raise _fail(f"cannot read {path} with torch.load: {_first_line(exc)}") from exc
         found = re.search(r"GLOBAL ([\w.]+)", str(exc))
         if found is None:
-            raise _fail(f"cannot read {path} with torch.load(weights_only=True): not a torch.save file of tensors, "
-                        f"plain values and PyG data classes; {hint}") from None
-        raise _fail(f"refusing to unpickle {path}: it names {found.group(1)}, which is not a tensor, a plain value "
-                    f"or a PyG data class (unpickling it could run code); {hint}") from None
+            raise _fail(
+                f"cannot read {path} with torch.load(weights_only=True): not a torch.save file of tensors, "
+                f"plain values and PyG data classes; {hint}"
+            ) from None
+        raise _fail(
+            f"refusing to unpickle {path}: it names {found.group(1)}, which is not a tensor, a plain value "
+            f"or a PyG data class (unpickling it could run code); {hint}"
+        ) from None
     except Exception as exc:  # noqa: BLE001 - unpickling can raise anything
         raise _fail(f"cannot read {path} with torch.load: {_first_line(exc)}") from exc
-
 
 
 def _fail(message: str) -> GraphInputError:
@@ -293,8 +310,9 @@ def read_labels(path: str | Path) -> Tensor:
     negative = (y < 0).nonzero()
     if negative.numel():
         i = int(negative[0, 0])
-        raise _fail(f"labels in {path.name} must be >= 0: {negative.shape[0]} are negative "
-                    f"(e.g. {int(y[i])} at {where(i)})")
+        raise _fail(
+            f"labels in {path.name} must be >= 0: {negative.shape[0]} are negative (e.g. {int(y[i])} at {where(i)})"
+        )
     return y
 
 
@@ -303,16 +321,19 @@ def read_edge_mask(path: str | Path) -> Tensor:
     path = _existing(path, "private-edge mask", MASK_SUFFIXES)
     array = _load_npy(path, "private-edge mask")
     if array.ndim != 1:
-        raise _fail(f"private-edge mask in {path.name} must be a 1-D array (one entry per edge), "
-                    f"got shape {array.shape}")
+        raise _fail(
+            f"private-edge mask in {path.name} must be a 1-D array (one entry per edge), got shape {array.shape}"
+        )
     if array.dtype != np.bool_:
         if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
             raise _fail(f"private-edge mask in {path.name} holds {array.dtype} values; expected 0/1 or booleans")
         bad = ~((array == 0) | (array == 1))
         if bad.any():
-            raise _fail(f"private-edge mask in {path.name} must hold only 0/1 (or booleans): "
-                        f"{int(bad.sum())} other values (e.g. {array[bad][0].item()!r} at entry "
-                        f"{int(bad.nonzero()[0][0])})")
+            raise _fail(
+                f"private-edge mask in {path.name} must hold only 0/1 (or booleans): "
+                f"{int(bad.sum())} other values (e.g. {array[bad][0].item()!r} at entry "
+                f"{int(bad.nonzero()[0][0])})"
+            )
     return torch.from_numpy(array.astype(np.bool_))
 
 
@@ -325,13 +346,17 @@ def _private_index(private_column: str, header: list[str] | None, width: int, pa
     elif private_column.strip().isdigit():
         index = int(private_column)
     elif header is None:
-        raise _fail(f"{path.name} has no header row, so the private column must be a 0-based column "
-                    f"index, got {private_column!r}")
+        raise _fail(
+            f"{path.name} has no header row, so the private column must be a 0-based column "
+            f"index, got {private_column!r}"
+        )
     else:
         raise _fail(f"{path.name} has no column {private_column!r} (columns: {', '.join(header)})")
     if index < 2:
-        raise _fail(f"the private column {private_column!r} of {path.name} is its "
-                    f"{'source' if index == 0 else 'target'} column; the private flag needs a column of its own")
+        raise _fail(
+            f"the private column {private_column!r} of {path.name} is its "
+            f"{'source' if index == 0 else 'target'} column; the private flag needs a column of its own"
+        )
     if index >= width:
         raise _fail(f"{path.name} has {width} columns, so there is no column {index} for the private flag")
     return index
@@ -340,8 +365,9 @@ def _private_index(private_column: str, header: list[str] | None, width: int, pa
 PRIVATE_HEADER = "private"  # a header column of this name is the private flag by default
 
 
-def _read_edge_list(path: Path, private_column: str | None, mask_file: bool,
-                    notes: list[str]) -> tuple[Tensor, Tensor | None, np.ndarray]:
+def _read_edge_list(
+    path: Path, private_column: str | None, mask_file: bool, notes: list[str]
+) -> tuple[Tensor, Tensor | None, np.ndarray]:
     """(edge_index [2, E], the private column's mask or None, the line of each edge).  Without
     ``private_column`` (and no ``mask_file``) a header column named ``private`` is the flag."""
     rows = _rows(path, "graph")
@@ -362,8 +388,7 @@ def _read_edge_list(path: Path, private_column: str | None, mask_file: bool,
     negative = (src < 0) | (dst < 0)
     if negative.any():
         i = int(negative.nonzero()[0][0])
-        raise _fail(f"{path.name}, line {numbers[i]}: negative node id {min(src[i], dst[i])} "
-                    "(node ids are 0..n-1)")
+        raise _fail(f"{path.name}, line {numbers[i]}: negative node id {min(src[i], dst[i])} (node ids are 0..n-1)")
     mask = None
     used = {0, 1}
     if private_column is not None:
@@ -373,16 +398,24 @@ def _read_edge_list(path: Path, private_column: str | None, mask_file: bool,
         for i, (number, fields) in enumerate(rows):
             value = fields[index].lower()
             if value not in _TRUE + _FALSE:
-                raise _fail(f"{path.name}, line {number}: the private flag must be 0/1 or true/false, "
-                            f"got {fields[index]!r}")
+                raise _fail(
+                    f"{path.name}, line {number}: the private flag must be 0/1 or true/false, got {fields[index]!r}"
+                )
             flags[i] = value in _TRUE
         mask = torch.from_numpy(flags)
     ignored = [header[i] if header is not None else str(i) for i in range(width) if i not in used]
     if ignored:
-        flags = ("the private-edge mask file" if mask_file else
-                 f"column {header[index] if header is not None else index}" if mask is not None else None)
-        notes.append(f"{'column' if len(ignored) == 1 else 'columns'} {', '.join(ignored)} ignored (only source and "
-                     f"target are read{f', and the private flags from {flags}' if flags else ''})")
+        flags = (
+            "the private-edge mask file"
+            if mask_file
+            else f"column {header[index] if header is not None else index}"
+            if mask is not None
+            else None
+        )
+        notes.append(
+            f"{'column' if len(ignored) == 1 else 'columns'} {', '.join(ignored)} ignored (only source and "
+            f"target are read{f', and the private flags from {flags}' if flags else ''})"
+        )
     edge_index = torch.from_numpy(np.stack([src, dst]))
     return edge_index, mask, np.asarray(numbers, dtype=np.int64)
 
@@ -395,8 +428,7 @@ def _read_npz(path: Path) -> tuple[Tensor, int]:
     try:
         matrix = sp.load_npz(path)
     except Exception as exc:  # noqa: BLE001 - zip / pickle / format errors alike
-        raise _fail(f"cannot read {path} as a SciPy sparse matrix (scipy.sparse.save_npz): "
-                    f"{_first_line(exc)}") from exc
+        raise _fail(f"cannot read {path} as a SciPy sparse matrix (scipy.sparse.save_npz): {_first_line(exc)}") from exc
     rows, cols = matrix.shape
     if rows != cols:
         raise _fail(f"the adjacency matrix in {path.name} must be square, got {rows}×{cols}")
@@ -405,8 +437,10 @@ def _read_npz(path: Path) -> tuple[Tensor, int]:
     row, col, weight = coo.row[keep], coo.col[keep], coo.data[keep]
     off = weight != 1
     if off.any():
-        raise _fail(f"the adjacency matrix in {path.name} has {int(off.sum())} entries other than 0/1 "
-                    f"(e.g. {weight[off][0].item()!r}); privgraph reads unweighted graphs: binarize it")
+        raise _fail(
+            f"the adjacency matrix in {path.name} has {int(off.sum())} entries other than 0/1 "
+            f"(e.g. {weight[off][0].item()!r}); privgraph reads unweighted graphs: binarize it"
+        )
     order = np.lexsort((col, row))
     edge_index = torch.from_numpy(np.stack([row[order], col[order]]).astype(np.int64))
     return edge_index, int(rows)
@@ -418,8 +452,10 @@ def _load_torch(path: Path, trust_pickle: bool, notes: list[str]) -> Data | Hete
         notes.append(f"{path.name} {TRUST_PICKLE_NOTE}")
     if not isinstance(obj, (Data, HeteroData)):
         kind = type(obj)
-        raise _fail(f"{path.name} holds a {kind.__module__}.{kind.__qualname__}, not a torch_geometric "
-                    "Data or HeteroData (save the graph itself with torch.save(data, path))")
+        raise _fail(
+            f"{path.name} holds a {kind.__module__}.{kind.__qualname__}, not a torch_geometric "
+            "Data or HeteroData (save the graph itself with torch.save(data, path))"
+        )
     return obj
 
 
@@ -433,8 +469,9 @@ def _check_finite(x: Tensor, what: str) -> None:
     count = int(bad.sum())
     if count:
         row, col = (int(i) for i in bad.nonzero()[0])
-        raise _fail(f"{what} hold {count} NaN/inf values (e.g. row {row}, column {col}); "
-                    "fill or drop them before privatizing")
+        raise _fail(
+            f"{what} hold {count} NaN/inf values (e.g. row {row}, column {col}); fill or drop them before privatizing"
+        )
 
 
 def _check_domain(domain) -> tuple[float, float]:
@@ -447,8 +484,9 @@ def _check_domain(domain) -> tuple[float, float]:
     return lo, hi
 
 
-def _apply_domain(xs: dict[str, Tensor], domain: tuple[float, float], clip: bool,
-                  notes: list[str]) -> dict[str, Tensor]:
+def _apply_domain(
+    xs: dict[str, Tensor], domain: tuple[float, float], clip: bool, notes: list[str]
+) -> dict[str, Tensor]:
     """Features checked against (or, with ``clip``, clipped into) ``domain``."""
     lo, hi = domain
     shown = f"[{lo:g}, {hi:g}]"
@@ -458,9 +496,11 @@ def _apply_domain(xs: dict[str, Tensor], domain: tuple[float, float], clip: bool
         outside = (x < lo) | (x > hi)
         count = int(outside.sum())
         if count and not clip:
-            raise _fail(f"{count} values of {what} lie outside the declared domain {shown} (found "
-                        f"[{float(x.min()):g}, {float(x.max()):g}]); rescale them, or clip them into "
-                        "the domain (clip=True / --clip)")
+            raise _fail(
+                f"{count} values of {what} lie outside the declared domain {shown} (found "
+                f"[{float(x.min()):g}, {float(x.max()):g}]); rescale them, or clip them into "
+                "the domain (clip=True / --clip)"
+            )
         if count:
             x = x.clamp(lo, hi)
             notes.append(Note(f"{what} clipped to {shown}: {count} values changed", f"{what} clipped to {shown}"))
@@ -488,32 +528,53 @@ def _symmetrize(data: Data, notes: list[str]) -> Data:
         elif "index" not in key and isinstance(value, Tensor) and value.dim() and value.shape[0] == num_edges:
             data[key] = torch.cat([value, value[one_way]], dim=0)
     keep = "directed=True / --directed keeps the file as given"
-    notes.append(Note(f"undirected: added the reverse direction of {plural(one_way.numel(), 'edge')} listed one way "
-                      f"only ({num_edges} → {data.edge_index.shape[1]} columns; {keep})",
-                      f"undirected: added the reverse direction of the edges listed one way only ({keep})"))
+    notes.append(
+        Note(
+            f"undirected: added the reverse direction of {plural(one_way.numel(), 'edge')} listed one way "
+            f"only ({num_edges} → {data.edge_index.shape[1]} columns; {keep})",
+            f"undirected: added the reverse direction of the edges listed one way only ({keep})",
+        )
+    )
     return data
 
 
-def _check_edges(data: Data, directed: bool, symmetrize: bool, self_loops: bool, what: str,
-                 notes: list[str]) -> Data:
+def _check_edges(data: Data, directed: bool, symmetrize: bool, self_loops: bool, what: str, notes: list[str]) -> Data:
     """Simple-graph checks (:func:`check_graph`, duplicates refused), then the direction (module
     docstring): the missing reverse edges added when ``symmetrize``; a graph with one-way edges is
     noted; an undirected one (not ``directed``) must flag both directions of an edge alike."""
     if data.edge_index is None or data.edge_index.numel() == 0:
         raise _fail(f"{what} holds no edges")
     try:
-        check_graph(data.edge_index, data.num_nodes, undirected=False, self_loops=self_loops,
-                    duplicates="refuse", private_edge_mask=getattr(data, "private_edge_mask", None), what=what)
+        check_graph(
+            data.edge_index,
+            data.num_nodes,
+            undirected=False,
+            self_loops=self_loops,
+            duplicates="refuse",
+            private_edge_mask=getattr(data, "private_edge_mask", None),
+            what=what,
+        )
         data.edge_index = data.edge_index.long()
         if symmetrize:
             data = _symmetrize(data, notes)
         one_way = int(_one_way(data.edge_index, int(data.num_nodes)).sum())
         if one_way:
-            notes.append(Note(f"directed: {plural(one_way, 'edge has', 'edges have')} no reverse (kept as given)",
-                              "directed: edges without their reverse kept as given"))
+            notes.append(
+                Note(
+                    f"directed: {plural(one_way, 'edge has', 'edges have')} no reverse (kept as given)",
+                    "directed: edges without their reverse kept as given",
+                )
+            )
         elif not directed:  # undirected: one private flag per edge
-            check_graph(data.edge_index, data.num_nodes, undirected=True, self_loops=self_loops,
-                        duplicates="refuse", private_edge_mask=getattr(data, "private_edge_mask", None), what=what)
+            check_graph(
+                data.edge_index,
+                data.num_nodes,
+                undirected=True,
+                self_loops=self_loops,
+                duplicates="refuse",
+                private_edge_mask=getattr(data, "private_edge_mask", None),
+                what=what,
+            )
     except GraphInputError:
         raise
     except ValueError as exc:
@@ -526,8 +587,7 @@ def _check_edges(data: Data, directed: bool, symmetrize: bool, self_loops: bool,
 def _check_hetero(data: HeteroData, self_loops: bool, path: Path) -> None:
     """Per relation: ids in range, no duplicate columns (and no self-loops within one node type
     unless allowed); no symmetry requirement."""
-    if not data.edge_types or all(data[t].edge_index.numel() == 0 for t in data.edge_types
-                                  if "edge_index" in data[t]):
+    if not data.edge_types or all(data[t].edge_index.numel() == 0 for t in data.edge_types if "edge_index" in data[t]):
         raise _fail(f"the HeteroData in {path.name} holds no edges")
     for edge_type in data.edge_types:
         store = data[edge_type]
@@ -542,8 +602,14 @@ def _check_hetero(data: HeteroData, self_loops: bool, path: Path) -> None:
             sizes.append(int(size))
         num_nodes = sizes[0] if src == dst else (sizes[0], sizes[1])
         try:
-            check_graph(store.edge_index, num_nodes, undirected=False, self_loops=self_loops,
-                        duplicates="refuse", what=f"relation {edge_type} in {path.name}")
+            check_graph(
+                store.edge_index,
+                num_nodes,
+                undirected=False,
+                self_loops=self_loops,
+                duplicates="refuse",
+                what=f"relation {edge_type} in {path.name}",
+            )
         except ValueError as exc:
             raise _fail(str(exc)) from exc
 
@@ -559,11 +625,20 @@ def _size_from(features: Tensor | None, labels: Tensor | None) -> tuple[int | No
     return None, ""
 
 
-def read_graph(path: str | Path, *, features: str | Path | None = None, labels: str | Path | None = None,
-               private_edges: str | Path | None = None, private_column: str | None = None,
-               domain: tuple[float, float] | None = None, clip: bool = False,
-               directed: bool = False, self_loops: bool = True, trust_pickle: bool = False,
-               name: str | None = None) -> tuple[Data | HeteroData, list[str]]:
+def read_graph(
+    path: str | Path,
+    *,
+    features: str | Path | None = None,
+    labels: str | Path | None = None,
+    private_edges: str | Path | None = None,
+    private_column: str | None = None,
+    domain: tuple[float, float] | None = None,
+    clip: bool = False,
+    directed: bool = False,
+    self_loops: bool = True,
+    trust_pickle: bool = False,
+    name: str | None = None,
+) -> tuple[Data | HeteroData, list[str]]:
     """Read a graph (``.pt``/``.pth``, an edge list ``.csv``/``.tsv``/``.txt``/``.edges``, or an
     ``.npz`` adjacency matrix) with optional features, labels and private-edge flags (a mask
     file, or ``private_column`` of an edge list: a header name or 0-based index).  ``domain``
@@ -585,19 +660,24 @@ def read_graph(path: str | Path, *, features: str | Path | None = None, labels: 
     if clip and domain is None and suffix not in TORCH_SUFFIXES:
         raise _fail("clip=True (--clip) needs a feature domain (--domain LO HI) to clip into")
     if private_column is not None and suffix not in EDGE_LIST_SUFFIXES:
-        raise _fail(f"a private column applies to edge-list files ({', '.join(EDGE_LIST_SUFFIXES)}), "
-                    f"not to {suffix}; give a private-edge mask file instead")
+        raise _fail(
+            f"a private column applies to edge-list files ({', '.join(EDGE_LIST_SUFFIXES)}), "
+            f"not to {suffix}; give a private-edge mask file instead"
+        )
     if private_column is not None and private_edges is not None:
         raise _fail("give the private edges either as a column of the edge list or as a mask file, not both")
     if trust_pickle and suffix not in TORCH_SUFFIXES:
-        raise _fail(f"trust_pickle (--trust-pickle) applies to torch files ({', '.join(TORCH_SUFFIXES)}), "
-                    f"not to {suffix}, which is read without unpickling")
+        raise _fail(
+            f"trust_pickle (--trust-pickle) applies to torch files ({', '.join(TORCH_SUFFIXES)}), "
+            f"not to {suffix}, which is read without unpickling"
+        )
 
     if suffix in TORCH_SUFFIXES:
         data = _load_torch(graph_path, trust_pickle, notes)
         if isinstance(data, HeteroData):
-            return _finish_hetero(data, graph_path, features, labels, private_edges, domain, clip, self_loops,
-                                  name, notes)
+            return _finish_hetero(
+                data, graph_path, features, labels, private_edges, domain, clip, self_loops, name, notes
+            )
     x = read_features(features) if features is not None else None
     y = read_labels(labels) if labels is not None else None
     what = f"the edge list {graph_path.name}"
@@ -613,8 +693,10 @@ def read_graph(path: str | Path, *, features: str | Path | None = None, labels: 
             if value.shape[0] != num_nodes:
                 unit = "rows" if label == "features" else "labels"
                 file = Path(features if label == "features" else labels).name
-                raise _fail(f"the {label} file {file} has {value.shape[0]} {unit}, expected {num_nodes} "
-                            f"(one per node of {graph_path.name})")
+                raise _fail(
+                    f"the {label} file {file} has {value.shape[0]} {unit}, expected {num_nodes} "
+                    f"(one per node of {graph_path.name})"
+                )
             if old is not None:
                 notes.append(f"{label} from the {label} file replace those stored in {graph_path.name}")
         if x is not None:
@@ -624,16 +706,23 @@ def read_graph(path: str | Path, *, features: str | Path | None = None, labels: 
         if domain is None and getattr(data, "feature_domain", None) is not None:
             domain = _check_domain(data.feature_domain)
             notes.append(f"feature domain [{domain[0]:g}, {domain[1]:g}] taken from {graph_path.name}")
-        elif domain is not None and getattr(data, "feature_domain", None) is not None \
-                and tuple(float(v) for v in data.feature_domain) != domain:
-            notes.append(f"the declared feature domain [{domain[0]:g}, {domain[1]:g}] replaces the "
-                         f"{tuple(data.feature_domain)} stored in {graph_path.name}")
+        elif (
+            domain is not None
+            and getattr(data, "feature_domain", None) is not None
+            and tuple(float(v) for v in data.feature_domain) != domain
+        ):
+            notes.append(
+                f"the declared feature domain [{domain[0]:g}, {domain[1]:g}] replaces the "
+                f"{tuple(data.feature_domain)} stored in {graph_path.name}"
+            )
         if clip and domain is None:
             raise _fail("clip=True (--clip) needs a feature domain (--domain LO HI) to clip into")
     else:
         if x is not None and y is not None and y.shape[0] != x.shape[0]:
-            raise _fail(f"the labels file {Path(labels).name} has {y.shape[0]} labels, expected {x.shape[0]} "
-                        "(one per feature row)")
+            raise _fail(
+                f"the labels file {Path(labels).name} has {y.shape[0]} labels, expected {x.shape[0]} "
+                "(one per feature row)"
+            )
         size, source = _size_from(x, y)
         column_mask = None
         if suffix == ".npz":
@@ -642,19 +731,21 @@ def read_graph(path: str | Path, *, features: str | Path | None = None, labels: 
             if edge_index.numel() == 0:
                 raise _fail(f"no edges in {graph_path}: the adjacency matrix is all zeros")
             if size is not None and order != size:
-                raise _fail(f"the adjacency matrix in {graph_path.name} is {order}×{order} but "
-                            f"{source} {size} rows")
+                raise _fail(f"the adjacency matrix in {graph_path.name} is {order}×{order} but {source} {size} rows")
             num_nodes = order
         else:
-            edge_index, column_mask, lines = _read_edge_list(graph_path, private_column, private_edges is not None,
-                                                             notes)
+            edge_index, column_mask, lines = _read_edge_list(
+                graph_path, private_column, private_edges is not None, notes
+            )
             top = int(edge_index.max())
             if size is not None and top >= size:
                 high = edge_index.max(0).values >= size
                 hit = int(high.nonzero()[0, 0])
-                raise _fail(f"{graph_path.name}, line {int(lines[hit])}: node id {int(edge_index[:, hit].max())} "
-                            f"out of range: {source} {size} rows (ids must be 0..{size - 1}; "
-                            f"{plural(int(high.sum()), 'edge')} affected)")
+                raise _fail(
+                    f"{graph_path.name}, line {int(lines[hit])}: node id {int(edge_index[:, hit].max())} "
+                    f"out of range: {source} {size} rows (ids must be 0..{size - 1}; "
+                    f"{plural(int(high.sum()), 'edge')} affected)"
+                )
             num_nodes = size if size is not None else top + 1
         data = Data(edge_index=edge_index, num_nodes=num_nodes)
         if x is not None:
@@ -671,8 +762,10 @@ def read_graph(path: str | Path, *, features: str | Path | None = None, labels: 
         if suffix in TORCH_SUFFIXES:
             unit = "column of edge_index"
         if mask.numel() != expected:
-            raise _fail(f"the private-edge mask has {mask.numel()} entries, expected {expected} "
-                        f"(one per {unit} in {graph_path.name})")
+            raise _fail(
+                f"the private-edge mask has {mask.numel()} entries, expected {expected} "
+                f"(one per {unit} in {graph_path.name})"
+            )
         if getattr(data, "private_edge_mask", None) is not None:
             notes.append(f"the private-edge mask file replaces the mask stored in {graph_path.name}")
         data.private_edge_mask = mask
@@ -689,16 +782,30 @@ def read_graph(path: str | Path, *, features: str | Path | None = None, labels: 
     return data, notes
 
 
-def _finish_hetero(data: HeteroData, path: Path, features, labels, private_edges, domain, clip: bool,
-                   self_loops: bool, name: str | None, notes: list[str]) -> tuple[HeteroData, list[str]]:
-    given = [flag for flag, value in (("features", features), ("labels", labels),
-                                      ("private edges", private_edges)) if value is not None]
+def _finish_hetero(
+    data: HeteroData,
+    path: Path,
+    features,
+    labels,
+    private_edges,
+    domain,
+    clip: bool,
+    self_loops: bool,
+    name: str | None,
+    notes: list[str],
+) -> tuple[HeteroData, list[str]]:
+    given = [
+        flag
+        for flag, value in (("features", features), ("labels", labels), ("private edges", private_edges))
+        if value is not None
+    ]
     if given:
-        raise _fail(f"{path.name} holds a HeteroData: separate {', '.join(given)} files apply to "
-                    "homogeneous graphs only (store them on the node and edge types)")
+        raise _fail(
+            f"{path.name} holds a HeteroData: separate {', '.join(given)} files apply to "
+            "homogeneous graphs only (store them on the node and edge types)"
+        )
     _check_hetero(data, self_loops, path)
-    xs = {f"the {t!r} features": data[t].x for t in data.node_types
-          if "x" in data[t] and isinstance(data[t].x, Tensor)}
+    xs = {f"the {t!r} features": data[t].x for t in data.node_types if "x" in data[t] and isinstance(data[t].x, Tensor)}
     for what, x in xs.items():
         _check_finite(x, what)
     stored = getattr(data, "feature_domain", None)

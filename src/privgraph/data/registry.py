@@ -125,14 +125,31 @@ class DatasetInfo:
 
     def describe(self) -> dict[str, Any]:
         """Its metadata as JSON-ready values (everything but the loader)."""
-        hetero = None if self.hetero is None else {"node_type": self.hetero.node_type,
-                                                   "edge_type": list(self.hetero.edge_type),
-                                                   "reverse": list(self.hetero.reverse)}
-        return {"key": self.key, "aliases": list(self.aliases), "kind": self.kind, "graph": self.graph,
-                "name": self.name, "source": self.source, "tasks": list(self.tasks), "layout": self.layout,
-                "files": list(self.files), "sensitive": self.sensitive, "hetero": hetero,
-                "metapaths": {k: [list(et) for et in p] for k, p in self.metapaths.items()},
-                "base": self.base, "public_split": self.public_split}
+        hetero = (
+            None
+            if self.hetero is None
+            else {
+                "node_type": self.hetero.node_type,
+                "edge_type": list(self.hetero.edge_type),
+                "reverse": list(self.hetero.reverse),
+            }
+        )
+        return {
+            "key": self.key,
+            "aliases": list(self.aliases),
+            "kind": self.kind,
+            "graph": self.graph,
+            "name": self.name,
+            "source": self.source,
+            "tasks": list(self.tasks),
+            "layout": self.layout,
+            "files": list(self.files),
+            "sensitive": self.sensitive,
+            "hetero": hetero,
+            "metapaths": {k: [list(et) for et in p] for k, p in self.metapaths.items()},
+            "base": self.base,
+            "public_split": self.public_split,
+        }
 
 
 _REGISTRY: dict[tuple[str, str], DatasetInfo] = {}  # (graph, key) -> its entry
@@ -183,8 +200,10 @@ def list_datasets(*graphs: str) -> list[DatasetInfo]:
     attribute, then synthetic."""
     _load_all()
     chosen = graphs or GRAPHS
-    return sorted((info for info in _REGISTRY.values() if info.graph in chosen),
-                  key=lambda info: (KINDS.index(info.kind), GRAPHS.index(info.graph)))
+    return sorted(
+        (info for info in _REGISTRY.values() if info.graph in chosen),
+        key=lambda info: (KINDS.index(info.kind), GRAPHS.index(info.graph)),
+    )
 
 
 def dataset_names(*graphs: str) -> list[str]:
@@ -201,8 +220,7 @@ def get_dataset(name: str, *graphs: str) -> DatasetInfo:
         if key is not None:
             return _REGISTRY[(graph, key)]
     what = f"{graphs[0]} dataset" if graphs else "dataset"
-    raise ValueError(f"unknown {what} {name!r}; choose from {', '.join(dataset_names(*graphs))} "
-                     "(`privgraph datasets`)")
+    raise ValueError(f"unknown {what} {name!r}; choose from {', '.join(dataset_names(*graphs))} (`privgraph datasets`)")
 
 
 def data_root(root: str | os.PathLike | None) -> Path | None:
@@ -225,13 +243,18 @@ def _details(info: DatasetInfo) -> str:
 
 def markdown_table(entries: Sequence[DatasetInfo] | None = None) -> str:
     """The registry as the Markdown table of ``docs/datasets.md``."""
-    rows = ["| `--dataset` | kind | tasks | source | files under `$PRIVGRAPH_DATA` | details |",
-            "|---|---|---|---|---|---|"]
+    rows = [
+        "| `--dataset` | kind | tasks | source | files under `$PRIVGRAPH_DATA` | details |",
+        "|---|---|---|---|---|---|",
+    ]
     for info in list_datasets() if entries is None else entries:
         names = f"`{info.key}`" + (f" ({', '.join(f'`{a}`' for a in info.aliases)})" if info.aliases else "")
         kind = f"{SYNTHETIC} ({info.graph})" if info.synthetic else info.kind
-        files = "built in" if info.layout is None else f"`{info.layout}/`" + (
-            ": " + ", ".join(f"`{f}`" for f in info.files) if info.files else "")
+        files = (
+            "built in"
+            if info.layout is None
+            else f"`{info.layout}/`" + (": " + ", ".join(f"`{f}`" for f in info.files) if info.files else "")
+        )
         rows.append(f"| {names} | {kind} | {', '.join(info.tasks)} | {info.source} | {files} | {_details(info)} |")
     return "\n".join(rows) + "\n"
 

@@ -60,28 +60,81 @@ def _register(key: str, spec: SensitiveSpec, source: str, **metadata: Any) -> No
     def loader(root: str | os.PathLike | None, seed: int) -> Data:
         return _read(spec, root)
 
-    register_dataset(key, graph=SENSITIVE, name=spec.name, source=source, tasks=("nc", "attribute"),
-                     layout=f"{spec.folder}/raw", files=(spec.table, spec.edges), sensitive=spec.sensitive,
-                     **metadata)(loader)
+    register_dataset(
+        key,
+        graph=SENSITIVE,
+        name=spec.name,
+        source=source,
+        tasks=("nc", "attribute"),
+        layout=f"{spec.folder}/raw",
+        files=(spec.table, spec.edges),
+        sensitive=spec.sensitive,
+        **metadata,
+    )(loader)
 
 
-_register("german", SensitiveSpec("German", "German", "german.csv", "german_edges.txt", "GoodCustomer", "Gender",
-                                  ("PurposeOfLoan", "OtherLoansAtStore")), "NIFTY (Agarwal et al. 2021)")
-_register("bail", SensitiveSpec("Recidivism", "Bail", "bail.csv", "bail_edges.txt", "RECID", "WHITE"),
-          "NIFTY (Agarwal et al. 2021)", aliases=("recidivism",))
-_register("credit", SensitiveSpec("Credit", "Credit", "credit.csv", "credit_edges.txt", "NoDefaultNextMonth", "Age"),
-          "NIFTY (Agarwal et al. 2021)")
-_register("pokec-z", SensitiveSpec("Pokec-z", "Pokec", "region_job.csv", "region_job_relationship.txt",
-                                   "I_am_working_in_field", "region", id_column="user_id"),
-          "FairGNN (Dai & Wang 2021)")
-_register("pokec-n", SensitiveSpec("Pokec-n", "Pokec", "region_job_2.csv", "region_job_2_relationship.txt",
-                                   "I_am_working_in_field", "region", id_column="user_id"),
-          "FairGNN (Dai & Wang 2021)")
+_register(
+    "german",
+    SensitiveSpec(
+        "German",
+        "German",
+        "german.csv",
+        "german_edges.txt",
+        "GoodCustomer",
+        "Gender",
+        ("PurposeOfLoan", "OtherLoansAtStore"),
+    ),
+    "NIFTY (Agarwal et al. 2021)",
+)
+_register(
+    "bail",
+    SensitiveSpec("Recidivism", "Bail", "bail.csv", "bail_edges.txt", "RECID", "WHITE"),
+    "NIFTY (Agarwal et al. 2021)",
+    aliases=("recidivism",),
+)
+_register(
+    "credit",
+    SensitiveSpec("Credit", "Credit", "credit.csv", "credit_edges.txt", "NoDefaultNextMonth", "Age"),
+    "NIFTY (Agarwal et al. 2021)",
+)
+_register(
+    "pokec-z",
+    SensitiveSpec(
+        "Pokec-z",
+        "Pokec",
+        "region_job.csv",
+        "region_job_relationship.txt",
+        "I_am_working_in_field",
+        "region",
+        id_column="user_id",
+    ),
+    "FairGNN (Dai & Wang 2021)",
+)
+_register(
+    "pokec-n",
+    SensitiveSpec(
+        "Pokec-n",
+        "Pokec",
+        "region_job_2.csv",
+        "region_job_2_relationship.txt",
+        "I_am_working_in_field",
+        "region",
+        id_column="user_id",
+    ),
+    "FairGNN (Dai & Wang 2021)",
+)
 
 
-@register_dataset("planted", graph=SENSITIVE, name="SBM (planted attribute)", aliases=("sbm",),
-                  source="built in: privgraph.data.sensitive_sbm_graph", tasks=("nc", "attribute"), synthetic=True,
-                  sensitive="planted")
+@register_dataset(
+    "planted",
+    graph=SENSITIVE,
+    name="SBM (planted attribute)",
+    aliases=("sbm",),
+    source="built in: privgraph.data.sensitive_sbm_graph",
+    tasks=("nc", "attribute"),
+    synthetic=True,
+    sensitive="planted",
+)
 def _planted(root: str | os.PathLike | None, seed: int, **params: Any) -> Data:
     from privgraph.data.synthetic import sensitive_sbm_graph
 
@@ -91,8 +144,9 @@ def _planted(root: str | os.PathLike | None, seed: int, **params: Any) -> Data:
 def _raw_dir(spec: SensitiveSpec, root: str | os.PathLike | None) -> Path:
     base = root if root is not None else os.environ.get(DATA_ENV)
     if not base:
-        raise DatasetUnavailableError(f"{spec.name}: set ${DATA_ENV} (or pass root=) to the folder holding "
-                                      f"{spec.folder}/raw/{spec.table}")
+        raise DatasetUnavailableError(
+            f"{spec.name}: set ${DATA_ENV} (or pass root=) to the folder holding {spec.folder}/raw/{spec.table}"
+        )
     return Path(base) / spec.folder / "raw"
 
 
@@ -108,8 +162,15 @@ def _encode(column: list[str], positive: str | None = None) -> np.ndarray:
     return np.array([float(v) for v in column], dtype=np.float64)
 
 
-def load_sensitive(name: str, root: str | os.PathLike | None = None, seed: int = 0, private_ratio: float = 0.7,
-                   train_ratio: float = 0.5, val_ratio: float = 0.3, **options: Any) -> Data:
+def load_sensitive(
+    name: str,
+    root: str | os.PathLike | None = None,
+    seed: int = 0,
+    private_ratio: float = 0.7,
+    train_ratio: float = 0.5,
+    val_ratio: float = 0.3,
+    **options: Any,
+) -> Data:
     """Load a graph with a sensitive attribute (module docstring).  The synthetic ``planted``
     (also ``sbm``) is generated from ``seed``, ``private_ratio`` and ``options`` (its parameters),
     with its own 50/30/20 split."""
@@ -136,7 +197,8 @@ def _read(spec: SensitiveSpec, root: str | os.PathLike | None) -> Data:
     if not edges.is_file():
         raise DatasetUnavailableError(
             f"{spec.name}: the edge file {edges} is missing (our copy of Credit defaulter has none); "
-            "the graph cannot be loaded without it")
+            "the graph cannot be loaded without it"
+        )
     header, rows = _read_table(table)
     columns = {h: [r[i] for r in rows] for i, h in enumerate(header)}
     for required in (spec.label, spec.sensitive):
@@ -168,8 +230,7 @@ def _read(spec: SensitiveSpec, root: str | os.PathLike | None) -> Data:
     edge_index, _ = remove_self_loops(torch.from_numpy(pairs.T.copy()))
     edge_index = coalesce(to_undirected(edge_index, num_nodes=n), num_nodes=n)
 
-    data = minmax_normalize(Data(x=torch.from_numpy(x), y=torch.from_numpy(labels), edge_index=edge_index,
-                                 num_nodes=n))
+    data = minmax_normalize(Data(x=torch.from_numpy(x), y=torch.from_numpy(labels), edge_index=edge_index, num_nodes=n))
     data.sens = torch.from_numpy(sens)
     data.name = spec.name
     data.feature_names = [h for h, col in zip(feature_names, x.T) if col.max() > col.min()]
@@ -177,8 +238,9 @@ def _read(spec: SensitiveSpec, root: str | os.PathLike | None) -> Data:
     return data
 
 
-def split_sensitive(data: Data, seed: int, private_ratio: float = 0.7, train_ratio: float = 0.5,
-                    val_ratio: float = 0.3) -> Data:
+def split_sensitive(
+    data: Data, seed: int, private_ratio: float = 0.7, train_ratio: float = 0.5, val_ratio: float = 0.3
+) -> Data:
     """Seeded private nodes (``private_mask``, a ``private_ratio`` share) and a
     stratified ``train/val/test`` split, in place; returns ``data``."""
     import torch

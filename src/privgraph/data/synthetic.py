@@ -141,17 +141,23 @@ def sensitive_sbm_graph(
     x = rng.standard_normal((num_nodes, num_features))
     x[:, :planted_features] += attribute_signal * proxy[:, None]
     x[:, planted_features : 2 * planted_features] += label_signal * y[:, None]
-    data = Data(x=torch.from_numpy(x).float(), edge_index=edge_index, y=torch.from_numpy(y).long(),
-                num_nodes=num_nodes)
+    data = Data(x=torch.from_numpy(x).float(), edge_index=edge_index, y=torch.from_numpy(y).long(), num_nodes=num_nodes)
     data.sens = torch.from_numpy(sens)
     data.name = "SBM (planted attribute)"
     data.sensitive_name = "planted"
     return split_sensitive(data, seed, private_ratio)
 
 
-def hetero_sbm_graph(num_papers: int = 300, num_authors: int = 200, num_subjects: int = 6, num_classes: int = 3,
-                     num_features: int = 32, authors_per_paper: int = 3, homophily: float = 0.8,
-                     seed: int = 0) -> HeteroData:
+def hetero_sbm_graph(
+    num_papers: int = 300,
+    num_authors: int = 200,
+    num_subjects: int = 6,
+    num_classes: int = 3,
+    num_features: int = 32,
+    authors_per_paper: int = 3,
+    homophily: float = 0.8,
+    seed: int = 0,
+) -> HeteroData:
     """A small ACM-like heterogeneous graph for tests: papers (labelled, features
     correlated with the class), authors and subjects, with both directions of
     paper–author and paper–subject.  Each author and subject has a home class; a

@@ -42,7 +42,7 @@ class Note(str):
 
     public: str
 
-    def __new__(cls, text: str, public: str) -> "Note":
+    def __new__(cls, text: str, public: str) -> Note:
         note = super().__new__(cls, text)
         note.public = public
         return note
@@ -82,8 +82,10 @@ def _check_shape(edge_index: Tensor, what: str) -> Tensor:
         raise ValueError(f"{what} is missing: the graph has no edges to check")
     edge_index = torch.as_tensor(edge_index)
     if edge_index.dim() != 2 or edge_index.shape[0] != 2:
-        raise ValueError(f"{what} must have shape [2, E], got {tuple(edge_index.shape)}; "
-                         "stack the sources and destinations as two rows")
+        raise ValueError(
+            f"{what} must have shape [2, E], got {tuple(edge_index.shape)}; "
+            "stack the sources and destinations as two rows"
+        )
     if edge_index.numel() == 0:
         return edge_index.long()
     if edge_index.is_floating_point() or edge_index.is_complex() or edge_index.dtype == torch.bool:
@@ -99,8 +101,10 @@ def _check_range(edge_index: Tensor, sizes: tuple[int, int], what: str) -> None:
     if count:
         col = edge_index[:, bad.nonzero()[0, 0]].tolist()
         bounds = f"[0, {sizes[0]})" if sizes[0] == sizes[1] else f"[0, {sizes[0]}) × [0, {sizes[1]})"
-        raise ValueError(f"{what} has {plural(count, 'edge')} with node ids outside {bounds} (e.g. {tuple(col)}); "
-                         "pass the right num_nodes or drop those edges")
+        raise ValueError(
+            f"{what} has {plural(count, 'edge')} with node ids outside {bounds} (e.g. {tuple(col)}); "
+            "pass the right num_nodes or drop those edges"
+        )
 
 
 def _check_mask(mask, num_edges: int, what: str) -> Tensor | None:
@@ -108,8 +112,9 @@ def _check_mask(mask, num_edges: int, what: str) -> Tensor | None:
         return None
     mask = torch.as_tensor(mask)
     if mask.shape != (num_edges,):
-        raise ValueError(f"private_edge_mask must have one entry per column of {what} ({num_edges}), "
-                         f"got shape {tuple(mask.shape)}")
+        raise ValueError(
+            f"private_edge_mask must have one entry per column of {what} ({num_edges}), got shape {tuple(mask.shape)}"
+        )
     if mask.dtype != torch.bool:
         if mask.is_floating_point() or not bool(((mask == 0) | (mask == 1)).all()):
             raise ValueError(f"private_edge_mask must be boolean (or 0/1 integers), got dtype {mask.dtype}")
@@ -122,8 +127,10 @@ def _check_self_loops(edge_index: Tensor, what: str) -> None:
     count = int(loops.sum())
     if count:
         node = int(edge_index[0, loops.nonzero()[0, 0]])
-        raise ValueError(f"{what} has {plural(count, 'self-loop')} (e.g. ({node}, {node})); a node is not its own "
-                         "link here: remove them with torch_geometric.utils.remove_self_loops")
+        raise ValueError(
+            f"{what} has {plural(count, 'self-loop')} (e.g. ({node}, {node})); a node is not its own "
+            "link here: remove them with torch_geometric.utils.remove_self_loops"
+        )
 
 
 def _first_columns(inverse: Tensor, num_unique: int) -> Tensor:
@@ -133,20 +140,25 @@ def _first_columns(inverse: Tensor, num_unique: int) -> Tensor:
     return first.scatter_reduce(0, inverse, columns, reduce="amin")
 
 
-def _coalesce(edge_index: Tensor, mask: Tensor | None, keys: Tensor, inverse: Tensor, counts: Tensor,
-              num_dst: int, what: str) -> CheckedGraph:
+def _coalesce(
+    edge_index: Tensor, mask: Tensor | None, keys: Tensor, inverse: Tensor, counts: Tensor, num_dst: int, what: str
+) -> CheckedGraph:
     """Keep the first copy of each duplicated column (original order); copies must share their flag."""
     if mask is not None:
         private = torch.zeros(keys.numel(), dtype=torch.long, device=keys.device).index_add_(0, inverse, mask.long())
         mixed = (private > 0) & (private < counts)
         if bool(mixed.any()):
-            raise ValueError(f"{what} has {plural(int(mixed.sum()), 'duplicated edge')} whose copies disagree on "
-                             f"private_edge_mask (e.g. {_pair(keys[mixed][0], num_dst)}); decide whether each "
-                             "such edge is private, then drop the extra copies")
+            raise ValueError(
+                f"{what} has {plural(int(mixed.sum()), 'duplicated edge')} whose copies disagree on "
+                f"private_edge_mask (e.g. {_pair(keys[mixed][0], num_dst)}); decide whether each "
+                "such edge is private, then drop the extra copies"
+            )
     kept = _first_columns(inverse, keys.numel()).sort().values
     merged = edge_index.shape[1] - kept.numel()
-    note = Note(f"{plural(merged, 'duplicate edge')} merged ({what}: {edge_index.shape[1]} → {kept.numel()} columns)",
-                f"duplicate edges merged ({what})")
+    note = Note(
+        f"{plural(merged, 'duplicate edge')} merged ({what}: {edge_index.shape[1]} → {kept.numel()} columns)",
+        f"duplicate edges merged ({what})",
+    )
     return CheckedGraph(edge_index[:, kept], None if mask is None else mask[kept], [note], kept)
 
 
@@ -161,26 +173,39 @@ def _check_symmetric(edge_index: Tensor, mask: Tensor | None, num_nodes: int, wh
     if count:
         where = f"e.g. {_pair(keys[missing][0], num_nodes)} without its reverse"
         if mask is not None and bool(mask[order][missing].any()):
-            raise ValueError(f"{what} has {plural(count, 'edge')} listed in one direction only, "
-                             f"{int(mask[order][missing].sum())} of them private ({where}); an undirected "
-                             "graph lists each edge in both directions with the same private flag: add the "
-                             "reverse columns (torch_geometric.utils.to_undirected, then copy the flags)")
-        raise ValueError(f"{what} is directed: {plural(count, 'edge is', 'edges are')} listed in one direction "
-                         f"only ({where}); an undirected graph needs both directions: use "
-                         "torch_geometric.utils.to_undirected")
+            raise ValueError(
+                f"{what} has {plural(count, 'edge')} listed in one direction only, "
+                f"{int(mask[order][missing].sum())} of them private ({where}); an undirected "
+                "graph lists each edge in both directions with the same private flag: add the "
+                "reverse columns (torch_geometric.utils.to_undirected, then copy the flags)"
+            )
+        raise ValueError(
+            f"{what} is directed: {plural(count, 'edge is', 'edges are')} listed in one direction "
+            f"only ({where}); an undirected graph needs both directions: use "
+            "torch_geometric.utils.to_undirected"
+        )
     if mask is not None:
         flags = mask[order]
         mixed = flags != flags[pos]
         if bool(mixed.any()):
-            raise ValueError(f"private_edge_mask is not symmetric: "
-                             f"{plural(int(mixed.sum()) // 2, 'undirected edge is', 'undirected edges are')} "
-                             f"private in one direction only (e.g. {_pair(keys[mixed][0], num_nodes)}); give "
-                             "both directions of an edge the same flag")
+            raise ValueError(
+                f"private_edge_mask is not symmetric: "
+                f"{plural(int(mixed.sum()) // 2, 'undirected edge is', 'undirected edges are')} "
+                f"private in one direction only (e.g. {_pair(keys[mixed][0], num_nodes)}); give "
+                "both directions of an edge the same flag"
+            )
 
 
-def check_graph(edge_index: Tensor, num_nodes: int | tuple[int, int], *, undirected: bool,
-                self_loops: bool = False, duplicates: str = "refuse", private_edge_mask: Tensor | None = None,
-                what: str = "edge_index") -> CheckedGraph:
+def check_graph(
+    edge_index: Tensor,
+    num_nodes: int | tuple[int, int],
+    *,
+    undirected: bool,
+    self_loops: bool = False,
+    duplicates: str = "refuse",
+    private_edge_mask: Tensor | None = None,
+    what: str = "edge_index",
+) -> CheckedGraph:
     """Validate ``edge_index`` [2, E] on ``num_nodes`` nodes (or ``(num_src, num_dst)`` for a
     bipartite relation, where self-loops are not checked): integer ids in range, no
     self-loops unless allowed, no duplicate
@@ -195,33 +220,43 @@ def check_graph(edge_index: Tensor, num_nodes: int | tuple[int, int], *, undirec
     _check_range(edge_index, sizes, what)
     if not self_loops and not isinstance(num_nodes, tuple):
         _check_self_loops(edge_index, what)
-    keys, inverse, counts = torch.unique(edge_index[0] * sizes[1] + edge_index[1], return_inverse=True,
-                                         return_counts=True)
+    keys, inverse, counts = torch.unique(
+        edge_index[0] * sizes[1] + edge_index[1], return_inverse=True, return_counts=True
+    )
     checked = CheckedGraph(edge_index, mask)
     if keys.numel() < edge_index.shape[1]:
         if duplicates == "refuse":
             repeated = counts > 1
             listed = plural(int(repeated.sum()), "edge is", "edges are")
-            raise ValueError(f"{what} has {plural(edge_index.shape[1] - keys.numel(), 'duplicate column')}: "
-                             f"{listed} listed more than once (e.g. "
-                             f"{_pair(keys[repeated][0], sizes[1])}, {int(counts[repeated][0])} times); every copy "
-                             "would be counted, multiplying the sensitivity: coalesce them first "
-                             "(privgraph.data.validate_graph or torch_geometric.utils.coalesce)")
+            raise ValueError(
+                f"{what} has {plural(edge_index.shape[1] - keys.numel(), 'duplicate column')}: "
+                f"{listed} listed more than once (e.g. "
+                f"{_pair(keys[repeated][0], sizes[1])}, {int(counts[repeated][0])} times); every copy "
+                "would be counted, multiplying the sensitivity: coalesce them first "
+                "(privgraph.data.validate_graph or torch_geometric.utils.coalesce)"
+            )
         checked = _coalesce(edge_index, mask, keys, inverse, counts, sizes[1], what)
     if undirected:
         _check_symmetric(checked.edge_index, checked.private_edge_mask, sizes[0], what)
     return checked
 
 
-def validate_graph(data: Data, *, undirected: bool, self_loops: bool = False,
-                   duplicates: str = "coalesce") -> tuple[Data, list[str]]:
+def validate_graph(
+    data: Data, *, undirected: bool, self_loops: bool = False, duplicates: str = "coalesce"
+) -> tuple[Data, list[str]]:
     """The experiment runner's API-boundary check: :func:`check_graph` on ``data.edge_index``
     (and ``data.private_edge_mask`` if set).  Returns a shallow copy with the cleaned
     ``edge_index``, mask and other per-edge attributes (first copy of a duplicate kept), and
     the notes; ``data`` itself is never modified.  Defects that cannot be cleaned safely
     (asymmetry, self-loops, disagreeing flags) raise ``ValueError``."""
-    checked = check_graph(data.edge_index, data.num_nodes, undirected=undirected, self_loops=self_loops,
-                          duplicates=duplicates, private_edge_mask=getattr(data, "private_edge_mask", None))
+    checked = check_graph(
+        data.edge_index,
+        data.num_nodes,
+        undirected=undirected,
+        self_loops=self_loops,
+        duplicates=duplicates,
+        private_edge_mask=getattr(data, "private_edge_mask", None),
+    )
     out = copy.copy(data)
     if checked.kept is not None:
         for key in data.edge_attrs():  # per-edge rows (edge_attr, edge_weight, ...), not other index sets

@@ -7,8 +7,9 @@ from rich.table import Table
 
 from privgraph.experiments.pipeline import ExperimentResult
 
-DEMO_GRAPH = dict(num_nodes=3000, num_classes=5, num_features=200, avg_degree=6.0, homophily=0.8,
-                  feature_signal=0.1, base_rate=0.05)
+DEMO_GRAPH = dict(
+    num_nodes=3000, num_classes=5, num_features=200, avg_degree=6.0, homophily=0.8, feature_signal=0.1, base_rate=0.05
+)
 DEMO_EPSILONS = [0.1, 0.5, 1.0, 2.0, 8.0]
 
 
@@ -30,7 +31,14 @@ def demo_table(results: list[ExperimentResult]) -> Table:
             cells = []
             for e in eps_cols:
                 r = by_eps.get(e)
-                cells.append("" if r is None else (f"{100 * r['mean']:.1f} ± {100 * r['ci95']:.1f}"
-                                                   if r["trials"] > 1 else f"{100 * r['mean']:.1f}"))
+                cells.append(
+                    ""
+                    if r is None
+                    else (
+                        f"{100 * r['mean']:.1f} ± {100 * r['ci95']:.1f}"
+                        if r["trials"] > 1
+                        else f"{100 * r['mean']:.1f}"
+                    )
+                )
             table.add_row(res.spec.method, *cells)
     return table

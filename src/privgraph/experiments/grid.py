@@ -30,7 +30,8 @@ Any :class:`~privgraph.experiments.pipeline.ExperimentSpec` field may be set
 in ``[defaults]``, a table or a row (the row wins).  A method without ε
 (non-private baselines) gets one setting without noise; ``epsilons`` on a row
 replaces the table's, and ``"none"`` in it is the release without noise of a
-method where ε is optional (PPCVGAE).  A setting several tables share (the MLP beside every model) runs once.  Each setting is one ε of one spec (so ``privgraph run
+method where ε is optional (PPCVGAE).  A setting several tables share (the MLP beside every model) runs
+once.  Each setting is one ε of one spec (so ``privgraph run
 --epsilon E`` of the same spec runs the same trials), identified by its
 :func:`~privgraph.experiments.pipeline.config_hash`; trial ``t`` has seed
 ``seed + t``.
@@ -41,9 +42,10 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from privgraph.experiments.pipeline import ExperimentSpec, config_hash
 from privgraph.methods import method_class
@@ -53,8 +55,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-SPEC_FIELDS = {f.name for f in dataclasses.fields(ExperimentSpec)} - {"input", "method", "dataset", "epsilons",
-                                                                        "params"}
+SPEC_FIELDS = {f.name for f in dataclasses.fields(ExperimentSpec)} - {
+    "input",
+    "method",
+    "dataset",
+    "epsilons",
+    "params",
+}
 _GRID_KEYS = {"name", "title", "published", "duration", "metric", "description", "defaults", "tables"}
 _TABLE_KEYS = {"name", "title", "datasets", "models", "epsilons", "rows", "metrics"} | SPEC_FIELDS
 _ROW_KEYS = {"label", "method", "params", "grid", "epsilons", "models"} | SPEC_FIELDS
@@ -102,7 +109,7 @@ class Grid:
     path: Path | None = None
 
     @classmethod
-    def load(cls, path: str | Path, data_root: str | None = None) -> "Grid":
+    def load(cls, path: str | Path, data_root: str | None = None) -> Grid:
         path = Path(path)
         if not path.is_file():
             raise ValueError(f"no grid file at {path}")
@@ -115,14 +122,20 @@ class Grid:
         return grid
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any], data_root: str | None = None, where: str = "grid") -> "Grid":
+    def from_dict(cls, raw: dict[str, Any], data_root: str | None = None, where: str = "grid") -> Grid:
         _known(raw, _GRID_KEYS, where)
         if "name" not in raw:
             raise ValueError(f"{where}: a grid needs a name")
         defaults = dict(raw.get("defaults", {}))
         _known(defaults, SPEC_FIELDS, f"{where} [defaults]")
-        grid = cls(name=raw["name"], title=raw.get("title", ""), published=raw.get("published"),
-                   duration=raw.get("duration", ""), metric=raw.get("metric"), description=raw.get("description", ""))
+        grid = cls(
+            name=raw["name"],
+            title=raw.get("title", ""),
+            published=raw.get("published"),
+            duration=raw.get("duration", ""),
+            metric=raw.get("metric"),
+            description=raw.get("description", ""),
+        )
         names = set()
         for i, table in enumerate(raw.get("tables", [])):
             tname = table.get("name", f"table{i + 1}")
@@ -135,13 +148,15 @@ class Grid:
         seen: set[tuple[str, str]] = set()
         for s in grid.settings:
             if (s.table, s.key) in seen:
-                raise ValueError(f"{where}: the setting {s.label} on {s.dataset} at ε={s.epsilon} appears twice in "
-                                 f"table {s.table!r}")
+                raise ValueError(
+                    f"{where}: the setting {s.label} on {s.dataset} at ε={s.epsilon} appears twice in table {s.table!r}"
+                )
             seen.add((s.table, s.key))
         return grid
 
-    def _expand_table(self, tname: str, table: dict[str, Any], defaults: dict[str, Any], data_root: str | None,
-                      where: str) -> None:
+    def _expand_table(
+        self, tname: str, table: dict[str, Any], defaults: dict[str, Any], data_root: str | None, where: str
+    ) -> None:
         _known(table, _TABLE_KEYS, where)
         datasets = list(table.get("datasets", []))
         if not datasets or not table.get("rows"):
@@ -155,8 +170,11 @@ class Grid:
                 raise ValueError(f"{where}: every row needs a method")
             cls = method_class(row["method"])
             fields = {**defaults, **shared, **{k: v for k, v in row.items() if k in SPEC_FIELDS}}
-            models = ([fields.pop("model")] if "model" in row else row.get("models") or table.get("models")
-                      or [fields.pop("model", None)])
+            models = (
+                [fields.pop("model")]
+                if "model" in row
+                else row.get("models") or table.get("models") or [fields.pop("model", None)]
+            )
             fields.pop("model", None)
             swept = row.get("grid", {})
             combos = [dict(zip(swept, values)) for values in itertools.product(*swept.values())] or [{}]
@@ -174,35 +192,65 @@ class Grid:
                     if not epsilons:
                         raise ValueError(f"{where}: {label} is private and needs epsilons")
                     for eps in epsilons:
-                        spec = ExperimentSpec(method=row["method"], dataset=dataset, epsilons=[eps],
-                                              params={**row.get("params", {}), **combo}, model=model,
-                                              data_root=data_root, **fields)
-                        self.settings.append(GridSetting(tname, label, dataset, model or "", eps, spec,
-                                                         config_hash(spec, eps)))
-        self.tables.append(Table(tname, table.get("title", tname), datasets, eps_all, list(dict.fromkeys(labels)),
-                                 list(table.get("metrics", []))))
+                        spec = ExperimentSpec(
+                            method=row["method"],
+                            dataset=dataset,
+                            epsilons=[eps],
+                            params={**row.get("params", {}), **combo},
+                            model=model,
+                            data_root=data_root,
+                            **fields,
+                        )
+                        self.settings.append(
+                            GridSetting(tname, label, dataset, model or "", eps, spec, config_hash(spec, eps))
+                        )
+        self.tables.append(
+            Table(
+                tname,
+                table.get("title", tname),
+                datasets,
+                eps_all,
+                list(dict.fromkeys(labels)),
+                list(table.get("metrics", [])),
+            )
+        )
 
-    def select(self, tables: Iterable[str] = (), datasets: Iterable[str] = (), labels: Iterable[str] = (),
-               trials: int | None = None, epsilons: Iterable[Any] = ()) -> "Grid":
+    def select(
+        self,
+        tables: Iterable[str] = (),
+        datasets: Iterable[str] = (),
+        labels: Iterable[str] = (),
+        trials: int | None = None,
+        epsilons: Iterable[Any] = (),
+    ) -> Grid:
         """The part of the grid to run (empty filters keep everything); ``trials`` overrides the count.
         ``epsilons`` are numbers or "none"; a setting's trials do not depend on which others run (each
         setting is its own spec), so a filtered sweep stores what the whole grid would."""
         tables, datasets, labels = set(tables), {d.lower() for d in datasets}, set(labels)
         eps_wanted = {_epsilon(e) for e in epsilons}
-        for what, wanted, have in (("table", tables, {s.table for s in self.settings}),
-                                   ("dataset", datasets, {s.dataset.lower() for s in self.settings}),
-                                   ("row", labels, {s.label for s in self.settings}),
-                                   ("ε", eps_wanted, {s.epsilon for s in self.settings})):
+        for what, wanted, have in (
+            ("table", tables, {s.table for s in self.settings}),
+            ("dataset", datasets, {s.dataset.lower() for s in self.settings}),
+            ("row", labels, {s.label for s in self.settings}),
+            ("ε", eps_wanted, {s.epsilon for s in self.settings}),
+        ):
             unknown = wanted - have
             if unknown:
+
                 def names(values: set[Any]) -> str:
-                    return ", ".join(sorted(_epsilon_name(v) if what == "ε" else v for v in values))
+                    return ", ".join(sorted(_epsilon_name(v) if what == "ε" else v for v in values))  # noqa: B023
+
                 raise ValueError(f"the grid {self.name} has no {what} {names(unknown)} (it has {names(have)})")
         if trials is not None and trials < 1:
             raise ValueError("trials must be >= 1")
-        chosen = [s for s in self.settings if (not tables or s.table in tables)
-                  and (not datasets or s.dataset.lower() in datasets) and (not labels or s.label in labels)
-                  and (not eps_wanted or s.epsilon in eps_wanted)]
+        chosen = [
+            s
+            for s in self.settings
+            if (not tables or s.table in tables)
+            and (not datasets or s.dataset.lower() in datasets)
+            and (not labels or s.label in labels)
+            and (not eps_wanted or s.epsilon in eps_wanted)
+        ]
         if trials is not None:
             chosen = [dataclasses.replace(s, spec=dataclasses.replace(s.spec, trials=trials)) for s in chosen]
         return dataclasses.replace(self, settings=chosen)

@@ -141,16 +141,19 @@ class ExperimentSpec:
                 raise ValueError("search_space is given but tune is off")
             release = set(method.release_search)  # release parameters --tune chooses: their candidate values
             if not task.tunes_hyperparameters() and any(n not in release for n in self.search_space):
-                raise ValueError(f"search_space: the {task.name} task does not search hyperparameters"
-                                 + (f" (release parameters {self.method} chooses: {', '.join(sorted(release))})"
-                                    if release else ""))
+                raise ValueError(
+                    f"search_space: the {task.name} task does not search hyperparameters"
+                    + (f" (release parameters {self.method} chooses: {', '.join(sorted(release))})" if release else "")
+                )
             known = {f.name for f in dataclasses.fields(task.training)} if task.training else set()
             for name, values in self.search_space.items():
                 if name in release and name in self.params:
                     raise ValueError(f"search_space: {name!r} is fixed by the method's parameters")
                 if name not in known and name not in release:
-                    raise ValueError(f"search_space: {name!r} is not a hyperparameter of the {task.name} task"
-                                     + (f" (known: {', '.join(sorted(known))})" if known else ""))
+                    raise ValueError(
+                        f"search_space: {name!r} is not a hyperparameter of the {task.name} task"
+                        + (f" (known: {', '.join(sorted(known))})" if known else "")
+                    )
                 if not isinstance(values, (list, tuple)) or not values:
                     raise ValueError(f"search_space: {name!r} needs a non-empty list of values")
         self.epsilons = self._epsilons(method)
@@ -160,8 +163,10 @@ class ExperimentSpec:
         if attack is not None:
             task.check_attack(attack)
         if self.tune and not task.tunes_hyperparameters() and not any(task.release_search(e) for e in self.epsilons):
-            raise ValueError(f"{self.method} ({task.name} task) does not take --tune: nothing is chosen on validation "
-                             "here (give its parameters with --param)")
+            raise ValueError(
+                f"{self.method} ({task.name} task) does not take --tune: nothing is chosen on validation "
+                "here (give its parameters with --param)"
+            )
         return method, task
 
     def validate(self) -> None:
@@ -211,8 +216,23 @@ class ExperimentResult:
     model: str = ""
     attack: dict[str, Any] | None = None  # name, parameters, threat model of the attack run, if any
 
-    JSON_KEYS = ("epsilon_spent", "epsilon", "releases", "epsilon_y", "metric", "mean", "std", "ci95", "trials", "mechanism", "model",
-                 "hyperparameters", "release_options", "tuned", "privacy")
+    JSON_KEYS = (
+        "epsilon_spent",
+        "epsilon",
+        "releases",
+        "epsilon_y",
+        "metric",
+        "mean",
+        "std",
+        "ci95",
+        "trials",
+        "mechanism",
+        "model",
+        "hyperparameters",
+        "release_options",
+        "tuned",
+        "privacy",
+    )
 
     def summary(self) -> list[dict[str, Any]]:
         """One row per metric of the task and setting (mean, std, 95% CI over the trials)."""
@@ -227,15 +247,18 @@ class ExperimentResult:
         return (self.metrics[0], *(m for m in shown if m in self.metrics))
 
     def to_json(self) -> dict[str, Any]:
-        return json_safe({
-            "method": self.spec.method,
-            "dataset": self.records[0].dataset if self.records else self.spec.dataset,
-            "task": self.task, "model": self.model, "params": self.records[0].config.get("params") if self.records
-            else self.spec.params,
-            "run_id": self.run_id,
-            **({"attack": self.attack} if self.attack is not None else {}),
-            "results": [{k: row[k] for k in self.JSON_KEYS} for row in self.summary()],
-        })
+        return json_safe(
+            {
+                "method": self.spec.method,
+                "dataset": self.records[0].dataset if self.records else self.spec.dataset,
+                "task": self.task,
+                "model": self.model,
+                "params": self.records[0].config.get("params") if self.records else self.spec.params,
+                "run_id": self.run_id,
+                **({"attack": self.attack} if self.attack is not None else {}),
+                "results": [{k: row[k] for k in self.JSON_KEYS} for row in self.summary()],
+            }
+        )
 
 
 @dataclass
@@ -248,10 +271,13 @@ class TunedSetting:
     scores: list[tuple[dict[str, Any], float]]
 
     @classmethod
-    def from_record(cls, record: TrialRecord) -> "TunedSetting":
+    def from_record(cls, record: TrialRecord) -> TunedSetting:
         c = record.config
-        return cls(dict(c.get("release_options") or {}), c.get("hyperparameters"),
-                   [(s["values"], s["score"]) for s in c.get("selection") or []])
+        return cls(
+            dict(c.get("release_options") or {}),
+            c.get("hyperparameters"),
+            [(s["values"], s["score"]) for s in c.get("selection") or []],
+        )
 
 
 @dataclass
@@ -287,8 +313,11 @@ def config_hash(spec: ExperimentSpec, eps: float | None, eps_index: int = 0) -> 
     result (those left at their defaults are left out, so a field added later keeps old hashes), with
     ``eps`` and its index among the spec's ε (the release stream depends on it).  Trial
     ``t`` of the setting is identified by (hash, ``seed + t``); the sweep skips those in the store."""
-    fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)
-              if f.name not in _NOT_HASHED and getattr(spec, f.name) != _default(f)}
+    fields = {
+        f.name: getattr(spec, f.name)
+        for f in dataclasses.fields(spec)
+        if f.name not in _NOT_HASHED and getattr(spec, f.name) != _default(f)
+    }
     fields.update(epsilon=eps, eps_index=eps_index)
     text = json.dumps(json_safe(fields), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -320,10 +349,10 @@ class Experiment:
             released = self.task.release(tdata, eps, seed, eps_index, self.method.with_params(**values), i, shared)
             return self.task.evaluate(tdata, released, base, seed, eps_index).validation, released
 
-
         candidates = [dict(zip(space, values)) for values in itertools.product(*space.values())]
-        return select_on_validation(candidates, evaluate, self.task.validation_metric, self.progress,
-                                    f"choosing {', '.join(space)} at ε={eps}")
+        return select_on_validation(
+            candidates, evaluate, self.task.validation_metric, self.progress, f"choosing {', '.join(space)} at ε={eps}"
+        )
 
     def prepare(self, data: Any, eps: float | None, tuned: TunedSetting | None = None) -> Setting:
         """One ε's setting: the release parameters and hyperparameters chosen on validation (with
@@ -336,8 +365,11 @@ class Experiment:
         if tuned is not None:
             method = self.method.with_params(**tuned.release_options) if tuned.release_options else self.method
             hp = base if tuned.hyperparameters is None else type(base)(**tuned.hyperparameters)
-            selection = (Selection(dict(tuned.release_options), [(dict(v), s) for v, s in tuned.scores], None)
-                         if tuned.scores else None)
+            selection = (
+                Selection(dict(tuned.release_options), [(dict(v), s) for v, s in tuned.scores], None)
+                if tuned.scores
+                else None
+            )
             return Setting(eps, k, method, hp, selection, None)
         selection = self._select(data, eps, k, base)
         chosen = selection.chosen if selection else {}
@@ -360,8 +392,7 @@ class Experiment:
         trial_seed = spec.seed + t
         tdata = task.trial_data(data, trial_seed)
         first = setting.first
-        released = (first if t == 0 and first is not None
-                    else task.release(tdata, eps, trial_seed, k, setting.method))
+        released = first if t == 0 and first is not None else task.release(tdata, eps, trial_seed, k, setting.method)
         report = released.report
         selection, hp = setting.selection, setting.hyperparameters
         if selection:
@@ -369,22 +400,34 @@ class Experiment:
         evaluation = task.evaluate(tdata, released, hp, trial_seed, k)
         attacked = self._attack(tdata, released, evaluation, hp, trial_seed, eps, k)
         record = TrialRecord(
-            run_id=self.run_id, method=spec.method,
+            run_id=self.run_id,
+            method=spec.method,
             dataset=getattr(tdata[0] if isinstance(tdata, tuple) else tdata, "name", None) or spec.dataset,
-            model=task.model_name(), mechanism=released.mechanism, epsilon=eps, epsilon_y=spec.epsilon_y,
-            trial=t, seed=None if spec.secure else trial_seed,
+            model=task.model_name(),
+            mechanism=released.mechanism,
+            epsilon=eps,
+            epsilon_y=spec.epsilon_y,
+            trial=t,
+            seed=None if spec.secure else trial_seed,
             config={
-                "task": task.name, "params": setting.method.params.to_dict(),
-                "hyperparameters": hp.to_dict() if hp is not None else None, "tuned": spec.tune,
+                "task": task.name,
+                "params": setting.method.params.to_dict(),
+                "hyperparameters": hp.to_dict() if hp is not None else None,
+                "tuned": spec.tune,
                 "release_options": selection.chosen if selection else {},
                 "selection_releases": selection.candidates if selection else 0,
                 "selection": [{"values": v, "score": s} for v, s in selection.scores] if selection else [],
-                "secure": spec.secure, "release": released.details, **task.record_config(released),
+                "secure": spec.secure,
+                "release": released.details,
+                **task.record_config(released),
                 "normalization": getattr(data, "normalization", None) if not isinstance(data, tuple) else None,
                 **({"attack": attacked} if attacked is not None else {}),
             },
-            metrics=evaluation.metrics, guarantee=report.to_dict(), wall_time=time.perf_counter() - start,
-            version=__version__, config_hash=self.config_hash(eps),
+            metrics=evaluation.metrics,
+            guarantee=report.to_dict(),
+            wall_time=time.perf_counter() - start,
+            version=__version__,
+            config_hash=self.config_hash(eps),
         )
         return record, report
 
@@ -420,13 +463,23 @@ class Experiment:
         metrics, attack = task.metrics, None
         if self.attack is not None:
             metrics = (*task.metrics, *(m for m in self.attack.metrics if m not in task.metrics))
-            attack = {"name": self.attack.name, "params": self.attack.params.to_dict(),
-                      "threat_model": records[-1].config["attack"]["threat_model"] if records else {}}
-        return ExperimentResult(self.spec, self.run_id, records, reports, task.name, metrics, task.model_name(),
-                                attack)
+            attack = {
+                "name": self.attack.name,
+                "params": self.attack.params.to_dict(),
+                "threat_model": records[-1].config["attack"]["threat_model"] if records else {},
+            }
+        return ExperimentResult(self.spec, self.run_id, records, reports, task.name, metrics, task.model_name(), attack)
 
-    def _attack(self, tdata: Any, released: Released, evaluation: Any, hp: Any, trial_seed: int,
-                eps: float | None, eps_index: int) -> dict[str, Any] | None:
+    def _attack(
+        self,
+        tdata: Any,
+        released: Released,
+        evaluation: Any,
+        hp: Any,
+        trial_seed: int,
+        eps: float | None,
+        eps_index: int,
+    ) -> dict[str, Any] | None:
         """Run the spec's attack against the trial's target (its metrics join the trial's); the
         attacker's randomness is its own stream of the trial and ε.  Returns what the trial records."""
         if self.attack is None:
@@ -438,12 +491,17 @@ class Experiment:
             result = self.attack.run(target, derive_seed(trial_seed, 7, eps_index))
             evaluation.metrics.update(result.metrics)
             threat, details = result.threat_model, result.details
-        return {"name": self.attack.name, "params": self.attack.params.to_dict(), "threat_model": threat.to_dict(),
-                "details": details}
+        return {
+            "name": self.attack.name,
+            "params": self.attack.params.to_dict(),
+            "threat_model": threat.to_dict(),
+            "details": details,
+        }
 
 
-def run_experiment(spec: ExperimentSpec, store: ResultsStore | None = None,
-                   progress: ProgressHook | None = None) -> ExperimentResult:
+def run_experiment(
+    spec: ExperimentSpec, store: ResultsStore | None = None, progress: ProgressHook | None = None
+) -> ExperimentResult:
     """Run ``spec`` through the pipeline (module docstring); trials go to ``store`` when given.
 
     Returns:
@@ -452,5 +510,13 @@ def run_experiment(spec: ExperimentSpec, store: ResultsStore | None = None,
     return Experiment(spec, store, progress).run()
 
 
-__all__ = ["DEFAULT_EPSILON", "Experiment", "ExperimentResult", "ExperimentSpec", "Setting", "TunedSetting",
-           "config_hash", "run_experiment"]
+__all__ = [
+    "DEFAULT_EPSILON",
+    "Experiment",
+    "ExperimentResult",
+    "ExperimentSpec",
+    "Setting",
+    "TunedSetting",
+    "config_hash",
+    "run_experiment",
+]

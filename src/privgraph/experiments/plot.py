@@ -11,16 +11,16 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 import matplotlib
 
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import (FixedLocator, FuncFormatter, NullFormatter, NullLocator,  # noqa: E402
-                               PercentFormatter)
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator, PercentFormatter  # noqa: E402
 
 from privgraph.accounting.guarantee import TrustModel, Unit  # noqa: E402
 from privgraph.experiments.store import ResultsStore, TrialRecord  # noqa: E402
@@ -30,8 +30,15 @@ DEFAULT_DIR = Path("results")
 # the metric a figure shows when none is asked for: the first one the trials have
 DEFAULT_METRICS = ("accuracy", "micro_f1", "roc_auc", "utility_accuracy", "attack_accuracy", "macro_f1")
 UNKNOWN_UNIT = "unknown unit"
-_UNIT_ORDER = (Unit.NODE_FEATURES, Unit.NODE_LABEL, Unit.NODE, Unit.ADJACENCY_LIST, Unit.PRIVATE_EDGE, Unit.EDGE,
-               Unit.SENSITIVE_ATTRIBUTE)
+_UNIT_ORDER = (
+    Unit.NODE_FEATURES,
+    Unit.NODE_LABEL,
+    Unit.NODE,
+    Unit.ADJACENCY_LIST,
+    Unit.PRIVATE_EDGE,
+    Unit.EDGE,
+    Unit.SENSITIVE_ATTRIBUTE,
+)
 _TRUST_SHORT = {TrustModel.LOCAL: "LDP", TrustModel.CENTRAL: "DP"}
 
 
@@ -122,8 +129,18 @@ def points_from_rows(rows: Iterable[dict[str, Any]]) -> list[Point]:
     for r in rows:
         unit, trust_model = guarantee_unit(r.get("privacy"))
         line = LineKey(r["method"], r["model"], r.get("mechanism"), r.get("variant"), r.get("epsilon_y"))
-        points.append(Point(r["dataset"], unit, trust_model, line, r.get("epsilon_spent", r["epsilon"]), r["mean"],
-                            r["ci95"], r.get("trials", 1)))
+        points.append(
+            Point(
+                r["dataset"],
+                unit,
+                trust_model,
+                line,
+                r.get("epsilon_spent", r["epsilon"]),
+                r["mean"],
+                r["ci95"],
+                r.get("trials", 1),
+            )
+        )
     return points
 
 
@@ -160,8 +177,7 @@ def figure_from_points(points: list[Point], metric: str = "accuracy", title: str
     colors = {line: palette[i % len(palette)] for i, line in enumerate(lines)}
     fraction = _is_fraction(points)
 
-    fig = Figure(figsize=(max(5.0 * ncols, 6.5), 4.0 * nrows + 0.3 * (len(lines) // 3 + 1) + 0.6),
-                 layout="constrained")
+    fig = Figure(figsize=(max(5.0 * ncols, 6.5), 4.0 * nrows + 0.3 * (len(lines) // 3 + 1) + 0.6), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey="row")
     handles: dict[str, Any] = {}
     baseline_handles: dict[str, Any] = {}
@@ -183,13 +199,18 @@ def figure_from_points(points: list[Point], metric: str = "accuracy", title: str
                 ys = [p.mean for p in pts]
                 halves = [0.0 if math.isnan(p.ci95) else p.ci95 for p in pts]
                 color = colors[line]
-                (handle,) = ax.plot(xs, ys, marker="o", markersize=4.5, linewidth=1.8, color=color,
-                                    label=line.label)
+                (handle,) = ax.plot(xs, ys, marker="o", markersize=4.5, linewidth=1.8, color=color, label=line.label)
                 handles.setdefault(line.label, handle)
                 if any(not math.isnan(p.ci95) for p in pts):
                     if len(pts) > 1:
-                        ax.fill_between(xs, [y - h for y, h in zip(ys, halves)], [y + h for y, h in zip(ys, halves)],
-                                        color=color, alpha=0.18, linewidth=0)
+                        ax.fill_between(
+                            xs,
+                            [y - h for y, h in zip(ys, halves)],
+                            [y + h for y, h in zip(ys, halves)],
+                            color=color,
+                            alpha=0.18,
+                            linewidth=0,
+                        )
                     else:
                         ax.errorbar(xs, ys, yerr=halves, color=color, capsize=4, linewidth=1.2)
             for p in sorted(baselines, key=lambda p: p.line.label):
@@ -222,12 +243,19 @@ def figure_from_points(points: list[Point], metric: str = "accuracy", title: str
             lo, hi = axes[row][0].get_ylim()
             axes[row][0].set_ylim(max(lo, 0.0), min(hi, 1.02))
 
-    fig.suptitle(title or (f"{', '.join(datasets)}: {metric.replace('_', ' ')}, mean ± 95% CI over trials"),
-                 fontsize=12)
+    fig.suptitle(
+        title or (f"{', '.join(datasets)}: {metric.replace('_', ' ')}, mean ± 95% CI over trials"), fontsize=12
+    )
     handles = dict(sorted(handles.items())) | dict(sorted(baseline_handles.items()))  # curves, then baselines
     if handles:
-        fig.legend(list(handles.values()), list(handles), loc="outside lower center",
-                   ncol=min(3, len(handles)), fontsize=9, frameon=False)
+        fig.legend(
+            list(handles.values()),
+            list(handles),
+            loc="outside lower center",
+            ncol=min(3, len(handles)),
+            fontsize=9,
+            frameon=False,
+        )
     return fig
 
 
@@ -239,8 +267,10 @@ def build_figure(records: Iterable[TrialRecord], metric: str | None = None, titl
     metric = metric or choose_metric(records)
     points = points_from_records(records, metric)
     if not points:
-        raise ValueError(f"no trial carries the metric {metric!r}; the trials have "
-                         f"{', '.join(sorted({m for r in records for m in r.metrics}))}")
+        raise ValueError(
+            f"no trial carries the metric {metric!r}; the trials have "
+            f"{', '.join(sorted({m for r in records for m in r.metrics}))}"
+        )
     return figure_from_points(points, metric, title)
 
 
@@ -262,8 +292,9 @@ def plot_rows(rows: list[dict[str, Any]], out: str | Path, metric_name: str = "t
     return save_figure(figure_from_points(points_from_rows(rows), metric_name), Path(out))
 
 
-def plot_db(db_path: str | Path, output: str | Path | None = None, dataset: str | None = None,
-            metric: str | None = None) -> list[Path]:
+def plot_db(
+    db_path: str | Path, output: str | Path | None = None, dataset: str | None = None, metric: str | None = None
+) -> list[Path]:
     """One PNG per dataset from the trials stored in ``db_path``; the written paths.
 
     ``output``: a folder (default ``results/``), where each dataset goes to
@@ -279,8 +310,9 @@ def plot_db(db_path: str | Path, output: str | Path | None = None, dataset: str 
     if not records:
         if dataset:
             known = sorted({r.dataset for r in store.records()})
-            raise ValueError(f"no trials for dataset {dataset!r} in {db_path}"
-                             + (f" (it has {', '.join(known)})" if known else ""))
+            raise ValueError(
+                f"no trials for dataset {dataset!r} in {db_path}" + (f" (it has {', '.join(known)})" if known else "")
+            )
         raise ValueError(f"no trials in {db_path}")
     by_dataset: dict[str, list[TrialRecord]] = defaultdict(list)
     for r in records:

@@ -40,15 +40,22 @@ def check_release(spec: ExperimentSpec, allow_non_private: bool = False, progres
     method, task = spec.build(progress)
     if spec.epsilons[0] is None and not allow_non_private:
         what = "a non-private method" if not method.private else "released without noise when no epsilon is given"
-        raise ValueError(f"{spec.method} is {what}: its release protects nothing. Give --epsilon"
-                         f"{'' if method.private else ' to a private method'}, or --allow-non-private to write it "
-                         "anyway")
+        raise ValueError(
+            f"{spec.method} is {what}: its release protects nothing. Give --epsilon"
+            f"{'' if method.private else ' to a private method'}, or --allow-non-private to write it "
+            "anyway"
+        )
     return method, task
 
 
-def release_file(spec: ExperimentSpec, output: Path, progress: ProgressHook | None = None,
-                 diagnostics: bool = False, allow_non_private: bool = False,
-                 input_notes: Sequence[str] = ()) -> tuple[Path, Path, PrivateRelease]:
+def release_file(
+    spec: ExperimentSpec,
+    output: Path,
+    progress: ProgressHook | None = None,
+    diagnostics: bool = False,
+    allow_non_private: bool = False,
+    input_notes: Sequence[str] = (),
+) -> tuple[Path, Path, PrivateRelease]:
     """Release ``spec``'s graph once (its first ε) and write it (module docstring).
 
     Args:
@@ -73,17 +80,23 @@ def release_file(spec: ExperimentSpec, output: Path, progress: ProgressHook | No
             method = method.with_params(edge_type=relation.edge_type, reverse=relation.reverse)
     else:
         data = task.trial_data(data, spec.seed)
-    rel = release_with(method, data, eps, seed=None if spec.secure else spec.seed, label_epsilon=spec.epsilon_y,
-                       progress=progress)
+    rel = release_with(
+        method, data, eps, seed=None if spec.secure else spec.seed, label_epsilon=spec.epsilon_y, progress=progress
+    )
     if "dense_adjacency" in rel.data:
-        raise ValueError(f"{spec.method} releases a dense weight operator (Blink-Soft), which is not written as a "
-                         "graph; use variant hard or hybrid (--param variant=hybrid)")
+        raise ValueError(
+            f"{spec.method} releases a dense weight operator (Blink-Soft), which is not written as a "
+            "graph; use variant hard or hybrid (--param variant=hybrid)"
+        )
     for note in input_notes:
         rel.report.guarantees[0] = rel.report.guarantees[0].with_note(f"input graph: {public_note(note)}")
     if input_notes:
         rel.details["input_file"] = [str(note) for note in input_notes]
-    rel.provenance = {"dataset": (getattr(data, "name", None) or spec.dataset) if spec.input is None else "input",
-                      "data_seed": spec.seed, "private_ratio": spec.private_ratio}
+    rel.provenance = {
+        "dataset": (getattr(data, "name", None) or spec.dataset) if spec.input is None else "input",
+        "data_seed": spec.seed,
+        "private_ratio": spec.private_ratio,
+    }
     path, report = rel.save(output, include_diagnostics=diagnostics)
     return path, report, rel
 

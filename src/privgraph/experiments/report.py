@@ -34,9 +34,10 @@ import json
 import math
 import sys
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from privgraph.experiments.grid import Grid
 from privgraph.experiments.store import ResultsStore, TrialRecord
@@ -67,7 +68,7 @@ class Published:
     tables: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: str | Path | None) -> "Published":
+    def load(cls, path: str | Path | None) -> Published:
         if path is None or not Path(path).is_file():
             return cls()
         raw = tomllib.loads(Path(path).read_text())
@@ -77,8 +78,9 @@ class Published:
     def scale(self) -> float:
         return float(self.source.get("scale", 1))
 
-    def value(self, table: str, dataset: str, metric: str, label: str,
-              eps: float | None) -> tuple[float, float | None] | None:
+    def value(
+        self, table: str, dataset: str, metric: str, label: str, eps: float | None
+    ) -> tuple[float, float | None] | None:
         entry = self.tables.get(table, {}).get(dataset, {}).get(metric, {}).get(label)
         if isinstance(entry, dict):  # per ε; "none": the row's release without noise
             entry = entry.get("none" if eps is None else f"{eps:g}")
@@ -137,9 +139,14 @@ def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("*", "\\*").replace("[", "\\[").replace("]", "\\]")
 
 
-def markdown_table(lines: list[Line], epsilons: list[float | None], scale: float,
-                   published: dict[tuple[str, float | None], tuple[float, float | None]] | None = None,
-                   published_trials: Any = None, show_model: bool = True) -> str:
+def markdown_table(
+    lines: list[Line],
+    epsilons: list[float | None],
+    scale: float,
+    published: dict[tuple[str, float | None], tuple[float, float | None]] | None = None,
+    published_trials: Any = None,
+    show_model: bool = True,
+) -> str:
     """The table: one "ours" line per row (mean ± 95% CI, trials; a tuned setting states the ε it spent),
     then "paper" and "Δ" lines where ``published`` (keyed by (label, ε), already on ``scale``) has numbers."""
     published = published or {}
@@ -240,8 +247,11 @@ def grid_sections(grid: Grid, store: ResultsStore) -> list[Section]:
                 for label in table.labels:
                     for s in (s for s in here if s.label == label):
                         rs = ok.get(s.key, [])
-                        cell = _cell([float(r.metrics[metric]) for r in rs if metric in r.metrics],
-                                     failed.get(s.key, 0), max((releases(r) for r in rs), default=1))
+                        cell = _cell(
+                            [float(r.metrics[metric]) for r in rs if metric in r.metrics],
+                            failed.get(s.key, 0),
+                            max((releases(r) for r in rs), default=1),
+                        )
                         line = lines.setdefault((label, s.model), Line(label, s.model, {}, _unit(rs)))
                         if line.unit == ("", "") and rs:
                             line.unit = _unit(rs)
@@ -258,7 +268,8 @@ def grid_sections(grid: Grid, store: ResultsStore) -> list[Section]:
 def store_sections(store: ResultsStore) -> list[Section]:
     """Without a grid: one section per (task, dataset, metric) of everything stored."""
     groups: dict[tuple[str, str], dict[tuple[str, str], dict[float | None, list[TrialRecord]]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(list)))
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
     for r in store.records():
         label = r.method if not r.mechanism or r.mechanism == r.method else f"{r.method} ({r.mechanism})"
         groups[(r.config.get("task", ""), r.dataset)][(label, r.model)][r.epsilon].append(r)
@@ -271,8 +282,11 @@ def store_sections(store: ResultsStore) -> list[Section]:
         epsilons = sorted({e for by_eps in rows.values() for e in by_eps}, key=lambda e: (e is not None, e or 0.0))
         lines = []
         for (label, model), by_eps in sorted(rows.items()):
-            cells = {e: c for e, rs in by_eps.items()
-                     if (c := _cell([float(r.metrics[metric]) for r in rs if metric in r.metrics], 0))}
+            cells = {
+                e: c
+                for e, rs in by_eps.items()
+                if (c := _cell([float(r.metrics[metric]) for r in rs if metric in r.metrics], 0))
+            }
             if cells:
                 lines.append(Line(label, model, cells, _unit(next(iter(by_eps.values())))))
         sections.append(Section(task or "results", task or "results", dataset, dataset, metric, lines, epsilons))
@@ -288,18 +302,35 @@ def _slug(*parts: str) -> str:
 def _figure(section: Section, path: Path) -> None:
     from privgraph.experiments.plot import LineKey, Point, figure_from_points, save_figure
 
-    points = [Point(section.dataset, ln.unit[0] or "ε", ln.unit[1], LineKey(ln.label, ln.model),
-                    None if e is None else e * c.releases, c.mean, c.ci95, c.trials)  # at the ε spent
-              for ln in section.lines for e, c in ln.cells.items() if c.trials]
+    points = [
+        Point(
+            section.dataset,
+            ln.unit[0] or "ε",
+            ln.unit[1],
+            LineKey(ln.label, ln.model),
+            None if e is None else e * c.releases,
+            c.mean,
+            c.ci95,
+            c.trials,
+        )  # at the ε spent
+        for ln in section.lines
+        for e, c in ln.cells.items()
+        if c.trials
+    ]
     if not points:
         return
-    fig = figure_from_points(points, section.metric,
-                             f"{section.title} — {section.dataset} (mean ± 95% CI over trials)")
+    fig = figure_from_points(points, section.metric, f"{section.title} — {section.dataset} (mean ± 95% CI over trials)")
     save_figure(fig, path)
 
 
-def report(db: str | Path, grid: Grid | str | Path | None = None, out: str | Path = "docs/results",
-           published: str | Path | None = None, figures: bool = True, command: str | None = None) -> list[Path]:
+def report(
+    db: str | Path,
+    grid: Grid | str | Path | None = None,
+    out: str | Path = "docs/results",
+    published: str | Path | None = None,
+    figures: bool = True,
+    command: str | None = None,
+) -> list[Path]:
     """Write the report's Markdown (and figures) for ``grid`` (or everything in ``db``) under ``out``.
 
     Args:
@@ -326,23 +357,47 @@ def report(db: str | Path, grid: Grid | str | Path | None = None, out: str | Pat
     if not sections:
         raise ValueError(f"{db} holds no trials of " + (f"the grid {grid.name}" if grid else "any setting"))
     pub = Published.load(published if published is not None else (grid.published_path() if grid else None))
-    command = command or ("privgraph report --db " + db.as_posix()
-                          + (f" --grid {grid.path.as_posix()}" if grid is not None and grid.path else "")
-                          + f" -o {out.as_posix()}")
+    command = command or (
+        "privgraph report --db "
+        + db.as_posix()
+        + (f" --grid {grid.path.as_posix()}" if grid is not None and grid.path else "")
+        + f" -o {out.as_posix()}"
+    )
     written: list[Path] = []
-    page = [GENERATED, "", f"# {grid.title if grid is not None and grid.title else name}", "",
-            f"Generated from the trials in `{db.as_posix()}` by", "", "```bash", command, "```", ""]
+    page = [
+        GENERATED,
+        "",
+        f"# {grid.title if grid is not None and grid.title else name}",
+        "",
+        f"Generated from the trials in `{db.as_posix()}` by",
+        "",
+        "```bash",
+        command,
+        "```",
+        "",
+    ]
     if grid is not None and grid.path is not None:
-        page += [f"Grid: `{grid.path.as_posix()}`; run it with `privgraph sweep {grid.path.as_posix()}`."
-                 + (f" Duration: {_md(' '.join(grid.duration.split()))}" if grid.duration else ""), ""]
+        page += [
+            f"Grid: `{grid.path.as_posix()}`; run it with `privgraph sweep {grid.path.as_posix()}`."
+            + (f" Duration: {_md(' '.join(grid.duration.split()))}" if grid.duration else ""),
+            "",
+        ]
     if pub.source:
         src = pub.source
-        page += [f"Published numbers: {_md(src.get('paper', ''))}, {_md(src.get('where', ''))}"
-                 + (f" ({src['trials']} trials)" if src.get("trials") else "") + "; "
-                 + "Δ = ours − paper." + (f" {_md(src['note'])}" if src.get("note") else ""), ""]
-    page += ["Each cell of ours: mean ± half-width of the 95% confidence interval (Student t) over the trials; "
-             "`trials` is the number of trials behind each cell. The paper's cells are its mean, and its standard "
-             "deviation where it gives one.", ""]
+        page += [
+            f"Published numbers: {_md(src.get('paper', ''))}, {_md(src.get('where', ''))}"
+            + (f" ({src['trials']} trials)" if src.get("trials") else "")
+            + "; "
+            + "Δ = ours − paper."
+            + (f" {_md(src['note'])}" if src.get("note") else ""),
+            "",
+        ]
+    page += [
+        "Each cell of ours: mean ± half-width of the 95% confidence interval (Student t) over the trials; "
+        "`trials` is the number of trials behind each cell. The paper's cells are its mean, and its standard "
+        "deviation where it gives one.",
+        "",
+    ]
     for stale in out.glob(f"_{name}-*.md"):  # fragments of tables that no longer have trials
         if _written_by_report(stale):  # never another script's fragment that shares the prefix
             stale.unlink()
@@ -360,14 +415,18 @@ def report(db: str | Path, grid: Grid | str | Path | None = None, out: str | Pat
         show_model = len({ln.model for ln in section.lines}) > 1
         unit = " (%)" if scale == 100 else ""
         heading = f"### {_md(section.dataset)}: {section.metric.replace('_', ' ')}{unit}"
-        table_md = markdown_table(section.lines, section.epsilons, scale, published_cells, pub.source.get("trials"),
-                                  show_model)
+        table_md = markdown_table(
+            section.lines, section.epsilons, scale, published_cells, pub.source.get("trials"), show_model
+        )
         if section.table != last_table:
             page += [f"## {_md(section.title)}", "", *([tuning(grid, section.table), ""] if grid else [])]
             last_table = section.table
         page += [heading, "", table_md]
-        fragments[section.table] += [f"**{_md(section.dataset)}: {section.metric.replace('_', ' ')}{unit}**", "",
-                                     table_md]
+        fragments[section.table] += [
+            f"**{_md(section.dataset)}: {section.metric.replace('_', ' ')}{unit}**",
+            "",
+            table_md,
+        ]
         if figures:
             rel = Path(name) / f"{_slug(section.table, section.dataset, section.metric)}.png"
             _figure(section, out / rel)
@@ -393,21 +452,32 @@ def tuning(grid: Grid, table: str) -> str:
     if all(sp.search_space and set(sp.search_space) <= set(method_class(sp.method).release_search) for sp in tuned):
         # only release parameters searched (PPCVGAE): every combination is a candidate release
         spaces = {json.dumps(sp.search_space, sort_keys=True) for sp in tuned}
-        space = "; ".join(f"{k} ∈ {{{', '.join(f'{v:g}' for v in vs)}}}"
-                          for k, vs in json.loads(sorted(spaces)[0]).items())
+        space = "; ".join(
+            f"{k} ∈ {{{', '.join(f'{v:g}' for v in vs)}}}" for k, vs in json.loads(sorted(spaces)[0]).items()
+        )
         part = "" if len(tuned) == len(specs) else f" ({len(tuned)} of {len(specs)} settings)"
-        return (f"Tuned on validation{part}, once per setting on trial 0: the release parameters chosen over every "
-                f"combination of {space} (each candidate a new release, scored on the task's validation objective; "
-                "the cost is stated in every guarantee of the setting).")
+        return (
+            f"Tuned on validation{part}, once per setting on trial 0: the release parameters chosen over every "
+            f"combination of {space} (each candidate a new release, scored on the task's validation objective; "
+            "the cost is stated in every guarantee of the setting)."
+        )
     spaces = {json.dumps(sp.search_space, sort_keys=True) for sp in tuned}
-    space = (" over " + "; ".join(f"{k} ∈ {{{', '.join(f'{v:g}' if isinstance(v, float) else str(v) for v in vs)}}}"
-                                  for k, vs in json.loads(spaces.pop()).items())
-             if len(spaces) == 1 and tuned[0].search_space else "")
+    space = (
+        " over "
+        + "; ".join(
+            f"{k} ∈ {{{', '.join(f'{v:g}' if isinstance(v, float) else str(v) for v in vs)}}}"
+            for k, vs in json.loads(spaces.pop()).items()
+        )
+        if len(spaces) == 1 and tuned[0].search_space
+        else ""
+    )
     part = "" if len(tuned) == len(specs) else f" ({len(tuned)} of {len(specs)} settings)"
-    return (f"Tuned on validation{part}, once per setting on trial 0: release parameters the method lets the task "
-            "choose (each candidate a new release; the cost is stated in every guarantee of the setting), then "
-            f"the model's hyperparameters, {' or '.join(map(str, budgets))} configurations (the defaults and "
-            f"random points of the grid{space}).")
+    return (
+        f"Tuned on validation{part}, once per setting on trial 0: release parameters the method lets the task "
+        "choose (each candidate a new release; the cost is stated in every guarantee of the setting), then "
+        f"the model's hyperparameters, {' or '.join(map(str, budgets))} configurations (the defaults and "
+        f"random points of the grid{space})."
+    )
 
 
 __all__ = ["Published", "report"]

@@ -11,8 +11,9 @@ release (which then serves as trial 0's, so it is not released again), and
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, Sequence, TypeVar
+from typing import Any, Generic, TypeVar
 
 from privgraph.accounting import PrivacyGuarantee, Unit
 from privgraph.progress import ProgressHook
@@ -41,9 +42,11 @@ class Selection(Generic[T]):
         k = self.candidates
         if epsilon is None:
             return f"{chosen} was chosen on {self.metric} among {k} candidate releases on trial 0 (without noise)"
-        return (f"{chosen} was chosen on {self.metric} among {k} candidate releases on trial 0, each at ε = "
-                f"{epsilon:g}: the ε stated is their total, {k}×ε = {k * epsilon:g} (basic composition, valid "
-                "because every candidate drew its own randomness) on the same data")
+        return (
+            f"{chosen} was chosen on {self.metric} among {k} candidate releases on trial 0, each at ε = "
+            f"{epsilon:g}: the ε stated is their total, {k}×ε = {k * epsilon:g} (basic composition, valid "
+            "because every candidate drew its own randomness) on the same data"
+        )
 
     def spent(self, guarantee: PrivacyGuarantee, epsilon: float | None) -> PrivacyGuarantee:
         """``guarantee`` (one candidate's) as what the selection spends on its unit: every candidate released
@@ -54,9 +57,13 @@ class Selection(Generic[T]):
         return guarantee.repeated(self.candidates, self.note(epsilon))
 
 
-def select_on_validation(candidates: Sequence[dict[str, Any]], evaluate: Callable[[int, dict[str, Any]],
-                         tuple[float, T]], metric: str = "validation accuracy",
-                         progress: ProgressHook | None = None, label: str = "choosing") -> Selection[T]:
+def select_on_validation(
+    candidates: Sequence[dict[str, Any]],
+    evaluate: Callable[[int, dict[str, Any]], tuple[float, T]],
+    metric: str = "validation accuracy",
+    progress: ProgressHook | None = None,
+    label: str = "choosing",
+) -> Selection[T]:
     """``evaluate(i, values)`` releases candidate ``i`` (its own randomness stream) and returns its
     validation score and the release; the first best score wins."""
     if not candidates:

@@ -176,9 +176,11 @@ class ResultsStore:
     def check_writable(self) -> None:
         """Raise ``ValueError`` if this is an SQLite store (read, never written)."""
         if self.sqlite:
-            raise ValueError(f"{self.path} is an SQLite store of an older privgraph: it is read but not written; "
-                             f"`privgraph convert-store {self.path}` writes its trials to "
-                             f"{self.path.with_suffix('.jsonl')}, a store to use instead")
+            raise ValueError(
+                f"{self.path} is an SQLite store of an older privgraph: it is read but not written; "
+                f"`privgraph convert-store {self.path}` writes its trials to "
+                f"{self.path.with_suffix('.jsonl')}, a store to use instead"
+            )
 
     def add(self, record: TrialRecord) -> None:
         """Append ``record`` as one line, stamped with the time it is stored unless it has one."""
@@ -189,7 +191,7 @@ class ResultsStore:
         with _locked(self.path) as fd:
             _end_last_line(fd, self.path)
             while line:
-                line = line[os.write(fd, line):]
+                line = line[os.write(fd, line) :]
 
     def delete_errors(self, keys: set[tuple[str, int]]) -> int:
         """Remove the error records of these (hash, trial) keys (before they run again); returns the count."""
@@ -221,8 +223,11 @@ class ResultsStore:
         if unknown:
             raise ValueError(f"no field {', '.join(unknown)} in a trial record (fields: {', '.join(FIELDS)})")
         self._sync()
-        rows = ([self._rows[i] for i in self._by_hash.get(where["config_hash"], [])] if "config_hash" in where
-                else list(self._rows))
+        rows = (
+            [self._rows[i] for i in self._by_hash.get(where["config_hash"], [])]
+            if "config_hash" in where
+            else list(self._rows)
+        )
         for row in rows:
             if not (errors or row.ok) or ("trial" in where and row.trial != where["trial"]):
                 continue
@@ -304,8 +309,11 @@ def _end_last_line(fd: int, path: Path) -> None:
         os.write(fd, b"\n")
     except (ValueError, TypeError):
         os.ftruncate(fd, start)
-        warnings.warn(f"{path}: removed a partial last line ({size - start} bytes), left by a writer that "
-                      f"stopped mid-record; its trial is not stored", stacklevel=3)
+        warnings.warn(
+            f"{path}: removed a partial last line ({size - start} bytes), left by a writer that "
+            f"stopped mid-record; its trial is not stored",
+            stacklevel=3,
+        )
 
 
 def _replace_file(path: Path, data: bytes) -> None:
@@ -322,5 +330,4 @@ def _replace_file(path: Path, data: bytes) -> None:
         raise
 
 
-__all__ = ["DEFAULT_DB", "ERROR", "OK", "ResultsStore", "TrialRecord", "decode", "encode", "is_sqlite",
-           "read_sqlite"]
+__all__ = ["DEFAULT_DB", "ERROR", "OK", "ResultsStore", "TrialRecord", "decode", "encode", "is_sqlite", "read_sqlite"]

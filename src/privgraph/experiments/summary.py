@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -37,8 +38,15 @@ def spent_epsilon(r: TrialRecord) -> float | None:
 
 
 def setting_key(r: TrialRecord) -> tuple:
-    return (r.dataset, r.method, r.model, r.mechanism, r.epsilon, r.epsilon_y,
-            (r.config.get("attack") or {}).get("name"))
+    return (
+        r.dataset,
+        r.method,
+        r.model,
+        r.mechanism,
+        r.epsilon,
+        r.epsilon_y,
+        (r.config.get("attack") or {}).get("name"),
+    )
 
 
 def summarize(records: Iterable[TrialRecord], metric: str = "accuracy") -> list[dict[str, Any]]:

@@ -29,9 +29,10 @@ import os
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from privgraph.experiments.grid import Grid, GridSetting
 from privgraph.experiments.pipeline import Experiment, TunedSetting
@@ -44,8 +45,9 @@ WORKER_ENV = ("PRIVGRAPH_DATA", "PRIVGRAPH_CACHE")
 OBJECT_STORE_BYTES = 256 * 2**20  # a local cluster's object store: records are small
 
 
-def execute_trial(setting: GridSetting, trial: int, tuned: TunedSetting | None, run_id: str,
-                  threads: int = 1) -> TrialRecord:
+def execute_trial(
+    setting: GridSetting, trial: int, tuned: TunedSetting | None, run_id: str, threads: int = 1
+) -> TrialRecord:
     """Trial ``trial`` of ``setting`` (in a worker or in this process): its record, or an error record
     with the traceback when anything raises."""
     import torch
@@ -68,12 +70,25 @@ def execute_trial(setting: GridSetting, trial: int, tuned: TunedSetting | None, 
 def error_record(setting: GridSetting, trial: int, run_id: str, error: str, wall_time: float = 0.0) -> TrialRecord:
     """The stored form of a trial that did not finish."""
     spec = setting.spec
-    return TrialRecord(run_id=run_id, method=spec.method, dataset=setting.dataset, model=setting.model,
-                       mechanism=None, epsilon=setting.epsilon, epsilon_y=spec.epsilon_y, trial=trial,
-                       seed=None if spec.secure else spec.seed + trial,
-                       config={"params": spec.params, "label": setting.label, "table": setting.table},
-                       metrics={}, guarantee={}, wall_time=wall_time, version=__version__,
-                       config_hash=setting.key, status=ERROR, error=error)
+    return TrialRecord(
+        run_id=run_id,
+        method=spec.method,
+        dataset=setting.dataset,
+        model=setting.model,
+        mechanism=None,
+        epsilon=setting.epsilon,
+        epsilon_y=spec.epsilon_y,
+        trial=trial,
+        seed=None if spec.secure else spec.seed + trial,
+        config={"params": spec.params, "label": setting.label, "table": setting.table},
+        metrics={},
+        guarantee={},
+        wall_time=wall_time,
+        version=__version__,
+        config_hash=setting.key,
+        status=ERROR,
+        error=error,
+    )
 
 
 @dataclass
@@ -90,8 +105,16 @@ class SweepSummary:
     errors: list[str] = field(default_factory=list)  # "label on dataset ε=…, trial t: last line"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"grid": self.grid, "total": self.total, "skipped": self.skipped, "ran": self.ran,
-                "failed": self.failed, "seconds": self.seconds, "workers": self.workers, "errors": self.errors}
+        return {
+            "grid": self.grid,
+            "total": self.total,
+            "skipped": self.skipped,
+            "ran": self.ran,
+            "failed": self.failed,
+            "seconds": self.seconds,
+            "workers": self.workers,
+            "errors": self.errors,
+        }
 
 
 class _LocalExecutor:
@@ -126,8 +149,12 @@ class _RayExecutor:
         env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         self.started = not ray.is_initialized()
         if self.started:
-            kwargs: dict[str, Any] = {"runtime_env": {"env_vars": env}, "include_dashboard": False,
-                                      "logging_level": "ERROR", "log_to_driver": False}
+            kwargs: dict[str, Any] = {
+                "runtime_env": {"env_vars": env},
+                "include_dashboard": False,
+                "logging_level": "ERROR",
+                "log_to_driver": False,
+            }
             if address:
                 ray.init(address=address, **kwargs)
             else:
@@ -155,9 +182,15 @@ class _RayExecutor:
             self.ray.shutdown()
 
 
-def sweep(grid: Grid | str | Path, db: str | Path = DEFAULT_DB, workers: int | None = None,
-          address: str | None = None, retry_errors: bool = False, progress: ProgressHook | None = None,
-          on_error: Callable[[TrialRecord], None] | None = None) -> SweepSummary:
+def sweep(
+    grid: Grid | str | Path,
+    db: str | Path = DEFAULT_DB,
+    workers: int | None = None,
+    address: str | None = None,
+    retry_errors: bool = False,
+    progress: ProgressHook | None = None,
+    on_error: Callable[[TrialRecord], None] | None = None,
+) -> SweepSummary:
     """Run every trial of ``grid`` that ``db`` does not hold (module docstring).
 
     Args:
@@ -187,8 +220,9 @@ def sweep(grid: Grid | str | Path, db: str | Path = DEFAULT_DB, workers: int | N
     if retry_errors:
         store.delete_errors({(s.key, t) for s, t in todo})
     total = sum(s.trials for s in settings)
-    summary = SweepSummary(grid.name, total, total - len(todo), workers=workers if workers is not None else
-                           (os.cpu_count() or 1))
+    summary = SweepSummary(
+        grid.name, total, total - len(todo), workers=workers if workers is not None else (os.cpu_count() or 1)
+    )
     progress = progress or (lambda name, done, total: None)
     label = f"sweep {grid.name}"
     if not todo:
@@ -212,8 +246,12 @@ def sweep(grid: Grid | str | Path, db: str | Path = DEFAULT_DB, workers: int | N
                 if s.key in choosing:
                     waiting.setdefault(s.key, []).append(t)
                     continue
-                _finish(store, summary, on_error,
-                        error_record(s, t, run_id, "trial 0 of this tuned setting, which makes the choice, failed"))
+                _finish(
+                    store,
+                    summary,
+                    on_error,
+                    error_record(s, t, run_id, "trial 0 of this tuned setting, which makes the choice, failed"),
+                )
                 continue
             executor.submit((s.key, t), s, t, tuned.get(s.key), run_id)
         done = summary.skipped + summary.failed
@@ -229,8 +267,12 @@ def sweep(grid: Grid | str | Path, db: str | Path = DEFAULT_DB, workers: int | N
                         executor.submit((key, u), s, u, TunedSetting.from_record(record), run_id)
                 else:
                     for u in rest:
-                        _finish(store, summary, on_error, error_record(
-                            s, u, run_id, "trial 0 of this tuned setting, which makes the choice, failed"))
+                        _finish(
+                            store,
+                            summary,
+                            on_error,
+                            error_record(s, u, run_id, "trial 0 of this tuned setting, which makes the choice, failed"),
+                        )
             progress(label, summary.skipped + summary.ran + summary.failed, total)
     finally:
         executor.close()
@@ -238,16 +280,19 @@ def sweep(grid: Grid | str | Path, db: str | Path = DEFAULT_DB, workers: int | N
     return summary
 
 
-def _finish(store: ResultsStore, summary: SweepSummary, on_error: Callable[[TrialRecord], None] | None,
-            record: TrialRecord) -> None:
+def _finish(
+    store: ResultsStore, summary: SweepSummary, on_error: Callable[[TrialRecord], None] | None, record: TrialRecord
+) -> None:
     store.add(record)
     if record.ok:
         summary.ran += 1
         return
     summary.failed += 1
     last = (record.error or "").strip().splitlines()[-1:] or [""]
-    summary.errors.append(f"{record.config.get('label', record.method)} on {record.dataset} "
-                          f"ε={record.epsilon}, trial {record.trial}: {last[0]}")
+    summary.errors.append(
+        f"{record.config.get('label', record.method)} on {record.dataset} "
+        f"ε={record.epsilon}, trial {record.trial}: {last[0]}"
+    )
     if on_error is not None:
         on_error(record)
 

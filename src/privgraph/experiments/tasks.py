@@ -125,8 +125,16 @@ class EvaluationTask:
         of a selection)."""
         return (1, eps_index) if candidate is None else (1, eps_index, 1 + candidate)
 
-    def release(self, tdata: Any, eps: float | None, trial_seed: int, eps_index: int, method: Method,
-                candidate: int | None = None, shared: Any = None) -> Released:
+    def release(
+        self,
+        tdata: Any,
+        eps: float | None,
+        trial_seed: int,
+        eps_index: int,
+        method: Method,
+        candidate: int | None = None,
+        shared: Any = None,
+    ) -> Released:
         raise NotImplementedError
 
     def labels(self, tdata: Any, trial_seed: int, eps_index: int) -> LabelReports | None:
@@ -137,8 +145,11 @@ class EvaluationTask:
     def release_search(self, eps: float | None) -> dict[str, list[Any]]:
         """Release parameters ``--tune`` may choose (those the user did not give); the spec's
         ``search_space`` replaces a release parameter's candidate values."""
-        return {k: list(self.spec.search_space.get(k, v)) for k, v in self.method.release_search.items()
-                if k not in self.spec.params}
+        return {
+            k: list(self.spec.search_space.get(k, v))
+            for k, v in self.method.release_search.items()
+            if k not in self.spec.params
+        }
 
     def tunes_hyperparameters(self) -> bool:
         """Whether :meth:`tune` searches the task model's hyperparameters."""
@@ -158,8 +169,10 @@ class EvaluationTask:
     def base_hyperparameters(self) -> Any:
         if self.training is None:
             if self.spec.hyperparameters:
-                raise ValueError(f"{self.spec.method} does not take --set: it trains no model of the task's own (its "
-                                 "settings are method parameters, --param)")
+                raise ValueError(
+                    f"{self.spec.method} does not take --set: it trains no model of the task's own (its "
+                    "settings are method parameters, --param)"
+                )
             return None
         return self.training().update(**self.spec.hyperparameters)
 
@@ -179,11 +192,21 @@ class EvaluationTask:
     # ---------------------------------------------------------------- attacks
     def check_attack(self, attack: Any) -> None:
         """Refuse, before any work, an attack this task's targets cannot answer."""
-        raise ValueError(f"attacks run against node-classification and embedding methods on a Data; "
-                         f"{self.spec.method} ({self.name} task) is not supported yet")
+        raise ValueError(
+            f"attacks run against node-classification and embedding methods on a Data; "
+            f"{self.spec.method} ({self.name} task) is not supported yet"
+        )
 
-    def attack_target(self, tdata: Any, released: Released, evaluation: Evaluation, hp: Any, trial_seed: int,
-                      eps: float | None, eps_index: int) -> Any:
+    def attack_target(
+        self,
+        tdata: Any,
+        released: Released,
+        evaluation: Evaluation,
+        hp: Any,
+        trial_seed: int,
+        eps: float | None,
+        eps_index: int,
+    ) -> Any:
         """The trial's :class:`~privgraph.attacks.Target`: the model the task trained on ``released``."""
         raise NotImplementedError
 
@@ -232,10 +255,11 @@ class NodeClassification(EvaluationTask):
             _data_dataset(spec.dataset)
         marked = spec.input is not None and "private_edge_mask" in spec.input
         if self.method.needs_private_edges and spec.private_ratio is None and not marked:
-            raise ValueError(f"method {spec.method!r} protects private edges: say which with --private-ratio ρ "
-                             "(a seeded random fraction of the edges is marked private)"
-                             + (", or mark them in the input (--private-column, --private-edges)"
-                                if spec.input is not None else ""))
+            raise ValueError(
+                f"method {spec.method!r} protects private edges: say which with --private-ratio ρ "
+                "(a seeded random fraction of the edges is marked private)"
+                + (", or mark them in the input (--private-column, --private-edges)" if spec.input is not None else "")
+            )
 
     def model_name(self):
         return self.spec.model or self.method.default_model
@@ -281,26 +305,43 @@ class NodeClassification(EvaluationTask):
         return report_labels(tdata, self.spec.epsilon_y, self.source(trial_seed, 2, eps_index))
 
     def release(self, tdata, eps, trial_seed, eps_index, method, candidate=None, shared=None):
-        rel = method.release(tdata, eps, self.source(trial_seed, *self.release_stream(eps_index, candidate)),
-                             self.progress)
+        rel = method.release(
+            tdata, eps, self.source(trial_seed, *self.release_stream(eps_index, candidate)), self.progress
+        )
         labels = shared if shared is not None else self.labels(tdata, trial_seed, eps_index)
         report = PrivacyReport([rel.guarantee] + list(rel.extra_guarantees) + ([labels.guarantee()] if labels else []))
         return Released(rel, self.finish_report(report, eps), rel.details, rel.details.get("mechanism"), labels)
 
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):
-        result = self.method.fit(released.payload, tdata, self.model_name(), hp, derive_seed(trial_seed, 4, eps_index),
-                                 released.shared)
-        return Evaluation({"accuracy": result.test_accuracy, "val_accuracy": result.val_accuracy,
-                           "train_accuracy": result.train_accuracy, "best_epoch": result.best_epoch,
-                           "epochs_run": result.epochs_run, "train_seconds": result.seconds},
-                          result.val_accuracy, result.model)
+        result = self.method.fit(
+            released.payload, tdata, self.model_name(), hp, derive_seed(trial_seed, 4, eps_index), released.shared
+        )
+        return Evaluation(
+            {
+                "accuracy": result.test_accuracy,
+                "val_accuracy": result.val_accuracy,
+                "train_accuracy": result.train_accuracy,
+                "best_epoch": result.best_epoch,
+                "epochs_run": result.epochs_run,
+                "train_seconds": result.seconds,
+            },
+            result.val_accuracy,
+            result.model,
+        )
 
     def search_configs(self, base: Hyperparameters, eps_index: int, labels: bool) -> list[Hyperparameters]:
         """The defaults plus up to ``tune_budget − 1`` distinct random points of the grid (the spec's
         ``search_space`` replaces :data:`SEARCH_SPACE`'s values and adds names)."""
         space = {**SEARCH_SPACE, **self.spec.search_space}
-        names = list(dict.fromkeys([*self.method.tunable, *(["label_steps"] if labels else []),
-                                    *(n for n in self.spec.search_space if n not in self.method.release_search)]))
+        names = list(
+            dict.fromkeys(
+                [
+                    *self.method.tunable,
+                    *(["label_steps"] if labels else []),
+                    *(n for n in self.spec.search_space if n not in self.method.release_search),
+                ]
+            )
+        )
         grid = list(itertools.product(*(space[n] for n in names)))
         order = np.random.default_rng(derive_seed(self.spec.seed, 3, eps_index)).permutation(len(grid))
         configs = [base]
@@ -328,9 +369,11 @@ class NodeClassification(EvaluationTask):
 
     def check_attack(self, attack):
         if attack.needs_graph and self.model_name() == "mlp" and not self.method.kprop_steps(Hyperparameters()):
-            raise ValueError(f"{attack.name} measures how a node's output depends on other nodes through the graph; "
-                             f"{self.spec.method} with an MLP never uses one (the attack is at chance by "
-                             "construction): use link-stealing for what the features alone reveal")
+            raise ValueError(
+                f"{attack.name} measures how a node's output depends on other nodes through the graph; "
+                f"{self.spec.method} with an MLP never uses one (the attack is at chance by "
+                "construction): use link-stealing for what the features alone reveal"
+            )
         if attack.needs_sensitive:
             if self.spec.input is not None:
                 if "sens" not in self.spec.input:
@@ -338,9 +381,11 @@ class NodeClassification(EvaluationTask):
             elif _data_dataset(self.spec.dataset).sensitive is None:
                 from privgraph.data.registry import SENSITIVE, dataset_names
 
-                raise ValueError(f"{attack.name} infers a sensitive attribute: {self.spec.dataset} has none; use a "
-                                 f"dataset with one ({', '.join(dataset_names(SENSITIVE))}) or an --input graph "
-                                 "with sens")
+                raise ValueError(
+                    f"{attack.name} infers a sensitive attribute: {self.spec.dataset} has none; use a "
+                    f"dataset with one ({', '.join(dataset_names(SENSITIVE))}) or an --input graph "
+                    "with sens"
+                )
 
     def attack_target(self, tdata, released, evaluation, hp, trial_seed, eps, eps_index):
         """The trained classifier, queried over the graph the server holds; its ``shadow`` runs the same
@@ -353,13 +398,17 @@ class NodeClassification(EvaluationTask):
 
         def shadow(aux: Data, seed: int):
             rel = method.release(aux, eps, make_generator(derive_seed(seed, 1)))
-            labels = (None if self.spec.epsilon_y is None else
-                      report_labels(aux, self.spec.epsilon_y, make_generator(derive_seed(seed, 2))))
+            labels = (
+                None
+                if self.spec.epsilon_y is None
+                else report_labels(aux, self.spec.epsilon_y, make_generator(derive_seed(seed, 2)))
+            )
             result = method.fit(rel, aux, model, hp, derive_seed(seed, 4), labels)
             return target_from_fit(method, rel, aux, result.model, eps, utility={"accuracy": result.test_accuracy})
 
-        return target_from_fit(method, released.payload, tdata, evaluation.model, eps, shadow,
-                               {"accuracy": evaluation.metrics["accuracy"]})
+        return target_from_fit(
+            method, released.payload, tdata, evaluation.model, eps, shadow, {"accuracy": evaluation.metrics["accuracy"]}
+        )
 
 
 # ============================================================================ attribute inference
@@ -384,10 +433,12 @@ class AttributeInference(EvaluationTask):
     def validation_metric(self) -> str:  # type: ignore[override]
         if not self.spec.tune:
             return "validation accuracy"
-        return ("the privacy-utility objective on validation: utility accuracy on the validation split minus the "
-                f"attack's accuracy above the majority rate on {self.holdout_fraction:.0%} of the private nodes held "
-                "out from the test (it reads those nodes' sensitive attribute, so the choice itself is not covered "
-                "by the guarantee, like the weights trained on s)")
+        return (
+            "the privacy-utility objective on validation: utility accuracy on the validation split minus the "
+            f"attack's accuracy above the majority rate on {self.holdout_fraction:.0%} of the private nodes held "
+            "out from the test (it reads those nodes' sensitive attribute, so the choice itself is not covered "
+            "by the guarantee, like the weights trained on s)"
+        )
 
     @classmethod
     def accepts(cls, method):
@@ -411,9 +462,11 @@ class AttributeInference(EvaluationTask):
             if eps is not None:
                 self.method.check_release_epsilon(eps)
         if self.spec.secure and all(e is None for e in self.spec.epsilons):
-            raise ValueError(f"--secure draws the release noise from the OS source, but without an epsilon "
-                             f"{self.spec.method} is released without noise (nothing to draw); give --epsilon or "
-                             "drop --secure")
+            raise ValueError(
+                f"--secure draws the release noise from the OS source, but without an epsilon "
+                f"{self.spec.method} is released without noise (nothing to draw); give --epsilon or "
+                "drop --secure"
+            )
 
     def model_name(self):
         from privgraph.attacks import CASE_MODELS
@@ -436,8 +489,9 @@ class AttributeInference(EvaluationTask):
 
         tdata = split_sensitive(copy.copy(data), trial_seed)
         if self.spec.tune:
-            tdata.attack_val_mask, _ = holdout_private_nodes(tdata.private_mask, tdata.sens, derive_seed(trial_seed, 8),
-                                                             self.holdout_fraction)
+            tdata.attack_val_mask, _ = holdout_private_nodes(
+                tdata.private_mask, tdata.sens, derive_seed(trial_seed, 8), self.holdout_fraction
+            )
         return tdata
 
     def release_stream(self, eps_index, candidate):
@@ -449,21 +503,36 @@ class AttributeInference(EvaluationTask):
             self._trained[key] = method.train(tdata, trial_seed, self.progress)
         rng = None if eps is None else self.source(trial_seed, *self.release_stream(eps_index, candidate))
         rel = method.release_trained(self._trained[key], tdata, eps, rng)
-        return Released(rel, self.finish_report(PrivacyReport([rel.guarantee]), eps), rel.details,
-                        "gaussian" if eps is not None else None)
+        return Released(
+            rel,
+            self.finish_report(PrivacyReport([rel.guarantee]), eps),
+            rel.details,
+            "gaussian" if eps is not None else None,
+        )
 
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):
         from privgraph.attacks import AttributeAttack, utility
 
         z = released.payload.z
-        u = utility(self.case, z, tdata.edge_index, tdata.y, tdata.sens, tdata.private_mask, tdata.train_mask,
-                    tdata.val_mask, tdata.test_mask, trial_seed)
+        u = utility(
+            self.case,
+            z,
+            tdata.edge_index,
+            tdata.y,
+            tdata.sens,
+            tdata.private_mask,
+            tdata.train_mask,
+            tdata.val_mask,
+            tdata.test_mask,
+            trial_seed,
+        )
         metrics = {"utility_accuracy": u.accuracy, "utility_f1": u.f1, "utility_val_accuracy": u.val_accuracy}
         if "attack_val_mask" not in tdata:
             attack = AttributeAttack(representation="embeddings", case=self.case, balance=self.spec.balance)
             a = attack.run(self.embedding_target(tdata, released, u.accuracy), trial_seed)
-            return Evaluation({**metrics, **a.metrics, "attack_val_accuracy": a.details["attacker_val_accuracy"]},
-                              u.val_accuracy)
+            return Evaluation(
+                {**metrics, **a.metrics, "attack_val_accuracy": a.details["attacker_val_accuracy"]}, u.val_accuracy
+            )
         return self._evaluate_held_out(tdata, z, metrics, trial_seed)
 
     def _evaluate_held_out(self, tdata: Data, z: Tensor, metrics: dict[str, float], trial_seed: int) -> Evaluation:
@@ -474,15 +543,29 @@ class AttributeInference(EvaluationTask):
         from privgraph.attacks.metrics import attack_metrics
 
         held = tdata.attack_val_mask
-        test, val = attribute_inference_on(self.case, z, tdata.edge_index, tdata.sens.long(), tdata.private_mask,
-                                           trial_seed, self.spec.balance, [tdata.private_mask & ~held, held])
+        test, val = attribute_inference_on(
+            self.case,
+            z,
+            tdata.edge_index,
+            tdata.sens.long(),
+            tdata.private_mask,
+            trial_seed,
+            self.spec.balance,
+            [tdata.private_mask & ~held, held],
+        )
         majority = float(max(val.truth.mean(), 1 - val.truth.mean()))
         advantage = max(0.0, val.accuracy - majority)
         objective = metrics["utility_val_accuracy"] - advantage
         metrics.update(attack_metrics(test.scores, test.truth, test.predicted))
-        metrics.update({"attack_f1": test.f1, "attack_val_accuracy": test.val_accuracy,
-                        "attack_heldout_accuracy": val.accuracy, "attack_heldout_majority": majority,
-                        "validation_objective": objective})
+        metrics.update(
+            {
+                "attack_f1": test.f1,
+                "attack_val_accuracy": test.val_accuracy,
+                "attack_heldout_accuracy": val.accuracy,
+                "attack_heldout_majority": majority,
+                "validation_objective": objective,
+            }
+        )
         return Evaluation(metrics, objective)
 
     def record_config(self, released):
@@ -496,11 +579,15 @@ class AttributeInference(EvaluationTask):
 
     def check_attack(self, attack):
         if attack.name == "attribute" and self.spec.attack_params:
-            raise ValueError("the attribute task runs the attribute attack itself, on the released embeddings: "
-                             "set its threat model with --case and --balance, not attack parameters")
+            raise ValueError(
+                "the attribute task runs the attribute attack itself, on the released embeddings: "
+                "set its threat model with --case and --balance, not attack parameters"
+            )
         if attack.needs_model:
-            raise ValueError(f"{attack.name} queries a model's inference API; {self.spec.method} releases fixed "
-                             "embeddings (attack them with attribute or link-stealing)")
+            raise ValueError(
+                f"{attack.name} queries a model's inference API; {self.spec.method} releases fixed "
+                "embeddings (attack them with attribute or link-stealing)"
+            )
 
     def attack_target(self, tdata, released, evaluation, hp, trial_seed, eps, eps_index):
         return self.embedding_target(tdata, released, evaluation.metrics["utility_accuracy"])
@@ -525,16 +612,21 @@ class _HeteroTask(EvaluationTask):
         task = self.hetero_task  # refuses an unknown dataset, with the names of those it knows
         given = sorted({"edge_type", "reverse"} & set(self.spec.params))
         if given:
-            raise ValueError(f"the dataset's task sets {', '.join(given)} ({self.spec.dataset} predicts "
-                             f"{task.edge_type}): drop --param {given[0]}")
+            raise ValueError(
+                f"the dataset's task sets {', '.join(given)} ({self.spec.dataset} predicts "
+                f"{task.edge_type}): drop --param {given[0]}"
+            )
 
     @property
     def key(self) -> str:
         """The registered heterogeneous dataset's key (``--input``: the given name)."""
         from privgraph.data.registry import HETEROGENEOUS, get_dataset
 
-        return self.spec.dataset.lower() if self.spec.input is not None else get_dataset(self.spec.dataset,
-                                                                                          HETEROGENEOUS).key
+        return (
+            self.spec.dataset.lower()
+            if self.spec.input is not None
+            else get_dataset(self.spec.dataset, HETEROGENEOUS).key
+        )
 
     @property
     def hetero_task(self):
@@ -543,9 +635,11 @@ class _HeteroTask(EvaluationTask):
         from privgraph.data.registry import HETEROGENEOUS, dataset_names, get_dataset
 
         if self.spec.input is not None:
-            raise ValueError(f"privgraph run evaluates {self.method.name} on the heterogeneous datasets it knows "
-                             f"({', '.join(dataset_names(HETEROGENEOUS))}), not on --input: release your own "
-                             f"graph with privgraph release {self.method.name} --input FILE")
+            raise ValueError(
+                f"privgraph run evaluates {self.method.name} on the heterogeneous datasets it knows "
+                f"({', '.join(dataset_names(HETEROGENEOUS))}), not on --input: release your own "
+                f"graph with privgraph release {self.method.name} --input FILE"
+            )
         return get_dataset(self.key, HETEROGENEOUS).hetero
 
     def model_name(self):
@@ -554,8 +648,11 @@ class _HeteroTask(EvaluationTask):
     def load(self):
         from privgraph.data.hetero import load_hetero
 
-        return self.spec.input if self.spec.input is not None else load_hetero(self.key, self.spec.data_root,
-                                                                                 seed=self.spec.seed)
+        return (
+            self.spec.input
+            if self.spec.input is not None
+            else load_hetero(self.key, self.spec.data_root, seed=self.spec.seed)
+        )
 
     def release_stream(self, eps_index, candidate):
         return (eps_index, 0) if candidate is None else (eps_index, 1 + candidate)
@@ -567,8 +664,10 @@ class _HeteroTask(EvaluationTask):
         if params.edge_count is not None:
             return params, None
         n = int(examples.shape[1])
-        note = (f"DP-SGD's sampling is planned for N = {n}, the number of training edges of this public benchmark "
-                f"split ({self.spec.dataset}); on a private graph give edge_count (the release refuses without it)")
+        note = (
+            f"DP-SGD's sampling is planned for N = {n}, the number of training edges of this public benchmark "
+            f"split ({self.spec.dataset}); on a private graph give edge_count (the release refuses without it)"
+        )
         return type(params).build(self.method.name, {**params.to_dict(), "edge_count": n}), note
 
 
@@ -577,8 +676,9 @@ def _noted_last(guarantees: list[Any], note: str | None) -> list[Any]:
     return guarantees if note is None or not guarantees else [*guarantees[:-1], guarantees[-1].with_note(note)]
 
 
-def _m2v_classifier(z: Tensor, data: HeteroData, target: str, seed: int, split: str,
-                    params: Any) -> tuple[Any, tuple[Tensor, Tensor, Tensor]]:
+def _m2v_classifier(
+    z: Tensor, data: HeteroData, target: str, seed: int, split: str, params: Any
+) -> tuple[Any, tuple[Tensor, Tensor, Tensor]]:
     """metapath2vec's node classifier on the embeddings ``z`` of ``target``: ``params.classifier``
     (:meth:`~privgraph.methods.hetedp.method.MetaPath2VecParams.fit_classifier`) fitted on the
     training nodes, and the (train, val, test) masks.  Without ``params.train_share`` the masks are
@@ -588,14 +688,14 @@ def _m2v_classifier(z: Tensor, data: HeteroData, target: str, seed: int, split: 
     if params.train_share is None:
         masks = _nc_masks(data, target, seed, split)
     else:
-        masks = _labelled_split(data, target, seed, train_ratio=params.train_share,
-                                val_ratio=params.validation_share())
+        masks = _labelled_split(data, target, seed, train_ratio=params.train_share, val_ratio=params.validation_share())
     train, y = masks[0], data[target].y
     return params.fit_classifier(z[train].numpy(), y[train].numpy()), masks
 
 
-def _metapath_graph(data: HeteroData, name: str, seed: int, paths: list[list[tuple[str, str, str]]] | None = None
-                    ) -> HeteroData:
+def _metapath_graph(
+    data: HeteroData, name: str, seed: int, paths: list[list[tuple[str, str, str]]] | None = None
+) -> HeteroData:
     """The metapath graphs (``AddMetaPaths``, at most :data:`METAPATH_MAX_SAMPLE` neighbours per step,
     drawn from ``derive_seed(seed, 6)``; torch's global generator is restored) of the dataset
     ``name``'s target type (its registered ``metapaths``), or of ``paths``."""
@@ -610,8 +710,9 @@ def _metapath_graph(data: HeteroData, name: str, seed: int, paths: list[list[tup
         data[et].edge_index = data[et].edge_index.contiguous()
     with torch.random.fork_rng():  # AddMetaPaths samples neighbours from torch's global generator
         torch.manual_seed(derive_seed(seed, 6))
-        return AddMetaPaths(paths, drop_orig_edge_types=True, drop_unconnected_node_types=True,
-                            max_sample=METAPATH_MAX_SAMPLE)(data)
+        return AddMetaPaths(
+            paths, drop_orig_edge_types=True, drop_unconnected_node_types=True, max_sample=METAPATH_MAX_SAMPLE
+        )(data)
 
 
 def _two_hop_paths(data: HeteroData, node_type: str) -> list[list[tuple[str, str, str]]]:
@@ -628,8 +729,10 @@ def _two_hop_paths(data: HeteroData, node_type: str) -> list[list[tuple[str, str
 
 
 def _f1(truth: Tensor, predicted: Tensor) -> dict[str, float]:
-    return {"micro_f1": float(f1_score(truth, predicted, average="micro")),
-            "macro_f1": float(f1_score(truth, predicted, average="macro"))}
+    return {
+        "micro_f1": float(f1_score(truth, predicted, average="micro")),
+        "macro_f1": float(f1_score(truth, predicted, average="macro")),
+    }
 
 
 class HeteroNodeClassification(_HeteroTask):
@@ -652,26 +755,39 @@ class HeteroNodeClassification(_HeteroTask):
     def validate(self):
         super().validate()
         if self.spec.split not in HETERO_NC_SPLITS:
-            raise ValueError(f"the hetero-nc task's split must be one of {HETERO_NC_SPLITS} (random: the dataset's "
-                             f"own split; hetedp: the HeteDP authors' 20/10/70), got {self.spec.split!r}")
+            raise ValueError(
+                f"the hetero-nc task's split must be one of {HETERO_NC_SPLITS} (random: the dataset's "
+                f"own split; hetedp: the HeteDP authors' 20/10/70), got {self.spec.split!r}"
+            )
         if self.spec.input is None:
             if self.hetero_task.node_type is None:
                 raise ValueError(f"{self.spec.dataset} has no node labels: use --task lp")
             if self.key == "imdb":
-                raise ValueError("HGB IMDB's labels are multi-label; use --dataset imdb-magnn for node "
-                                 "classification")
+                raise ValueError("HGB IMDB's labels are multi-label; use --dataset imdb-magnn for node classification")
         link_vgae = self.method.name == "hetedp" and self.method.params.nc_model == "link-vgae"
         if self.method.name == "hetedp" and self.method.params.features == "none" and not link_vgae:
-            raise ValueError("features='none' is a link-prediction option (node classification releases the "
-                             "features themselves): use features='noisy', or nc_model='link-vgae'")
-        if link_vgae and self.spec.input is None and self.hetero_task.node_type not in (
-                self.hetero_task.edge_type[0], self.hetero_task.edge_type[2]):
-            raise ValueError(f"nc_model='link-vgae' classifies the link model's embeddings, but {self.spec.dataset}'s "
-                             f"target type is not an endpoint of its protected relation {self.hetero_task.edge_type}")
-        if self.method.name == "metapath2vec" and self.method.params.train_share is not None \
-                and self.spec.split != "random":
-            raise ValueError(f"metapath2vec's train_share draws its own random split of the labelled nodes: "
-                             f"leave split at its default (got split={self.spec.split!r})")
+            raise ValueError(
+                "features='none' is a link-prediction option (node classification releases the "
+                "features themselves): use features='noisy', or nc_model='link-vgae'"
+            )
+        if (
+            link_vgae
+            and self.spec.input is None
+            and self.hetero_task.node_type not in (self.hetero_task.edge_type[0], self.hetero_task.edge_type[2])
+        ):
+            raise ValueError(
+                f"nc_model='link-vgae' classifies the link model's embeddings, but {self.spec.dataset}'s "
+                f"target type is not an endpoint of its protected relation {self.hetero_task.edge_type}"
+            )
+        if (
+            self.method.name == "metapath2vec"
+            and self.method.params.train_share is not None
+            and self.spec.split != "random"
+        ):
+            raise ValueError(
+                f"metapath2vec's train_share draws its own random split of the labelled nodes: "
+                f"leave split at its default (got split={self.spec.split!r})"
+            )
 
     def model_name(self):
         return "nc"
@@ -685,21 +801,36 @@ class HeteroNodeClassification(_HeteroTask):
         if method.name == "hetedp" and method.params.nc_model == "link-vgae":
             return self._link_embeddings(tdata, eps, trial_seed, eps_index, method, candidate)
         if method.name not in ("hetedp", "hetedp-features"):
-            return Released(None, self.finish_report(PrivacyReport([unprotected(Unit.NODE_FEATURES, method.name)]),
-                                                     eps))
+            return Released(
+                None, self.finish_report(PrivacyReport([unprotected(Unit.NODE_FEATURES, method.name)]), eps)
+            )
         target = self.hetero_task.node_type
         if eps is None:
             return Released(None, PrivacyReport([unprotected(Unit.NODE_FEATURES, "HeteDP without noise")]))
         p = method.params
-        rel = privatize_features(tdata, eps, p.delta, p.clip_bound,
-                                 self.source(trial_seed, *self.release_stream(eps_index, candidate)),
-                                 node_types=[target], calibration=p.calibration, feature_dim=p.feature_dim,
-                                 projection_seed=p.projection_seed)
+        rel = privatize_features(
+            tdata,
+            eps,
+            p.delta,
+            p.clip_bound,
+            self.source(trial_seed, *self.release_stream(eps_index, candidate)),
+            node_types=[target],
+            calibration=p.calibration,
+            feature_dim=p.feature_dim,
+            projection_seed=p.projection_seed,
+        )
         report = PrivacyReport([rel.guarantee.with_note("metapath graph and labels are not protected")])
         return Released(rel.x[target], self.finish_report(report, eps), {"features": rel.details}, "gaussian")
 
-    def _link_embeddings(self, tdata: HeteroData, eps: float | None, trial_seed: int, eps_index: int,
-                         method: Method, candidate: int | None) -> Released:
+    def _link_embeddings(
+        self,
+        tdata: HeteroData,
+        eps: float | None,
+        trial_seed: int,
+        eps_index: int,
+        method: Method,
+        candidate: int | None,
+    ) -> Released:
         """``nc_model="link-vgae"``: HeteDP's link release trained on every edge of the protected
         relation (messages as its ``topology`` says), recording the target type's embeddings after
         each DP-SGD epoch (:class:`~privgraph.methods.hetedp.nc.EpochEmbeddings`)."""
@@ -711,16 +842,36 @@ class HeteroNodeClassification(_HeteroTask):
         recorded = EpochEmbeddings(task.node_type)
         rng = self.source(trial_seed, *self.release_stream(eps_index, candidate))
         replace = None if p.nc_inputs == "release" else self._featdp_inputs(tdata, trial_seed, p)
-        link = p.link_release(tdata, task.edge_type, task.reverse, examples, tdata.edge_index_dict, eps, rng,
-                              trial_seed, self.progress, on_epoch=recorded.record, replace_inputs=replace)
+        link = p.link_release(
+            tdata,
+            task.edge_type,
+            task.reverse,
+            examples,
+            tdata.edge_index_dict,
+            eps,
+            rng,
+            trial_seed,
+            self.progress,
+            on_epoch=recorded.record,
+            replace_inputs=replace,
+        )
         note = "node labels and the split are not protected (public in this setting)"
         report = PrivacyReport([g.with_note(note) for g in _noted_last(link.guarantees, count_note)])
-        selection = ("validation micro-F1" if p.nc_selection == "validation" else
-                     "best TEST micro-F1 over the epochs: the paper's optimistic selection (reads the test labels; "
-                     "not an estimate)")
-        details = {**link.details, "nc": {"model": "link-vgae: logistic regression on the link model's embeddings "
-                                                   "(the authors' topologyDP_nc.py)", "embedding": p.nc_embedding,
-                                          "epoch_selection": selection}}
+        selection = (
+            "validation micro-F1"
+            if p.nc_selection == "validation"
+            else "best TEST micro-F1 over the epochs: the paper's optimistic selection (reads the test labels; "
+            "not an estimate)"
+        )
+        details = {
+            **link.details,
+            "nc": {
+                "model": "link-vgae: logistic regression on the link model's embeddings "
+                "(the authors' topologyDP_nc.py)",
+                "embedding": p.nc_embedding,
+                "epoch_selection": selection,
+            },
+        }
         return Released(recorded, self.finish_report(report, eps), details, "gaussian" if eps is not None else None)
 
     def _featdp_inputs(self, tdata: HeteroData, trial_seed: int, params: Any) -> Any:
@@ -729,8 +880,8 @@ class HeteroNodeClassification(_HeteroTask):
         only) a HAN over its metapath graphs (the classified type: the dataset's metapaths, trained on
         the training labels of the task's split; the others: :func:`_two_hop_paths`, trained on
         :func:`~privgraph.methods.hetedp.nc.degree_bins` of their metapath degree on the authors'
-        20 % training split from the trial seed; all nodes of a type with fewer than 10), noise of the paper's calibration at ε_f redrawn every
-        epoch, the embedding of the clean input handed on
+        20 % training split from the trial seed; all nodes of a type with fewer than 10), noise of the
+        paper's calibration at ε_f redrawn every epoch, the embedding of the clean input handed on
         (:func:`~privgraph.methods.hetedp.nc.featdp_embedding`; not DP, stated)."""
         from privgraph.data.hetero import hetedp_node_split
         from privgraph.methods.hetedp.features import paper_noise_std
@@ -752,15 +903,22 @@ class HeteroNodeClassification(_HeteroTask):
                     trained_on[t] = f"training labels ({int(train.sum())} nodes), metapaths {list(graph.edge_types)}"
                 else:
                     graph = _metapath_graph(tdata, self.key, trial_seed, _two_hop_paths(tdata, t))
-                    degree = sum(torch.bincount(ei[1][ei[0] != ei[1]], minlength=clean[t].shape[0])
-                                 for ei in graph.edge_index_dict.values()) + len(graph.edge_types)
+                    degree = sum(
+                        torch.bincount(ei[1][ei[0] != ei[1]], minlength=clean[t].shape[0])
+                        for ei in graph.edge_index_dict.values()
+                    ) + len(graph.edge_types)
                     n = clean[t].shape[0]  # the authors' split needs >= 10 nodes (one validates); else all train
                     mask = hetedp_node_split(n, trial_seed)[0] if n >= 10 else torch.ones(n, dtype=torch.bool)
                     labels = degree_bins(degree, classes)
                     trained_on[t] = f"degree bins ({classes}), metapaths {list(graph.edge_types)}"
                 out[t] = featdp_embedding(clean[t], graph, t, labels, mask, sigma, seed)
-            details = {"nc_inputs": params.nc_inputs, "replaced": types, "noise_std": sigma,
-                       "han_trained_on": trained_on, "handed_on": "HAN embedding of the CLEAN inputs (featDP.py)"}
+            details = {
+                "nc_inputs": params.nc_inputs,
+                "replaced": types,
+                "noise_std": sigma,
+                "han_trained_on": trained_on,
+                "handed_on": "HAN embedding of the CLEAN inputs (featDP.py)",
+            }
             return ReplacedInputs(out, featdp_guarantee(types, target, eps_f, params.delta, sigma), details)
 
         return replace
@@ -777,15 +935,18 @@ class HeteroNodeClassification(_HeteroTask):
         if isinstance(released.payload, EpochEmbeddings):  # nc_model="link-vgae"
             p = self.method.params
             masks = _nc_masks(tdata, target, trial_seed, self.spec.split)
-            metrics, val_score = classify_epochs(released.payload, y, masks, p.nc_selection, p.nc_embedding,
-                                                 trial_seed)
+            metrics, val_score = classify_epochs(released.payload, y, masks, p.nc_selection, p.nc_embedding, trial_seed)
             return Evaluation(metrics, val_score)
         classes = int(y.max()) + 1
         if method == "metapath2vec":
-            z = metapath2vec_node_embeddings(tdata, self.key, target, trial_seed,  # the dataset's metapath
-                                             walks=self.method.params.walks())
-            clf, (train, val, test) = _m2v_classifier(z, tdata, target, trial_seed, self.spec.split,
-                                                      self.method.params)
+            z = metapath2vec_node_embeddings(
+                tdata,
+                self.key,
+                target,
+                trial_seed,  # the dataset's metapath
+                walks=self.method.params.walks(),
+            )
+            clf, (train, val, test) = _m2v_classifier(z, tdata, target, trial_seed, self.spec.split, self.method.params)
             predicted = torch.from_numpy(clf.predict(z[test].numpy()))
             val_acc = float((torch.from_numpy(clf.predict(z[val].numpy())) == y[val]).float().mean())
             return Evaluation(_f1(y[test], predicted), val_acc)
@@ -802,8 +963,9 @@ class HeteroNodeClassification(_HeteroTask):
             cls = RGCNClassifier if method == "rgcn" else HGTClassifier
             model = cls({t: v.shape[1] for t, v in inputs.items()}, hp.hidden, classes, tdata.metadata(), target)
             edges = tdata.edge_index_dict
-        result = train_node_classifier(model, inputs, edges, y, y, train, val, test, lr=0.005, weight_decay=1e-3,
-                                       epochs=hp.epochs, patience=None)
+        result = train_node_classifier(
+            model, inputs, edges, y, y, train, val, test, lr=0.005, weight_decay=1e-3, epochs=hp.epochs, patience=None
+        )
         return Evaluation(_f1(y[test], result.test_predictions), result.val_accuracy)
 
 
@@ -827,13 +989,21 @@ class LinkPrediction(_HeteroTask):
 
         super().validate()
         p = self.method.params
-        if (self.method.name == "hetedp" and self.spec.input is None and p.edge_type is not None
-                and p.edge_type != self.hetero_task.edge_type):
-            raise ValueError(f"{self.spec.dataset}'s link task predicts {self.hetero_task.edge_type}: the pipeline "
-                             "sets edge_type from the dataset")
+        if (
+            self.method.name == "hetedp"
+            and self.spec.input is None
+            and p.edge_type is not None
+            and p.edge_type != self.hetero_task.edge_type
+        ):
+            raise ValueError(
+                f"{self.spec.dataset}'s link task predicts {self.hetero_task.edge_type}: the pipeline "
+                "sets edge_type from the dataset"
+            )
         if self.method.name == "metapath2vec" and (p.classifier != "logistic" or p.train_share is not None):
-            raise ValueError("metapath2vec's classifier and train_share are node-classification parameters (link "
-                             "prediction scores the embeddings' inner products): leave them at their defaults")
+            raise ValueError(
+                "metapath2vec's classifier and train_share are node-classification parameters (link "
+                "prediction scores the embeddings' inner products): leave them at their defaults"
+            )
         if self.method.name == "hetedp":
             check_nc_defaults(p.nc_model, p.nc_selection, p.nc_embedding, p.nc_inputs, "link prediction")
 
@@ -846,25 +1016,30 @@ class LinkPrediction(_HeteroTask):
         return data, link_split(data, self.hetero_task, seed=trial_seed)
 
     def release_search(self, eps):
-        if (self.method.name != "hetedp" or eps is None or "feature_share" in self.spec.params
-                or self.method.params.features == "none"):  # ε_f = 0: no split to choose
+        if (
+            self.method.name != "hetedp"
+            or eps is None
+            or "feature_share" in self.spec.params
+            or self.method.params.features == "none"
+        ):  # ε_f = 0: no split to choose
             return {}
         return {"feature_share": list(SHARE_GRID)}
 
     def release(self, tdata, eps, trial_seed, eps_index, method, candidate=None, shared=None):
         if method.name != "hetedp":
-            return Released(None, self.finish_report(PrivacyReport([unprotected(Unit.NODE_FEATURES, method.name)]),
-                                                     eps))
+            return Released(
+                None, self.finish_report(PrivacyReport([unprotected(Unit.NODE_FEATURES, method.name)]), eps)
+            )
         data, (train, _, _) = tdata
         task = self.hetero_task
         examples = train[task.edge_type].edge_label_index
         p, count_note = self.public_edge_count(method.params, examples)
         rng = self.source(trial_seed, *self.release_stream(eps_index, candidate))
-        link = p.link_release(data, task.edge_type, task.reverse, examples, train.edge_index_dict, eps, rng,
-                              trial_seed, self.progress)
+        link = p.link_release(
+            data, task.edge_type, task.reverse, examples, train.edge_index_dict, eps, rng, trial_seed, self.progress
+        )
         report = PrivacyReport(_noted_last(link.guarantees, count_note))
-        return Released(link, self.finish_report(report, eps), link.details,
-                        "gaussian" if eps is not None else None)
+        return Released(link, self.finish_report(report, eps), link.details, "gaussian" if eps is not None else None)
 
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):
         from privgraph.methods.hetedp.baselines import train_link_baseline
@@ -874,8 +1049,9 @@ class LinkPrediction(_HeteroTask):
         task = self.hetero_task
         if released.payload is None:
             walks = self.method.params.walks() if self.method.name == "metapath2vec" else None
-            val_auc, auc = train_link_baseline(self.method.name, data, task, splits, trial_seed, hp.hidden, hp.epochs,
-                                               walks=walks)
+            val_auc, auc = train_link_baseline(
+                self.method.name, data, task, splits, trial_seed, hp.hidden, hp.epochs, walks=walks
+            )
         else:
             link = released.payload
 
@@ -887,26 +1063,43 @@ class LinkPrediction(_HeteroTask):
 
 
 TASK_CLASSES: dict[str, type[EvaluationTask]] = {
-    t.name: t for t in (NodeClassification, AttributeInference, HeteroNodeClassification, LinkPrediction)}
+    t.name: t for t in (NodeClassification, AttributeInference, HeteroNodeClassification, LinkPrediction)
+}
 TASK_ALIASES = {"nc": {True: "hetero-nc", False: "nc"}}  # `--task nc` on a heterogeneous method
 
 
 def task_for(method: type[Method], name: str | None) -> type[EvaluationTask]:
     """The evaluation task ``name`` (or the method's default) for ``method``; clear error when it does not apply."""
     if name is None:
-        name = ("hetero-nc" if method.heterogeneous else
-                {Task.EMBEDDING: "attribute", Task.NODE_CLASSIFICATION: "nc"}.get(method.task, "lp"))
+        name = (
+            "hetero-nc"
+            if method.heterogeneous
+            else {Task.EMBEDDING: "attribute", Task.NODE_CLASSIFICATION: "nc"}.get(method.task, "lp")
+        )
     name = TASK_ALIASES.get(name, {}).get(method.heterogeneous, name)
     if name not in TASK_CLASSES:
         raise ValueError(f"unknown task {name!r}; choose from nc, lp, attribute")
     cls = TASK_CLASSES[name]
     if not cls.accepts(method):
         usable = [n for n, c in TASK_CLASSES.items() if c.accepts(method)]
-        raise ValueError(f"{method.name} is a {method.task.value} method on "
-                         f"{'HeteroData' if method.heterogeneous else 'Data'}: task {name!r} does not apply "
-                         f"(its tasks: {', '.join(usable)})")
+        raise ValueError(
+            f"{method.name} is a {method.task.value} method on "
+            f"{'HeteroData' if method.heterogeneous else 'Data'}: task {name!r} does not apply "
+            f"(its tasks: {', '.join(usable)})"
+        )
     return cls
 
 
-__all__ = ["AttributeInference", "EvaluationTask", "Evaluation", "HeteroNodeClassification", "HeteroTraining",
-           "LinkPrediction", "NodeClassification", "Released", "SHARE_GRID", "TASK_CLASSES", "task_for"]
+__all__ = [
+    "AttributeInference",
+    "EvaluationTask",
+    "Evaluation",
+    "HeteroNodeClassification",
+    "HeteroTraining",
+    "LinkPrediction",
+    "NodeClassification",
+    "Released",
+    "SHARE_GRID",
+    "TASK_CLASSES",
+    "task_for",
+]

@@ -9,7 +9,7 @@ from abc import ABC, abstractmethod
 import torch
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
-from privgraph.accounting.validation import MAX_EPSILON, check_delta, check_epsilon  # re-exported here
+from privgraph.accounting.validation import MAX_EPSILON, check_delta, check_epsilon  # noqa: F401 (re-exported)
 from privgraph.mechanisms.randomness import RandomSource
 
 
@@ -108,9 +108,7 @@ class FeatureMechanism(ABC):
 
     def guarantee(self) -> PrivacyGuarantee:
         """ε-LDP per node feature vector (pure unless a subclass says otherwise)."""
-        return PrivacyGuarantee(
-            Unit.NODE_FEATURES, TrustModel.LOCAL, self.epsilon, 0.0, self.name, self._notes()
-        )
+        return PrivacyGuarantee(Unit.NODE_FEATURES, TrustModel.LOCAL, self.epsilon, 0.0, self.name, self._notes())
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon:g}, domain=[{self.alpha:g}, {self.beta:g}])"

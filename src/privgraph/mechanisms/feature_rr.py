@@ -41,7 +41,6 @@ from privgraph.accounting import PrivacyGuarantee
 from privgraph.mechanisms.base import MAX_EPSILON, FeatureMechanism, worst_case_log_ratio
 from privgraph.mechanisms.randomness import RandomSource, uniform
 
-
 BIN_VALUES = ("upper", "endpoints")
 """The server's value for bin t: the paper's t/k, or (t − 1)/(k − 1) (see :meth:`FeatureRR.bin_values`)."""
 
@@ -59,8 +58,11 @@ def released_code_loss(d: int, bits: int, epsilon: float, shares: torch.Tensor |
     Bit ``j`` of feature ``i`` is kept with probability ``sigmoid(x_ij)``, ``x_ij = d·ε·θ_i·(bits − j)/bits − μ``,
     ``μ = ε((bits+1)d + 1)/(4·d·bits)``; a bit flip with keep probability ``sigmoid(x)`` is ``|x|``-LDP, and
     the bits are independent, so the vector's loss is ``Σ_{i,j} |x_ij|`` (basic composition, tight for RR)."""
-    theta = (torch.full((d,), 1.0 / d, dtype=torch.float64) if shares is None
-             else torch.as_tensor(shares, dtype=torch.float64).flatten())
+    theta = (
+        torch.full((d,), 1.0 / d, dtype=torch.float64)
+        if shares is None
+        else torch.as_tensor(shares, dtype=torch.float64).flatten()
+    )
     if theta.numel() != d:
         raise ValueError(f"shares must have d = {d} entries, got {theta.numel()}")
     mu = epsilon * ((bits + 1) * d + 1) / (4 * d * bits)
@@ -83,7 +85,7 @@ def calibrate_lambda(budgets: torch.Tensor, k: int, tol: float = 1e-12, chunk: i
     unique, inverse = torch.unique(budgets, return_inverse=True)
     out = torch.zeros_like(unique)
     for s in range(0, unique.numel(), chunk):
-        eps = unique[s:s + chunk]
+        eps = unique[s : s + chunk]
         lo = torch.zeros_like(eps)
         hi = eps / (k - 1) * 2.0 + 1e-12  # Theorem 3's value is eps/(k−1); bracket generously
         while True:
@@ -97,7 +99,7 @@ def calibrate_lambda(budgets: torch.Tensor, k: int, tol: float = 1e-12, chunk: i
             lo, hi = torch.where(ok, mid, lo), torch.where(ok, hi, mid)
             if float((hi - lo).max()) <= tol * max(1.0, float(hi.max())):
                 break
-        out[s:s + chunk] = torch.where(eps > 0, lo, torch.zeros_like(lo))
+        out[s : s + chunk] = torch.where(eps > 0, lo, torch.zeros_like(lo))
     return out[inverse]
 
 
@@ -106,9 +108,17 @@ class FeatureRR(FeatureMechanism):
 
     name = "featurerr"
 
-    def __init__(self, epsilon: float, shares: torch.Tensor, bins: int = 2,
-                 domain: tuple[float, float] = (0.0, 1.0), clip: bool = False, debias: bool = False,
-                 budget_scale: float = 1.0, values: str = "upper"):
+    def __init__(
+        self,
+        epsilon: float,
+        shares: torch.Tensor,
+        bins: int = 2,
+        domain: tuple[float, float] = (0.0, 1.0),
+        clip: bool = False,
+        debias: bool = False,
+        budget_scale: float = 1.0,
+        values: str = "upper",
+    ):
         super().__init__(epsilon, domain, clip)
         if values not in BIN_VALUES:
             raise ValueError(f"values must be one of {', '.join(BIN_VALUES)}, got {values!r}")
@@ -154,11 +164,11 @@ class FeatureRR(FeatureMechanism):
         block = max(1, (1 << 23) // (d * self.k))
         feature = torch.arange(d)
         for s in range(0, n, block):
-            t = self.discretize(x[s:s + block])
+            t = self.discretize(x[s : s + block])
             rows = cdf[feature[None, :], t]  # [block, d, k]
             u = uniform(tuple(t.shape), rng)
             bucket = (rows < u[..., None]).sum(dim=-1).clamp(max=self.k - 1)
-            out[s:s + block] = (bucket + 1).to(torch.float32) / self.k
+            out[s : s + block] = (bucket + 1).to(torch.float32) / self.k
         return out
 
     def bin_values(self) -> torch.Tensor:
@@ -195,11 +205,21 @@ class FeatureRR(FeatureMechanism):
         g = super().guarantee()
         if self.budget_scale != 1.0:
             total = float(self.budgets.sum())
-            return PrivacyGuarantee(g.unit, g.trust_model, total, g.delta, g.mechanism, g.notes + (
-                f"NOT {self.epsilon:g}-LDP: per-feature budgets ε_i = {self.budget_scale:g}·θ_i·ε (each capped at "
-                f"{MAX_EPSILON:g}), the scale of the authors' released code, which does not compose to ε; "
-                f"basic composition over the features gives {total:.4g}, the ε stated here (k={self.k} bins)",))
+            return PrivacyGuarantee(
+                g.unit,
+                g.trust_model,
+                total,
+                g.delta,
+                g.mechanism,
+                g.notes
+                + (
+                    f"NOT {self.epsilon:g}-LDP: per-feature budgets ε_i = {self.budget_scale:g}·θ_i·ε (each capped at "
+                    f"{MAX_EPSILON:g}), the scale of the authors' released code, which does not compose to ε; "
+                    f"basic composition over the features gives {total:.4g}, the ε stated here (k={self.k} bins)",
+                ),
+            )
         return g.with_note(
             f"k={self.k} bins; feature i gets ε_i = θ_i·ε (max {float(self.budgets.max()):.3g}, "
             f"min {float(self.budgets.min()):.3g}); each exactly ε_i-LDP by the worst-case log ratio of its "
-            "transition matrix (computed and verified); basic composition over features gives ε")
+            "transition matrix (computed and verified); basic composition over features gives ε"
+        )

@@ -62,8 +62,10 @@ def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -
     """
     eps = check_epsilon(epsilon)
     if not eps < 1.0:
-        raise ValueError(f"the classical Gaussian mechanism (Dwork & Roth Thm A.1) needs epsilon in (0, 1), got "
-                         f"{epsilon!r}; use analytic_gaussian_sigma for epsilon >= 1")
+        raise ValueError(
+            f"the classical Gaussian mechanism (Dwork & Roth Thm A.1) needs epsilon in (0, 1), got "
+            f"{epsilon!r}; use analytic_gaussian_sigma for epsilon >= 1"
+        )
     d = check_delta(delta)
     sensitivity = float(sensitivity)
     if not (sensitivity >= 0 and math.isfinite(sensitivity)):

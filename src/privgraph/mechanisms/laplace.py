@@ -28,6 +28,8 @@ class Laplace(FeatureMechanism):
         return reports.to(torch.float64)
 
     def guarantee(self):
-        return super().guarantee().with_note(
-            "continuous noise sampled in floating point (inverse CDF); see Mironov (CCS 2012)"
+        return (
+            super()
+            .guarantee()
+            .with_note("continuous noise sampled in floating point (inverse CDF); see Mironov (CCS 2012)")
         )

@@ -233,8 +233,10 @@ class SampledNumeric(FeatureMechanism):
         g = super().guarantee()
         if self._last is not None:
             k, d = self._last
-            g = g.with_note(f"{self.scalar.name}: k={k} of d={d} features reported per node, ε/k={self.epsilon / k:g} "
-                            "each (Wang et al. ICDE'19 Alg. 4; basic composition)")
+            g = g.with_note(
+                f"{self.scalar.name}: k={k} of d={d} features reported per node, ε/k={self.epsilon / k:g} "
+                "each (Wang et al. ICDE'19 Alg. 4; basic composition)"
+            )
         if self.scalar.continuous:
             g = g.with_note("continuous noise sampled in floating point (Mironov 2012 caveat)")
         return g
@@ -293,13 +295,13 @@ class DuchiFeatures(FeatureMechanism):
         b = self.bound(self.epsilon, dd)
         block = max(1, (1 << 22) // dd)
         for s in range(0, n, block):
-            xs = unit[s:s + block]
+            xs = unit[s : s + block]
             v = torch.where(uniform(tuple(xs.shape), rng) < (1.0 + xs) / 2.0, 1.0, -1.0)
             t = torch.where(uniform(tuple(xs.shape), rng) < 0.5, 1.0, -1.0)
             positive = (t * v).sum(dim=1) > 0
             want_positive = uniform((xs.shape[0],), rng) < right_side
             t = torch.where((positive != want_positive)[:, None], -t, t)
-            out[s:s + block] = b * t[:, :d]
+            out[s : s + block] = b * t[:, :d]
         return out
 
     def estimate(self, reports: torch.Tensor) -> torch.Tensor:

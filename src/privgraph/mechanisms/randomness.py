@@ -30,7 +30,6 @@ response) are not affected.
 from __future__ import annotations
 
 import os
-from typing import Union
 
 import numpy as np
 import torch
@@ -73,7 +72,7 @@ class SecureRandom:
         return torch.from_numpy((out % np.uint64(high)).astype(np.int64).reshape(shape))
 
 
-RandomSource = Union[torch.Generator, SecureRandom]
+RandomSource = torch.Generator | SecureRandom
 
 
 def make_generator(seed: int | None = None, secure: bool = False) -> RandomSource:
@@ -92,9 +91,11 @@ SECURE_NOTE = "randomness from the OS cryptographic source (os.urandom); no seed
 
 def reproducible_note(seed: int) -> str:
     """The warning every guarantee of a seeded (``--reproducible``) release carries."""
-    return (f"REPRODUCIBLE release, for research only: the noise was drawn from seed {seed}, recorded in this "
-            "report; anyone with the seed can regenerate the noise and remove it, so this release gives NO "
-            "privacy protection once the seed is known")
+    return (
+        f"REPRODUCIBLE release, for research only: the noise was drawn from seed {seed}, recorded in this "
+        "report; anyone with the seed can regenerate the noise and remove it, so this release gives NO "
+        "privacy protection once the seed is known"
+    )
 
 
 def derive_seed(*parts: int) -> int:

@@ -1,6 +1,8 @@
 """Published systems, one module each, registered by name in :data:`METHODS`
 (``@register_method``); :func:`get_method` builds one with its typed parameters."""
 
+# ruff: noqa: I001, F401 -- the import order is the registration order (lpgnn first: `privgraph methods` lists
+# in it), and the method classes are re-exported
 from __future__ import annotations
 
 from privgraph.methods.base import (
@@ -14,7 +16,7 @@ from privgraph.methods.base import (
     param,
     register_method,
 )
-from privgraph.methods.lpgnn import LPGNN, LabelReports, denoise_labels, report_labels  # noqa: I001 (lpgnn first)
+from privgraph.methods.lpgnn import LPGNN, LabelReports, denoise_labels, report_labels
 from privgraph.methods.ppcvgae.method import DPGCN, PPCVGAE, VGAE
 from privgraph.methods.hetedp.method import HGT, RGCN, HeteDP, HeteDPFeatures, MetaPath2Vec
 from privgraph.methods.baselines import MLP, OneHotDegree, RandomFeatures, RawFeatures

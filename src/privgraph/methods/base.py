@@ -74,17 +74,19 @@ class MethodParams:
         """Check the values; subclasses extend it (call ``super().validate()``)."""
 
     @classmethod
-    def build(cls, method: str, values: dict[str, Any]) -> "MethodParams":
+    def build(cls, method: str, values: dict[str, Any]) -> MethodParams:
         """``cls(**values)`` with unknown names refused by a clear error."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
-            raise ValueError(f"{method!r} has no parameter {', '.join(map(repr, unknown))}; its parameters: "
-                             f"{', '.join(sorted(known)) or 'none'}")
+            raise ValueError(
+                f"{method!r} has no parameter {', '.join(map(repr, unknown))}; its parameters: "
+                f"{', '.join(sorted(known)) or 'none'}"
+            )
         return cls(**values)
 
     @classmethod
-    def resolve(cls, owner: str, params: "MethodParams | None", values: dict[str, Any]) -> "MethodParams":
+    def resolve(cls, owner: str, params: MethodParams | None, values: dict[str, Any]) -> MethodParams:
         """The parameters of a method or attack built from a ``Params`` object or from values, not both."""
         if params is not None and values:
             raise TypeError("give either a Params object or parameter values, not both")
@@ -95,8 +97,10 @@ class MethodParams:
     @classmethod
     def describe(cls) -> list[dict[str, Any]]:
         """Name, type, default and help of every parameter."""
-        return [{"name": f.name, "type": str(f.type), "default": f.default, "help": f.metadata.get("help", "")}
-                for f in fields(cls)]
+        return [
+            {"name": f.name, "type": str(f.type), "default": f.default, "help": f.metadata.get("help", "")}
+            for f in fields(cls)
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -144,8 +148,10 @@ SEARCH_SPACE: dict[str, list[Any]] = {
 }
 
 
-NO_FEATURES_NOTE = ("the input has no node features, so the release has none; a classifier trained on it reads a "
-                    "one-hot encoding of each node's degree in the released graph instead (post-processing)")
+NO_FEATURES_NOTE = (
+    "the input has no node features, so the release has none; a classifier trained on it reads a "
+    "one-hot encoding of each node's degree in the released graph instead (post-processing)"
+)
 
 
 def public_features(data: Data) -> torch.Tensor | None:
@@ -224,17 +230,24 @@ class Method:
     def __init__(self, params: MethodParams | None = None, **values: Any):
         self.params = self.Params.resolve(self.name, params, values)
 
-    def with_params(self, **changes: Any) -> "Method":
+    def with_params(self, **changes: Any) -> Method:
         """The same method with some parameters changed (validated)."""
         return type(self)(self.Params.build(self.name, {**self.params.to_dict(), **changes}))
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """The server's view after the one-time collection (node-classification methods)."""
         raise NotImplementedError(f"{self.name} does not release node features or a graph for node classification")
 
-    def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
-                  progress: ProgressHook | None = None, label_epsilon: float | None = None) -> PrivateRelease:
+    def privatize(
+        self,
+        data: Any,
+        epsilon: float | None,
+        rng: RandomSource,
+        progress: ProgressHook | None = None,
+        label_epsilon: float | None = None,
+    ) -> PrivateRelease:
         """Release ``data`` once (:func:`privgraph.privatize` documents the arguments);
         ``label_epsilon`` adds LPGNN's label LDP (node-classification methods only)."""
         return node_classification_release(self, data, epsilon, rng, progress, label_epsilon)
@@ -242,17 +255,27 @@ class Method:
     def kprop_steps(self, hp: Hyperparameters) -> int:
         return 0
 
-    def build_model(self, model: str, in_dim: int, num_classes: int, hp: Hyperparameters,
-                    release: Release | None = None) -> NodeClassifier:
+    def build_model(
+        self, model: str, in_dim: int, num_classes: int, hp: Hyperparameters, release: Release | None = None
+    ) -> NodeClassifier:
         """The classifier for ``release``'s graph: weighted layers when it carries
         edge weights, dense ones when it is a :class:`BlockwiseAdjacency`."""
         dense = release is not None and release.adjacency is not None
         weighted = release is not None and release.edge_weight is not None
-        return NodeClassifier(model, in_dim, hp.hidden, num_classes, hp.dropout, kprop_steps=self.kprop_steps(hp),
-                              weighted=weighted, dense=dense)
+        return NodeClassifier(
+            model,
+            in_dim,
+            hp.hidden,
+            num_classes,
+            hp.dropout,
+            kprop_steps=self.kprop_steps(hp),
+            weighted=weighted,
+            dense=dense,
+        )
 
-    def fit(self, release: Release, data: Data, model: str, hp: Hyperparameters, seed: int,
-            labels: Any = None) -> "TrainResult":
+    def fit(
+        self, release: Release, data: Data, model: str, hp: Hyperparameters, seed: int, labels: Any = None
+    ) -> TrainResult:
         """Train this method's classifier on ``release`` (post-processing) with selection on
         validation; ``data`` gives the labels and the split.  With label reports (``labels``,
         :class:`~privgraph.methods.LabelReports`) the server trains on their denoised version
@@ -267,9 +290,22 @@ class Method:
         net = self.build_model(model, x.shape[1], num_classes, hp, release)
         y_obs, transition = (data.y, None) if labels is None else denoise_labels(data, labels, hp.label_steps)
         result = train_node_classifier(
-            net, x, release.graph(data), y_obs, data.y, data.train_mask, data.val_mask, data.test_mask,
-            lr=hp.lr, weight_decay=hp.weight_decay, epochs=hp.epochs, patience=hp.patience,
-            loss_transition=transition, edge_weight=release.edge_weight, selection=hp.selection)
+            net,
+            x,
+            release.graph(data),
+            y_obs,
+            data.y,
+            data.train_mask,
+            data.val_mask,
+            data.test_mask,
+            lr=hp.lr,
+            weight_decay=hp.weight_decay,
+            epochs=hp.epochs,
+            patience=hp.patience,
+            loss_transition=transition,
+            edge_weight=release.edge_weight,
+            selection=hp.selection,
+        )
         result.model = net
         return result
 
@@ -282,11 +318,18 @@ class Method:
     @classmethod
     def info(cls) -> dict[str, Any]:
         """The registry entry: name, description, unit, task, privacy, parameters and defaults."""
-        return {"name": cls.name, "description": cls.description, "unit": cls.unit, "task": cls.task.value,
-                "private": cls.private, "epsilon_optional": cls.epsilon_optional,
-                "graph": "HeteroData" if cls.heterogeneous else "Data",
-                "private_fields": list(cls.private_fields), "public_fields": list(cls.public_fields),
-                "parameters": cls.Params.describe()}
+        return {
+            "name": cls.name,
+            "description": cls.description,
+            "unit": cls.unit,
+            "task": cls.task.value,
+            "private": cls.private,
+            "epsilon_optional": cls.epsilon_optional,
+            "graph": "HeteroData" if cls.heterogeneous else "Data",
+            "private_fields": list(cls.private_fields),
+            "public_fields": list(cls.public_fields),
+            "parameters": cls.Params.describe(),
+        }
 
 
 METHODS: dict[str, type[Method]] = {}  # the registry: the CLI, the API and the tests all read it
@@ -310,9 +353,14 @@ def _privatized(guarantees: list[PrivacyGuarantee], units: tuple[str, ...]) -> s
     return None
 
 
-def node_classification_release(method: Method, data: Data, epsilon: float | None, rng: RandomSource,
-                                progress: ProgressHook | None = None,
-                                label_epsilon: float | None = None) -> PrivateRelease:
+def node_classification_release(
+    method: Method,
+    data: Data,
+    epsilon: float | None,
+    rng: RandomSource,
+    progress: ProgressHook | None = None,
+    label_epsilon: float | None = None,
+) -> PrivateRelease:
     """:meth:`Method.privatize` of the node-classification methods: the graph validated at the
     boundary, :meth:`Method.release` run once, and a new ``Data`` built from what it released and
     the method's public fields.  With ``label_epsilon`` the training and validation nodes report
@@ -354,15 +402,26 @@ def node_classification_release(method: Method, data: Data, epsilon: float | Non
         if release.edge_weight is not None:
             out.edge_weight = release.edge_weight
         fields["edge_index"] = (link or "privatized") + (
-            "; the public edges are written as given" if any(g.unit == Unit.PRIVATE_EDGE for g in guarantees)
-            else "")
+            "; the public edges are written as given" if any(g.unit == Unit.PRIVATE_EDGE for g in guarantees) else ""
+        )
     if labels is not None:
-        out.y_reported, out.label_epsilon, out.num_classes = labels.reported, labels.mechanism.epsilon, labels.mechanism.k
+        out.y_reported, out.label_epsilon, out.num_classes = (
+            labels.reported,
+            labels.mechanism.epsilon,
+            labels.mechanism.k,
+        )
         fields["y"] = "privatized (as y_reported): " + labels.guarantee().describe()
     for name in method.public_fields:
         if name in data and name not in out and not (name == "y" and labels is not None):
             out[name] = data[name]
             fields[name] = PUBLIC
-    return PrivateRelease(method.name, method.params.to_dict(), epsilon, out, PrivacyReport(guarantees), fields,
-                          {**release.details, **({"input_graph": graph_notes} if graph_notes else {})},
-                          reports=release.reports)
+    return PrivateRelease(
+        method.name,
+        method.params.to_dict(),
+        epsilon,
+        out,
+        PrivacyReport(guarantees),
+        fields,
+        {**release.details, **({"input_graph": graph_notes} if graph_notes else {})},
+        reports=release.reports,
+    )

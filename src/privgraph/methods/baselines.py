@@ -13,7 +13,11 @@ from privgraph.methods.base import Method, Release, register_method
 from privgraph.progress import ProgressHook
 
 FEATURES_UNUSED = PrivacyGuarantee(
-    Unit.NODE_FEATURES, TrustModel.LOCAL, 0.0, 0.0, "features not collected",
+    Unit.NODE_FEATURES,
+    TrustModel.LOCAL,
+    0.0,
+    0.0,
+    "features not collected",
     ("the private features never leave the nodes; the graph is public in this setting",),
 )
 
@@ -29,8 +33,9 @@ class RawFeatures(Method):
     description = "GNN on raw features (non-private)"
     private_fields = ()
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """The raw features (float32) with the non-private guarantee; ``epsilon`` is ignored."""
         return Release(data.x.to(torch.float32), NON_PRIVATE)
 
@@ -58,8 +63,9 @@ class RandomFeatures(Method):
     name = "gcn-rnd"
     description = "GNN on random features (fully private)"
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """Uniform random features of x's shape, with the ε = 0 feature guarantee."""
         x = uniform((data.num_nodes, data.num_features), rng).to(torch.float32)
         return Release(x, FEATURES_UNUSED)
@@ -75,8 +81,9 @@ class OneHotDegree(Method):
     name = "gcn-ohd"
     description = "GNN on one-hot degree features (fully private)"
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """One-hot degree features of the public graph, with the ε = 0 feature guarantee."""
         return Release(one_hot_degree(data.edge_index, data.num_nodes), FEATURES_UNUSED)
 

@@ -20,8 +20,13 @@ import torch
 from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee
-from privgraph.mechanisms import FEATURE_MECHANISMS, RandomizedResponse, RandomSource, check_delta, \
-    get_feature_mechanism
+from privgraph.mechanisms import (
+    FEATURE_MECHANISMS,
+    RandomizedResponse,
+    RandomSource,
+    check_delta,
+    get_feature_mechanism,
+)
 from privgraph.methods.base import Hyperparameters, Method, MethodParams, Release, param, register_method
 from privgraph.nn import KProp
 from privgraph.progress import ProgressHook
@@ -36,8 +41,11 @@ class FeatureParams(MethodParams):
 
     mechanism: str = param("multibit", f"feature mechanism: {', '.join(FEATURE_MECHANISMS)}")
     delta: float | None = param(None, "the Gaussian mechanism's δ per node (mechanism='gaussian'; default 1e-5)")
-    clip: bool = param(False, "clip features into the declared domain (data.feature_domain, default [0, 1]) "
-                              "instead of refusing values outside it")
+    clip: bool = param(
+        False,
+        "clip features into the declared domain (data.feature_domain, default [0, 1]) "
+        "instead of refusing values outside it",
+    )
 
     def validate(self) -> None:
         if self.mechanism not in FEATURE_MECHANISMS:
@@ -63,8 +71,9 @@ class LPGNN(Method):
     private = True
     tunable = ("lr", "weight_decay", "dropout", "kprop_steps")
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """The rectified perturbed features of every node, with the mechanism's ε-LDP guarantee."""
         eps = self.check_epsilon_given(epsilon)
         p = self.params
@@ -102,9 +111,7 @@ def report_labels(data: Data, epsilon_y: float, rng: RandomSource, num_classes: 
     return LabelReports(reported, rr)
 
 
-def denoise_labels(
-    data: Data, reports: LabelReports, label_steps: int
-) -> tuple[torch.Tensor, torch.Tensor | None]:
+def denoise_labels(data: Data, reports: LabelReports, label_steps: int) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Server side (post-processing): KProp propagation of the noisy one-hot
     labels for ``label_steps`` steps and arg-max (nodes whose propagated
     vector is empty keep their own report).  ``label_steps = 0`` keeps the

@@ -5,5 +5,13 @@ from privgraph.nn.hetero import HANClassifier, HGTClassifier, RelationalVGAEEnco
 from privgraph.nn.kprop import KProp, normalized_adjacency
 from privgraph.nn.models import MODELS, NodeClassifier
 
-__all__ = ["MODELS", "HANClassifier", "HGTClassifier", "KProp", "NodeClassifier", "RelationalVGAEEncoder",
-           "RGCNClassifier", "normalized_adjacency"]
+__all__ = [
+    "MODELS",
+    "HANClassifier",
+    "HGTClassifier",
+    "KProp",
+    "NodeClassifier",
+    "RelationalVGAEEncoder",
+    "RGCNClassifier",
+    "normalized_adjacency",
+]

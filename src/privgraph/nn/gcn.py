@@ -59,13 +59,17 @@ class CachedGCNConv(GCNConv):
         self._csr: tuple[Tensor, Tensor] | None = None
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor | None = None) -> Tensor:
-        if edge_weight is not None or not isinstance(edge_index, Tensor) or edge_index.layout != torch.strided \
-                or not self.normalize or self.flow != "source_to_target":
+        if (
+            edge_weight is not None
+            or not isinstance(edge_index, Tensor)
+            or edge_index.layout != torch.strided
+            or not self.normalize
+            or self.flow != "source_to_target"
+        ):
             return super().forward(x, edge_index, edge_weight)
         if self._csr is None:  # PyG's normalisation (self-loops appended), as GCNConv caches it
             n = x.size(self.node_dim)
-            (src, dst), weight = gcn_norm(edge_index, None, n, self.improved, self.add_self_loops, self.flow,
-                                          x.dtype)
+            (src, dst), weight = gcn_norm(edge_index, None, n, self.improved, self.add_self_loops, self.flow, x.dtype)
             self._csr = (edge_order_csr(dst, src, weight, n), edge_order_csr(src, dst, weight, n))
         h = self.lin(x)
         if self._csr[0].dtype != h.dtype:  # e.g. after .double(): PyG's cached weights promote too

@@ -10,7 +10,7 @@ the hidden representations of every type."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor, nn
@@ -31,8 +31,15 @@ class RelationalVGAEEncoder(nn.Module):
     ``self_connection=False`` drops the node's own term: the authors' ``model.TopoDP`` (DGL
     ``GraphConv`` per relation, summed, no self-loop), where a node's embedding reads its neighbours only."""
 
-    def __init__(self, in_dims: dict[str, int], encoded_types: Sequence[str], relations: Sequence[EdgeType],
-                 hidden: int, latent: int, self_connection: bool = True):
+    def __init__(
+        self,
+        in_dims: dict[str, int],
+        encoded_types: Sequence[str],
+        relations: Sequence[EdgeType],
+        hidden: int,
+        latent: int,
+        self_connection: bool = True,
+    ):
         super().__init__()
         self.self_connection = self_connection
         self.inp = nn.ModuleDict({t: nn.Linear(d, hidden) for t, d in in_dims.items()})
@@ -52,8 +59,9 @@ class RelationalVGAEEncoder(nn.Module):
 class HANClassifier(nn.Module):
     """HANConv over the metapath graphs of ``target`` (eq. 7–13), then a linear layer."""
 
-    def __init__(self, in_dim: int, hidden: int, num_classes: int, metadata, target: str, heads: int = 8,
-                 dropout: float = 0.6):
+    def __init__(
+        self, in_dim: int, hidden: int, num_classes: int, metadata, target: str, heads: int = 8, dropout: float = 0.6
+    ):
         super().__init__()
         self.target = target
         self.conv = HANConv({target: in_dim}, hidden, metadata, heads=heads, dropout=dropout)
@@ -71,14 +79,15 @@ class HANClassifier(nn.Module):
 class RGCNClassifier(nn.Module):
     """Two relational layers (GraphConv with mean aggregation per relation, summed over relations)."""
 
-    def __init__(self, in_dims: dict[str, int], hidden: int, num_classes: int, metadata, target: str,
-                 dropout: float = 0.5):
+    def __init__(
+        self, in_dims: dict[str, int], hidden: int, num_classes: int, metadata, target: str, dropout: float = 0.5
+    ):
         super().__init__()
         self.target, self.dropout = target, dropout
         self.inp = nn.ModuleDict({t: nn.Linear(d, hidden) for t, d in in_dims.items()})
         self.convs = nn.ModuleList(
-            HeteroConv({et: GraphConv(hidden, hidden, aggr="mean") for et in metadata[1]}, aggr="sum")
-            for _ in range(2))
+            HeteroConv({et: GraphConv(hidden, hidden, aggr="mean") for et in metadata[1]}, aggr="sum") for _ in range(2)
+        )
         self.out = nn.Linear(hidden, num_classes)
 
     def embed(self, x_dict: dict[str, Tensor], edge_index_dict) -> dict[str, Tensor]:
@@ -97,8 +106,16 @@ class RGCNClassifier(nn.Module):
 class HGTClassifier(nn.Module):
     """Per-type input projection, two HGT layers, a linear output."""
 
-    def __init__(self, in_dims: dict[str, int], hidden: int, num_classes: int, metadata, target: str,
-                 heads: int = 2, dropout: float = 0.5):
+    def __init__(
+        self,
+        in_dims: dict[str, int],
+        hidden: int,
+        num_classes: int,
+        metadata,
+        target: str,
+        heads: int = 2,
+        dropout: float = 0.5,
+    ):
         super().__init__()
         self.target, self.dropout = target, dropout
         self.inp = nn.ModuleDict({t: nn.Linear(d, hidden) for t, d in in_dims.items()})
@@ -109,8 +126,10 @@ class HGTClassifier(nn.Module):
         h = {t: torch.relu(self.inp[t](x)) for t, x in x_dict.items()}
         for conv in self.convs:
             new = conv(h, edge_index_dict)
-            h = {t: nn.functional.dropout(new[t] if new.get(t) is not None else h[t], self.dropout, self.training)
-                 for t in h}
+            h = {
+                t: nn.functional.dropout(new[t] if new.get(t) is not None else h[t], self.dropout, self.training)
+                for t in h
+            }
         return h
 
     def forward(self, x_dict: dict[str, Tensor], edge_index_dict) -> Tensor:

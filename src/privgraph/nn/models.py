@@ -16,16 +16,25 @@ MODELS = ("gcn", "sage", "gat", "mlp")
 KPROP_AGGREGATOR = {"gcn": "gcn", "sage": "mean", "gat": "mean", "mlp": "mean"}
 
 
-def make_conv(model: str, in_dim: int, out_dim: int, heads: int = 1, last: bool = False,
-              weighted: bool = False, dense: bool = False) -> nn.Module:
+def make_conv(
+    model: str,
+    in_dim: int,
+    out_dim: int,
+    heads: int = 1,
+    last: bool = False,
+    weighted: bool = False,
+    dense: bool = False,
+) -> nn.Module:
     """One layer; ``weighted`` picks the edge-weighted forms of Blink's Appendix B.1
     (PyG's GCNConv already implements eq. 20 with ``edge_weight``); ``dense``
     their forms over a :class:`~privgraph.nn.dense.BlockwiseAdjacency` (Blink-Soft)."""
     if dense and model in ("gcn", "sage"):
         return BlockwiseGCNConv(in_dim, out_dim) if model == "gcn" else BlockwiseSAGEConv(in_dim, out_dim)
     if dense and model == "gat":
-        raise ValueError("GAT over a dense weight matrix (every node attending to all others) is not supported; "
-                         "Blink's authors do not run Blink-Soft with GAT either — use gcn or sage")
+        raise ValueError(
+            "GAT over a dense weight matrix (every node attending to all others) is not supported; "
+            "Blink's authors do not run Blink-Soft with GAT either — use gcn or sage"
+        )
     if model == "gcn":
         return CachedGCNConv(in_dim, out_dim)
     if model == "sage":
@@ -75,8 +84,9 @@ class NodeClassifier(nn.Module):
         self.layer1 = make_conv(first, in_dim, hidden, heads=heads, weighted=weighted, dense=dense)
         self.layer2 = make_conv(model, hidden, out_dim, last=True, weighted=weighted, dense=dense)
 
-    def _layer(self, layer: nn.Module, x: Tensor, edge_index: Tensor | BlockwiseAdjacency,
-               edge_weight: Tensor | None) -> Tensor:
+    def _layer(
+        self, layer: nn.Module, x: Tensor, edge_index: Tensor | BlockwiseAdjacency, edge_weight: Tensor | None
+    ) -> Tensor:
         if isinstance(layer, nn.Linear):
             return layer(x)
         if isinstance(layer, BLOCKWISE_LAYERS) != isinstance(edge_index, BlockwiseAdjacency):

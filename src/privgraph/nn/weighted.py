@@ -45,8 +45,9 @@ class WeightedGATConv(MessagePassing):
     """Eq. (24): single-layer GAT whose attention is reweighted by P̂ = P + I
     (multi-head, concatenated or averaged like PyG's ``GATConv``)."""
 
-    def __init__(self, in_channels: int, out_channels: int, heads: int = 1, concat: bool = True,
-                 negative_slope: float = 0.2):
+    def __init__(
+        self, in_channels: int, out_channels: int, heads: int = 1, concat: bool = True, negative_slope: float = 0.2
+    ):
         super().__init__(aggr="add", node_dim=0)
         self.heads, self.out_channels, self.concat, self.negative_slope = heads, out_channels, concat, negative_slope
         self.lin = nn.Linear(in_channels, heads * out_channels, bias=False)
@@ -73,8 +74,16 @@ class WeightedGATConv(MessagePassing):
         out = out.reshape(n, -1) if self.concat else out.mean(dim=1)
         return out + self.bias
 
-    def message(self, h_j: Tensor, a_src_j: Tensor, a_dst_i: Tensor, log_w: Tensor, index: Tensor,
-                ptr: Tensor | None, size_i: int | None) -> Tensor:
+    def message(
+        self,
+        h_j: Tensor,
+        a_src_j: Tensor,
+        a_dst_i: Tensor,
+        log_w: Tensor,
+        index: Tensor,
+        ptr: Tensor | None,
+        size_i: int | None,
+    ) -> Tensor:
         logits = F.leaky_relu(a_src_j + a_dst_i, self.negative_slope) + log_w.unsqueeze(-1)
         alpha = softmax(logits, index, ptr, size_i)
         return alpha.unsqueeze(-1) * h_j

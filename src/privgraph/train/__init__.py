@@ -4,5 +4,15 @@ from privgraph.train.dpsgd import DPSGDConfig, DPSGDResult, clipped_noisy_gradie
 from privgraph.train.link_prediction import LinkInputs, link_scores, split_auc, train_link_model_dp
 from privgraph.train.node_classification import TrainResult, accuracy, train_node_classifier
 
-__all__ = ["DPSGDConfig", "DPSGDResult", "LinkInputs", "TrainResult", "accuracy", "clipped_noisy_gradient",
-           "link_scores", "split_auc", "train_link_model_dp", "train_node_classifier"]
+__all__ = [
+    "DPSGDConfig",
+    "DPSGDResult",
+    "LinkInputs",
+    "TrainResult",
+    "accuracy",
+    "clipped_noisy_gradient",
+    "link_scores",
+    "split_auc",
+    "train_link_model_dp",
+    "train_node_classifier",
+]

@@ -25,7 +25,6 @@ from torch.nn.functional import normalize
 
 from privgraph.mechanisms.randomness import RandomSource, randn
 
-
 GRADIENT_STEPS = ("dpsgd", "paper")
 
 
@@ -53,15 +52,18 @@ class DPSGDConfig:
             raise ValueError("clip C and lr must be > 0")
         if not self.kl_weight >= 0:
             raise ValueError(f"kl_weight must be >= 0, got {self.kl_weight}")
-        if self.edge_count is not None and (isinstance(self.edge_count, bool) or not isinstance(self.edge_count, int)
-                                            or self.edge_count < 1):
-            raise ValueError(f"edge_count must be a whole number >= 1 (a public number of training edges), got "
-                             f"{self.edge_count!r}")
+        if self.edge_count is not None and (
+            isinstance(self.edge_count, bool) or not isinstance(self.edge_count, int) or self.edge_count < 1
+        ):
+            raise ValueError(
+                f"edge_count must be a whole number >= 1 (a public number of training edges), got {self.edge_count!r}"
+            )
         if not isinstance(self.self_connection, bool):
             raise ValueError(f"self_connection must be true or false, got {self.self_connection!r}")
         if self.gradient_step not in GRADIENT_STEPS:
-            raise ValueError(f"gradient_step must be one of {GRADIENT_STEPS} ('paper' is not DP), got "
-                             f"{self.gradient_step!r}")
+            raise ValueError(
+                f"gradient_step must be one of {GRADIENT_STEPS} ('paper' is not DP), got {self.gradient_step!r}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,9 +81,11 @@ class SamplingPlan:
     expected_batch: float
 
 
-NEEDS_EDGE_COUNT = ("DP-SGD needs edge_count=N, a public number of training edges of the protected relation (their "
-                    "count if you treat it as public, or a public upper bound): it fixes the sampling rate "
-                    "q = B/N and the steps T, which must not be read from the private edges")
+NEEDS_EDGE_COUNT = (
+    "DP-SGD needs edge_count=N, a public number of training edges of the protected relation (their "
+    "count if you treat it as public, or a public upper bound): it fixes the sampling rate "
+    "q = B/N and the steps T, which must not be read from the private edges"
+)
 
 
 def plan_sampling(config: DPSGDConfig, private: bool, num_examples: int) -> SamplingPlan:
@@ -112,8 +116,9 @@ class DPSGDResult:
     details: dict[str, Any]
 
 
-def clipped_noisy_gradient(per_example: dict[str, Tensor], clip: float, noise_std: float, expected_batch: float,
-                           rng: RandomSource | None) -> tuple[dict[str, Tensor], Tensor]:
+def clipped_noisy_gradient(
+    per_example: dict[str, Tensor], clip: float, noise_std: float, expected_batch: float, rng: RandomSource | None
+) -> tuple[dict[str, Tensor], Tensor]:
     """Eq. 22: per-example gradients (leading batch dimension) clipped jointly to norm ``clip``,
     summed, plus N(0, noise_std²) per coordinate drawn from ``rng``, divided by the expected
     batch size (``rng=None`` only without noise).  Returns the gradient and the per-example
@@ -134,8 +139,9 @@ def clipped_noisy_gradient(per_example: dict[str, Tensor], clip: float, noise_st
     return out, norms
 
 
-def paper_gradient_step(batch_gradient: dict[str, Tensor], clip: float, noise_std: float,
-                        rng: RandomSource | None) -> dict[str, Tensor]:
+def paper_gradient_step(
+    batch_gradient: dict[str, Tensor], clip: float, noise_std: float, rng: RandomSource | None
+) -> dict[str, Tensor]:
     """The HeteDP authors' gradient step (github AixWinnie/HeteDP, ``utilsDP.clip_and_accumulate``
     then ``utilsDP.add_noise``) on a batch's summed gradient — **not** differentially private.
 
@@ -152,8 +158,9 @@ def paper_gradient_step(batch_gradient: dict[str, Tensor], clip: float, noise_st
     out = {}
     for name, g in batch_gradient.items():
         if g.dim() > 2:
-            raise ValueError(f"the authors' step is defined for weight matrices and biases, {name} has shape "
-                             f"{tuple(g.shape)}")
+            raise ValueError(
+                f"the authors' step is defined for weight matrices and biases, {name} has shape {tuple(g.shape)}"
+            )
         rows = g.t() if g.dim() == 2 else g.reshape(1, -1)
         clipped = rows / torch.clamp(torch.linalg.vector_norm(rows, dim=-1, keepdim=True) / clip, min=1.0)
         step = normalize(clipped.sum(0), dim=0)

@@ -16,8 +16,8 @@ guarantees are in :mod:`privgraph.methods.hetedp.topology`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import torch
 from sklearn.metrics import roc_auc_score
@@ -32,12 +32,12 @@ from privgraph.mechanisms.randomness import RandomSource, integers, make_generat
 from privgraph.nn.cvgae import gaussian_kl
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
 from privgraph.progress import ProgressHook
-from privgraph.train.dpsgd import (DPSGDConfig, DPSGDResult, clipped_noisy_gradient, paper_gradient_step,
-                                   plan_sampling)
+from privgraph.train.dpsgd import DPSGDConfig, DPSGDResult, clipped_noisy_gradient, paper_gradient_step, plan_sampling
 
 
-def neighbour_means(x: dict[str, Tensor], edge_index_dict: dict[EdgeType, Tensor],
-                    relations: Sequence[EdgeType]) -> dict[EdgeType, Tensor]:
+def neighbour_means(
+    x: dict[str, Tensor], edge_index_dict: dict[EdgeType, Tensor], relations: Sequence[EdgeType]
+) -> dict[EdgeType, Tensor]:
     """Per relation r = (s, ·, t): row v is the mean of ``x[s]`` over v's r-neighbours (zeros
     where none), a sparse product.  It is one RGCN layer's aggregation taken before the weights
     (mean_u W x_u = W mean_u x_u), so it is computed once, before training."""
@@ -61,14 +61,17 @@ class LinkInputs:
     means: dict[EdgeType, Tensor] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, x: dict[str, Tensor], edge_index_dict: dict[EdgeType, Tensor] | None = None,
-              relations: Sequence[EdgeType] = ()) -> "LinkInputs":
+    def build(
+        cls,
+        x: dict[str, Tensor],
+        edge_index_dict: dict[EdgeType, Tensor] | None = None,
+        relations: Sequence[EdgeType] = (),
+    ) -> LinkInputs:
         return cls(x, neighbour_means(x, edge_index_dict or {}, relations))
 
     def rows(self, node_type: str, index: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
         """Inputs of nodes ``index`` of ``node_type``: own rows and neighbour means by relation key."""
-        return self.x[node_type][index], {relation_key(r): m[index] for r, m in self.means.items()
-                                          if r[2] == node_type}
+        return self.x[node_type][index], {relation_key(r): m[index] for r, m in self.means.items() if r[2] == node_type}
 
 
 def check_examples(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType) -> None:
@@ -78,10 +81,17 @@ def check_examples(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType) -> No
     check_graph(edges, sizes, undirected=False, what=f"the {relation_key(edge_type)} examples (edges)")
 
 
-def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, epsilon: float | None,
-                        delta: float, config: DPSGDConfig, rng: RandomSource | int,
-                        progress: ProgressHook | None = None,
-                        on_epoch: Callable[[int, RelationalVGAEEncoder], None] | None = None) -> DPSGDResult:
+def train_link_model_dp(
+    inputs: LinkInputs,
+    edges: Tensor,
+    edge_type: EdgeType,
+    epsilon: float | None,
+    delta: float,
+    config: DPSGDConfig,
+    rng: RandomSource | int,
+    progress: ProgressHook | None = None,
+    on_epoch: Callable[[int, RelationalVGAEEncoder], None] | None = None,
+) -> DPSGDResult:
     """DP-SGD on the examples ``edges`` [2, E] of ``edge_type`` (indices into the source and
     destination types of ``inputs``); ``epsilon=None`` trains the same model with the same
     sampling, unclipped and noiseless.  What ε protects depends on the relations whose means
@@ -117,8 +127,14 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
     else:
         g, init_seed = rng, int(integers(2**31, (1,), rng)[0])
     torch.manual_seed(init_seed)
-    model = RelationalVGAEEncoder({t: v.shape[1] for t, v in inputs.x.items()}, list(dict.fromkeys(
-        (src_type, dst_type))), list(inputs.means), config.hidden, config.latent, config.self_connection)
+    model = RelationalVGAEEncoder(
+        {t: v.shape[1] for t, v in inputs.x.items()},
+        list(dict.fromkeys((src_type, dst_type))),
+        list(inputs.means),
+        config.hidden,
+        config.latent,
+        config.self_connection,
+    )
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     num_src, num_dst = inputs.x[src_type].shape[0], inputs.x[dst_type].shape[0]
 
@@ -139,8 +155,11 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
             neg_v = integers(num_dst, (chosen.numel(), config.negatives), g)
             draws = randn((chosen.numel(), 2 + 2 * config.negatives, config.latent), g)
             params = {k: p.detach() for k, p in model.named_parameters()}
-            rows = (inputs.rows(src_type, torch.cat([u[:, None], neg_u], dim=1)),
-                    inputs.rows(dst_type, torch.cat([v[:, None], neg_v], dim=1)), draws)
+            rows = (
+                inputs.rows(src_type, torch.cat([u[:, None], neg_u], dim=1)),
+                inputs.rows(dst_type, torch.cat([v[:, None], neg_v], dim=1)),
+                draws,
+            )
             grads = batch_grad(params, *rows) if paper else per_example_grad(params, *rows)
         else:  # an empty Poisson batch still releases noise
             grads = {k: torch.zeros(p.shape if paper else (0, *p.shape)) for k, p in model.named_parameters()}
@@ -160,15 +179,27 @@ def train_link_model_dp(inputs: LinkInputs, edges: Tensor, edge_type: EdgeType, 
         if progress is not None and (step % 50 == 0 or step == steps - 1):
             progress("DP-SGD (link reconstruction)", step + 1, steps)
     spent = rdp_epsilon(sigma, sample_rate, steps, delta) if private else math.inf
-    details = {"config": config.to_dict(), "noise_std": sigma * config.clip, "expected_batch": expected_batch,
-               "clipped_share": sum(clipped_share) / max(len(clipped_share), 1), "edges": num_edges,
-               "relations": [relation_key(r) for r in inputs.means]}
+    details = {
+        "config": config.to_dict(),
+        "noise_std": sigma * config.clip,
+        "expected_batch": expected_batch,
+        "clipped_share": sum(clipped_share) / max(len(clipped_share), 1),
+        "edges": num_edges,
+        "relations": [relation_key(r) for r in inputs.means],
+    }
     return DPSGDResult(model, spent, delta, sigma, sample_rate, steps, details)
 
 
-def example_loss(model: RelationalVGAEEncoder, params: dict[str, Tensor], src_type: str, dst_type: str,
-                 sources: tuple[Tensor, dict[str, Tensor]], destinations: tuple[Tensor, dict[str, Tensor]],
-                 draws: Tensor, kl_weight: float = 1.0) -> Tensor:
+def example_loss(
+    model: RelationalVGAEEncoder,
+    params: dict[str, Tensor],
+    src_type: str,
+    dst_type: str,
+    sources: tuple[Tensor, dict[str, Tensor]],
+    destinations: tuple[Tensor, dict[str, Tensor]],
+    draws: Tensor,
+    kl_weight: float = 1.0,
+) -> Tensor:
     """Eq. 20–21 for one edge (u, v) with parameters ``params``:
     −log σ(z_u·z_v) − Σ_k log σ(−z_u'_k·z_v'_k) + w·(KL(q_u‖N(0, I)) + KL(q_v‖N(0, I))).
     ``sources`` / ``destinations`` = inputs (:meth:`LinkInputs.rows`) of u then the u'_k, of v then

@@ -74,8 +74,7 @@ def train_node_classifier(
     extra = () if edge_weight is None else (edge_weight,)
     graph_params = list(model.graph_parameters()) if hasattr(model, "graph_parameters") else []
     graph_ids = {id(p) for p in graph_params}
-    opt = torch.optim.Adam([p for p in model.parameters() if id(p) not in graph_ids], lr=lr,
-                           weight_decay=weight_decay)
+    opt = torch.optim.Adam([p for p in model.parameters() if id(p) not in graph_ids], lr=lr, weight_decay=weight_decay)
     graph_opt = torch.optim.Adam(graph_params, lr=lr) if graph_params else None
     best = (-1.0, float("inf"))
     best_state, best_epoch, since = None, 0, 0

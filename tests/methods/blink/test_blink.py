@@ -10,14 +10,13 @@ from privgraph.mechanisms import MAX_EPSILON, make_generator
 from privgraph.mechanisms.prf import philox4x32, prf_uniform
 from privgraph.methods.blink import (
     beta_mle,
-    evidence_rows,
-    pairs_above,
-    thresholded_graph,
     clip_degrees,
+    evidence_rows,
     expected_degrees,
     hard_graph,
     hybrid_graph,
     link_ldp,
+    pairs_above,
     posterior_from_bits,
     posterior_logit,
     posterior_norm,
@@ -54,8 +53,12 @@ def test_randomized_response_flip_rate_and_independence():
             k, m = int(flips[mask].sum()), int(mask.sum())
             assert stats.binomtest(k, m, p).pvalue > 1e-4
     # the two reports of a pair are independent
-    table = np.array([[np.sum(~flips_ij & ~flips_ji), np.sum(~flips_ij & flips_ji)],
-                      [np.sum(flips_ij & ~flips_ji), np.sum(flips_ij & flips_ji)]])
+    table = np.array(
+        [
+            [np.sum(~flips_ij & ~flips_ji), np.sum(~flips_ij & flips_ji)],
+            [np.sum(flips_ij & ~flips_ji), np.sum(flips_ij & flips_ji)],
+        ]
+    )
     assert stats.chi2_contingency(table).pvalue > 1e-4
     # neighbouring bits of one report are independent
     row = np.concatenate([rep.flips(np.full(n - 1, r), np.arange(n - 1)) for r in range(50)]).astype(float)
@@ -221,14 +224,32 @@ def test_hybrid_refuses_to_run_away():
 def test_blink_method_in_runner_uses_the_private_graph():
     from privgraph.experiments import ExperimentSpec, run_experiment
 
-    synth = dict(num_nodes=600, num_classes=3, num_features=30, avg_degree=8.0, homophily=0.9,
-                 feature_signal=0.05, base_rate=0.05)
+    synth = dict(
+        num_nodes=600,
+        num_classes=3,
+        num_features=30,
+        avg_degree=8.0,
+        homophily=0.9,
+        feature_signal=0.05,
+        base_rate=0.05,
+    )
     fast = {"epochs": 80, "patience": 30}
     results = {}
-    for method, variant, eps in (("blink", "hard", [1.0, 16.0]), ("blink", "hybrid", [16.0]), ("blink", "soft", [16.0]),
-                                 ("mlp", None, [])):
-        spec = ExperimentSpec(method=method, params={"variant": variant} if variant else {}, dataset="sbm",
-                              epsilons=eps, trials=2, synthetic=synth, hyperparameters=fast)
+    for method, variant, eps in (
+        ("blink", "hard", [1.0, 16.0]),
+        ("blink", "hybrid", [16.0]),
+        ("blink", "soft", [16.0]),
+        ("mlp", None, []),
+    ):
+        spec = ExperimentSpec(
+            method=method,
+            params={"variant": variant} if variant else {},
+            dataset="sbm",
+            epsilons=eps,
+            trials=2,
+            synthetic=synth,
+            hyperparameters=fast,
+        )
         res = run_experiment(spec)
         for row in res.summary():
             results[(row["mechanism"], row["epsilon"])] = row["mean"]
@@ -247,9 +268,17 @@ def test_tune_chooses_delta_from_the_grid_and_states_the_selection_cost():
     from privgraph.experiments import ExperimentSpec, run_experiment
 
     synth = dict(num_nodes=300, num_classes=3, num_features=10, avg_degree=6.0, homophily=0.9)
-    spec = ExperimentSpec(method="blink", params={"variant": "hard"}, dataset="sbm", epsilons=[2.0], trials=2,
-                          synthetic=synth,
-                          hyperparameters={"epochs": 30, "patience": 10}, tune=True, tune_budget=1)
+    spec = ExperimentSpec(
+        method="blink",
+        params={"variant": "hard"},
+        dataset="sbm",
+        epsilons=[2.0],
+        trials=2,
+        synthetic=synth,
+        hyperparameters={"epochs": 30, "patience": 10},
+        tune=True,
+        tune_budget=1,
+    )
     res = run_experiment(spec)
     chosen = {r.config["params"]["delta"] for r in res.records}
     assert len(chosen) == 1 and chosen <= {0.1, 0.3, 0.5, 0.7, 0.9}
@@ -271,9 +300,17 @@ def test_tune_chooses_delta_from_the_grid_and_states_the_selection_cost():
     assert "10 (5 × 2)" in shown and "ε = 2 × 5 releases: 10-LDP per adjacency list" in shown
     assert "no more than a factor" in shown and "(ε = 10)" in shown  # the plain sentence too
     # a δ given by the user is used as it is and costs no selection
-    spec = ExperimentSpec(method="blink", params={"variant": "hard", "delta": 0.7}, dataset="sbm", epsilons=[2.0],
-                          trials=1, synthetic=synth, hyperparameters={"epochs": 30, "patience": 10}, tune=True,
-                          tune_budget=1)
+    spec = ExperimentSpec(
+        method="blink",
+        params={"variant": "hard", "delta": 0.7},
+        dataset="sbm",
+        epsilons=[2.0],
+        trials=1,
+        synthetic=synth,
+        hyperparameters={"epochs": 30, "patience": 10},
+        tune=True,
+        tune_budget=1,
+    )
     rec = run_experiment(spec).records[0]
     assert rec.config["release"]["delta"] == 0.7 and rec.config["selection_releases"] == 0
 

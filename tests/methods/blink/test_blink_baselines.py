@@ -98,8 +98,14 @@ def test_solitude_learns_weights_in_the_unit_interval_and_sparsifies():
     from privgraph.experiments import ExperimentSpec, run_experiment
 
     synth = dict(num_nodes=300, num_classes=3, num_features=10, avg_degree=6.0, homophily=0.9)
-    spec = ExperimentSpec(method="solitude", dataset="sbm", epsilons=[1.0], trials=1, synthetic=synth,
-                          hyperparameters={"epochs": 40, "patience": 40})
+    spec = ExperimentSpec(
+        method="solitude",
+        dataset="sbm",
+        epsilons=[1.0],
+        trials=1,
+        synthetic=synth,
+        hyperparameters={"epochs": 40, "patience": 40},
+    )
     exp_result = run_experiment(spec)
     assert exp_result.records[0].guarantee["by_unit"]["adjacency list"]["epsilon"] == 1.0
     # the model itself: weights stay in [0, 1] and the ℓ1 penalty pulls them down
@@ -112,8 +118,9 @@ def test_solitude_learns_weights_in_the_unit_interval_and_sparsifies():
 
     d = stratified_split(data, seed=0)
     torch.manual_seed(0)
-    train_node_classifier(model, rel.x, rel.edge_index, d.y, d.y, d.train_mask, d.val_mask, d.test_mask,
-                          epochs=30, patience=None)
+    train_node_classifier(
+        model, rel.x, rel.edge_index, d.y, d.y, d.train_mask, d.val_mask, d.test_mask, epochs=30, patience=None
+    )
     w = model.adjacency.detach()
     assert float(w.min()) >= 0.0 and float(w.max()) < 1.0  # the ℓ1 penalty has pulled every weight below Ã = 1
     with pytest.raises(ValueError, match="GAT"):

@@ -42,13 +42,16 @@ def test_noise_is_calibrated_to_twice_the_clip_bound_and_added_once():
     assert louder.details["noise_std"] == pytest.approx(2 * sigma)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(epsilon=0.0), "epsilon_f"),
-    (dict(delta=1.5), "delta"),
-    (dict(clip_bound=0.0), "clipping bound"),
-    (dict(noise_multiplier=0.5), "noise multiplier"),
-    (dict(node_types=["subject"]), "no features"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(epsilon=0.0), "epsilon_f"),
+        (dict(delta=1.5), "delta"),
+        (dict(clip_bound=0.0), "clipping bound"),
+        (dict(noise_multiplier=0.5), "noise multiplier"),
+        (dict(node_types=["subject"]), "no features"),
+    ],
+)
 def test_bad_inputs_fail_clearly(kwargs, match):
     args = dict(epsilon=1.0, delta=1e-5, clip_bound=1.0, rng=make_generator(0)) | kwargs
     with pytest.raises(ValueError, match=match):
@@ -78,7 +81,8 @@ def test_the_papers_calibration_is_opt_in_and_says_it_is_not_dp():
     assert paper.details["claimed_epsilon"] == 0.5
     # ε ≥ 1 is accepted (the paper applies the classical bound there too)
     assert privatize_features(data, 2.0, 1e-5, 1.0, make_generator(0), calibration="paper").details[
-        "noise_std"] == pytest.approx(sigma / 4)
+        "noise_std"
+    ] == pytest.approx(sigma / 4)
     with pytest.raises(ValueError, match="calibration"):
         privatize_features(data, 0.5, 1e-5, 1.0, make_generator(0), calibration="papers")
 

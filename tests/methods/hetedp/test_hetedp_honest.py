@@ -9,10 +9,16 @@ import torch
 from privgraph.api import privatize
 from privgraph.data import hetero_sbm_graph
 from privgraph.mechanisms import make_generator
-from privgraph.mechanisms.randomness import normal
 from privgraph.mechanisms.gaussian import analytic_gaussian_sigma
-from privgraph.methods.hetedp.features import (clip_rows, prepare_rows, privatize_features, project_rows,
-                                               projection_matrix, type_projection_seed)
+from privgraph.mechanisms.randomness import normal
+from privgraph.methods.hetedp.features import (
+    clip_rows,
+    prepare_rows,
+    privatize_features,
+    project_rows,
+    projection_matrix,
+    type_projection_seed,
+)
 from privgraph.methods.hetedp.method import HeteDPParams, score_links
 
 EDGE = ("paper", "to", "author")
@@ -20,6 +26,7 @@ SMALL = dict(edge_type=EDGE, epochs=1, batch_size=256, edge_count=888)  # the gr
 
 
 # ---------------------------------------------------------------- topology only (features = "none")
+
 
 def _other_features(data, seed=1):
     other = data.clone()
@@ -69,16 +76,19 @@ def test_topology_only_spends_all_of_epsilon_on_the_edge_unit():
     assert rel.details["dpsgd"]["noise_multiplier"] < noisy.details["dpsgd"]["noise_multiplier"]
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(features="some"), "features must be one of"),
-    (dict(features="none", feature_share=0.3), "feature_share does not apply"),
-    (dict(features="none", feature_dim=8), "feature_dim and calibration do not apply"),
-    (dict(features="none", calibration="paper"), "feature_dim and calibration do not apply"),
-    (dict(feature_dim=0), "feature_dim"),
-    (dict(feature_dim=2.5), "feature_dim"),
-    (dict(feature_dim=8, calibration="paper"), "clipped, DP calibration"),
-    (dict(projection_seed="x"), "projection_seed"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(features="some"), "features must be one of"),
+        (dict(features="none", feature_share=0.3), "feature_share does not apply"),
+        (dict(features="none", feature_dim=8), "feature_dim and calibration do not apply"),
+        (dict(features="none", calibration="paper"), "feature_dim and calibration do not apply"),
+        (dict(feature_dim=0), "feature_dim"),
+        (dict(feature_dim=2.5), "feature_dim"),
+        (dict(feature_dim=8, calibration="paper"), "clipped, DP calibration"),
+        (dict(projection_seed="x"), "projection_seed"),
+    ],
+)
 def test_bad_options_fail_clearly(kwargs, match):
     with pytest.raises(ValueError, match=match):
         HeteDPParams.build("hetedp", {"edge_type": EDGE, **kwargs})
@@ -95,11 +105,13 @@ def test_the_runner_does_not_search_a_split_without_features():
     assert not res.records[0].config.get("selection")
     assert [g["unit"] for g in row["privacy"]["guarantees"]] == [f"edge of {EDGE}"]
     with pytest.raises(ValueError, match="link-prediction option"):
-        run_experiment(ExperimentSpec(method="hetedp", task="nc", epsilons=[1.0], trials=1,
-                                      params={"features": "none"}))
+        run_experiment(
+            ExperimentSpec(method="hetedp", task="nc", epsilons=[1.0], trials=1, params={"features": "none"})
+        )
 
 
 # ---------------------------------------------------------------- public projection (feature_dim)
+
 
 def test_projection_has_orthonormal_rows_and_never_lengthens_a_row():
     p = projection_matrix(200, 16, seed=3)

@@ -29,8 +29,9 @@ def short_han(monkeypatch):
 
 
 def _run(inputs: str, eps: float | None = 1.0):
-    return run_experiment(ExperimentSpec(method="hetedp", task="nc", epsilons=[eps], trials=1,
-                                         params={**LINK, "nc_inputs": inputs}))
+    return run_experiment(
+        ExperimentSpec(method="hetedp", task="nc", epsilons=[eps], trials=1, params={**LINK, "nc_inputs": inputs})
+    )
 
 
 def test_the_default_is_the_release_and_the_option_is_refused_where_it_does_not_apply():
@@ -46,11 +47,13 @@ def test_the_default_is_the_release_and_the_option_is_refused_where_it_does_not_
         ExperimentSpec(method="hetedp", task="lp", params={**LINK, "nc_inputs": "authors-han"}).validate()
     with pytest.raises(ValueError, match="node-classification parameters.*a release"):  # never silently ignored
         get_method("hetedp", edge_type=("paper", "to", "author"), **{**LINK, "nc_inputs": "authors-han"}).privatize(
-            hetero_sbm_graph(seed=0), 1.0, torch.Generator().manual_seed(0))
+            hetero_sbm_graph(seed=0), 1.0, torch.Generator().manual_seed(0)
+        )
 
 
 def test_degree_bins_are_the_authors_get_label():
     """data/dataprepro.py get_label, copied: bins of width (max − min)/C from 0, strict bounds."""
+
     def get_label(degress, num_nodes, num_classes):
         labels = torch.zeros(num_nodes, dtype=int)
         splst = torch.div(degress.max() - degress.min(), num_classes)

@@ -9,15 +9,14 @@ import numpy as np
 import pytest
 import torch
 
+import privgraph.methods.hetedp.nc as nc_module
 from privgraph.accounting import PrivacyReport
 from privgraph.data import hetero_sbm_graph
 from privgraph.data.hetero import TASKS, node_inputs
 from privgraph.experiments import ExperimentSpec, run_experiment
-import privgraph.methods.hetedp.nc as nc_module
 from privgraph.methods import get_method
 from privgraph.methods.hetedp.method import HeteDPParams
-from privgraph.methods.hetedp.nc import (EpochEmbeddings, check_nc_options, classify_epochs, select_epoch,
-                                         standardize)
+from privgraph.methods.hetedp.nc import EpochEmbeddings, check_nc_options, classify_epochs, select_epoch, standardize
 from privgraph.train.dpsgd import DPSGDConfig
 from privgraph.train.link_prediction import LinkInputs, train_link_model_dp
 
@@ -29,13 +28,16 @@ def test_defaults_are_the_han_and_the_validation_selection():
     assert (p.nc_model, p.nc_selection, p.nc_embedding) == ("han", "validation", "mean")
 
 
-@pytest.mark.parametrize("bad, match", [
-    ({"nc_model": "vgae"}, "nc_model must be one of"),
-    ({"nc_model": "link-vgae", "nc_selection": "test"}, "nc_selection must be one of"),
-    ({"nc_model": "link-vgae", "nc_embedding": "mode"}, "nc_embedding must be one of"),
-    ({"nc_selection": "best-test"}, "apply with nc_model='link-vgae' only"),  # the HAN has no epochs to pick
-    ({"nc_embedding": "sample"}, "apply with nc_model='link-vgae' only"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ({"nc_model": "vgae"}, "nc_model must be one of"),
+        ({"nc_model": "link-vgae", "nc_selection": "test"}, "nc_selection must be one of"),
+        ({"nc_model": "link-vgae", "nc_embedding": "mode"}, "nc_embedding must be one of"),
+        ({"nc_selection": "best-test"}, "apply with nc_model='link-vgae' only"),  # the HAN has no epochs to pick
+        ({"nc_embedding": "sample"}, "apply with nc_model='link-vgae' only"),
+    ],
+)
 def test_bad_or_meaningless_values_are_refused(bad, match):
     with pytest.raises(ValueError, match=match):
         get_method("hetedp", **bad)
@@ -101,7 +103,9 @@ def test_sample_adds_the_posterior_noise_and_mean_does_not():
     rec = _recorded(mu)
     assert torch.equal(rec.embeddings("mean", 0)[0], mu)
     drawn = rec.embeddings("sample", 7)[0]
-    assert torch.allclose(drawn - mu, torch.randn(50, 4, generator=torch.Generator().manual_seed(7)), atol=1e-6)  # σ = 1
+    assert torch.allclose(
+        drawn - mu, torch.randn(50, 4, generator=torch.Generator().manual_seed(7)), atol=1e-6
+    )  # σ = 1
     assert torch.equal(drawn, rec.embeddings("sample", 7)[0])
 
 
@@ -119,8 +123,9 @@ def test_on_epoch_sees_each_epoch_and_changes_nothing():
     config = DPSGDConfig(epochs=3, batch_size=128, edge_count=int(data[edge].edge_index.shape[1]))
     seen = []
     plain = train_link_model_dp(inputs, data[edge].edge_index, edge, 1.0, 1e-5, config, 0)
-    hooked = train_link_model_dp(inputs, data[edge].edge_index, edge, 1.0, 1e-5, config, 0,
-                                 on_epoch=lambda e, model: seen.append(e))
+    hooked = train_link_model_dp(
+        inputs, data[edge].edge_index, edge, 1.0, 1e-5, config, 0, on_epoch=lambda e, model: seen.append(e)
+    )
     assert seen == [1, 2, 3]
     for (name, a), (_, b) in zip(plain.model.state_dict().items(), hooked.model.state_dict().items()):
         assert torch.equal(a, b), name
@@ -138,8 +143,9 @@ def test_the_task_classifies_the_link_models_embeddings(monkeypatch, kept_links,
 
     real_nc = nc_module.classify_epochs
     monkeypatch.setattr(nc_module, "classify_epochs", spy_classify)
-    res = run_experiment(ExperimentSpec(method="hetedp", task="nc", epsilons=[1.0], trials=1,
-                                        params={**LINK, "gradient_step": step}))
+    res = run_experiment(
+        ExperimentSpec(method="hetedp", task="nc", epsilons=[1.0], trials=1, params={**LINK, "gradient_step": step})
+    )
     (link,), (epochs,) = kept_links, classified
     assert len(epochs) == 3
     target = TASKS["sbm"].node_type
@@ -153,8 +159,15 @@ def test_the_task_classifies_the_link_models_embeddings(monkeypatch, kept_links,
 
 
 def test_the_guarantee_of_the_authors_step_says_not_dp():
-    res = run_experiment(ExperimentSpec(method="hetedp", task="nc", epsilons=[1.0], trials=1,
-                                        params={**LINK, "gradient_step": "paper", "nc_selection": "best-test"}))
+    res = run_experiment(
+        ExperimentSpec(
+            method="hetedp",
+            task="nc",
+            epsilons=[1.0],
+            trials=1,
+            params={**LINK, "gradient_step": "paper", "nc_selection": "best-test"},
+        )
+    )
     record = res.records[0]
     edge = [g for g in PrivacyReport.from_dict(record.guarantee).guarantees if g.unit.startswith("edge of")]
     assert len(edge) == 1 and math.isinf(edge[0].epsilon)
@@ -181,8 +194,11 @@ def test_the_authors_step_reads_the_batch_gradient_the_per_example_sum_gave():
     model = RelationalVGAEEncoder({t: v.shape[1] for t, v in inputs.x.items()}, [src, dst], list(inputs.means), 8, 4)
     params = {k: p.detach() for k, p in model.named_parameters()}
     g = torch.Generator().manual_seed(1)
-    rows = (inputs.rows(src, torch.randint(0, 300, (16, 3), generator=g)),
-            inputs.rows(dst, torch.randint(0, 200, (16, 3), generator=g)), torch.randn(16, 6, 4, generator=g))
+    rows = (
+        inputs.rows(src, torch.randint(0, 300, (16, 3), generator=g)),
+        inputs.rows(dst, torch.randint(0, 200, (16, 3), generator=g)),
+        torch.randn(16, 6, 4, generator=g),
+    )
 
     def loss(p, s, d, draws):
         return example_loss(model, p, src, dst, s, d, draws, 0.01)

@@ -40,16 +40,19 @@ def _graph(n: int = 400, classes: int = 4) -> HeteroData:
     return data
 
 
-@pytest.mark.parametrize("bad, match", [
-    ({"classifier": "forest"}, "classifier must be one of"),
-    ({"classifier": "SVM"}, "classifier must be one of"),
-    ({"train_share": 0.0}, "train_share must be"),
-    ({"train_share": 1.0}, "train_share must be"),
-    ({"train_share": 1.5}, "train_share must be"),
-    ({"train_share": -0.2}, "train_share must be"),
-    ({"train_share": True}, "train_share must be"),
-    ({"train_share": "0.8"}, "train_share must be"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ({"classifier": "forest"}, "classifier must be one of"),
+        ({"classifier": "SVM"}, "classifier must be one of"),
+        ({"train_share": 0.0}, "train_share must be"),
+        ({"train_share": 1.0}, "train_share must be"),
+        ({"train_share": 1.5}, "train_share must be"),
+        ({"train_share": -0.2}, "train_share must be"),
+        ({"train_share": True}, "train_share must be"),
+        ({"train_share": "0.8"}, "train_share must be"),
+    ],
+)
 def test_bad_values_are_refused(bad, match):
     with pytest.raises(ValueError, match=match):
         get_method("metapath2vec", **bad)
@@ -128,9 +131,10 @@ def test_svm_and_train_share_reach_the_task(monkeypatch):
         return clf, masks
 
     monkeypatch.setattr(tasks_module, "_m2v_classifier", spy)
-    res = run_experiment(ExperimentSpec(method="metapath2vec", task="nc", trials=1,
-                                        params={"classifier": "svm", "train_share": 0.8}))
-    (kind, sizes), = seen
+    res = run_experiment(
+        ExperimentSpec(method="metapath2vec", task="nc", trials=1, params={"classifier": "svm", "train_share": 0.8})
+    )
+    ((kind, sizes),) = seen
     assert kind is LinearSVC and sizes[0] == math.floor(0.8 * sum(sizes))
     assert 0 <= res.records[0].metrics["micro_f1"] <= 1
 
@@ -138,7 +142,10 @@ def test_svm_and_train_share_reach_the_task(monkeypatch):
 def test_the_stored_rows_keep_their_configuration_hashes():
     """The rows of benchmarks/results/hetedp_m2v.db (and hetedp.db) were stored before these
     parameters existed: left at their defaults they do not enter the hash."""
-    assert config_hash(ExperimentSpec(method="metapath2vec", task="nc", dataset="acm", split="hetedp"),
-                       None) == "eac0c7e48e8b1642"
-    assert config_hash(ExperimentSpec(method="metapath2vec", task="nc", dataset="dblp-magnn"),
-                       None) == "6b504bc0a65cdf6b"
+    assert (
+        config_hash(ExperimentSpec(method="metapath2vec", task="nc", dataset="acm", split="hetedp"), None)
+        == "eac0c7e48e8b1642"
+    )
+    assert (
+        config_hash(ExperimentSpec(method="metapath2vec", task="nc", dataset="dblp-magnn"), None) == "6b504bc0a65cdf6b"
+    )

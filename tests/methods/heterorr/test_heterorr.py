@@ -1,6 +1,5 @@
 """HeteroRR: annotations, pHRG MCMC, EdgeRR and the edge-level baselines, FeatureRR release."""
 
-import itertools
 import math
 from collections import Counter
 
@@ -30,8 +29,12 @@ def _graph(n=60, p=0.12, seed=0, ratio=0.3):
     rng = np.random.default_rng(seed)
     a = np.triu(rng.random((n, n)) < p, 1)
     ei = to_undirected(torch.from_numpy(np.stack(a.nonzero())).long(), num_nodes=n)
-    data = Data(x=torch.rand(n, 5, generator=torch.Generator().manual_seed(seed)), edge_index=ei,
-                y=torch.from_numpy(rng.integers(0, 3, n)), num_nodes=n)
+    data = Data(
+        x=torch.rand(n, 5, generator=torch.Generator().manual_seed(seed)),
+        edge_index=ei,
+        y=torch.from_numpy(rng.integers(0, 3, n)),
+        num_nodes=n,
+    )
     data.train_mask = torch.ones(n, dtype=torch.bool)
     return mark_private_edges(data, ratio, seed=seed)
 
@@ -124,7 +127,7 @@ def test_local_moves_keep_loglik_equal_to_full_recomputation():
 
 def _topology(tree: Dendrogram) -> frozenset:
     n = tree.num_nodes
-    return frozenset(frozenset(tree.order[tree.lo[r]:tree.hi[r]].tolist()) for r in range(n, 2 * n - 1))
+    return frozenset(frozenset(tree.order[tree.lo[r] : tree.hi[r]].tolist()) for r in range(n, 2 * n - 1))
 
 
 def test_mcmc_stationary_distribution_is_the_exponential_mechanism():
@@ -200,8 +203,9 @@ def test_noisy_counts_have_laplace_scale_one_over_epsilon2():
     inner = np.flatnonzero((e >= 12) & (pairs - e >= 12))
     assert inner.size > 0
     eps2 = 1.5
-    draws = np.stack([noisy_probabilities(tree, eps2, torch.Generator().manual_seed(s), 1e9)[0][inner]
-                      for s in range(600)])
+    draws = np.stack(
+        [noisy_probabilities(tree, eps2, torch.Generator().manual_seed(s), 1e9)[0][inner] for s in range(600)]
+    )
     noise = (draws * pairs[inner] - e[inner]).ravel()
     assert abs(noise.mean()) < 5 * math.sqrt(2) / eps2 / math.sqrt(noise.size)
     assert noise.std() == pytest.approx(math.sqrt(2) / eps2, rel=0.1)
@@ -390,9 +394,12 @@ def test_noise_floor_zeroes_small_counts_at_the_laplace_tail_rate():
     big = pairs >= 40  # the clamp at p̃ = 1 needs Lap(2) ≥ 40: probability ½e^(−20)
     eps = 0.5
     for kappa in (0.0, 1.0, 3.0):
-        draws = np.concatenate([
-            (noisy_probabilities(tree, eps, torch.Generator().manual_seed(s), 1e9, kappa)[0] * pairs)[big]
-            for s in range(400)])
+        draws = np.concatenate(
+            [
+                (noisy_probabilities(tree, eps, torch.Generator().manual_seed(s), 1e9, kappa)[0] * pairs)[big]
+                for s in range(400)
+            ]
+        )
         expected = 0.5 * math.exp(-kappa) * (kappa + 1) / eps
         assert abs(draws.mean() - expected) < 5 * draws.std() / math.sqrt(draws.size)
         assert draws.size > 5_000
@@ -442,7 +449,8 @@ def test_featurerr_released_code_accounting_is_not_the_default_and_states_its_to
     default = get_method("featurerr").release(data, 0.5, torch.Generator().manual_seed(0))
     assert default.guarantee.epsilon == 0.5 and default.details["accounting"] == "composed"
     loose = get_method("featurerr", accounting="released-code", bin_values="endpoints").release(
-        data, 0.5, torch.Generator().manual_seed(0))  # the same public nodes, so the same θ
+        data, 0.5, torch.Generator().manual_seed(0)
+    )  # the same public nodes, so the same θ
     assert loose.details["accounting"] == "released-code" and loose.details["bin_values"] == "endpoints"
     assert loose.guarantee.epsilon == pytest.approx(d * 0.5, rel=1e-6)  # no share reaches the cap at ε = 0.5
     assert any(n.startswith("NOT 0.5-LDP") for n in loose.guarantee.notes)
@@ -453,8 +461,13 @@ def test_featurerr_released_code_accounting_is_not_the_default_and_states_its_to
         get_method("featurerr", bin_values="middle")
 
 
-CONTROLLED = [("featurerr", {}), ("featureldp", {"mechanism": "duchi"}), ("featureldp", {"mechanism": "piecewise"}),
-              ("featureldp", {"mechanism": "three-output"}), ("featureldp", {"mechanism": "pm-sub"})]
+CONTROLLED = [
+    ("featurerr", {}),
+    ("featureldp", {"mechanism": "duchi"}),
+    ("featureldp", {"mechanism": "piecewise"}),
+    ("featureldp", {"mechanism": "three-output"}),
+    ("featureldp", {"mechanism": "pm-sub"}),
+]
 
 
 @pytest.mark.parametrize("name,options", CONTROLLED)
@@ -495,9 +508,10 @@ def test_constant_input_control_release_shapes_dense_and_sampled():
     fr = get_method("featurerr", control="constant-input").release(data, 1.0, torch.Generator().manual_seed(0))
     half = (fr.x - 0.75).abs()
     assert bool((half > 20).all())  # ε_i ≤ 0.012 here: every coordinate far from the data's [0, 1]
-    assert bool((fr.x.unique(dim=0).shape[0] > 1)) and all(fr.x[:, j].unique().numel() <= 2 for j in range(d))
+    assert bool(fr.x.unique(dim=0).shape[0] > 1) and all(fr.x[:, j].unique().numel() <= 2 for j in range(d))
     pw = get_method("featureldp", mechanism="piecewise", control="constant-input").release(
-        data, 1.0, torch.Generator().manual_seed(0))
+        data, 1.0, torch.Generator().manual_seed(0)
+    )
     moved = (pw.x != 0.5).sum(dim=1)
     assert bool((moved == 1).all()) and n * d > 100 * n
 

@@ -13,10 +13,10 @@ from privgraph.attacks import attribute_inference, balanced_mask, known_attribut
 from privgraph.cli import app, expand_multi_value_options
 from privgraph.data import sensitive_sbm_graph
 from privgraph.experiments import ExperimentSpec, run_experiment
-from privgraph.methods import get_method
 from privgraph.experiments.tasks import AttributeInference
-
-METRICS = AttributeInference.metrics
+from privgraph.mechanisms import SecureRandom
+from privgraph.mechanisms.gaussian import analytic_gaussian_sigma, classical_gaussian_sigma, gaussian_delta
+from privgraph.methods import get_method
 from privgraph.methods.ppcvgae.dpgcn import disentangle
 from privgraph.methods.ppcvgae.embedding import (
     EmbeddingConfig,
@@ -25,9 +25,9 @@ from privgraph.methods.ppcvgae.embedding import (
     standardize,
     train_embedding,
 )
-from privgraph.mechanisms import SecureRandom
-from privgraph.mechanisms.gaussian import analytic_gaussian_sigma, classical_gaussian_sigma, gaussian_delta
 from privgraph.methods.ppcvgae.privacy import binary_entropy, flip_candidate, gaussian_variance
+
+METRICS = AttributeInference.metrics
 
 
 def _trained(case, d, penalty, epochs=200, encoder_penalty=0.0, seed=0):
@@ -74,8 +74,7 @@ def test_dp_release_noise_is_calibrated_on_the_encoder_mean():
     mu_s, mu_c = _encoder_means(model, d, candidate)
     delta_mu = float(torch.linalg.norm(mu_s - mu_c))
     assert delta_mu > 0
-    rel = release_embedding(model, d, candidate, (0.5, 1e-4), torch.Generator().manual_seed(0),
-                            calibration="classical")
+    rel = release_embedding(model, d, candidate, (0.5, 1e-4), torch.Generator().manual_seed(0), calibration="classical")
     variance = gaussian_variance(delta_mu**2, 0.5, 1e-4)
     assert rel.details["calibration"] == "classical"
     assert rel.details["delta_mu"] == pytest.approx(delta_mu, rel=1e-5)
@@ -161,8 +160,7 @@ def test_dp_release_draws_from_the_given_rng_and_never_a_global_one():
     assert not torch.equal(first.z, second.z)
     assert first.z.dtype == mu_s.dtype and first.z.shape == mu_s.shape
     _assert_noise_variance(first.z - mu_s, first.details["noise_variance"])
-    seeded = [release_embedding(model, d, candidate, (0.5, 1e-4), torch.Generator().manual_seed(3)).z
-              for _ in range(2)]
+    seeded = [release_embedding(model, d, candidate, (0.5, 1e-4), torch.Generator().manual_seed(3)).z for _ in range(2)]
     assert torch.equal(seeded[0], seeded[1])
     with pytest.raises(ValueError, match="rng"):
         release_embedding(model, d, candidate, (0.5, 1e-4))
@@ -197,8 +195,9 @@ def test_the_two_candidates_give_the_same_release_law_up_to_the_calibrated_shift
         return 0.5 * math.erfc((eps - mean) / (sd * math.sqrt(2)))
 
     for calibration in ("analytic", "classical"):
-        rel = release_embedding(model, d, candidate, (eps, delta), torch.Generator().manual_seed(1),
-                                calibration=calibration)
+        rel = release_embedding(
+            model, d, candidate, (eps, delta), torch.Generator().manual_seed(1), calibration=calibration
+        )
         eta = rel.details["delta_mu"] ** 2 / (2 * rel.details["noise_variance"])
         sd = math.sqrt(2 * eta)
         hockey_stick = tail(eta, sd) - math.exp(eps) * tail(-eta, sd)
@@ -279,8 +278,9 @@ def test_experiment_json_has_one_entry_per_metric_and_dp_rows():
         assert 0.0 <= r["mean"] <= 1.0 and r["trials"] == 2
     dp = [r for r in out["results"] if r["epsilon"] == 0.01][0]["privacy"]["guarantees"][0]
     assert dp["epsilon"] == 0.01 and dp["delta"] == 1e-4 and dp["unit"] == "sensitive attribute"
-    again = run_experiment(ExperimentSpec(method="ppcvgae", epsilons=[None, 0.01, 0.5], trials=2,
-                                          params={"case": "b", "epochs": 20}))
+    again = run_experiment(
+        ExperimentSpec(method="ppcvgae", epsilons=[None, 0.01, 0.5], trials=2, params={"case": "b", "epochs": 20})
+    )
     # seeded: the same releases up to CPU float rounding (~1e-7, which the downstream classifiers,
     # trained on noise-dominated inputs, may amplify — so their scores are not compared)
     for a, b in zip(again.records, result.records):
@@ -289,22 +289,25 @@ def test_experiment_json_has_one_entry_per_metric_and_dp_rows():
                 assert a.config["release"][key] == pytest.approx(b.config["release"][key], rel=1e-3, abs=1e-6)
 
 
-@pytest.mark.parametrize("spec, match", [
-    (dict(method="ppcvgae", epsilons=[0.9], params={"calibration": "classical"}), None),
-    (dict(method="ppcvgae", epsilons=[1.5], params={"calibration": "classical"}), "epsilon in \\(0, 1\\)"),
-    (dict(method="ppcvgae", epsilons=[0.0]), "epsilon"),
-    (dict(method="ppcvgae", epsilons=[math.inf]), "epsilon"),
-    (dict(method="ppcvgae", params={"calibration": "exact"}), "calibration"),
-    (dict(method="ppcvgae", epsilons=[0.1], params={"delta": 1.0}), "delta"),
-    (dict(method="vgae", epsilons=[0.1]), "not private"),
-    (dict(method="ppcvgae", params={"case": "c"}), "case"),
-    (dict(method="vgae", case="c"), "case"),
-    (dict(method="ppcvgae", case="a", params={"case": "b"}), "differ"),
-    (dict(method="nope"), "unknown method"),
-    (dict(method="ppcvgae", params={"bogus": 1}), "no parameter 'bogus'"),
-    (dict(method="ppcvgae", hyperparameters={"epochs": 3}), "--set"),
-    (dict(method="vgae", tune=True), "--tune"),  # ppcvgae takes --tune: its release parameters (tuning tests)
-])
+@pytest.mark.parametrize(
+    "spec, match",
+    [
+        (dict(method="ppcvgae", epsilons=[0.9], params={"calibration": "classical"}), None),
+        (dict(method="ppcvgae", epsilons=[1.5], params={"calibration": "classical"}), "epsilon in \\(0, 1\\)"),
+        (dict(method="ppcvgae", epsilons=[0.0]), "epsilon"),
+        (dict(method="ppcvgae", epsilons=[math.inf]), "epsilon"),
+        (dict(method="ppcvgae", params={"calibration": "exact"}), "calibration"),
+        (dict(method="ppcvgae", epsilons=[0.1], params={"delta": 1.0}), "delta"),
+        (dict(method="vgae", epsilons=[0.1]), "not private"),
+        (dict(method="ppcvgae", params={"case": "c"}), "case"),
+        (dict(method="vgae", case="c"), "case"),
+        (dict(method="ppcvgae", case="a", params={"case": "b"}), "differ"),
+        (dict(method="nope"), "unknown method"),
+        (dict(method="ppcvgae", params={"bogus": 1}), "no parameter 'bogus'"),
+        (dict(method="ppcvgae", hyperparameters={"epochs": 3}), "--set"),
+        (dict(method="vgae", tune=True), "--tune"),  # ppcvgae takes --tune: its release parameters (tuning tests)
+    ],
+)
 def test_bad_embedding_specs_fail_clearly(spec, match):
     if match is None:
         ExperimentSpec(**spec).validate()
@@ -330,13 +333,15 @@ def test_analytic_spec_accepts_epsilon_above_one():
 
 def test_experiment_passes_the_calibration_to_the_release():
     for calibration in ("analytic", "classical"):
-        spec = ExperimentSpec(method="ppcvgae", epsilons=[0.5], trials=1,
-                              params={"case": "b", "calibration": calibration, "epochs": 5})
+        spec = ExperimentSpec(
+            method="ppcvgae", epsilons=[0.5], trials=1, params={"case": "b", "calibration": calibration, "epochs": 5}
+        )
         result = run_experiment(spec)
         release = [r for r in result.records if r.epsilon == 0.5][0].config["release"]
         assert release["calibration"] == calibration
         sigma = (analytic_gaussian_sigma if calibration == "analytic" else classical_gaussian_sigma)(
-            0.5, 1e-4, release["delta_mu"])
+            0.5, 1e-4, release["delta_mu"]
+        )
         assert release["noise_std"] == pytest.approx(sigma, rel=1e-12)
 
 
@@ -350,8 +355,22 @@ def test_a_graph_without_a_sensitive_attribute_is_refused():
 
 def test_cli_run_and_release(tmp_path):
     runner = CliRunner()
-    args = ["run", "ppcvgae", "--param", "case=b", "--epsilon", "0.01", "--trials", "1", "--param", "epochs=10",
-            "--db", str(tmp_path / "r.db"), "--format", "json"]
+    args = [
+        "run",
+        "ppcvgae",
+        "--param",
+        "case=b",
+        "--epsilon",
+        "0.01",
+        "--trials",
+        "1",
+        "--param",
+        "epochs=10",
+        "--db",
+        str(tmp_path / "r.db"),
+        "--format",
+        "json",
+    ]
     res = runner.invoke(app, expand_multi_value_options(args))
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
@@ -362,8 +381,9 @@ def test_cli_run_and_release(tmp_path):
     res = runner.invoke(app, ["release", "ppcvgae", "-o", str(tmp_path / "no.pt"), "--param", "epochs=10"])
     assert res.exit_code == 2 and "--allow-non-private" in res.output and not (tmp_path / "no.pt").exists()
     target = tmp_path / "emb.pt"
-    res = runner.invoke(app, ["release", "ppcvgae", "--epsilon", "0.01", "-o", str(target), "--param", "epochs=10",
-                              "--diagnostics"])
+    res = runner.invoke(
+        app, ["release", "ppcvgae", "--epsilon", "0.01", "-o", str(target), "--param", "epochs=10", "--diagnostics"]
+    )
     assert res.exit_code == 0, res.output
     saved = torch.load(target, weights_only=False)
     meta = json.loads((tmp_path / "emb.pt.json").read_text())

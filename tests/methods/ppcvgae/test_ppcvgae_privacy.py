@@ -102,9 +102,11 @@ def test_release_noise_std_analytic_is_tight_and_classical_is_eq6():
             assert sigma < classical
     # at the test settings: analytic/classical σ ratio
     assert release_noise_std(1.0, 0.5, 1e-4) / release_noise_std(1.0, 0.5, 1e-4, "classical") == pytest.approx(
-        0.678, abs=0.005)
+        0.678, abs=0.005
+    )
     assert release_noise_std(1.0, 0.01, 1e-4) / release_noise_std(1.0, 0.01, 1e-4, "classical") == pytest.approx(
-        0.397, abs=0.005)
+        0.397, abs=0.005
+    )
     # Δμ = 0: no noise needed, under either calibration
     assert release_noise_std(0.0, 0.5, 1e-4) == release_noise_std(0.0, 0.5, 1e-4, "classical") == 0.0
     with pytest.raises(ValueError, match=r"epsilon in \(0, 1\)"):

@@ -45,8 +45,15 @@ def test_score_on_scores_the_same_attacker_on_a_subset():
 
 
 def test_tuned_setting_holds_out_private_nodes_and_maximises_the_two_sided_objective():
-    spec = ExperimentSpec(method="ppcvgae", dataset="planted", epsilons=[None], trials=2, params=SMALL, tune=True,
-                          search_space={"penalty": [0.0, 100.0]})
+    spec = ExperimentSpec(
+        method="ppcvgae",
+        dataset="planted",
+        epsilons=[None],
+        trials=2,
+        params=SMALL,
+        tune=True,
+        search_space={"penalty": [0.0, 100.0]},
+    )
     result = run_experiment(spec)
     first = result.records[0]
     scores = [s["score"] for s in first.config["selection"]]
@@ -68,8 +75,15 @@ def test_tuned_setting_holds_out_private_nodes_and_maximises_the_two_sided_objec
 
 
 def test_each_candidate_trains_its_own_model_and_draws_its_own_noise():
-    spec = ExperimentSpec(method="ppcvgae", dataset="planted", epsilons=[0.5], trials=1, params=SMALL, tune=True,
-                          search_space={"penalty": [0.0, 100.0]})
+    spec = ExperimentSpec(
+        method="ppcvgae",
+        dataset="planted",
+        epsilons=[0.5],
+        trials=1,
+        params=SMALL,
+        tune=True,
+        search_space={"penalty": [0.0, 100.0]},
+    )
     exp = Experiment(spec)
     data = exp.task.load()
     tdata = exp.task.trial_data(data, 0)
@@ -85,11 +99,17 @@ def test_each_candidate_trains_its_own_model_and_draws_its_own_noise():
 
 def test_search_space_of_release_parameters_is_checked():
     with pytest.raises(ValueError, match="does not search hyperparameters"):
-        ExperimentSpec(method="ppcvgae", dataset="planted", params=SMALL, tune=True,
-                       search_space={"lr": [0.1]}).validate()
+        ExperimentSpec(
+            method="ppcvgae", dataset="planted", params=SMALL, tune=True, search_space={"lr": [0.1]}
+        ).validate()
     with pytest.raises(ValueError, match="fixed by the method's parameters"):
-        ExperimentSpec(method="ppcvgae", dataset="planted", params={**SMALL, "penalty": 1.0}, tune=True,
-                       search_space={"penalty": [0.0, 1.0]}).validate()
+        ExperimentSpec(
+            method="ppcvgae",
+            dataset="planted",
+            params={**SMALL, "penalty": 1.0},
+            tune=True,
+            search_space={"penalty": [0.0, 1.0]},
+        ).validate()
     with pytest.raises(ValueError, match="tune is off"):
         ExperimentSpec(method="ppcvgae", dataset="planted", params=SMALL, search_space={"penalty": [1.0]}).validate()
     assert set(get_method("ppcvgae").release_search) == {"penalty", "latent", "epochs", "kl_weight"}

@@ -39,7 +39,6 @@ from privgraph.data.validation import check_graph
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.mechanisms.prf import prf_uniform
 from privgraph.mechanisms.randomness import integers, uniform
-from privgraph.progress import ProgressHook
 from privgraph.methods.base import (
     SPLIT_FIELDS,
     Method,
@@ -50,6 +49,7 @@ from privgraph.methods.base import (
     register_method,
 )
 from privgraph.methods.blink.client import LinkLDPReports, link_ldp
+from privgraph.progress import ProgressHook
 
 _LAPLACE_STREAM = 2
 
@@ -91,7 +91,9 @@ class _AllPairsBaseline(Method):
         """ε validated, and the graph small enough for an all-pairs scan."""
         eps = self.check_epsilon_given(epsilon)
         if data.num_nodes > self.max_nodes:
-            raise ValueError(f"{self.name} reads Θ(n²) report entries; refusing n = {data.num_nodes} > {self.max_nodes}")
+            raise ValueError(
+                f"{self.name} reads Θ(n²) report entries; refusing n = {data.num_nodes} > {self.max_nodes}"
+            )
         return eps
 
 
@@ -107,8 +109,9 @@ class RandomizedResponseGraph(_AllPairsBaseline):
     description = "RR: randomized response on adjacency lists, used as the graph"
     symmetric = False
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """The raw features with the reported (noisy) edges: directed for RR, symmetrised for SymRR."""
         eps = self.checked_epsilon(data, epsilon)
         reports = link_ldp(data.edge_index, data.num_nodes, eps, 0.0, rng)
@@ -118,9 +121,13 @@ class RandomizedResponseGraph(_AllPairsBaseline):
         else:
             edge_index = _directed(i, j)
         details = {"mechanism": self.name, "edges": int(edge_index.shape[1])}
-        return Release(public_features(data), reports.guarantee().with_note(
-            "δ = 0: the whole budget goes to randomized response, no degree is sent"), details, edge_index,
-            reports=reports)
+        return Release(
+            public_features(data),
+            reports.guarantee().with_note("δ = 0: the whole budget goes to randomized response, no degree is sent"),
+            details,
+            edge_index,
+            reports=reports,
+        )
 
 
 @register_method
@@ -159,8 +166,9 @@ class DegreePreservingRR(_AllPairsBaseline):
     description = "DPRR: randomized response + Laplace degree, reported ones sampled to the noisy degree"
     Params = DegreeShareParams
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """The raw features with the sampled reported edges (directed: i aggregates from its kept j)."""
         eps = self.checked_epsilon(data, epsilon)
         delta = 0.1 if self.params.delta is None else self.params.delta
@@ -173,9 +181,13 @@ class DegreePreservingRR(_AllPairsBaseline):
         keep = uniform((i.size,), rng).numpy() < q[i]
         i, j = i[keep], j[keep]
         details = {"mechanism": self.name, "delta": delta, "edges": int(i.size), "reported_ones": int(keep.size)}
-        return Release(public_features(data), reports.guarantee().with_note(
-            "sampling the reported ones to the noisy degree is post-processing"), details, _directed(i, j),
-            reports=reports)
+        return Release(
+            public_features(data),
+            reports.guarantee().with_note("sampling the reported ones to the noisy degree is post-processing"),
+            details,
+            _directed(i, j),
+            reports=reports,
+        )
 
 
 @dataclass
@@ -190,8 +202,9 @@ class LaplaceAdjacencyReports:
     _adjacency_keys: np.ndarray
 
     @classmethod
-    def collect(cls, edge_index: torch.Tensor, num_nodes: int, epsilon: float,
-                rng: RandomSource) -> "LaplaceAdjacencyReports":
+    def collect(
+        cls, edge_index: torch.Tensor, num_nodes: int, epsilon: float, rng: RandomSource
+    ) -> LaplaceAdjacencyReports:
         epsilon = check_epsilon(epsilon)
         src, dst = check_graph(edge_index, num_nodes, undirected=True).edge_index.cpu().numpy()
         keys = integers(2**62, (num_nodes,), rng).numpy().astype(np.uint64)  # each node's secret noise key
@@ -228,8 +241,13 @@ class LaplaceAdjacencyReports:
 
     def guarantee(self) -> PrivacyGuarantee:
         return PrivacyGuarantee(
-            Unit.ADJACENCY_LIST, TrustModel.LOCAL, self.epsilon, 0.0, "Laplace on each adjacency entry",
-            ("Laplace(1/ε) on each of the n − 1 entries: one link changes one entry by 1 (L1 sensitivity 1)",))
+            Unit.ADJACENCY_LIST,
+            TrustModel.LOCAL,
+            self.epsilon,
+            0.0,
+            "Laplace on each adjacency entry",
+            ("Laplace(1/ε) on each of the n − 1 entries: one link changes one entry by 1 (L1 sensitivity 1)",),
+        )
 
 
 @register_method
@@ -243,8 +261,9 @@ class LaplaceDpGCN(_AllPairsBaseline):
     name = "ldpgcn"
     description = "L-DpGCN: Laplace noise on every adjacency entry, top estimated-|E| entries kept"
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """The raw features with the top estimated-number-of-links pairs by Ã_ij + Ã_ji as undirected edges."""
         eps = self.checked_epsilon(data, epsilon)
         n = data.num_nodes

@@ -114,9 +114,15 @@ class LinkLDPReports:
 
     def guarantee(self) -> PrivacyGuarantee:
         return PrivacyGuarantee(
-            Unit.ADJACENCY_LIST, TrustModel.LOCAL, self.epsilon, 0.0, "Blink LinkLDP (RR + Laplace degree)",
-            (f"ε_a = (1−δ)ε = {self.epsilon_adjacency:g} on the adjacency list (randomized response), "
-             f"ε_d = δε = {self.epsilon_degree:g} on the degree (Laplace, sensitivity 1); basic composition",),
+            Unit.ADJACENCY_LIST,
+            TrustModel.LOCAL,
+            self.epsilon,
+            0.0,
+            "Blink LinkLDP (RR + Laplace degree)",
+            (
+                f"ε_a = (1−δ)ε = {self.epsilon_adjacency:g} on the adjacency list (randomized response), "
+                f"ε_d = δε = {self.epsilon_degree:g} on the degree (Laplace, sensitivity 1); basic composition",
+            ),
         )
 
 

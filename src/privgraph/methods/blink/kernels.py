@@ -64,8 +64,9 @@ def evidence_rows(rows, n, keys, indptr, indices, p_flip, stream):
         i = rows[r]
         for j in range(n):
             if j != i:
-                out[r, j] = (_bit(keys, indptr, indices, p_flip, stream, i, j)
-                             + _bit(keys, indptr, indices, p_flip, stream, j, i))
+                out[r, j] = _bit(keys, indptr, indices, p_flip, stream, i, j) + _bit(
+                    keys, indptr, indices, p_flip, stream, j, i
+                )
     return out
 
 
@@ -131,19 +132,29 @@ def _band_excess(order, b, start, keys, indptr, indices, p_flip, stream, two_eps
             for x in range(max(start[a], a + 1), n):
                 j = order[x]
                 s = b[a] + b[x]
-                t = (_bit(keys, indptr, indices, p_flip, stream, i, j)
-                     + _bit(keys, indptr, indices, p_flip, stream, j, i))
+                t = _bit(keys, indptr, indices, p_flip, stream, i, j) + _bit(
+                    keys, indptr, indices, p_flip, stream, j, i
+                )
                 acc += _sigmoid(s + (t - 1) * two_eps_a) - _sigmoid(s)
         sums[c] = acc
     return sums.sum()
 
 
-def band_posterior_excess(beta: np.ndarray, keys: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
-                          p_flip: float, stream: int, epsilon_a: float, lower: float) -> tuple[float, int]:
+def band_posterior_excess(
+    beta: np.ndarray,
+    keys: np.ndarray,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    p_flip: float,
+    stream: int,
+    epsilon_a: float,
+    lower: float,
+) -> tuple[float, int]:
     """Σ over pairs i < j with β_i + β_j > ``lower`` of (P_ij − p_ij): posterior minus prior."""
     order, b, start, visited = _band(beta, lower)
-    total = _band_excess(order, b, start, keys, indptr, indices, np.float64(p_flip), np.uint64(stream),
-                         np.float64(2.0 * epsilon_a))
+    total = _band_excess(
+        order, b, start, keys, indptr, indices, np.float64(p_flip), np.uint64(stream), np.float64(2.0 * epsilon_a)
+    )
     return float(total), visited
 
 
@@ -162,9 +173,17 @@ def band_size(beta: np.ndarray, lower: float) -> int:
     return _band(beta, lower)[3]
 
 
-def collect_band(beta: np.ndarray, keys: np.ndarray, indptr: np.ndarray, indices: np.ndarray, p_flip: float,
-                 stream: int, low: np.ndarray, high: np.ndarray,
-                 expected: float | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+def collect_band(
+    beta: np.ndarray,
+    keys: np.ndarray,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    p_flip: float,
+    stream: int,
+    low: np.ndarray,
+    high: np.ndarray,
+    expected: float | None = None,
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Pairs i < j whose evidence state t satisfies low[t] < β_i + β_j ≤ high[t].
 
     Visits only pairs with β-sum > min(low) (a contiguous range of the sorted β
@@ -173,8 +192,15 @@ def collect_band(beta: np.ndarray, keys: np.ndarray, indptr: np.ndarray, indices
     ``(i, j, visited)`` with i < j, each pair once.
     """
     order, b, start, visited = _band(beta, float(np.min(low)))
-    args = (keys, indptr, indices, np.float64(p_flip), np.uint64(stream),
-            np.asarray(low, np.float64), np.asarray(high, np.float64))
+    args = (
+        keys,
+        indptr,
+        indices,
+        np.float64(p_flip),
+        np.uint64(stream),
+        np.asarray(low, np.float64),
+        np.asarray(high, np.float64),
+    )
     cap = int(1.5 * (expected or 0) / _CHUNKS) + 1024
     out_i, out_j, counts = _band_collect(order, b, start, cap, *args)
     if counts.max() > cap:
@@ -182,4 +208,3 @@ def collect_band(beta: np.ndarray, keys: np.ndarray, indptr: np.ndarray, indices
         out_i, out_j, counts = _band_collect(order, b, start, cap, *args)
     take = np.arange(cap)[None, :] < counts[:, None]
     return out_i[take], out_j[take], visited
-

@@ -59,8 +59,9 @@ class DegreeVectorReports:
     epsilon_round: float  # ε/2
 
 
-def noisy_degree_vectors(edge_index: torch.Tensor, groups: np.ndarray, k: int, epsilon: float,
-                         rng: RandomSource) -> np.ndarray:
+def noisy_degree_vectors(
+    edge_index: torch.Tensor, groups: np.ndarray, k: int, epsilon: float, rng: RandomSource
+) -> np.ndarray:
     """δ̃_u = (|N(u) ∩ G_1|, …, |N(u) ∩ G_k|) + Laplace(1/ε)^k for every node u."""
     n = groups.size
     src, dst = edge_index.numpy()
@@ -134,8 +135,9 @@ class LDPGen(Method):
     public_fields = ("x", *SPLIT_FIELDS)
     needs_features = False  # x is public: copied as given, or absent
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """The raw features with the synthetic undirected graph (both directions)."""
         eps = self.check_epsilon_given(epsilon)
         n = data.num_nodes
@@ -153,7 +155,11 @@ class LDPGen(Method):
         round2 = noisy_degree_vectors(edge_index, clusters, k1, half, rng)
         edges = chung_lu_blocks(round2, clusters, k1, rng)
         guarantee = PrivacyGuarantee(
-            Unit.ADJACENCY_LIST, TrustModel.LOCAL, eps, 0.0, "LDPGen (two rounds of Laplace degree vectors)",
+            Unit.ADJACENCY_LIST,
+            TrustModel.LOCAL,
+            eps,
+            0.0,
+            "LDPGen (two rounds of Laplace degree vectors)",
             (f"ε/2 = {half:g} per round, Laplace on each group count (L1 sensitivity 1); basic composition",),
         )
         details = {"mechanism": self.name, "initial_groups": k0, "clusters": k1, "edges": int(edges.shape[1])}

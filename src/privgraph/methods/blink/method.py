@@ -33,8 +33,11 @@ class BlinkParams(MethodParams):
     on large graphs (an implementation limit, not in the paper: :mod:`~privgraph.methods.blink.soft`)."""
 
     variant: str = param("hard", "hard, soft or hybrid (§4.2.3)")
-    delta: float | None = param(None, "share δ of ε spent on the degree (default 0.1; chosen among "
-                                      "{0.1, …, 0.9} on validation by the runner's --tune when not given)")
+    delta: float | None = param(
+        None,
+        "share δ of ε spent on the degree (default 0.1; chosen among "
+        "{0.1, …, 0.9} on validation by the runner's --tune when not given)",
+    )
     soft_exact_limit: int = param(20_000, "Soft: exact dense P up to this many nodes, truncated above")
     soft_min_probability: float = param(1e-3, "Soft: truncation τ of P above soft_exact_limit nodes")
 
@@ -75,16 +78,22 @@ class Blink(Method):
     def variant(self) -> str:
         return self.params.variant
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """The raw features with the estimated graph (edges and weights, or Soft's dense posterior operator)."""
         eps = self.check_epsilon_given(epsilon)
         p = self.params
         delta = DEFAULT_DEGREE_SHARE if p.delta is None else float(p.delta)
         reports = link_ldp(data.edge_index, data.num_nodes, eps, delta, rng)
         fit = beta_mle(clip_degrees(reports.noisy_degrees, data.num_nodes), tol=1e-6)
-        details = {"mechanism": f"blink-{self.variant}", "variant": self.variant, "delta": delta,
-                   "mle_iterations": fit.iterations, "mle_converged": fit.converged}
+        details = {
+            "mechanism": f"blink-{self.variant}",
+            "variant": self.variant,
+            "delta": delta,
+            "mle_iterations": fit.iterations,
+            "mle_converged": fit.converged,
+        }
         adjacency = None
         if self.variant == "soft":
             soft = soft_graph(reports, fit.beta, p.soft_exact_limit, p.soft_min_probability)
@@ -99,5 +108,4 @@ class Blink(Method):
         )
         if graph is None:
             return Release(public_features(data), guarantee, details, adjacency=adjacency, reports=reports)
-        return Release(public_features(data), guarantee, details, graph.edge_index, graph.edge_weight,
-                       reports=reports)
+        return Release(public_features(data), guarantee, details, graph.edge_index, graph.edge_weight, reports=reports)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
 import numpy as np
 import torch
 
@@ -126,7 +127,7 @@ def beta_mle(
         hist_g.append(g)
         hist_f.append(f)
         if memory and len(hist_f) > 1:
-            hist_g, hist_f = hist_g[-(memory + 1):], hist_f[-(memory + 1):]
+            hist_g, hist_f = hist_g[-(memory + 1) :], hist_f[-(memory + 1) :]
             dF = np.stack([b - a for a, b in zip(hist_f[:-1], hist_f[1:])], axis=1)
             dG = np.stack([b - a for a, b in zip(hist_g[:-1], hist_g[1:])], axis=1)
             try:
@@ -188,9 +189,13 @@ def state_bounds(logit_threshold: float, epsilon_a: float) -> np.ndarray:
     return logit_threshold - (np.arange(3) - 1.0) * 2.0 * epsilon_a
 
 
-def pairs_above(reports: LinkLDPReports, beta: np.ndarray, logit_threshold: float,
-                below: float = math.inf, expected: "_ExpectedPassing | None" = None
-                ) -> tuple[np.ndarray, np.ndarray, int]:
+def pairs_above(
+    reports: LinkLDPReports,
+    beta: np.ndarray,
+    logit_threshold: float,
+    below: float = math.inf,
+    expected: _ExpectedPassing | None = None,
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Pairs i < j with ``logit_threshold`` < logit P_ij ≤ ``below``, visiting only
     pairs with β_i + β_j > τ − 2ε_a (compiled, :func:`kernels.collect_band`)."""
     eps_a, p_flip = reports.epsilon_adjacency, reports.p_flip
@@ -198,8 +203,9 @@ def pairs_above(reports: LinkLDPReports, beta: np.ndarray, logit_threshold: floa
     expected = expected or _ExpectedPassing(beta, eps_a, p_flip)
     count = expected(logit_threshold) - (expected(below) if math.isfinite(below) else 0.0)
     keys, indptr, indices, _, stream = reports.kernel_args()
-    return kernels.collect_band(beta, keys, indptr, indices, p_flip, stream,
-                                state_bounds(logit_threshold, eps_a), high, count)
+    return kernels.collect_band(
+        beta, keys, indptr, indices, p_flip, stream, state_bounds(logit_threshold, eps_a), high, count
+    )
 
 
 def _logits(reports: LinkLDPReports, beta: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -223,8 +229,9 @@ def thresholded_graph(reports: LinkLDPReports, beta: np.ndarray, min_probability
     return EstimatedGraph(ei, ew, visited, tau)
 
 
-def posterior_norm(reports: LinkLDPReports, beta: np.ndarray, exact_limit: int = 20_000,
-                   block: int = 1024) -> tuple[float, bool]:
+def posterior_norm(
+    reports: LinkLDPReports, beta: np.ndarray, exact_limit: int = 20_000, block: int = 1024
+) -> tuple[float, bool]:
     """‖P‖_{1,1} = Σ_{i≠j} P_ij (both directions).  Returns ``(value, exact)``.
 
     Exact for n ≤ ``exact_limit`` (all pairs evaluated in row blocks, O(n²)
@@ -253,8 +260,9 @@ def posterior_norm(reports: LinkLDPReports, beta: np.ndarray, exact_limit: int =
 def evidence_rows(reports: LinkLDPReports, rows: np.ndarray) -> np.ndarray:
     """uint8 [len(rows), n]: the evidence states of whole rows (0 on the diagonal)."""
     keys, indptr, indices, p_flip, stream = reports.kernel_args()
-    return kernels.evidence_rows(np.asarray(rows, np.int64), reports.num_nodes, keys, indptr, indices,
-                                 p_flip, np.uint64(stream))
+    return kernels.evidence_rows(
+        np.asarray(rows, np.int64), reports.num_nodes, keys, indptr, indices, p_flip, np.uint64(stream)
+    )
 
 
 class _ExpectedPassing:
@@ -270,8 +278,11 @@ class _ExpectedPassing:
         pairs = np.triu(pairs)
         self.sums = centers[:, None] + centers[None, :]
         prior, q = _sigmoid(self.sums), p_flip
-        self.weights = [pairs * (prior * q * q + (1 - prior) * (1 - q) ** 2), pairs * (2 * q * (1 - q)),
-                        pairs * (prior * (1 - q) ** 2 + (1 - prior) * q * q)]
+        self.weights = [
+            pairs * (prior * q * q + (1 - prior) * (1 - q) ** 2),
+            pairs * (2 * q * (1 - q)),
+            pairs * (prior * (1 - q) ** 2 + (1 - prior) * q * q),
+        ]
         self.epsilon_a = epsilon_a
 
     def __call__(self, tau: float) -> float:
@@ -306,7 +317,8 @@ def hybrid_graph(
     found_i, found_j, visited = [], [], 0
     while True:
         cost = kernels.band_size(beta, tau - 2 * eps_a) - (
-            kernels.band_size(beta, previous - 2 * eps_a) if math.isfinite(previous) else 0)
+            kernels.band_size(beta, previous - 2 * eps_a) if math.isfinite(previous) else 0
+        )
         if visited + cost > max_visits:
             raise RuntimeError(f"Blink-Hybrid would visit more than max_visits={max_visits} candidate pairs")
         i, j, v = pairs_above(reports, beta, tau, previous, expected)

@@ -55,15 +55,22 @@ class SoftGraph:
     details: dict[str, Any]
 
 
-def soft_graph(reports: LinkLDPReports, beta: np.ndarray, exact_limit: int = 20_000,
-               min_probability: float = 1e-3) -> SoftGraph:
+def soft_graph(
+    reports: LinkLDPReports, beta: np.ndarray, exact_limit: int = 20_000, min_probability: float = 1e-3
+) -> SoftGraph:
     """Blink-Soft's weighted graph: exact for n ≤ ``exact_limit``, else truncated at ``min_probability``."""
     if reports.num_nodes <= exact_limit:
         return SoftGraph(PosteriorAdjacency(reports, beta), None, {"soft": "exact"})
     graph = thresholded_graph(reports, beta, min_probability)
     norm, exact = posterior_norm(reports, beta)
     kept = float(graph.edge_weight.sum()) if graph.edge_weight is not None else 0.0
-    details = {"soft": "truncated", "min_probability": min_probability, "posterior_mass": norm,
-               "posterior_mass_exact": exact, "kept_mass": kept, "dropped_mass": max(norm - kept, 0.0),
-               "dropped_fraction": max(norm - kept, 0.0) / norm if norm > 0 else 0.0}
+    details = {
+        "soft": "truncated",
+        "min_probability": min_probability,
+        "posterior_mass": norm,
+        "posterior_mass_exact": exact,
+        "kept_mass": kept,
+        "dropped_mass": max(norm - kept, 0.0),
+        "dropped_fraction": max(norm - kept, 0.0) / norm if norm > 0 else 0.0,
+    }
     return SoftGraph(None, graph, details)

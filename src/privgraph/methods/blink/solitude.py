@@ -16,8 +16,8 @@ reports and spends no privacy.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import torch
 from torch import Tensor, nn
@@ -90,19 +90,22 @@ class Solitude(RandomizedResponseGraph):
     description = "Solitude: randomized response, then a sparse graph learned with the GNN (eq. 10)"
     Params = SolitudeParams
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """RR's release, with λ₁ and λ₂ recorded in the details (the graph is learned at training time)."""
         release = super().release(data, epsilon, rng, progress)
         release.details.update(mechanism=self.name, lambda1=self.params.lambda1, lambda2=self.params.lambda2)
         return release
 
-    def build_model(self, model: str, in_dim: int, num_classes: int, hp: Hyperparameters,
-                    release: Release | None = None) -> nn.Module:
+    def build_model(
+        self, model: str, in_dim: int, num_classes: int, hp: Hyperparameters, release: Release | None = None
+    ) -> nn.Module:
         if release is None or release.edge_index is None:
             raise ValueError("Solitude's model is built for a release (it learns that release's edge weights)")
         if model == "gat":
             raise ValueError("Solitude with GAT is not supported (the Blink paper does not run it either)")
         base = NodeClassifier(model, in_dim, hp.hidden, num_classes, hp.dropout, weighted=True)
-        return LearnedAdjacencyClassifier(base, int(release.edge_index.shape[1]), self.params.lambda1,
-                                          self.params.lambda2)
+        return LearnedAdjacencyClassifier(
+            base, int(release.edge_index.shape[1]), self.params.lambda1, self.params.lambda2
+        )

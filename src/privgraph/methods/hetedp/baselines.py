@@ -7,8 +7,8 @@ training edges only) or by metapath2vec's dot product.  The experiment loop is
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import torch
 from torch import Tensor
@@ -55,15 +55,21 @@ class WalkSettings:
             if getattr(self, name) < 1:
                 raise ValueError(f"metapath2vec's {name} must be >= 1, got {getattr(self, name)}")
         if self.context_size < 2 or self.context_size > self.walk_length + 1:
-            raise ValueError(f"metapath2vec's context_size must be in [2, walk_length + 1] = [2, "
-                             f"{self.walk_length + 1}], got {self.context_size}")
+            raise ValueError(
+                f"metapath2vec's context_size must be in [2, walk_length + 1] = [2, "
+                f"{self.walk_length + 1}], got {self.context_size}"
+            )
 
 
-def metapath2vec_embeddings(edge_index_dict: dict[EdgeType, Tensor], metapath: Sequence[EdgeType],
-                            num_nodes_dict: dict[str, int], seed: int, epochs: int = 10,
-                            walks: WalkSettings | None = None,
-                            on_epoch: Callable[[int, Callable[[str], Tensor]], None] | None = None
-                            ) -> dict[str, Tensor]:
+def metapath2vec_embeddings(
+    edge_index_dict: dict[EdgeType, Tensor],
+    metapath: Sequence[EdgeType],
+    num_nodes_dict: dict[str, int],
+    seed: int,
+    epochs: int = 10,
+    walks: WalkSettings | None = None,
+    on_epoch: Callable[[int, Callable[[str], Tensor]], None] | None = None,
+) -> dict[str, Tensor]:
     """PyG's MetaPath2Vec, walks from the metapath's first type (``walks``: :class:`WalkSettings`,
     default ours); ``on_epoch(epoch, embed)`` after each epoch (1-based; ``embed(type)`` gives that
     type's current embeddings).  Our graphs have a few thousand start nodes (PyG's AMiner example:
@@ -73,9 +79,17 @@ def metapath2vec_embeddings(edge_index_dict: dict[EdgeType, Tensor], metapath: S
 
     w = WalkSettings() if walks is None else walks
     torch.manual_seed(seed)
-    model = MetaPath2Vec(edge_index_dict, embedding_dim=w.embedding_dim, metapath=list(metapath),
-                         walk_length=w.walk_length, context_size=w.context_size, walks_per_node=w.walks_per_node,
-                         num_negative_samples=w.num_negative_samples, num_nodes_dict=num_nodes_dict, sparse=True)
+    model = MetaPath2Vec(
+        edge_index_dict,
+        embedding_dim=w.embedding_dim,
+        metapath=list(metapath),
+        walk_length=w.walk_length,
+        context_size=w.context_size,
+        walks_per_node=w.walks_per_node,
+        num_negative_samples=w.num_negative_samples,
+        num_nodes_dict=num_nodes_dict,
+        sparse=True,
+    )
     loader = model.loader(batch_size=32, shuffle=True)
     opt = torch.optim.SparseAdam(list(model.parameters()), lr=0.05)
     for epoch in range(1, epochs + 1):
@@ -96,9 +110,14 @@ def metapath2vec_metapath(dataset: str) -> list[EdgeType]:
     return paths[M2V_METAPATHS[dataset]] if dataset in M2V_METAPATHS else next(iter(paths.values()))
 
 
-def metapath2vec_node_embeddings(data: HeteroData, dataset: str, target: str, seed: int,
-                                 metapath: Sequence[EdgeType] | None = None,
-                                 walks: WalkSettings | None = None) -> Tensor:
+def metapath2vec_node_embeddings(
+    data: HeteroData,
+    dataset: str,
+    target: str,
+    seed: int,
+    metapath: Sequence[EdgeType] | None = None,
+    walks: WalkSettings | None = None,
+) -> Tensor:
     """``target``'s metapath2vec embeddings for node classification on ``dataset``: walks along
     ``metapath`` (default :func:`metapath2vec_metapath`), :data:`M2V_NC_EPOCHS` epochs, ``walks``
     (default :class:`WalkSettings`'s)."""
@@ -107,9 +126,16 @@ def metapath2vec_node_embeddings(data: HeteroData, dataset: str, target: str, se
     return metapath2vec_embeddings(data.edge_index_dict, path, sizes, seed, epochs=M2V_NC_EPOCHS, walks=walks)[target]
 
 
-def train_link_baseline(method: str, data: HeteroData, task: HeteroTask,
-                        splits: tuple[HeteroData, HeteroData, HeteroData], seed: int, hidden: int = 64,
-                        epochs: int = 100, walks: WalkSettings | None = None) -> tuple[float, float]:
+def train_link_baseline(
+    method: str,
+    data: HeteroData,
+    task: HeteroTask,
+    splits: tuple[HeteroData, HeteroData, HeteroData],
+    seed: int,
+    hidden: int = 64,
+    epochs: int = 100,
+    walks: WalkSettings | None = None,
+) -> tuple[float, float]:
     """Link prediction of ``task.edge_type`` by ``method`` (one of :data:`LINK_BASELINES`) on the
     ``splits`` (train, val, test) of :func:`~privgraph.data.hetero.link_split`; returns the
     (validation, test) ROC-AUC.  RGCN / HGT: ``epochs`` of full-batch training, the test AUC
@@ -120,8 +146,13 @@ def train_link_baseline(method: str, data: HeteroData, task: HeteroTask,
     train, val, test = splits
     src, _, dst = task.edge_type
     if method == "metapath2vec":
-        z = metapath2vec_embeddings(train.edge_index_dict, [task.edge_type, task.reverse],
-                                    {t: data[t].num_nodes for t in data.node_types}, seed, walks=walks)
+        z = metapath2vec_embeddings(
+            train.edge_index_dict,
+            [task.edge_type, task.reverse],
+            {t: data[t].num_nodes for t in data.node_types},
+            seed,
+            walks=walks,
+        )
 
         def dot(pairs: Tensor) -> Tensor:
             return (z[src][pairs[0]] * z[dst][pairs[1]]).sum(-1)
@@ -142,8 +173,12 @@ def train_link_baseline(method: str, data: HeteroData, task: HeteroTask,
     best = (-1.0, 0.0)
     for _ in range(epochs):
         model.train()
-        neg = torch.stack([torch.randint(0, data[src].num_nodes, (positives.shape[1],), generator=g),
-                           torch.randint(0, data[dst].num_nodes, (positives.shape[1],), generator=g)])
+        neg = torch.stack(
+            [
+                torch.randint(0, data[src].num_nodes, (positives.shape[1],), generator=g),
+                torch.randint(0, data[dst].num_nodes, (positives.shape[1],), generator=g),
+            ]
+        )
         pairs = torch.cat([positives, neg], dim=1)
         labels = torch.cat([torch.ones(positives.shape[1]), torch.zeros(neg.shape[1])])
         opt.zero_grad()

@@ -71,7 +71,6 @@ from privgraph.mechanisms.base import check_delta, check_epsilon
 from privgraph.mechanisms.gaussian import analytic_gaussian_sigma, classical_gaussian_sigma
 from privgraph.mechanisms.randomness import derive_seed, make_generator, normal, randn
 
-
 CALIBRATIONS = ("clipped", "paper")
 FEATURE_MODES = ("noisy", "none")  # HeteDP link release: noisy features (ε_f = share·ε) or none read (ε_s = ε)
 PAPER_LAMBDA = 0.01  # §V-A: "a hyperparameter λ to 0.01"; the code's ``features + 0.01 * noise``
@@ -86,8 +85,10 @@ def check_calibration(calibration: str) -> str:
 
 def check_feature_mode(mode: str) -> str:
     if mode not in FEATURE_MODES:
-        raise ValueError(f"features must be one of {FEATURE_MODES} ('none': the private features are not read, "
-                         f"all of ε goes to DP-SGD), got {mode!r}")
+        raise ValueError(
+            f"features must be one of {FEATURE_MODES} ('none': the private features are not read, "
+            f"all of ε goes to DP-SGD), got {mode!r}"
+        )
     return mode
 
 
@@ -128,8 +129,10 @@ def check_feature_options(calibration: str, feature_dim: int | None, features: s
     if check_feature_mode(features) == "none" and (feature_dim is not None or calibration != "clipped"):
         raise ValueError("features='none' reads no feature: feature_dim and calibration do not apply")
     if feature_dim is not None and calibration == "paper":
-        raise ValueError("feature_dim (a projection before clipping) applies to the clipped, DP calibration, not "
-                         "to calibration='paper'")
+        raise ValueError(
+            "feature_dim (a projection before clipping) applies to the clipped, DP calibration, not "
+            "to calibration='paper'"
+        )
 
 
 def projection_matrix(d: int, k: int, seed: int) -> Tensor:
@@ -156,8 +159,9 @@ def project_rows(x: Tensor, k: int, seed: int) -> Tensor:
     return x.float() @ projection_matrix(int(x.shape[1]), k, seed).T
 
 
-def prepare_rows(x: Tensor, node_type: str, clip_bound: float, feature_dim: int | None = None,
-                 projection_seed: int = 0) -> tuple[Tensor, int, bool]:
+def prepare_rows(
+    x: Tensor, node_type: str, clip_bound: float, feature_dim: int | None = None, projection_seed: int = 0
+) -> tuple[Tensor, int, bool]:
     """The signal part of a type's release, before the noise: the rows projected to ``feature_dim``
     dimensions when the type has more (:func:`project_rows`, seed :func:`type_projection_seed`), then
     clipped to ``clip_bound``.  Returns the rows, how many were clipped, and whether they were projected."""
@@ -175,10 +179,18 @@ class FeatureRelease:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def privatize_features(data: HeteroData, epsilon: float, delta: float, clip_bound: float, rng: RandomSource,
-                       noise_multiplier: float = 1.0, node_types: list[str] | None = None,
-                       calibration: str = "clipped", feature_dim: int | None = None,
-                       projection_seed: int = 0) -> FeatureRelease:
+def privatize_features(
+    data: HeteroData,
+    epsilon: float,
+    delta: float,
+    clip_bound: float,
+    rng: RandomSource,
+    noise_multiplier: float = 1.0,
+    node_types: list[str] | None = None,
+    calibration: str = "clipped",
+    feature_dim: int | None = None,
+    projection_seed: int = 0,
+) -> FeatureRelease:
     """Clip and perturb the features of ``node_types`` (default: every type with ``x``) once.
 
     ``feature_dim=k``: the rows of each type with more than k features are first projected to k
@@ -189,8 +201,9 @@ def privatize_features(data: HeteroData, epsilon: float, delta: float, clip_boun
     epsilon, delta = check_epsilon(epsilon, "epsilon_f"), check_delta(delta)
     clip_bound = check_clip_bound(clip_bound)
     if not noise_multiplier >= 1.0:
-        raise ValueError(f"the noise multiplier λ must be >= 1 (a smaller one voids the guarantee), got "
-                         f"{noise_multiplier}")
+        raise ValueError(
+            f"the noise multiplier λ must be >= 1 (a smaller one voids the guarantee), got {noise_multiplier}"
+        )
     types = node_types if node_types is not None else [t for t in data.node_types if "x" in data[t]]
     if not types:
         raise ValueError("the graph has no node features to protect")
@@ -208,23 +221,35 @@ def privatize_features(data: HeteroData, epsilon: float, delta: float, clip_boun
         projected += [t] if was_projected else []
         out[t] = x + normal(tuple(x.shape), sigma, rng).to(x.dtype)
     classical = classical_gaussian_sigma(epsilon, delta, sensitivity) if epsilon < 1 else None
-    details = {"clip_bound": clip_bound, "sensitivity": sensitivity, "noise_std": sigma,
-               "classical_noise_std": classical, "noise_multiplier": noise_multiplier, "clipped_rows": clipped,
-               "node_types": types}
+    details = {
+        "clip_bound": clip_bound,
+        "sensitivity": sensitivity,
+        "noise_std": sigma,
+        "classical_noise_std": classical,
+        "noise_multiplier": noise_multiplier,
+        "clipped_rows": clipped,
+        "node_types": types,
+    }
     projection: tuple[str, ...] = ()
     if feature_dim is not None:
         dims = {t: int(data[t].x.shape[1]) for t in types}
         kept = [t for t in types if t not in projected]
-        details["projection"] = {"dim": feature_dim, "seed": projection_seed, "input_dims": dims,
-                                 "projected": projected, "not_projected (d <= k)": kept,
-                                 "type_seeds": {t: type_projection_seed(projection_seed, t) for t in projected},
-                                 "order": "project, then clip, then noise"}
+        details["projection"] = {
+            "dim": feature_dim,
+            "seed": projection_seed,
+            "input_dims": dims,
+            "projected": projected,
+            "not_projected (d <= k)": kept,
+            "type_seeds": {t: type_projection_seed(projection_seed, t) for t in projected},
+            "order": "project, then clip, then noise",
+        }
         projection = (
             f"rows of {', '.join(projected) or 'no type'} first projected to k = {feature_dim} dimensions (from "
             f"{dims}) by a public random matrix with orthonormal rows, drawn from public seed {projection_seed} "
             "(per type: derive_seed(seed, crc32(type))) and no data; then clipped and perturbed in k dimensions: "
             "the sensitivity 2·C_f and σ are unchanged"
-            + (f"; {', '.join(kept)} (d <= k) released unprojected" if kept else ""),)
+            + (f"; {', '.join(kept)} (d <= k) released unprojected" if kept else ""),
+        )
     notes = (
         *projection,
         f"features clipped to L2 norm ≤ C_f = {clip_bound:g} (how many rows were clipped is a curator-only "
@@ -234,13 +259,20 @@ def privatize_features(data: HeteroData, epsilon: float, delta: float, clip_boun
         "eq. 14's attention-weighted sensitivity is not used (see privgraph.methods.hetedp.features)",
         "graph structure and labels are not protected by this part",
     )
-    guarantee = PrivacyGuarantee(Unit.NODE_FEATURES, TrustModel.CENTRAL, epsilon, delta,
-                                 f"HeteDP features: clip + Gaussian ({', '.join(types)})", notes)
+    guarantee = PrivacyGuarantee(
+        Unit.NODE_FEATURES,
+        TrustModel.CENTRAL,
+        epsilon,
+        delta,
+        f"HeteDP features: clip + Gaussian ({', '.join(types)})",
+        notes,
+    )
     return FeatureRelease(out, guarantee, details)
 
 
-def paper_release(data: HeteroData, epsilon: float, delta: float, rng: RandomSource,
-                  node_types: list[str]) -> FeatureRelease:
+def paper_release(
+    data: HeteroData, epsilon: float, delta: float, rng: RandomSource, node_types: list[str]
+) -> FeatureRelease:
     """The paper's feature noise (eq. 14 as its code computes it; module docstring): the raw features
     plus N(0, σ²) per coordinate with σ = :func:`paper_noise_std` — **not** differentially private.
     The guarantee states ε = ∞; the (ε_f, δ) the paper claims is in the notes and ``details``."""
@@ -249,9 +281,15 @@ def paper_release(data: HeteroData, epsilon: float, delta: float, rng: RandomSou
     for t in node_types:
         x = data[t].x.float()
         out[t] = x + normal(tuple(x.shape), sigma, rng).to(x.dtype)
-    details = {"calibration": "paper", "claimed_epsilon": epsilon, "claimed_delta": delta,
-               "lambda": PAPER_LAMBDA, "assumed_sensitivity": PAPER_SENSITIVITY, "noise_std": sigma,
-               "node_types": node_types}
+    details = {
+        "calibration": "paper",
+        "claimed_epsilon": epsilon,
+        "claimed_delta": delta,
+        "lambda": PAPER_LAMBDA,
+        "assumed_sensitivity": PAPER_SENSITIVITY,
+        "noise_std": sigma,
+        "node_types": node_types,
+    }
     notes = (
         f"NOT differentially private: the paper's calibration (eq. 14, its code's feat_noise), which it claims "
         f"is ({epsilon:g}, {delta:g})-DP; noise std {sigma:.4g} = λ·√(2 ln(1.25/δ))·Δ/ε with λ = {PAPER_LAMBDA:g} "
@@ -262,6 +300,12 @@ def paper_release(data: HeteroData, epsilon: float, delta: float, rng: RandomSou
         "computed from the private data",
         "use calibration='clipped' (the default) for a DP release",
     )
-    guarantee = PrivacyGuarantee(Unit.NODE_FEATURES, TrustModel.CENTRAL, math.inf, 0.0,
-                                 f"HeteDP features: the paper's calibration, NOT DP ({', '.join(node_types)})", notes)
+    guarantee = PrivacyGuarantee(
+        Unit.NODE_FEATURES,
+        TrustModel.CENTRAL,
+        math.inf,
+        0.0,
+        f"HeteDP features: the paper's calibration, NOT DP ({', '.join(node_types)})",
+        notes,
+    )
     return FeatureRelease(out, guarantee, details)

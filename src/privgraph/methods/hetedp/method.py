@@ -39,8 +39,9 @@ opt-in, never the default).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from torch import Tensor
 from torch_geometric.data import HeteroData
@@ -50,10 +51,21 @@ from privgraph.data.hetero import EdgeType, node_inputs
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Task, param, register_method
-from privgraph.methods.hetedp.features import (check_calibration, check_clip_bound, check_feature_mode,
-                                               check_feature_options, prepare_rows, privatize_features)
-from privgraph.methods.hetedp.nc import (CLASSIFIERS, ReplacedInputs, check_nc_defaults, check_nc_options,
-                                         fit_embedding_classifier)
+from privgraph.methods.hetedp.features import (
+    check_calibration,
+    check_clip_bound,
+    check_feature_mode,
+    check_feature_options,
+    prepare_rows,
+    privatize_features,
+)
+from privgraph.methods.hetedp.nc import (
+    CLASSIFIERS,
+    ReplacedInputs,
+    check_nc_defaults,
+    check_nc_options,
+    fit_embedding_classifier,
+)
 from privgraph.methods.hetedp.topology import check_topology, message_relations, topology_guarantee
 from privgraph.methods.heterorr.edges import check_share
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
@@ -74,14 +86,28 @@ class LinkRelease:
     details: dict[str, Any]
 
 
-def link_release(data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examples: Tensor,
-                 message_edges: dict[EdgeType, Tensor], epsilon: float | None, share: float, topology: str,
-                 clip_bound: float, delta: float, config: DPSGDConfig, rng: RandomSource, seed: int,
-                 progress: ProgressHook | None = None, calibration: str = "clipped", features: str = "noisy",
-                 feature_dim: int | None = None, projection_seed: int = 0,
-                 on_epoch: Callable[[int, RelationalVGAEEncoder, LinkInputs], None] | None = None,
-                 replace_inputs: Callable[[float | None, dict[str, Tensor]], ReplacedInputs] | None = None
-                 ) -> LinkRelease:
+def link_release(
+    data: HeteroData,
+    edge_type: EdgeType,
+    reverse: EdgeType,
+    examples: Tensor,
+    message_edges: dict[EdgeType, Tensor],
+    epsilon: float | None,
+    share: float,
+    topology: str,
+    clip_bound: float,
+    delta: float,
+    config: DPSGDConfig,
+    rng: RandomSource,
+    seed: int,
+    progress: ProgressHook | None = None,
+    calibration: str = "clipped",
+    features: str = "noisy",
+    feature_dim: int | None = None,
+    projection_seed: int = 0,
+    on_epoch: Callable[[int, RelationalVGAEEncoder, LinkInputs], None] | None = None,
+    replace_inputs: Callable[[float | None, dict[str, Tensor]], ReplacedInputs] | None = None,
+) -> LinkRelease:
     """HeteDP's link release: features (ε_f = share·ε) then DP-SGD on ``examples`` (ε_s), both
     drawing from ``rng``; ``seed`` fixes the random inputs of featureless types.  ``message_edges``
     is the graph whose relations pass messages (the runner gives its training split's).
@@ -105,22 +131,37 @@ def link_release(data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examp
     clean = dict(inputs)
     featured = [t for t in read if "x" in data[t]] if read_features else []
     guarantees: list[PrivacyGuarantee] = []
-    details: dict[str, Any] = {"topology": topology, "calibration": check_calibration(calibration),
-                               "feature_mode": "noisy" if read_features else "none (not read; random inputs from the "
-                                                                         "public seed for every type)"}
+    details: dict[str, Any] = {
+        "topology": topology,
+        "calibration": check_calibration(calibration),
+        "feature_mode": "noisy"
+        if read_features
+        else "none (not read; random inputs from the public seed for every type)",
+    }
     eps_f, eps_s = None, epsilon
     if epsilon is not None and featured:
         eps_f, eps_s = share * epsilon, (1 - share) * epsilon
-        release = privatize_features(data, eps_f, delta, clip_bound, rng, node_types=featured,
-                                     calibration=calibration, feature_dim=feature_dim,
-                                     projection_seed=projection_seed)
+        release = privatize_features(
+            data,
+            eps_f,
+            delta,
+            clip_bound,
+            rng,
+            node_types=featured,
+            calibration=calibration,
+            feature_dim=feature_dim,
+            projection_seed=projection_seed,
+        )
         inputs.update(release.x)
         guarantees.append(release.guarantee)
         details["features"] = release.details
     elif epsilon is None and featured and feature_dim is not None:  # the same projection and clip, no noise
         inputs.update({t: prepare_rows(data[t].x, t, clip_bound, feature_dim, projection_seed)[0] for t in featured})
-        details["features"] = {"noise_std": 0.0, "clip_bound": clip_bound,
-                               "projection": {"dim": feature_dim, "seed": projection_seed}}
+        details["features"] = {
+            "noise_std": 0.0,
+            "clip_bound": clip_bound,
+            "projection": {"dim": feature_dim, "seed": projection_seed},
+        }
     replaced = None if replace_inputs is None else replace_inputs(eps_f, clean)
     if replaced is not None:
         inputs.update(replaced.x)
@@ -130,24 +171,51 @@ def link_release(data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examp
             if kept:
                 replaced.guarantee = replaced.guarantee.with_note(
                     f"{', '.join(kept)} read the release's features ({g.describe()}); the release as a whole has "
-                    "the guarantee of its weakest part for a node's features: none")
+                    "the guarantee of its weakest part for a node's features: none"
+                )
         details["inputs"] = replaced.details
     link_inputs = LinkInputs.build(inputs, message_edges, relations)
-    res = train_link_model_dp(link_inputs, examples, edge_type, eps_s, delta, config, rng, progress,
-                              None if on_epoch is None else lambda e, model: on_epoch(e, model, link_inputs))
+    res = train_link_model_dp(
+        link_inputs,
+        examples,
+        edge_type,
+        eps_s,
+        delta,
+        config,
+        rng,
+        progress,
+        None if on_epoch is None else lambda e, model: on_epoch(e, model, link_inputs),
+    )
     if epsilon is not None:
         g = topology_guarantee(res, config, topology, edge_type, reverse, relations)
         if replaced is not None:
             guarantees.append(replaced.guarantee)
-            g = g.with_note("the encoder's inputs (nc_inputs) are computed from the whole graph, the protected "
-                            "relation's edges included (metapaths), before training, and held fixed like it")
-        guarantees.append(g if read_features else g.with_note(
-            "features='none': no node feature is read (every type's inputs are random, from a public seed), so "
-            "the release holds no function of x and all of ε goes to DP-SGD (ε_s = ε)"))
+            g = g.with_note(
+                "the encoder's inputs (nc_inputs) are computed from the whole graph, the protected "
+                "relation's edges included (metapaths), before training, and held fixed like it"
+            )
+        guarantees.append(
+            g
+            if read_features
+            else g.with_note(
+                "features='none': no node feature is read (every type's inputs are random, from a public seed), so "
+                "the release holds no function of x and all of ε goes to DP-SGD (ε_s = ε)"
+            )
+        )
     else:
         none = unprotected(Unit.NODE_FEATURES if read_features else f"edge of {edge_type}", "HeteDP without noise")
-        guarantees.append(none if replaced is None else PrivacyGuarantee(
-            none.unit, none.trust_model, none.epsilon, none.delta, none.mechanism, none.notes + replaced.guarantee.notes))
+        guarantees.append(
+            none
+            if replaced is None
+            else PrivacyGuarantee(
+                none.unit,
+                none.trust_model,
+                none.epsilon,
+                none.delta,
+                none.mechanism,
+                none.notes + replaced.guarantee.notes,
+            )
+        )
     details["dpsgd"] = {**res.details, "epsilon_s": res.epsilon, "noise_multiplier": res.noise_multiplier}
     return LinkRelease(res, link_inputs, relations, guarantees, details)
 
@@ -166,26 +234,42 @@ class HeteDPParams(MethodParams):
     """HeteDP's settings (Algorithm 1): the protected relation, the split ε_f/ε_s between features (§IV-A)
     and DP-SGD (§IV-B, eq. 22), the ``topology`` mode that decides what ε_s covers, and the link model."""
 
-    edge_type: tuple[str, str, str] | None = param(None, "the protected relation (src, rel, dst) whose edges train "
-                                                         "the link model (required)")
+    edge_type: tuple[str, str, str] | None = param(
+        None, "the protected relation (src, rel, dst) whose edges train the link model (required)"
+    )
     reverse: tuple[str, str, str] | None = param(None, "its reverse relation (default: the one dst → src relation)")
     feature_share: float = param(0.5, "ε_f/ε spent on the features (the runner can choose it on validation)")
-    features: str = param("noisy", "noisy (clipped + Gaussian with ε_f) or none (x is not read: every type gets "
-                                   "public random inputs, ε_s = ε, feature_share unused; the guarantee is the edge's "
-                                   "only)")
-    feature_dim: int | None = param(None, "project each feature row to this many dimensions by a public random "
-                                          "orthonormal matrix before clipping (same σ, fewer noisy coordinates)")
+    features: str = param(
+        "noisy",
+        "noisy (clipped + Gaussian with ε_f) or none (x is not read: every type gets "
+        "public random inputs, ε_s = ε, feature_share unused; the guarantee is the edge's "
+        "only)",
+    )
+    feature_dim: int | None = param(
+        None,
+        "project each feature row to this many dimensions by a public random "
+        "orthonormal matrix before clipping (same σ, fewer noisy coordinates)",
+    )
     projection_seed: int = param(0, "public seed of the projection (data independent, stated in the release)")
-    topology: str = param("edge", "edge (messages over the other relations: edge-level DP), node (no messages) or "
-                                  "message-passing (the paper's: ε covers one example's loss term, not an edge)")
+    topology: str = param(
+        "edge",
+        "edge (messages over the other relations: edge-level DP), node (no messages) or "
+        "message-passing (the paper's: ε covers one example's loss term, not an edge)",
+    )
     clip_bound: float = param(1.0, "L2 bound C_f of each node's feature vector")
-    calibration: str = param("clipped", "feature noise: clipped (DP, the default) or paper (the paper's "
-                                        "λ = 0.01, Δ = 2 on unclipped features: NOT DP, stated as ε = ∞)")
+    calibration: str = param(
+        "clipped",
+        "feature noise: clipped (DP, the default) or paper (the paper's "
+        "λ = 0.01, Δ = 2 on unclipped features: NOT DP, stated as ε = ∞)",
+    )
     delta: float = param(1e-5, "δ of the feature release and of DP-SGD")
-    edge_count: int | None = param(None, "DP-SGD: a PUBLIC number N of training edges of the protected relation "
-                                         "(their count if you treat it as public, or a public upper bound); it "
-                                         "fixes the sampling rate q = B/N and the steps T, which are never read "
-                                         "from the private edges (required with ε)")
+    edge_count: int | None = param(
+        None,
+        "DP-SGD: a PUBLIC number N of training edges of the protected relation "
+        "(their count if you treat it as public, or a public upper bound); it "
+        "fixes the sampling rate q = B/N and the steps T, which are never read "
+        "from the private edges (required with ε)",
+    )
     batch_size: int = param(512, "DP-SGD: expected (Poisson) batch size")
     epochs: int = param(20, "DP-SGD: expected passes over the edges")
     lr: float = param(0.01, "DP-SGD: learning rate")
@@ -194,25 +278,41 @@ class HeteDPParams(MethodParams):
     hidden: int = param(32, "encoder hidden width")
     latent: int = param(32, "embedding dimension")
     kl_weight: float = param(0.01, "weight of eq. 21's KL term")
-    gradient_step: str = param("dpsgd", "dpsgd (eq. 22: per-example clipping, Gaussian noise; DP, the default) or "
-                                        "paper (the authors' utilsDP step: the batch gradient's rows clipped, sum "
-                                        "and noise rescaled to norm 1: NOT DP, stated as ε = ∞)")
-    self_connection: bool = param(True, "the encoder adds each node's own input to its neighbours' messages (the "
-                                        "default); false: neighbours only, as the authors' TopoDP (DGL GraphConv "
-                                        "per relation, no self-loop); the guarantee is the same either way")
-    nc_model: str = param("han", "node classification: han (a HAN on the DP features, §IV-A; the default) or "
-                                 "link-vgae (the authors' topologyDP_nc.py: a logistic regression on the link "
-                                 "model's embeddings of the classified type after each DP-SGD epoch)")
-    nc_selection: str = param("validation", "link-vgae: the epoch reported — validation (best validation micro-F1; "
-                                            "the default) or best-test (THE PAPER'S OPTIMISTIC SELECTION: the best "
-                                            "test micro-F1 over the epochs; reads the test labels, not an estimate)")
-    nc_embedding: str = param("mean", "link-vgae: the embedding classified — mean (μ) or sample (the authors' "
-                                      "posterior sample μ + N(0, I)·σ)")
-    nc_inputs: str = param("release", "link-vgae: the link model's inputs — release (the release's features; the "
-                                      "default) or authors-han / authors-han-target (the authors' featDP.py: a HAN "
-                                      "per type trained on the TRAINING LABELS (degree bins for the other types), "
-                                      "embedding the CLEAN features; every type read / the classified type only; "
-                                      "NOT DP for the features, stated as ε = ∞; message-passing mode only)")
+    gradient_step: str = param(
+        "dpsgd",
+        "dpsgd (eq. 22: per-example clipping, Gaussian noise; DP, the default) or "
+        "paper (the authors' utilsDP step: the batch gradient's rows clipped, sum "
+        "and noise rescaled to norm 1: NOT DP, stated as ε = ∞)",
+    )
+    self_connection: bool = param(
+        True,
+        "the encoder adds each node's own input to its neighbours' messages (the "
+        "default); false: neighbours only, as the authors' TopoDP (DGL GraphConv "
+        "per relation, no self-loop); the guarantee is the same either way",
+    )
+    nc_model: str = param(
+        "han",
+        "node classification: han (a HAN on the DP features, §IV-A; the default) or "
+        "link-vgae (the authors' topologyDP_nc.py: a logistic regression on the link "
+        "model's embeddings of the classified type after each DP-SGD epoch)",
+    )
+    nc_selection: str = param(
+        "validation",
+        "link-vgae: the epoch reported — validation (best validation micro-F1; "
+        "the default) or best-test (THE PAPER'S OPTIMISTIC SELECTION: the best "
+        "test micro-F1 over the epochs; reads the test labels, not an estimate)",
+    )
+    nc_embedding: str = param(
+        "mean", "link-vgae: the embedding classified — mean (μ) or sample (the authors' posterior sample μ + N(0, I)·σ)"
+    )
+    nc_inputs: str = param(
+        "release",
+        "link-vgae: the link model's inputs — release (the release's features; the "
+        "default) or authors-han / authors-han-target (the authors' featDP.py: a HAN "
+        "per type trained on the TRAINING LABELS (degree bins for the other types), "
+        "embedding the CLEAN features; every type read / the classified type only; "
+        "NOT DP for the features, stated as ε = ∞; message-passing mode only)",
+    )
 
     def dpsgd(self) -> DPSGDConfig:
         return DPSGDConfig(**{f.name: getattr(self, f.name) for f in fields(DPSGDConfig)})
@@ -224,35 +324,63 @@ class HeteDPParams(MethodParams):
         if check_feature_mode(self.features) == "none":
             default = next(f.default for f in fields(self) if f.name == "feature_share")
             if self.feature_share != default:
-                raise ValueError("features='none' spends all of ε on DP-SGD (ε_s = ε): feature_share does not "
-                                 "apply, leave it out")
+                raise ValueError(
+                    "features='none' spends all of ε on DP-SGD (ε_s = ε): feature_share does not apply, leave it out"
+                )
         _check_projection(self.calibration, self.feature_dim, self.projection_seed, self.features)
         check_topology(self.topology)
         check_clip_bound(self.clip_bound)
         check_delta(self.delta)
         check_nc_options(self.nc_model, self.nc_selection, self.nc_embedding, self.nc_inputs)
         if self.nc_inputs != "release" and (self.topology != "message-passing" or self.features != "noisy"):
-            raise ValueError("nc_inputs='authors-han…' computes the inputs from the whole graph, the protected "
-                             "relation included (its metapaths), and from the features: it applies with "
-                             "topology='message-passing' (the authors' mode, whose ε already holds the graph fixed) "
-                             "and features='noisy' only")
+            raise ValueError(
+                "nc_inputs='authors-han…' computes the inputs from the whole graph, the protected "
+                "relation included (its metapaths), and from the features: it applies with "
+                "topology='message-passing' (the authors' mode, whose ε already holds the graph fixed) "
+                "and features='noisy' only"
+            )
         self.dpsgd()
 
-    def link_release(self, data: HeteroData, edge_type: EdgeType, reverse: EdgeType, examples: Tensor,
-                     message_edges: dict[EdgeType, Tensor], epsilon: float | None, rng: RandomSource, seed: int,
-                     progress: ProgressHook | None = None,
-                     on_epoch: Callable[[int, RelationalVGAEEncoder, LinkInputs], None] | None = None,
-                     replace_inputs: Callable[[float | None, dict[str, Tensor]], ReplacedInputs] | None = None
-                     ) -> LinkRelease:
+    def link_release(
+        self,
+        data: HeteroData,
+        edge_type: EdgeType,
+        reverse: EdgeType,
+        examples: Tensor,
+        message_edges: dict[EdgeType, Tensor],
+        epsilon: float | None,
+        rng: RandomSource,
+        seed: int,
+        progress: ProgressHook | None = None,
+        on_epoch: Callable[[int, RelationalVGAEEncoder, LinkInputs], None] | None = None,
+        replace_inputs: Callable[[float | None, dict[str, Tensor]], ReplacedInputs] | None = None,
+    ) -> LinkRelease:
         """:func:`link_release` with these settings."""
-        return link_release(data, edge_type, reverse, examples, message_edges, epsilon, self.feature_share,
-                            self.topology, self.clip_bound, self.delta, self.dpsgd(), rng, seed, progress,
-                            self.calibration, self.features, self.feature_dim, self.projection_seed, on_epoch,
-                            replace_inputs)
+        return link_release(
+            data,
+            edge_type,
+            reverse,
+            examples,
+            message_edges,
+            epsilon,
+            self.feature_share,
+            self.topology,
+            self.clip_bound,
+            self.delta,
+            self.dpsgd(),
+            rng,
+            seed,
+            progress,
+            self.calibration,
+            self.features,
+            self.feature_dim,
+            self.projection_seed,
+            on_epoch,
+            replace_inputs,
+        )
 
 
-def _check_projection(calibration: str, feature_dim: int | None, projection_seed: int,
-                      features: str = "noisy") -> None:
+def _check_projection(calibration: str, feature_dim: int | None, projection_seed: int, features: str = "noisy") -> None:
     if isinstance(projection_seed, bool) or not isinstance(projection_seed, int):
         raise ValueError(f"projection_seed must be an integer, got {projection_seed!r}")
     check_feature_options(calibration, feature_dim, features)
@@ -310,8 +438,9 @@ class HeteDP(Method):
             raise ValueError(f"cannot tell the reverse of {p.edge_type} among {back or 'no relation'}: give reverse")
         return p.edge_type, back[0]
 
-    def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
-                  progress: ProgressHook | None = None) -> PrivateRelease:
+    def privatize(
+        self, data: Any, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> PrivateRelease:
         """Train the link model on every edge of ``edge_type`` (hold out evaluation edges first).
 
         Returns a :class:`~privgraph.release.PrivateRelease` with the noisy features, the message-passing
@@ -321,8 +450,17 @@ class HeteDP(Method):
         edge_type, reverse = self.resolve_relations(data)
         p = self.params
         check_nc_defaults(p.nc_model, p.nc_selection, p.nc_embedding, p.nc_inputs, "a release")
-        link = p.link_release(data, edge_type, reverse, data[edge_type].edge_index, data.edge_index_dict, epsilon,
-                              rng, _seed(rng), progress)
+        link = p.link_release(
+            data,
+            edge_type,
+            reverse,
+            data[edge_type].edge_index,
+            data.edge_index_dict,
+            epsilon,
+            rng,
+            _seed(rng),
+            progress,
+        )
         out = HeteroData()
         fields_ = {name: WITHHELD for name in input_fields(data)}
         privatized = {g.unit: "privatized: " + g.describe() for g in link.guarantees}
@@ -341,12 +479,25 @@ class HeteDP(Method):
                 out[et].edge_index = data[et].edge_index
                 fields_[f"{_store_key(et)}.edge_index"] = PUBLIC + " (passes messages into the encoder)"
         for et in (edge_type, reverse):
-            fields_[f"{_store_key(et)}.edge_index"] = (WITHHELD + " (the protected relation: only the model "
-                                                       "trained on it is released)")
-        details = {**link.details, "edge_type": list(edge_type), "reverse": list(reverse),
-                   "message_relations": [relation_key(r) for r in link.relations]}
-        return PrivateRelease(self.name, self.params.to_dict(), epsilon, out, PrivacyReport(link.guarantees),
-                              fields_, details, model_state=link.result.model.state_dict())
+            fields_[f"{_store_key(et)}.edge_index"] = (
+                WITHHELD + " (the protected relation: only the model trained on it is released)"
+            )
+        details = {
+            **link.details,
+            "edge_type": list(edge_type),
+            "reverse": list(reverse),
+            "message_relations": [relation_key(r) for r in link.relations],
+        }
+        return PrivateRelease(
+            self.name,
+            self.params.to_dict(),
+            epsilon,
+            out,
+            PrivacyReport(link.guarantees),
+            fields_,
+            details,
+            model_state=link.result.model.state_dict(),
+        )
 
 
 def released_link_model(release: PrivateRelease) -> tuple[RelationalVGAEEncoder, LinkInputs, EdgeType]:
@@ -358,16 +509,26 @@ def released_link_model(release: PrivateRelease) -> tuple[RelationalVGAEEncoder,
         raise ValueError("not a HeteDP link release (it needs the released model_state)")
     params = HeteDPParams.build(HeteDP.name, release.params)
     if params.topology == "message-passing":
-        raise ValueError("a message-passing release cannot be scored from the release alone: its encoder reads the "
-                         "protected relation's edges (the curator scores it)")
+        raise ValueError(
+            "a message-passing release cannot be scored from the release alone: its encoder reads the "
+            "protected relation's edges (the curator scores it)"
+        )
     data = release.data
     edge_type = params.edge_type
     relations = list(data.edge_types)
-    inputs = LinkInputs.build({t: data[t].x for t in data.node_types if "x" in data[t]},  # none in node mode
-                              {et: data[et].edge_index for et in relations}, relations)
-    model = RelationalVGAEEncoder({t: x.shape[1] for t, x in inputs.x.items()},
-                                  list(dict.fromkeys((edge_type[0], edge_type[2]))), relations, params.hidden,
-                                  params.latent, params.self_connection)
+    inputs = LinkInputs.build(
+        {t: data[t].x for t in data.node_types if "x" in data[t]},  # none in node mode
+        {et: data[et].edge_index for et in relations},
+        relations,
+    )
+    model = RelationalVGAEEncoder(
+        {t: x.shape[1] for t, x in inputs.x.items()},
+        list(dict.fromkeys((edge_type[0], edge_type[2]))),
+        relations,
+        params.hidden,
+        params.latent,
+        params.self_connection,
+    )
     model.load_state_dict(release.model_state)
     model.eval()
     return model, inputs, edge_type
@@ -386,10 +547,16 @@ class HeteDPFeatureParams(MethodParams):
 
     node_types: tuple[str, ...] | None = param(None, "node types whose features are released (default: all with x)")
     clip_bound: float = param(1.0, "L2 bound C_f of each node's feature vector")
-    calibration: str = param("clipped", "clipped (DP, the default) or paper (the paper's λ = 0.01, Δ = 2 on "
-                                        "unclipped features: NOT DP, stated as ε = ∞)")
-    feature_dim: int | None = param(None, "project each feature row to this many dimensions by a public random "
-                                          "orthonormal matrix before clipping (same σ, fewer noisy coordinates)")
+    calibration: str = param(
+        "clipped",
+        "clipped (DP, the default) or paper (the paper's λ = 0.01, Δ = 2 on "
+        "unclipped features: NOT DP, stated as ε = ∞)",
+    )
+    feature_dim: int | None = param(
+        None,
+        "project each feature row to this many dimensions by a public random "
+        "orthonormal matrix before clipping (same σ, fewer noisy coordinates)",
+    )
     projection_seed: int = param(0, "public seed of the projection (data independent, stated in the release)")
     delta: float = param(1e-5, "δ of the Gaussian release")
 
@@ -417,15 +584,24 @@ class HeteDPFeatures(Method):
     private_fields = ("x",)
     public_fields = ("edge_index", *SPLIT_FIELDS)
 
-    def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
-                  progress: ProgressHook | None = None) -> PrivateRelease:
+    def privatize(
+        self, data: Any, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> PrivateRelease:
         """A :class:`~privgraph.release.PrivateRelease` of the noisy features with the public graph and labels."""
         data = _check_hetero(self.name, data)
         p = self.params
         types = list(p.node_types) if p.node_types is not None else None
-        release = privatize_features(data, self.check_epsilon_given(epsilon), p.delta, p.clip_bound, rng,
-                                     node_types=types, calibration=p.calibration, feature_dim=p.feature_dim,
-                                     projection_seed=p.projection_seed)
+        release = privatize_features(
+            data,
+            self.check_epsilon_given(epsilon),
+            p.delta,
+            p.clip_bound,
+            rng,
+            node_types=types,
+            calibration=p.calibration,
+            feature_dim=p.feature_dim,
+            projection_seed=p.projection_seed,
+        )
         out = HeteroData()
         fields_ = {name: WITHHELD for name in input_fields(data)}
         for t in data.node_types:
@@ -440,8 +616,9 @@ class HeteDPFeatures(Method):
         for et in data.edge_types:
             out[et].edge_index = data[et].edge_index
             fields_[f"{_store_key(et)}.edge_index"] = PUBLIC
-        return PrivateRelease(self.name, self.params.to_dict(), epsilon, out, PrivacyReport([release.guarantee]),
-                              fields_, release.details)
+        return PrivateRelease(
+            self.name, self.params.to_dict(), epsilon, out, PrivacyReport([release.guarantee]), fields_, release.details
+        )
 
 
 class _HeteroBaseline(Method):
@@ -452,15 +629,20 @@ class _HeteroBaseline(Method):
     private_fields = ()
     public_fields = ("everything",)
 
-    def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
-                  progress: ProgressHook | None = None) -> PrivateRelease:
+    def privatize(
+        self, data: Any, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> PrivateRelease:
         """The input graph as it is, in a :class:`~privgraph.release.PrivateRelease` stating no protection."""
         data = _check_hetero(self.name, data)
-        guarantee = unprotected(Unit.NODE_FEATURES, f"{self.name} (non-private baseline)",
-                                "nothing is privatized: the release is the input graph, trained on as it is")
+        guarantee = unprotected(
+            Unit.NODE_FEATURES,
+            f"{self.name} (non-private baseline)",
+            "nothing is privatized: the release is the input graph, trained on as it is",
+        )
         fields_ = {name: "written in clear (non-private baseline)" for name in input_fields(data)}
-        return PrivateRelease(self.name, self.params.to_dict(), None, data.clone(), PrivacyReport([guarantee]),
-                              fields_, {})
+        return PrivateRelease(
+            self.name, self.params.to_dict(), None, data.clone(), PrivacyReport([guarantee]), fields_, {}
+        )
 
 
 @register_method
@@ -491,13 +673,19 @@ class MetaPath2VecParams(MethodParams):
     walk_length: int = param(20, "length of each walk (steps along the repeated metapath)")
     context_size: int = param(5, "skip-gram window (nodes per positive sample, PyG's context_size)")
     walks_per_node: int = param(5, "walks started from each node of the metapath's first type, per epoch")
-    classifier: str = param("logistic", "node classification's classifier on the embeddings: logistic "
-                            "(scikit-learn LogisticRegression(max_iter=3000)) or svm (LinearSVC(dual=False, "
-                            "max_iter=10000, random_state=0): the linear SVM of MAGNN's evaluation of embeddings)")
-    train_share: float | None = param(None, "node classification: train the classifier on this random share s "
-                                      "of the labelled target nodes, 0 < s < 1 (MAGNN's protocol: 20-80 %), "
-                                      "validate on min(0.05, (1 - s)/2) of them, test on the rest; default: the "
-                                      "task's split")
+    classifier: str = param(
+        "logistic",
+        "node classification's classifier on the embeddings: logistic "
+        "(scikit-learn LogisticRegression(max_iter=3000)) or svm (LinearSVC(dual=False, "
+        "max_iter=10000, random_state=0): the linear SVM of MAGNN's evaluation of embeddings)",
+    )
+    train_share: float | None = param(
+        None,
+        "node classification: train the classifier on this random share s "
+        "of the labelled target nodes, 0 < s < 1 (MAGNN's protocol: 20-80 %), "
+        "validate on min(0.05, (1 - s)/2) of them, test on the rest; default: the "
+        "task's split",
+    )
 
     # class attributes, not parameters (no annotation): the classifiers, and with train_share s the
     # validation share's cap (min(this, (1 - s)/2) of the labelled nodes validate; the test keeps the rest)
@@ -509,12 +697,16 @@ class MetaPath2VecParams(MethodParams):
 
         WalkSettings(**self._walk_values())  # raises ValueError on a bad value
         if self.classifier not in self.CLASSIFIERS:
-            raise ValueError(f"metapath2vec's classifier must be one of {self.CLASSIFIERS} (logistic: "
-                             f"LogisticRegression; svm: LinearSVC), got {self.classifier!r}")
+            raise ValueError(
+                f"metapath2vec's classifier must be one of {self.CLASSIFIERS} (logistic: "
+                f"LogisticRegression; svm: LinearSVC), got {self.classifier!r}"
+            )
         s = self.train_share
         if s is not None and (isinstance(s, bool) or not isinstance(s, (int, float)) or not 0 < s < 1):
-            raise ValueError(f"metapath2vec's train_share must be a number in (0, 1) (the share of the labelled "
-                             f"nodes that trains the classifier) or None (the task's split), got {s!r}")
+            raise ValueError(
+                f"metapath2vec's train_share must be a number in (0, 1) (the share of the labelled "
+                f"nodes that trains the classifier) or None (the task's split), got {s!r}"
+            )
 
     def _walk_values(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("classifier", "train_share")}
@@ -547,5 +739,15 @@ class MetaPath2Vec(_HeteroBaseline):
     Params = MetaPath2VecParams
 
 
-__all__ = ["HGT", "RGCN", "HeteDP", "HeteDPFeatures", "LinkRelease", "MetaPath2Vec", "MetaPath2VecParams",
-           "link_release", "released_link_model", "score_links"]
+__all__ = [
+    "HGT",
+    "RGCN",
+    "HeteDP",
+    "HeteDPFeatures",
+    "LinkRelease",
+    "MetaPath2Vec",
+    "MetaPath2VecParams",
+    "link_release",
+    "released_link_model",
+    "score_links",
+]

@@ -66,19 +66,32 @@ NC_DEFAULTS = (NC_MODELS[0], EPOCH_SELECTIONS[0], NC_EMBEDDINGS[0], NC_INPUTS[0]
 CLASSIFIERS = ("logistic", "svm")
 # featDP.py with main.py's defaults: FeatDP's 8 heads × hidden_feat 8, dropout_feat 0.8, lr_feat 0.005,
 # weight_decay_feat 0.001, 100 epochs (a literal in featDP.py)
-FEATDP_HEADS, FEATDP_HIDDEN, FEATDP_DROPOUT, FEATDP_LR, FEATDP_WEIGHT_DECAY, FEATDP_EPOCHS = 8, 64, 0.8, 0.005, 1e-3, 100
+FEATDP_HEADS, FEATDP_HIDDEN, FEATDP_DROPOUT, FEATDP_LR, FEATDP_WEIGHT_DECAY, FEATDP_EPOCHS = (
+    8,
+    64,
+    0.8,
+    0.005,
+    1e-3,
+    100,
+)
 
 
 def check_nc_options(model: str, selection: str, embedding: str, inputs: str = NC_INPUTS[0]) -> None:
     """HeteDP's NC settings: the known values, and the link-embedding options only with
     ``model="link-vgae"``."""
-    for name, value, allowed in (("nc_model", model, NC_MODELS), ("nc_selection", selection, EPOCH_SELECTIONS),
-                                 ("nc_embedding", embedding, NC_EMBEDDINGS), ("nc_inputs", inputs, NC_INPUTS)):
+    for name, value, allowed in (
+        ("nc_model", model, NC_MODELS),
+        ("nc_selection", selection, EPOCH_SELECTIONS),
+        ("nc_embedding", embedding, NC_EMBEDDINGS),
+        ("nc_inputs", inputs, NC_INPUTS),
+    ):
         if value not in allowed:
             raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
     if model != "link-vgae" and (selection, embedding, inputs) != NC_DEFAULTS[1:]:
-        raise ValueError("nc_selection, nc_embedding and nc_inputs choose an epoch, an embedding and the inputs of "
-                         "the link model: they apply with nc_model='link-vgae' only")
+        raise ValueError(
+            "nc_selection, nc_embedding and nc_inputs choose an epoch, an embedding and the inputs of "
+            "the link model: they apply with nc_model='link-vgae' only"
+        )
 
 
 def check_nc_defaults(model: str, selection: str, embedding: str, inputs: str, where: str) -> None:
@@ -86,8 +99,10 @@ def check_nc_defaults(model: str, selection: str, embedding: str, inputs: str, w
     instead — link prediction, a release): they would be ignored there, and a release never holds
     their epochs, samples or HAN inputs."""
     if (model, selection, embedding, inputs) != NC_DEFAULTS:
-        raise ValueError(f"hetedp's nc_model, nc_selection, nc_embedding and nc_inputs are node-classification "
-                         f"parameters: leave them at their defaults for {where}")
+        raise ValueError(
+            f"hetedp's nc_model, nc_selection, nc_embedding and nc_inputs are node-classification "
+            f"parameters: leave them at their defaults for {where}"
+        )
 
 
 def degree_bins(degree: Tensor, num_classes: int) -> Tensor:
@@ -104,8 +119,9 @@ def degree_bins(degree: Tensor, num_classes: int) -> Tensor:
     return labels
 
 
-def featdp_embedding(x: Tensor, graph: Any, node_type: str, labels: Tensor, train_mask: Tensor, noise_std: float,
-                     seed: int) -> Tensor:
+def featdp_embedding(
+    x: Tensor, graph: Any, node_type: str, labels: Tensor, train_mask: Tensor, noise_std: float, seed: int
+) -> Tensor:
     """The authors' ``featDP.featureLearning`` for one node type on our HAN: a
     :class:`~privgraph.nn.hetero.HANClassifier` over ``graph`` (the type's metapath graphs; 8 heads,
     64 hidden, dropout 0.8) trained by Adam (lr 0.005, weight decay 0.001) on the cross-entropy of
@@ -119,8 +135,15 @@ def featdp_embedding(x: Tensor, graph: Any, node_type: str, labels: Tensor, trai
     edges = graph.edge_index_dict
     with torch.random.fork_rng():
         torch.manual_seed(int(seed))
-        model = HANClassifier(x.shape[1], FEATDP_HIDDEN, int(labels.max()) + 1, graph.metadata(), node_type,
-                              heads=FEATDP_HEADS, dropout=FEATDP_DROPOUT)
+        model = HANClassifier(
+            x.shape[1],
+            FEATDP_HIDDEN,
+            int(labels.max()) + 1,
+            graph.metadata(),
+            node_type,
+            heads=FEATDP_HEADS,
+            dropout=FEATDP_DROPOUT,
+        )
         opt = torch.optim.Adam(model.parameters(), lr=FEATDP_LR, weight_decay=FEATDP_WEIGHT_DECAY)
         model.train()
         for _ in range(FEATDP_EPOCHS):
@@ -134,25 +157,36 @@ def featdp_embedding(x: Tensor, graph: Any, node_type: str, labels: Tensor, trai
             return model.embed({node_type: x}, edges)[node_type].detach().clone()
 
 
-def featdp_guarantee(types: list[str], target: str, epsilon_f: float | None, delta: float,
-                     noise_std: float) -> PrivacyGuarantee:
+def featdp_guarantee(
+    types: list[str], target: str, epsilon_f: float | None, delta: float, noise_std: float
+) -> PrivacyGuarantee:
     """The node-feature part of a link release whose inputs of ``types`` are the authors' featDP.py
     HAN embeddings (:func:`featdp_embedding`): none — ε = ∞.  The notes say why, and what the label
     use is (``epsilon_f`` None: trained without noise)."""
-    noise = ("no noise (no ε)" if epsilon_f is None else
-             f"the noise (std {noise_std:.4g} per coordinate, redrawn at each of the HAN's {FEATDP_EPOCHS} epochs: "
-             f"the paper's calibration at ε_f = {epsilon_f:g}, δ = {delta:g}, itself not DP) only perturbs the HAN's "
-             "training, and even that would compose over the epochs")
+    noise = (
+        "no noise (no ε)"
+        if epsilon_f is None
+        else f"the noise (std {noise_std:.4g} per coordinate, redrawn at each of the HAN's {FEATDP_EPOCHS} epochs: "
+        f"the paper's calibration at ε_f = {epsilon_f:g}, δ = {delta:g}, itself not DP) only perturbs the HAN's "
+        "training, and even that would compose over the epochs"
+    )
     return PrivacyGuarantee(
-        Unit.NODE_FEATURES, TrustModel.CENTRAL, math.inf, 0.0,
+        Unit.NODE_FEATURES,
+        TrustModel.CENTRAL,
+        math.inf,
+        0.0,
         f"HeteDP NC inputs: the authors' featDP.py HAN embeddings of the clean features, NOT DP ({', '.join(types)})",
-        (f"NOT differentially private: the link model reads the HAN embedding of the CLEAN inputs of {', '.join(types)} "
-         f"(featDP.py's evaluate), a deterministic function of the private features; {noise}",
-         f"labels: the HAN of the classified type ({target}) is trained on its TRAINING labels (the training "
-         "nodes of the classifier that follows; validation and test labels are not read), so its embedding — the "
-         "link model's input — carries label information into the embeddings classified; the other types' HANs "
-         "are trained on bins of their metapath degree (the authors' get_label)",
-         "use nc_inputs='release' (the default) for the link release's features"))
+        (
+            "NOT differentially private: the link model reads the HAN embedding of the CLEAN inputs of "
+            f"{', '.join(types)} "
+            f"(featDP.py's evaluate), a deterministic function of the private features; {noise}",
+            f"labels: the HAN of the classified type ({target}) is trained on its TRAINING labels (the training "
+            "nodes of the classifier that follows; validation and test labels are not read), so its embedding — the "
+            "link model's input — carries label information into the embeddings classified; the other types' HANs "
+            "are trained on bins of their metapath degree (the authors' get_label)",
+            "use nc_inputs='release' (the default) for the link release's features",
+        ),
+    )
 
 
 def fit_embedding_classifier(x: Any, y: Any, kind: str = "logistic") -> Any:
@@ -237,8 +271,14 @@ def select_epoch(validation: list[float], test: list[float], selection: str) -> 
     return int(np.argmax(scores))
 
 
-def classify_epochs(recorded: EpochEmbeddings, y: Tensor, masks: tuple[Tensor, Tensor, Tensor], selection: str,
-                    embedding: str, seed: int) -> tuple[dict[str, float], float]:
+def classify_epochs(
+    recorded: EpochEmbeddings,
+    y: Tensor,
+    masks: tuple[Tensor, Tensor, Tensor],
+    selection: str,
+    embedding: str,
+    seed: int,
+) -> tuple[dict[str, float], float]:
     """The authors' per-epoch evaluation (module docstring): for each recorded epoch, standardised
     embeddings, the logistic regression fitted on the training nodes, micro-F1 on validation and
     test; the epoch chosen by ``selection`` (:func:`select_epoch`).  Returns its metrics — test
@@ -250,15 +290,40 @@ def classify_epochs(recorded: EpochEmbeddings, y: Tensor, masks: tuple[Tensor, T
     for z in recorded.embeddings(embedding, seed):
         x = standardize(z)
         predicted = fit_embedding_classifier(x[train.numpy()], labels[train.numpy()]).predict(x)
-        rows.append({"val": float(f1_score(labels[val.numpy()], predicted[val.numpy()], average="micro")),
-                     "micro": float(f1_score(labels[test.numpy()], predicted[test.numpy()], average="micro")),
-                     "macro": float(f1_score(labels[test.numpy()], predicted[test.numpy()], average="macro"))})
+        rows.append(
+            {
+                "val": float(f1_score(labels[val.numpy()], predicted[val.numpy()], average="micro")),
+                "micro": float(f1_score(labels[test.numpy()], predicted[test.numpy()], average="micro")),
+                "macro": float(f1_score(labels[test.numpy()], predicted[test.numpy()], average="macro")),
+            }
+        )
     i = select_epoch([r["val"] for r in rows], [r["micro"] for r in rows], selection)
-    metrics = {"micro_f1": rows[i]["micro"], "macro_f1": rows[i]["macro"], "val_micro_f1": rows[i]["val"],
-               "epoch": float(recorded.epochs[i]), "selected_on_test": float(selection == "best-test")}
+    metrics = {
+        "micro_f1": rows[i]["micro"],
+        "macro_f1": rows[i]["macro"],
+        "val_micro_f1": rows[i]["val"],
+        "epoch": float(recorded.epochs[i]),
+        "selected_on_test": float(selection == "best-test"),
+    }
     return metrics, rows[i]["val"]
 
 
-__all__ = ["CLASSIFIERS", "EPOCH_SELECTIONS", "EpochEmbeddings", "NC_DEFAULTS", "NC_EMBEDDINGS", "NC_INPUTS", "NC_MODELS",
-           "ReplacedInputs", "check_nc_defaults", "check_nc_options", "classify_epochs", "degree_bins", "featdp_embedding",
-           "featdp_guarantee", "fit_embedding_classifier", "select_epoch", "standardize"]
+__all__ = [
+    "CLASSIFIERS",
+    "EPOCH_SELECTIONS",
+    "EpochEmbeddings",
+    "NC_DEFAULTS",
+    "NC_EMBEDDINGS",
+    "NC_INPUTS",
+    "NC_MODELS",
+    "ReplacedInputs",
+    "check_nc_defaults",
+    "check_nc_options",
+    "classify_epochs",
+    "degree_bins",
+    "featdp_embedding",
+    "featdp_guarantee",
+    "fit_embedding_classifier",
+    "select_epoch",
+    "standardize",
+]

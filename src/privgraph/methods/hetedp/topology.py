@@ -42,7 +42,7 @@ are :func:`message_relations`):
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel
 from privgraph.data.hetero import EdgeType
@@ -57,8 +57,9 @@ def check_topology(mode: str) -> str:
     return mode
 
 
-def message_relations(edge_types: Sequence[EdgeType], protected: EdgeType, reverse: EdgeType,
-                      mode: str) -> list[EdgeType]:
+def message_relations(
+    edge_types: Sequence[EdgeType], protected: EdgeType, reverse: EdgeType, mode: str
+) -> list[EdgeType]:
     """The relations whose messages reach the endpoint types of ``protected``: all of them in
     ``"message-passing"`` mode, all but ``protected`` and ``reverse`` in ``"edge"`` mode, none in
     ``"node"`` mode."""
@@ -75,19 +76,31 @@ def paper_step_guarantee(result: DPSGDResult, edge_type: EdgeType) -> PrivacyGua
     (:func:`~privgraph.train.dpsgd.paper_gradient_step`): none — ε = ∞, with the (ε_s, δ) the paper
     would claim for the same σ, rate and steps, and why it does not hold, in the notes."""
     return PrivacyGuarantee(
-        f"edge of {edge_type}", TrustModel.CENTRAL, math.inf, 0.0,
+        f"edge of {edge_type}",
+        TrustModel.CENTRAL,
+        math.inf,
+        0.0,
         "HeteDP topology: the authors' gradient step, NOT DP",
-        (f"NOT differentially private: the HeteDP authors' step (utilsDP.clip_and_accumulate, add_noise), for which "
-         f"the paper would claim ({result.epsilon:.4g}, {result.delta:g})-DP (noise multiplier "
-         f"{result.noise_multiplier:.4g}, rate {result.sample_rate:.4g}, {result.steps} steps)",
-         "why not DP: rows of the batch's gradient are clipped, not each example's gradient, so one edge's "
-         "influence is unbounded; and the clipped sum and the noise are each rescaled to norm 1, so the noise does "
-         "not grow as ε shrinks",
-         "use gradient_step='dpsgd' (the default) for edge-level DP"))
+        (
+            f"NOT differentially private: the HeteDP authors' step (utilsDP.clip_and_accumulate, add_noise), for which "
+            f"the paper would claim ({result.epsilon:.4g}, {result.delta:g})-DP (noise multiplier "
+            f"{result.noise_multiplier:.4g}, rate {result.sample_rate:.4g}, {result.steps} steps)",
+            "why not DP: rows of the batch's gradient are clipped, not each example's gradient, so one edge's "
+            "influence is unbounded; and the clipped sum and the noise are each rescaled to norm 1, so the noise does "
+            "not grow as ε shrinks",
+            "use gradient_step='dpsgd' (the default) for edge-level DP",
+        ),
+    )
 
 
-def topology_guarantee(result: DPSGDResult, config: DPSGDConfig, mode: str, edge_type: EdgeType,
-                       reverse: EdgeType, relations: Sequence[EdgeType]) -> PrivacyGuarantee:
+def topology_guarantee(
+    result: DPSGDResult,
+    config: DPSGDConfig,
+    mode: str,
+    edge_type: EdgeType,
+    reverse: EdgeType,
+    relations: Sequence[EdgeType],
+) -> PrivacyGuarantee:
     """What DP-SGD's ε covers for a model trained on the examples of ``edge_type`` in ``mode``
     (module docstring), with messages over ``relations`` (:func:`message_relations`): edge-level
     (ε, δ)-DP for that relation in ``"edge"`` and ``"node"`` modes, one example's loss term in
@@ -98,25 +111,50 @@ def topology_guarantee(result: DPSGDResult, config: DPSGDConfig, mode: str, edge
         raise ValueError("a noiseless training (epsilon=None) has no DP-SGD guarantee")
     if config.gradient_step == "paper":
         return paper_step_guarantee(result, edge_type)
-    accounting = (f"RDP accountant: noise multiplier {result.noise_multiplier:.4g}, sampling rate "
-                  f"{result.sample_rate:.4g}, {result.steps} steps, clip C = {config.clip:g}; the rate and steps are "
-                  f"planned for N = {config.edge_count} training edges (the public edge_count, not the data's count)")
-    others = ", ".join(sorted({et[1] if et[1] != "to" else f"{et[0]}-{et[2]}" for et in relations
-                               if et not in (edge_type, reverse)})) or "none"
+    accounting = (
+        f"RDP accountant: noise multiplier {result.noise_multiplier:.4g}, sampling rate "
+        f"{result.sample_rate:.4g}, {result.steps} steps, clip C = {config.clip:g}; the rate and steps are "
+        f"planned for N = {config.edge_count} training edges (the public edge_count, not the data's count)"
+    )
+    others = (
+        ", ".join(
+            sorted(
+                {et[1] if et[1] != "to" else f"{et[0]}-{et[2]}" for et in relations if et not in (edge_type, reverse)}
+            )
+        )
+        or "none"
+    )
     if mode in ("edge", "node"):
         return PrivacyGuarantee(
-            f"edge of {edge_type}", TrustModel.CENTRAL, result.epsilon, result.delta,
+            f"edge of {edge_type}",
+            TrustModel.CENTRAL,
+            result.epsilon,
+            result.delta,
             f"HeteDP topology: DP-SGD ({mode} mode)",
-            (accounting, "edge level: one example per training edge of this relation, and "
-             + (f"messages pass over the other relations only ({others}; used as they are, not protected)"
-                if mode == "edge" else "no messages pass (per-node encoder)")
-             + ", so one edge changes one example",
-             "validation/test edges are never trained on"))
+            (
+                accounting,
+                "edge level: one example per training edge of this relation, and "
+                + (
+                    f"messages pass over the other relations only ({others}; used as they are, not protected)"
+                    if mode == "edge"
+                    else "no messages pass (per-node encoder)"
+                )
+                + ", so one edge changes one example",
+                "validation/test edges are never trained on",
+            ),
+        )
     return PrivacyGuarantee(
-        f"loss term of one training example of {edge_type} (graph held fixed)", TrustModel.CENTRAL,
-        result.epsilon, result.delta, "HeteDP topology: DP-SGD (message-passing mode, the paper's)",
-        (accounting, "NOT edge-level DP: each training edge (u, v) also passes messages into u's and v's "
-         "encoder inputs, changing the gradients of every example that touches u or v; per-example clipping "
-         "does not bound that, and no edge-level ε is claimed (use topology='edge')",
-         f"relations passing messages: the protected one's training edges and {others} (not protected)",
-         "validation/test edges are never trained on"))
+        f"loss term of one training example of {edge_type} (graph held fixed)",
+        TrustModel.CENTRAL,
+        result.epsilon,
+        result.delta,
+        "HeteDP topology: DP-SGD (message-passing mode, the paper's)",
+        (
+            accounting,
+            "NOT edge-level DP: each training edge (u, v) also passes messages into u's and v's "
+            "encoder inputs, changing the gradients of every example that touches u or v; per-example clipping "
+            "does not bound that, and no edge-level ε is claimed (use topology='edge')",
+            f"relations passing messages: the protected one's training edges and {others} (not protected)",
+            "validation/test edges are never trained on",
+        ),
+    )

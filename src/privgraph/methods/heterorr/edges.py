@@ -66,10 +66,19 @@ def check_mcmc_steps(steps: int) -> int:
 
 
 def _guarantee(epsilon: float, mechanism: str, notes: tuple[str, ...]) -> PrivacyGuarantee:
-    return PrivacyGuarantee(Unit.PRIVATE_EDGE, TrustModel.CENTRAL, epsilon, 0.0, mechanism,
-                            notes + ("public edges are released as they are; the private-eligible node set is public",
-                                     "compiled sampling draws from Philox-4x32-10 keyed by the random source (the OS "
-                                     "source unless a seed is given): a statistical, not a cryptographic, PRF"))
+    return PrivacyGuarantee(
+        Unit.PRIVATE_EDGE,
+        TrustModel.CENTRAL,
+        epsilon,
+        0.0,
+        mechanism,
+        notes
+        + (
+            "public edges are released as they are; the private-eligible node set is public",
+            "compiled sampling draws from Philox-4x32-10 keyed by the random source (the OS "
+            "source unless a seed is given): a statistical, not a cryptographic, PRF",
+        ),
+    )
 
 
 def _merge(public: torch.Tensor, private: torch.Tensor, num_nodes: int) -> torch.Tensor:
@@ -99,7 +108,7 @@ def mixing_diagnostics(traces: list[list[tuple[int, float, float]]], scale: floa
     yardstick), and with ≥ 2 chains Gelman–Rubin R̂ over the second halves (≈ 1 when mixed; < 1.1 the
     usual bar)."""
     target = [np.array([lp + scale * lq for _, lp, lq in t]) for t in traces]
-    halves = [x[len(x) // 2:] for x in target]
+    halves = [x[len(x) // 2 :] for x in target]
     out: dict[str, Any] = {
         "mcmc_target_final": [float(x[-1]) for x in target],
         "mcmc_rise_second_half": [float(h[-1] - h[0]) for h in halves],
@@ -111,9 +120,18 @@ def mixing_diagnostics(traces: list[list[tuple[int, float, float]]], scale: floa
     return out
 
 
-def edge_rr(data: Data, epsilon: float, rng: RandomSource, mcmc_share: float = 0.5, steps: int | None = None,
-            threshold: float = 0.02, noise_floor: float = 0.0, chains: int = 1, all_private: bool = False,
-            progress: ProgressHook | None = None) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
+def edge_rr(
+    data: Data,
+    epsilon: float,
+    rng: RandomSource,
+    mcmc_share: float = 0.5,
+    steps: int | None = None,
+    threshold: float = 0.02,
+    noise_floor: float = 0.0,
+    chains: int = 1,
+    all_private: bool = False,
+    progress: ProgressHook | None = None,
+) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
     """EdgeRR (Alg. 2; ``all_private``: privHRG).  Returns the released graph, its guarantee and details.
 
     ``noise_floor`` κ: post-processing of Alg. 3's noisy counts (:func:`noisy_probabilities`).
@@ -140,7 +158,7 @@ def edge_rr(data: Data, epsilon: float, rng: RandomSource, mcmc_share: float = 0
     for _ in range(chains - 1):  # diagnostics only, after the release: not released, not selected from
         traces.append(PHRGSampler(n, public, private, eligible_np, scale, rng).run(steps, progress=progress))
     name = "privHRG" if all_private else "EdgeRR"
-    floor_note = (f"; counts below κ/ε₂ (κ = {noise_floor:g}) set to 0, post-processing" if noise_floor else "")
+    floor_note = f"; counts below κ/ε₂ (κ = {noise_floor:g}) set to 0, post-processing" if noise_floor else ""
     notes = (
         f"exponential mechanism over dendrograms with ε₁/(2Δ_e) = {scale:.3g} (ε₁ = {eps1:g}, Δ_e = {delta_e:.4g} "
         "by Lemma 4, eq. 19); the paper's ε₁/Δ_e would give 2ε₁",
@@ -152,12 +170,22 @@ def edge_rr(data: Data, epsilon: float, rng: RandomSource, mcmc_share: float = 0
         "basic composition ε = ε₁ + ε₂",
     )
     details = {
-        "mechanism": name.lower(), "epsilon_mcmc": eps1, "epsilon_probabilities": eps2, "sensitivity": delta_e,
-        "mcmc_scale": scale, "noise_floor": noise_floor,
-        "mcmc_steps": steps, "mcmc_chains": chains, "mcmc_accepted": sampler.accepted,
-        "loglik_trace": [[s, lp, lq] for s, lp, lq in trace], **mixing_diagnostics(traces, scale),
-        "public_edges": int(public.shape[1] // 2), "private_edges": int(private.shape[1] // 2),
-        "released_private_edges": int(sampled.shape[1] // 2), "edges": int(released.shape[1] // 2), **noisy,
+        "mechanism": name.lower(),
+        "epsilon_mcmc": eps1,
+        "epsilon_probabilities": eps2,
+        "sensitivity": delta_e,
+        "mcmc_scale": scale,
+        "noise_floor": noise_floor,
+        "mcmc_steps": steps,
+        "mcmc_chains": chains,
+        "mcmc_accepted": sampler.accepted,
+        "loglik_trace": [[s, lp, lq] for s, lp, lq in trace],
+        **mixing_diagnostics(traces, scale),
+        "public_edges": int(public.shape[1] // 2),
+        "private_edges": int(private.shape[1] // 2),
+        "released_private_edges": int(sampled.shape[1] // 2),
+        "edges": int(released.shape[1] // 2),
+        **noisy,
     }
     return released, _guarantee(epsilon, name, notes), details
 
@@ -182,8 +210,9 @@ def _pairs_to_edges(linear: np.ndarray, nodes: np.ndarray) -> torch.Tensor:
     return both_directions(nodes[i], nodes[j])
 
 
-def edge_rand(data: Data, epsilon: float, rng: RandomSource,
-              all_private: bool = False) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
+def edge_rand(
+    data: Data, epsilon: float, rng: RandomSource, all_private: bool = False
+) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
     """EdgeRand: each private-eligible pair's bit flipped with probability 1/(e^ε + 1)."""
     epsilon = check_epsilon(epsilon)
     public, nodes, edges = _pair_universe(data, all_private)
@@ -191,28 +220,40 @@ def edge_rand(data: Data, epsilon: float, rng: RandomSource,
     universe = m * (m - 1) // 2
     flip = math.exp(-epsilon) / (1.0 + math.exp(-epsilon))  # 1/(e^ε + 1), without overflow
     if universe * flip > MAX_OUTPUT_EDGES:
-        raise ValueError(f"EdgeRand at ε={epsilon:g} on {m} private-eligible nodes would output ~{universe * flip:.3g} "
-                         f"edges (> {MAX_OUTPUT_EDGES:.0e}); use a larger ε or fewer private-eligible nodes")
-    _, flipped, _ = kernels.bernoulli_positions(np.array([universe], np.int64), np.array([flip]), draw_key(rng),
-                                                np.uint64(31), 0)
+        raise ValueError(
+            f"EdgeRand at ε={epsilon:g} on {m} private-eligible nodes would output ~{universe * flip:.3g} "
+            f"edges (> {MAX_OUTPUT_EDGES:.0e}); use a larger ε or fewer private-eligible nodes"
+        )
+    _, flipped, _ = kernels.bernoulli_positions(
+        np.array([universe], np.int64), np.array([flip]), draw_key(rng), np.uint64(31), 0
+    )
     kept = np.setxor1d(edges, flipped, assume_unique=True)
     released = _merge(public, _pairs_to_edges(kept, nodes), data.num_nodes)
-    notes = (f"randomized response on each of the {universe} private-eligible pairs, flip probability "
-             f"1/(e^ε+1) = {flip:.4g} (likelihood ratio e^ε)",)
-    details = {"mechanism": "edgerand", "pairs": int(universe), "flipped": int(flipped.size),
-               "released_private_edges": int(kept.size), "edges": int(released.shape[1] // 2)}
+    notes = (
+        f"randomized response on each of the {universe} private-eligible pairs, flip probability "
+        f"1/(e^ε+1) = {flip:.4g} (likelihood ratio e^ε)",
+    )
+    details = {
+        "mechanism": "edgerand",
+        "pairs": int(universe),
+        "flipped": int(flipped.size),
+        "released_private_edges": int(kept.size),
+        "edges": int(released.shape[1] // 2),
+    }
     return released, _guarantee(epsilon, "EdgeRand", notes), details
 
 
 def _laplace_inverse_survival(s: np.ndarray | float, eps: float):
     s = np.asarray(s, dtype=np.float64)
     with np.errstate(divide="ignore"):
-        return np.where(s <= 0.5, -np.log(2.0 * np.minimum(s, 0.5)) / eps,
-                        np.log(2.0 * (1.0 - np.maximum(s, 0.5))) / eps)
+        return np.where(
+            s <= 0.5, -np.log(2.0 * np.minimum(s, 0.5)) / eps, np.log(2.0 * (1.0 - np.maximum(s, 0.5))) / eps
+        )
 
 
-def lap_graph(data: Data, epsilon: float, rng: RandomSource, count_share: float = 0.01,
-              all_private: bool = False) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
+def lap_graph(
+    data: Data, epsilon: float, rng: RandomSource, count_share: float = 0.01, all_private: bool = False
+) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
     """LapGraph: top-T̃ pairs of A + Laplace(1/ε₂), T̃ = |E_pri| + Laplace(1/ε₁)."""
     epsilon = check_epsilon(epsilon)
     count_share = check_share(count_share, "count_share")
@@ -229,12 +270,13 @@ def lap_graph(data: Data, epsilon: float, rng: RandomSource, count_share: float 
     s_old, rounds = 0.0, 0  # survival probability of the current threshold (0: +∞)
     while True:
         rounds += 1
-        s_new = min(1.0, (2.0 ** rounds) * (target + 64) / max(universe, 1)) if target else 0.0
+        s_new = min(1.0, (2.0**rounds) * (target + 64) / max(universe, 1)) if target else 0.0
         t_new = float(_laplace_inverse_survival(s_new, eps2)) if s_new < 1.0 else -math.inf
         band = (s_new - s_old) / (1.0 - s_old) if s_old < 1.0 else 0.0
         if band > 0:
-            _, picks, _ = kernels.bernoulli_positions(np.array([universe], np.int64), np.array([min(band, 1.0)]),
-                                                      key, np.uint64(40 + rounds), 0)
+            _, picks, _ = kernels.bernoulli_positions(
+                np.array([universe], np.int64), np.array([min(band, 1.0)]), key, np.uint64(40 + rounds), 0
+            )
             picks = np.setdiff1d(picks, np.concatenate([edges] + cand_keys), assume_unique=True)
             u = uniform((picks.size,), rng).numpy()
             values = _laplace_inverse_survival(s_old + u * (s_new - s_old), eps2)
@@ -248,9 +290,17 @@ def lap_graph(data: Data, epsilon: float, rng: RandomSource, count_share: float 
     values = np.concatenate(cand_values + [edge_values])
     top = keys[np.argsort(-values, kind="stable")[:target]] if target else np.empty(0, np.int64)
     released = _merge(public, _pairs_to_edges(np.sort(top), nodes), data.num_nodes)
-    notes = (f"Laplace(1/ε₁) on the number of private edges (ε₁ = {eps1:g}) and Laplace(1/ε₂) on each of the "
-             f"{universe} private-eligible pairs (ε₂ = {eps2:g}); top-T̃ kept; basic composition",
-             "continuous noise sampled in floating point (Mironov 2012 caveat)")
-    details = {"mechanism": "lapgraph", "pairs": int(universe), "noisy_count": target, "bands": rounds,
-               "released_private_edges": int(top.size), "edges": int(released.shape[1] // 2)}
+    notes = (
+        f"Laplace(1/ε₁) on the number of private edges (ε₁ = {eps1:g}) and Laplace(1/ε₂) on each of the "
+        f"{universe} private-eligible pairs (ε₂ = {eps2:g}); top-T̃ kept; basic composition",
+        "continuous noise sampled in floating point (Mironov 2012 caveat)",
+    )
+    details = {
+        "mechanism": "lapgraph",
+        "pairs": int(universe),
+        "noisy_count": target,
+        "bands": rounds,
+        "released_private_edges": int(top.size),
+        "edges": int(released.shape[1] // 2),
+    }
     return released, _guarantee(epsilon, "LapGraph", notes), details

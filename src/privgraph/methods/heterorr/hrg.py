@@ -82,8 +82,9 @@ def _upper(edge_index: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
     return src[keep], dst[keep]
 
 
-def checked_edge_sets(num_nodes: int, public_edges: torch.Tensor,
-                      private_edges: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def checked_edge_sets(
+    num_nodes: int, public_edges: torch.Tensor, private_edges: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Both edge sets simple and undirected (:func:`~privgraph.data.check_graph`, duplicates
     refused) and disjoint, so that the initial counts (:func:`_upper`) and the MCMC's CSR scans
     count each undirected pair exactly once: a duplicated private edge would move ``e_r`` by 2,
@@ -93,8 +94,9 @@ def checked_edge_sets(num_nodes: int, public_edges: torch.Tensor,
     both = torch.isin(private[0] * num_nodes + private[1], public[0] * num_nodes + public[1])
     if bool(both.any()):
         u, v = private[:, both][:, 0].tolist()
-        raise ValueError(f"{int(both.sum()) // 2} edges are both public and private (e.g. ({u}, {v})); "
-                         "each edge is one or the other")
+        raise ValueError(
+            f"{int(both.sum()) // 2} edges are both public and private (e.g. ({u}, {v})); each edge is one or the other"
+        )
     return public, private
 
 
@@ -117,8 +119,14 @@ class Dendrogram:
     e_pri: np.ndarray
 
     @classmethod
-    def random(cls, num_nodes: int, public_edges: torch.Tensor, private_edges: torch.Tensor,
-               private_nodes: np.ndarray, rng: RandomSource) -> "Dendrogram":
+    def random(
+        cls,
+        num_nodes: int,
+        public_edges: torch.Tensor,
+        private_edges: torch.Tensor,
+        private_nodes: np.ndarray,
+        rng: RandomSource,
+    ) -> Dendrogram:
         """A balanced dendrogram over a random leaf order (the MCMC's start D₀)."""
         n = int(num_nodes)
         if n < 3:
@@ -137,8 +145,10 @@ class Dendrogram:
 
     def log_likelihood(self) -> tuple[float, float]:
         """(L_pub, L_pri) from the stored counts (eq. 11)."""
-        return (kernels.total_loglik(self.left, self.right, self.cnt_pub, self.e_pub, self.num_nodes),
-                kernels.total_loglik(self.left, self.right, self.cnt_pri, self.e_pri, self.num_nodes))
+        return (
+            kernels.total_loglik(self.left, self.right, self.cnt_pub, self.e_pub, self.num_nodes),
+            kernels.total_loglik(self.left, self.right, self.cnt_pri, self.e_pri, self.num_nodes),
+        )
 
     def internal_nodes(self) -> np.ndarray:
         return np.arange(self.num_nodes, 2 * self.num_nodes - 1)
@@ -152,8 +162,15 @@ class Dendrogram:
 class PHRGSampler:
     """Metropolis–Hastings over dendrograms on ``exp(L_pub + scale·L_pri)`` (module docstring)."""
 
-    def __init__(self, num_nodes: int, public_edges: torch.Tensor, private_edges: torch.Tensor,
-                 private_nodes: np.ndarray, private_scale: float, rng: RandomSource):
+    def __init__(
+        self,
+        num_nodes: int,
+        public_edges: torch.Tensor,
+        private_edges: torch.Tensor,
+        private_nodes: np.ndarray,
+        private_scale: float,
+        rng: RandomSource,
+    ):
         if not private_scale >= 0:
             raise ValueError(f"private_scale must be >= 0, got {private_scale}")
         self.scale = float(private_scale)
@@ -166,8 +183,9 @@ class PHRGSampler:
         self.steps_done = 0
         self.accepted = 0
 
-    def run(self, steps: int, chunk: int = 1 << 16, progress: ProgressHook | None = None,
-            trace_every: int | None = None) -> list[tuple[int, float, float]]:
+    def run(
+        self, steps: int, chunk: int = 1 << 16, progress: ProgressHook | None = None, trace_every: int | None = None
+    ) -> list[tuple[int, float, float]]:
         """Run ``steps`` moves; returns the (step, L_pub, L_pri) trace."""
         t = self.tree
         trace = [(self.steps_done, float(self.loglik[0]), float(self.loglik[1]))]
@@ -176,9 +194,29 @@ class PHRGSampler:
         while done < steps:  # a chunk never crosses a trace point (the draws do not depend on the chunks)
             m = min(chunk, steps - done, trace_every - done % trace_every)
             self.accepted += kernels.mcmc_steps(
-                m, self.steps_done, self.key, np.uint64(7), self.scale, t.root, t.left, t.right, t.parent, t.lo,
-                t.hi, t.order, t.pos, t.cnt_pub, t.cnt_pri, t.e_pub, t.e_pri, self.pub_ptr, self.pub_idx,
-                self.pri_ptr, self.pri_idx, self.loglik)
+                m,
+                self.steps_done,
+                self.key,
+                np.uint64(7),
+                self.scale,
+                t.root,
+                t.left,
+                t.right,
+                t.parent,
+                t.lo,
+                t.hi,
+                t.order,
+                t.pos,
+                t.cnt_pub,
+                t.cnt_pri,
+                t.e_pub,
+                t.e_pri,
+                self.pub_ptr,
+                self.pub_idx,
+                self.pri_ptr,
+                self.pri_idx,
+                self.loglik,
+            )
             done += m
             self.steps_done += m
             if done % trace_every < m or done == steps:
@@ -211,8 +249,9 @@ def check_noise_floor(floor: float) -> float:
     return floor
 
 
-def noisy_probabilities(tree: Dendrogram, epsilon: float, rng: RandomSource,
-                        threshold: float = 0.02, noise_floor: float = 0.0) -> tuple[np.ndarray, dict]:
+def noisy_probabilities(
+    tree: Dendrogram, epsilon: float, rng: RandomSource, threshold: float = 0.02, noise_floor: float = 0.0
+) -> tuple[np.ndarray, dict]:
     """CalculateNoisyProb (Alg. 3): p̃_r per internal node (index r − n), ε-DP for the private edges.
 
     ``noise_floor`` κ (post-processing of the released counts, no privacy cost): a noisy count
@@ -261,8 +300,11 @@ def noisy_probabilities(tree: Dendrogram, epsilon: float, rng: RandomSource,
             floored += count > 0.0  # zeroed by the floor, not by the clamp at 0
             count = 0.0
         probs[i] = min(1.0, max(0.0, count / total_pairs))
-    return probs, {"noisy_counts": released, "aggregated_subtrees_nodes": int(aggregated.sum()),
-                   "floored_counts": int(floored)}
+    return probs, {
+        "noisy_counts": released,
+        "aggregated_subtrees_nodes": int(aggregated.sum()),
+        "floored_counts": int(floored),
+    }
 
 
 def sample_private_edges(tree: Dendrogram, probs: np.ndarray, rng: RandomSource) -> torch.Tensor:

@@ -189,17 +189,40 @@ def _proposal(a, b, c, r, s, x, y, cnt, e, order, lo, hi, indptr, indices, pos):
     e_ys = e[r] - e_xs  # edges from s go to a or b
     new_c = e_xs
     new_r = e[c] + e_ys
-    delta = (_loglik(new_c, float(cnt[x] * cnt[s]))
-             + _loglik(new_r, float((cnt[x] + cnt[s]) * cnt[y]))
-             - _loglik(e[c], float(cnt[a] * cnt[b]))
-             - _loglik(e[r], float(cnt[c] * cnt[s])))
+    delta = (
+        _loglik(new_c, float(cnt[x] * cnt[s]))
+        + _loglik(new_r, float((cnt[x] + cnt[s]) * cnt[y]))
+        - _loglik(e[c], float(cnt[a] * cnt[b]))
+        - _loglik(e[r], float(cnt[c] * cnt[s]))
+    )
     return new_c, new_r, delta
 
 
 @nb.njit(cache=True)
-def mcmc_steps(steps, counter0, key, stream, scale_pri, root,
-               left, right, parent, lo, hi, order, pos, cnt_pub, cnt_pri, e_pub, e_pri,
-               pub_ptr, pub_idx, pri_ptr, pri_idx, loglik):
+def mcmc_steps(
+    steps,
+    counter0,
+    key,
+    stream,
+    scale_pri,
+    root,
+    left,
+    right,
+    parent,
+    lo,
+    hi,
+    order,
+    pos,
+    cnt_pub,
+    cnt_pri,
+    e_pub,
+    e_pri,
+    pub_ptr,
+    pub_idx,
+    pri_ptr,
+    pri_idx,
+    loglik,
+):
     """Run ``steps`` Metropolis moves on the target exp(L_pub + scale_pri·L_pri).
 
     ``loglik`` (length 2) holds the current (L_pub, L_pri) and is updated in

@@ -55,7 +55,6 @@ from privgraph.methods.heterorr.scores import budget_shares, check_gamma, import
 from privgraph.methods.lpgnn import LPGNN, FeatureParams
 from privgraph.progress import ProgressHook
 
-
 ACCOUNTING = ("composed", "released-code")
 """FeatureRR's budget accounting: Theorem 3's (default) or the per-feature scale of the authors' code."""
 
@@ -79,15 +78,26 @@ def control_input(data: Data) -> torch.Tensor:
 def control_guarantee(g: PrivacyGuarantee) -> PrivacyGuarantee:
     """The control's true guarantee: its release ignores x, so 0-LDP per feature vector (the mechanism's own
     ε bound holds a fortiori; other notes, such as FeatureRR's public nodes, are kept)."""
-    return PrivacyGuarantee(g.unit, g.trust_model, 0.0, 0.0, f"{g.mechanism} on a constant input (control)", g.notes + (
-        "EXPERIMENTAL CONTROL (control='constant-input'), not a way to release features: the mechanism ran "
-        "on the constant matrix α (the domain's lower end), never on x; the release does not depend on x, "
-        f"so it is 0-LDP per feature vector, trivially (the mechanism's {g.epsilon:g}-LDP bound holds a "
-        "fortiori); it carries the mechanism's noise and no feature signal",))
+    return PrivacyGuarantee(
+        g.unit,
+        g.trust_model,
+        0.0,
+        0.0,
+        f"{g.mechanism} on a constant input (control)",
+        g.notes
+        + (
+            "EXPERIMENTAL CONTROL (control='constant-input'), not a way to release features: the mechanism ran "
+            "on the constant matrix α (the domain's lower end), never on x; the release does not depend on x, "
+            f"so it is 0-LDP per feature vector, trivially (the mechanism's {g.epsilon:g}-LDP bound holds a "
+            "fortiori); it carries the mechanism's noise and no feature signal",
+        ),
+    )
 
 
-STANDARDIZE_NOTE = ("EXPERIMENTAL CONTROL (standardize=True): the server z-scored each column of the release "
-                    "(post-processing, the same guarantee)")
+STANDARDIZE_NOTE = (
+    "EXPERIMENTAL CONTROL (standardize=True): the server z-scored each column of the release "
+    "(post-processing, the same guarantee)"
+)
 
 
 @dataclass(frozen=True)
@@ -95,12 +105,18 @@ class ControlParams(MethodParams):
     """The experimental controls of the feature releases (FeatureRR, the feature baselines; issue 19), off
     by default: ``control`` (what the mechanism runs on) and ``standardize`` (the release's scale)."""
 
-    control: str = param("none", "EXPERIMENTAL CONTROL, not a release mode: 'constant-input' runs the mechanism "
-                                 "on the constant α matrix instead of x (its noise, no feature signal; the "
-                                 "release ignores x: 0-LDP); 'none' (default): on x")
-    standardize: bool = param(False, "EXPERIMENTAL CONTROL: the server z-scores each column of the release "
-                                     "(post-processing, the same guarantee): every mechanism's release then has "
-                                     "unit variance per coordinate, whatever its noise's magnitude")
+    control: str = param(
+        "none",
+        "EXPERIMENTAL CONTROL, not a release mode: 'constant-input' runs the mechanism "
+        "on the constant α matrix instead of x (its noise, no feature signal; the "
+        "release ignores x: 0-LDP); 'none' (default): on x",
+    )
+    standardize: bool = param(
+        False,
+        "EXPERIMENTAL CONTROL: the server z-scores each column of the release "
+        "(post-processing, the same guarantee): every mechanism's release then has "
+        "unit variance per coordinate, whatever its noise's magnitude",
+    )
 
     def validate(self) -> None:
         if self.control not in CONTROLS:
@@ -112,8 +128,9 @@ class ControlParams(MethodParams):
         """What the mechanism runs on: x, or :func:`control_input` under the control."""
         return data.x if self.control == "none" else control_input(data)
 
-    def finish(self, x: torch.Tensor, g: PrivacyGuarantee,
-               details: dict[str, Any]) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
+    def finish(
+        self, x: torch.Tensor, g: PrivacyGuarantee, details: dict[str, Any]
+    ) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
         """The controls' server side: the control's guarantee (:func:`control_guarantee`) and the columns'
         z-score (post-processing), both recorded in the details."""
         if self.control != "none":
@@ -130,16 +147,26 @@ class FeatureRRParams(ControlParams):
 
     gamma: float = param(0.5, "importance weight γ of eq. 7 (θ ∝ γ·α + (1 − γ)·β)")
     bins: int = param(2, "number of bins k of the discretised randomizer (eq. 8–9)")
-    public_fraction: float = param(0.1, "share of the training nodes declared public (their features train the "
-                                        "SHAP importance model, unprotected); data.public_node_mask wins")
-    sensitive_features: tuple[int, ...] | None = param(None, "indices of the sensitive features (eq. 5); "
-                                                             "none: uniform sensitivity")
+    public_fraction: float = param(
+        0.1,
+        "share of the training nodes declared public (their features train the "
+        "SHAP importance model, unprotected); data.public_node_mask wins",
+    )
+    sensitive_features: tuple[int, ...] | None = param(
+        None, "indices of the sensitive features (eq. 5); none: uniform sensitivity"
+    )
     debias: bool = param(True, "train on the unbiased estimate (True) or on the raw reports u/k as the paper")
     clip: bool = param(False, "clip features into the declared domain instead of refusing values outside it")
-    bin_values: str = param("upper", "server's value of bin t: 'upper' t/k (eq. 8's domain {1/k, …, 1}) or "
-                                      "'endpoints' (t − 1)/(k − 1) (0 and 1 stay 0 and 1); post-processing")
-    accounting: str = param("composed", "'composed': ε_i = θ_i·ε, Σε_i = ε (Theorem 3); 'released-code': "
-                                        "ε_i = d·θ_i·ε as the authors' code — NOT ε-LDP (controlled experiment)")
+    bin_values: str = param(
+        "upper",
+        "server's value of bin t: 'upper' t/k (eq. 8's domain {1/k, …, 1}) or "
+        "'endpoints' (t − 1)/(k − 1) (0 and 1 stay 0 and 1); post-processing",
+    )
+    accounting: str = param(
+        "composed",
+        "'composed': ε_i = θ_i·ε, Σε_i = ε (Theorem 3); 'released-code': "
+        "ε_i = d·θ_i·ε as the authors' code — NOT ε-LDP (controlled experiment)",
+    )
 
     def validate(self) -> None:
         ControlParams.validate(self)
@@ -162,10 +189,12 @@ class EdgeRRParams(MethodParams):
     mcmc_share: float = param(0.5, "ε₁/ε_e spent on the MCMC (the rest on the noisy counts)")
     mcmc_steps: int | None = param(None, "MCMC moves (default 1000·n)")
     threshold: float = param(0.02, "τ of Algorithm 3 (aggregate a subtree whose noise would dominate)")
-    noise_floor: float = param(0.0, "κ: noisy counts below κ/ε_e2 set to 0 (post-processing, no privacy cost); "
-                                    "0: Algorithm 3 as printed")
-    mcmc_chains: int = param(1, "independent MCMC chains (chain 0 released; the others only for the curator's "
-                                "Gelman–Rubin R̂)")
+    noise_floor: float = param(
+        0.0, "κ: noisy counts below κ/ε_e2 set to 0 (post-processing, no privacy cost); 0: Algorithm 3 as printed"
+    )
+    mcmc_chains: int = param(
+        1, "independent MCMC chains (chain 0 released; the others only for the curator's Gelman–Rubin R̂)"
+    )
 
     def validate(self) -> None:
         check_share(self.mcmc_share, "mcmc_share (ε₁/ε)")
@@ -177,8 +206,13 @@ class EdgeRRParams(MethodParams):
         check_chains(self.mcmc_chains)
 
     def edge_rr_options(self) -> dict[str, Any]:
-        return {"mcmc_share": self.mcmc_share, "threshold": self.threshold, "steps": self.mcmc_steps,
-                "noise_floor": self.noise_floor, "chains": self.mcmc_chains}
+        return {
+            "mcmc_share": self.mcmc_share,
+            "threshold": self.threshold,
+            "steps": self.mcmc_steps,
+            "noise_floor": self.noise_floor,
+            "chains": self.mcmc_chains,
+        }
 
 
 @dataclass(frozen=True)
@@ -196,8 +230,9 @@ class HeteroRRParams(FeatureRRParams, EdgeRRParams):
                 check_epsilon(getattr(self, name), name)
 
 
-def feature_rr_release(data: Data, epsilon: float, rng: RandomSource,
-                       params: FeatureRRParams) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
+def feature_rr_release(
+    data: Data, epsilon: float, rng: RandomSource, params: FeatureRRParams
+) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
     """Algorithm 1 on every node: shares θ from public nodes, then the calibrated randomizer."""
     epsilon = check_epsilon(epsilon, "epsilon_f")
     seed = int(integers(2**31, (1,), rng)[0])
@@ -211,18 +246,35 @@ def feature_rr_release(data: Data, epsilon: float, rng: RandomSource,
     theta = budget_shares(alpha, beta, params.gamma)
     domain = tuple(getattr(data, "feature_domain", (0.0, 1.0)))
     scale = float(theta.size) if params.accounting == "released-code" else 1.0
-    mech = FeatureRR(epsilon, torch.from_numpy(theta), bins=params.bins, domain=domain, clip=params.clip,
-                     debias=params.debias, budget_scale=scale, values=params.bin_values)
+    mech = FeatureRR(
+        epsilon,
+        torch.from_numpy(theta),
+        bins=params.bins,
+        domain=domain,
+        clip=params.clip,
+        debias=params.debias,
+        budget_scale=scale,
+        values=params.bin_values,
+    )
     x = mech.privatize(params.mechanism_input(data), rng)  # θ is the public nodes' under the control too
     g = mech.guarantee().with_note(
         f"importance α from a SHAP-explained logistic regression on {int(public.sum())} public nodes, whose "
-        "features are not protected; the guarantee covers every other node")
+        "features are not protected; the guarantee covers every other node"
+    )
     if not declared:
         g = g.with_note("no sensitive features declared: uniform sensitivity β_i = 1/d")
-    details = {"mechanism": "featurerr", "bins": mech.k, "gamma": params.gamma,
-               "public_nodes": int(public.sum()), "budget_max": float(mech.budgets.max()),
-               "budget_min": float(mech.budgets.min()), "sensitivity_declared": declared, "debiased": params.debias,
-               "accounting": params.accounting, "bin_values": params.bin_values}
+    details = {
+        "mechanism": "featurerr",
+        "bins": mech.k,
+        "gamma": params.gamma,
+        "public_nodes": int(public.sum()),
+        "budget_max": float(mech.budgets.max()),
+        "budget_min": float(mech.budgets.min()),
+        "sensitivity_declared": declared,
+        "debiased": params.debias,
+        "accounting": params.accounting,
+        "bin_values": params.bin_values,
+    }
     return params.finish(x, g, details)
 
 
@@ -240,8 +292,9 @@ class FeatureRRMethod(Method):
     Params = FeatureRRParams
     private = True
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """The randomized features (debiased by default), with the ε_f-LDP guarantee and its notes."""
         x, g, details = feature_rr_release(data, self.check_epsilon_given(epsilon), rng, self.params)
         return Release(x, g, details)
@@ -270,8 +323,9 @@ class FeatureLDP(LPGNN):
     Params = FeatureLDPParams
     tunable = ("lr", "weight_decay", "dropout")
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """:class:`LPGNN`'s release of the controls' mechanism input, then their server side (both off by
         default: :class:`ControlParams`)."""
         view = copy.copy(data)  # shallow: the caller's data keeps its features
@@ -302,8 +356,9 @@ class _EdgeMethod(Method):
         """``(edge_index, guarantee, details)``: the released graph, public edges included."""
         raise NotImplementedError
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """The raw features with the :meth:`edges` graph and its private-edge guarantee."""
         edge_index, g, details = self.edges(data, self.check_epsilon_given(epsilon), rng, progress)
         return Release(public_features(data), g, details, edge_index)
@@ -326,8 +381,9 @@ class EdgeRRMethod(_EdgeMethod):
 
     def edges(self, data, epsilon, rng, progress):
         """EdgeRR's graph: public edges plus the sampled private subgraph (every edge private for privHRG)."""
-        return edge_rr(data, epsilon, rng, all_private=self.all_private, progress=progress,
-                       **self.params.edge_rr_options())
+        return edge_rr(
+            data, epsilon, rng, all_private=self.all_private, progress=progress, **self.params.edge_rr_options()
+        )
 
 
 @register_method
@@ -386,14 +442,29 @@ class PublicEdgesOnly(_EdgeMethod):
     description = "GNN on the public edges only: the private edges dropped (ε_e = 0), the floor of EdgeRR & co."
     private = False
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """The raw features and the public edges, with the ε_e = 0 private-edge guarantee."""
         public, private = split_edges(data)
-        g = PrivacyGuarantee(Unit.PRIVATE_EDGE, TrustModel.CENTRAL, 0.0, 0.0, "private edges dropped",
-                             ("the private edges are not used; the public edges and the features are used as given",))
-        return Release(public_features(data), g, {"mechanism": self.name, "public_edges": int(public.shape[1]),
-                                                      "dropped_private_edges": int(private.shape[1])}, public)
+        g = PrivacyGuarantee(
+            Unit.PRIVATE_EDGE,
+            TrustModel.CENTRAL,
+            0.0,
+            0.0,
+            "private edges dropped",
+            ("the private edges are not used; the public edges and the features are used as given",),
+        )
+        return Release(
+            public_features(data),
+            g,
+            {
+                "mechanism": self.name,
+                "public_edges": int(public.shape[1]),
+                "dropped_private_edges": int(private.shape[1]),
+            },
+            public,
+        )
 
 
 @register_method
@@ -413,8 +484,9 @@ class HeteroRR(Method):
     private_fields = ("x", "edge_index")
     public_fields = (*SPLIT_FIELDS, "private_node_mask")
 
-    def release(self, data: Data, epsilon: float | None, rng: RandomSource,
-                progress: ProgressHook | None = None) -> Release:
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
         """FeatureRR's features with EdgeRR's graph; the edge guarantee is in ``extra_guarantees``."""
         p = self.params
         eps_f = self.check_epsilon_given(p.epsilon_f or epsilon, "heterorr (epsilon_f)")

@@ -30,8 +30,14 @@ class OrthogonalDisentangler(nn.Module):
         self.w_n = nn.Parameter(w[:, sensitive_dim:].clone())
         self.head = nn.Linear(sensitive_dim, 1)
 
-    def loss(self, x: Tensor, sens: Tensor, known: Tensor, reconstruction_weight: float = 1.0,
-             orthogonality_weight: float = 10.0) -> Tensor:
+    def loss(
+        self,
+        x: Tensor,
+        sens: Tensor,
+        known: Tensor,
+        reconstruction_weight: float = 1.0,
+        orthogonality_weight: float = 10.0,
+    ) -> Tensor:
         z_s = x @ self.w_s
         attribute = F.binary_cross_entropy_with_logits(self.head(z_s[known]).squeeze(-1), sens[known].float())
         w = torch.cat([self.w_s, self.w_n], dim=1)
@@ -43,8 +49,9 @@ class OrthogonalDisentangler(nn.Module):
         return x @ self.w_n
 
 
-def disentangle(x: Tensor, sens: Tensor, known: Tensor, seed: int, epochs: int = 300, lr: float = 0.01,
-                sensitive_dim: int = 2) -> tuple[Tensor, dict[str, float]]:
+def disentangle(
+    x: Tensor, sens: Tensor, known: Tensor, seed: int, epochs: int = 300, lr: float = 0.01, sensitive_dim: int = 2
+) -> tuple[Tensor, dict[str, float]]:
     """Train the disentangler on the known attributes; return ``Z_n`` and diagnostics."""
     torch.manual_seed(seed)
     model = OrthogonalDisentangler(x.shape[1], sensitive_dim)

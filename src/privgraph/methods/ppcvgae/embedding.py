@@ -36,8 +36,9 @@ import contextlib
 import ctypes
 import math
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -143,8 +144,14 @@ def keep_freed_memory() -> Iterator[None]:
         libc.malloc_trim(0)
 
 
-def train_embedding(model: nn.Module, data: Data, candidate: Tensor | None, config: EmbeddingConfig, seed: int,
-                    progress: ProgressHook | None = None) -> list[dict[str, float]]:
+def train_embedding(
+    model: nn.Module,
+    data: Data,
+    candidate: Tensor | None,
+    config: EmbeddingConfig,
+    seed: int,
+    progress: ProgressHook | None = None,
+) -> list[dict[str, float]]:
     """Train ``model`` on ``data`` (features standardised); returns the loss trace
     (every 10th epoch and the last).  With a ``candidate`` s' and ``config.penalty``
     > 0 this is PPCVGAE."""
@@ -191,36 +198,66 @@ def unprotected_attribute(mechanism: str, *notes: str) -> PrivacyGuarantee:
     return unprotected(Unit.SENSITIVE_ATTRIBUTE, mechanism, *notes, trust_model=TrustModel.CENTRAL)
 
 
-CANDIDATES_NOTE = ("DP with respect to the privacy candidates S = {s, s'} (Definition 2): s' flips the sensitive "
-                   "attribute of every private node and keeps the public nodes'; this is not standard DP — it "
-                   "bounds how well the release tells s from s', not one node's attribute against all values")
+CANDIDATES_NOTE = (
+    "DP with respect to the privacy candidates S = {s, s'} (Definition 2): s' flips the sensitive "
+    "attribute of every private node and keeps the public nodes'; this is not standard DP — it "
+    "bounds how well the release tells s from s', not one node's attribute against all values"
+)
 
 
-def _paper_release(mu: Tensor, delta_nu: float, delta_mu: float, epsilon: float, delta: float, rng: RandomSource,
-                   case: str, details: dict[str, Any], notes: list[str]) -> EmbeddingRelease:
+def _paper_release(
+    mu: Tensor,
+    delta_nu: float,
+    delta_mu: float,
+    epsilon: float,
+    delta: float,
+    rng: RandomSource,
+    case: str,
+    details: dict[str, Any],
+    notes: list[str],
+) -> EmbeddingRelease:
     """``calibration="paper"``: μ + N(0, max(γ(Δν) − 1, 0)·I), the variance §5.2 states, for reproducing the
     paper's PPCVGAE+DP rows only.  Not DP: the variance is set by the prior's Δν, not by the released
     encoder mean's Δμ, so the guarantee is stated as none (ε = ∞) with the exact δ(ε) it would need."""
     variance = paper_noise_variance(delta_nu, epsilon, delta)
     sigma = math.sqrt(variance)
     z = mu + normal(tuple(mu.shape), sigma, rng).to(mu.dtype) if sigma > 0 else mu.clone()
-    exact = (gaussian_delta(sigma, epsilon, delta_mu) if sigma > 0 else (1.0 if delta_mu > 0 else 0.0))
-    details.update({"epsilon": epsilon, "delta": delta, "calibration": "paper", "noise_std": sigma,
-                    "noise_variance": variance, "paper_noise_variance": variance, "exact_delta": exact})
+    exact = gaussian_delta(sigma, epsilon, delta_mu) if sigma > 0 else (1.0 if delta_mu > 0 else 0.0)
+    details.update(
+        {
+            "epsilon": epsilon,
+            "delta": delta,
+            "calibration": "paper",
+            "noise_std": sigma,
+            "noise_variance": variance,
+            "paper_noise_variance": variance,
+            "exact_delta": exact,
+        }
+    )
     covered = "happens to be within" if exact <= delta else "is NOT within"
-    why = (f"calibration='paper' reproduces §5.2's noise variance max(γ(Δν) − 1, 0) = {variance:.4g} and is NOT "
-           f"a DP mechanism, even w.r.t. the candidates: the variance is set by the prior's Δν = {delta_nu:.4g} "
-           f"(the model's N(ν(s), I), not what is released), while the released encoder mean moves by "
-           f"Δμ = {delta_mu:.4g} between s and s'; for this release the exact δ at ε = {epsilon:g} is {exact:.3g}, "
-           f"which {covered} δ = {delta:g} — nothing ties the two, so no guarantee is stated (ε = ∞)")
-    return EmbeddingRelease(z, unprotected_attribute(f"PPCVGAE+DP case ({case}), the paper's calibration (not DP)",
-                                                     why, *notes), details)
+    why = (
+        f"calibration='paper' reproduces §5.2's noise variance max(γ(Δν) − 1, 0) = {variance:.4g} and is NOT "
+        f"a DP mechanism, even w.r.t. the candidates: the variance is set by the prior's Δν = {delta_nu:.4g} "
+        f"(the model's N(ν(s), I), not what is released), while the released encoder mean moves by "
+        f"Δμ = {delta_mu:.4g} between s and s'; for this release the exact δ at ε = {epsilon:g} is {exact:.3g}, "
+        f"which {covered} δ = {delta:g} — nothing ties the two, so no guarantee is stated (ε = ∞)"
+    )
+    return EmbeddingRelease(
+        z, unprotected_attribute(f"PPCVGAE+DP case ({case}), the paper's calibration (not DP)", why, *notes), details
+    )
 
 
 @torch.no_grad()
-def release_embedding(model: nn.Module, data: Data, candidate: Tensor | None, dp: tuple[float, float] | None,
-                      rng: RandomSource | None = None, method: str = "ppcvgae", *,
-                      calibration: str = "analytic") -> EmbeddingRelease:
+def release_embedding(
+    model: nn.Module,
+    data: Data,
+    candidate: Tensor | None,
+    dp: tuple[float, float] | None,
+    rng: RandomSource | None = None,
+    method: str = "ppcvgae",
+    *,
+    calibration: str = "analytic",
+) -> EmbeddingRelease:
     """Release ``μ(X, A, s)``; with ``dp = (ε, δ)`` plus Gaussian noise calibrated on Δμ (module docstring).
 
     ``rng`` (a ``torch.Generator`` or :class:`~privgraph.mechanisms.SecureRandom`) is required for the DP
@@ -232,11 +269,14 @@ def release_embedding(model: nn.Module, data: Data, candidate: Tensor | None, dp
         epsilon, delta = dp
         epsilon, delta = check_candidate_epsilon(epsilon, calibration), check_delta(delta)
         if rng is None:
-            raise ValueError("the DP release needs an explicit rng: a seeded torch.Generator (experiments) or "
-                             "privgraph.mechanisms.SecureRandom() (real releases); no global RNG is used")
+            raise ValueError(
+                "the DP release needs an explicit rng: a seeded torch.Generator (experiments) or "
+                "privgraph.mechanisms.SecureRandom() (real releases); no global RNG is used"
+            )
         if not isinstance(rng, (torch.Generator, SecureRandom)):
-            raise TypeError(f"rng must be a torch.Generator or privgraph.mechanisms.SecureRandom, "
-                            f"got {type(rng).__name__}")
+            raise TypeError(
+                f"rng must be a torch.Generator or privgraph.mechanisms.SecureRandom, got {type(rng).__name__}"
+            )
     check_sensitive(data)
     x, sens, edge_index = standardize(data.x), data.sens, data.edge_index
     conditional = isinstance(model, CVGAE)
@@ -244,22 +284,29 @@ def release_embedding(model: nn.Module, data: Data, candidate: Tensor | None, dp
     details: dict[str, Any] = {"latent": mu.shape[1]}
     if not conditional:
         if dp is not None:
-            raise ValueError("the DP release needs a conditional model (PPCVGAE): the VGAE has no candidates to "
-                             "compare — its embedding does not take s as an input")
+            raise ValueError(
+                "the DP release needs a conditional model (PPCVGAE): the VGAE has no candidates to "
+                "compare — its embedding does not take s as an input"
+            )
         return EmbeddingRelease(mu, unprotected_attribute("VGAE embedding (unsanitised)"), details)
     if candidate is None:
         raise ValueError("PPCVGAE needs the privacy candidate s' (see flip_candidate)")
     delta_nu = float(privacy_penalty(lambda s: model.prior_mean(s, edge_index), sens, [candidate]))
     delta_mu = math.sqrt(float(privacy_penalty(_encoder_mean(model, x, edge_index), sens, [candidate])))
     prior_min = 0.5  # the two candidates, equally likely a priori
-    details.update({
-        "delta_nu": delta_nu, "delta_mu": delta_mu,
-        "mi_bound_prior_model": delta_nu,
-        "detection_error_bound_prior_model": detection_error_bound(delta_nu, prior_min),
-    })
-    notes = [f"Appendix A under the model's prior N(ν(s), I): I(Z; s) ≤ Δν = {delta_nu:.4g} nats, so an adversary "
-             f"telling s from s' errs with probability ≥ {details['detection_error_bound_prior_model']:.3g} "
-             "(binary Fano) — a property of the model, not of the released encoder mean"]
+    details.update(
+        {
+            "delta_nu": delta_nu,
+            "delta_mu": delta_mu,
+            "mi_bound_prior_model": delta_nu,
+            "detection_error_bound_prior_model": detection_error_bound(delta_nu, prior_min),
+        }
+    )
+    notes = [
+        f"Appendix A under the model's prior N(ν(s), I): I(Z; s) ≤ Δν = {delta_nu:.4g} nats, so an adversary "
+        f"telling s from s' errs with probability ≥ {details['detection_error_bound_prior_model']:.3g} "
+        "(binary Fano) — a property of the model, not of the released encoder mean"
+    ]
     if dp is None:
         mechanism = f"{method.upper()} case ({model.case}) encoder mean, no noise"
         return EmbeddingRelease(mu, unprotected_attribute(mechanism, *notes), details)
@@ -275,29 +322,48 @@ def release_embedding(model: nn.Module, data: Data, candidate: Tensor | None, dp
     else:
         z = mu.clone()  # Δμ = 0: the release is the same under every candidate
     mi_release = delta_mu**2 / (2 * variance) if variance > 0 else 0.0
-    details.update({
-        "epsilon": epsilon, "delta": delta, "calibration": calibration,
-        "noise_std": sigma, "noise_variance": variance,
-        "classical_noise_variance": classical_variance, "exact_delta": exact_delta,
-        "paper_noise_variance": paper_noise_variance(delta_nu, epsilon, delta) if epsilon < 1 else None,
-        "mi_bound_release": mi_release, "detection_error_bound_release": detection_error_bound(mi_release, prior_min),
-    })
+    details.update(
+        {
+            "epsilon": epsilon,
+            "delta": delta,
+            "calibration": calibration,
+            "noise_std": sigma,
+            "noise_variance": variance,
+            "classical_noise_variance": classical_variance,
+            "exact_delta": exact_delta,
+            "paper_noise_variance": paper_noise_variance(delta_nu, epsilon, delta) if epsilon < 1 else None,
+            "mi_bound_release": mi_release,
+            "detection_error_bound_release": detection_error_bound(mi_release, prior_min),
+        }
+    )
     if calibration == "classical":
-        calibration_note = (f"classical Gaussian calibration (eq. 6, Dwork & Roth Thm A.1): σ² = γ(Δμ) = "
-                            f"{variance:.4g}; this bound is loose — the exact δ at this σ is {exact_delta:.3g}, "
-                            f"below the δ = {delta:g} claimed, so the release is over-noised (the analytic "
-                            "calibration of Balle & Wang 2018 gives the same (ε, δ) with less noise)")
+        calibration_note = (
+            f"classical Gaussian calibration (eq. 6, Dwork & Roth Thm A.1): σ² = γ(Δμ) = "
+            f"{variance:.4g}; this bound is loose — the exact δ at this σ is {exact_delta:.3g}, "
+            f"below the δ = {delta:g} claimed, so the release is over-noised (the analytic "
+            "calibration of Balle & Wang 2018 gives the same (ε, δ) with less noise)"
+        )
     else:
-        classical = (f"eq. 6's classical σ² = γ(Δμ) = {classical_variance:.4g} would over-noise"
-                     if classical_variance is not None else "eq. 6's classical bound is not defined for ε ≥ 1")
-        calibration_note = (f"analytic Gaussian calibration (Balle & Wang 2018): σ² = {variance:.4g}, the smallest "
-                            f"variance whose exact δ(ε) ({exact_delta:.3g}) is ≤ δ = {delta:g}; {classical}")
+        classical = (
+            f"eq. 6's classical σ² = γ(Δμ) = {classical_variance:.4g} would over-noise"
+            if classical_variance is not None
+            else "eq. 6's classical bound is not defined for ε ≥ 1"
+        )
+        calibration_note = (
+            f"analytic Gaussian calibration (Balle & Wang 2018): σ² = {variance:.4g}, the smallest "
+            f"variance whose exact δ(ε) ({exact_delta:.3g}) is ≤ δ = {delta:g}; {classical}"
+        )
     if delta_mu == 0.0:
-        calibration_note = ("Δμ = 0: the encoder mean does not depend on s over the candidates, the release is the "
-                            "same under each, and no noise is added")
+        calibration_note = (
+            "Δμ = 0: the encoder mean does not depend on s over the candidates, the release is the "
+            "same under each, and no noise is added"
+        )
     paper = details["paper_noise_variance"]
-    paper_note = (f"the paper's max(γ(Δν) − 1, 0) = {paper:.4g}" if paper is not None
-                  else "the paper's max(γ(Δν) − 1, 0) (undefined for ε ≥ 1)")
+    paper_note = (
+        f"the paper's max(γ(Δν) − 1, 0) = {paper:.4g}"
+        if paper is not None
+        else "the paper's max(γ(Δν) − 1, 0) (undefined for ε ≥ 1)"
+    )
     notes = [
         CANDIDATES_NOTE,
         f"Gaussian mechanism on the encoder mean with Δμ = ‖μ(s) − μ(s')‖_F = {delta_mu:.4g}; {calibration_note}",
@@ -308,7 +374,12 @@ def release_embedding(model: nn.Module, data: Data, candidate: Tensor | None, dp
         f"{details['detection_error_bound_release']:.3g}",
         *notes,
     ]
-    guarantee = PrivacyGuarantee(Unit.SENSITIVE_ATTRIBUTE, TrustModel.CENTRAL, epsilon, delta,
-                                 f"PPCVGAE+DP case ({model.case}): Gaussian on μ(X, A, s), {calibration} calibration",
-                                 tuple(notes))
+    guarantee = PrivacyGuarantee(
+        Unit.SENSITIVE_ATTRIBUTE,
+        TrustModel.CENTRAL,
+        epsilon,
+        delta,
+        f"PPCVGAE+DP case ({model.case}): Gaussian on μ(X, A, s), {calibration} calibration",
+        tuple(notes),
+    )
     return EmbeddingRelease(z, guarantee, details)

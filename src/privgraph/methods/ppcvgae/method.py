@@ -64,8 +64,11 @@ class PPCVGAEParams(AutoencoderParams):
     kl_weight: float = param(1.0, "weight of the KL term (1: the ELBO of eq. 3/4)")
     encoder_penalty: float = param(0.0, "weight λ_μ of Δμ²/N on the encoder mean (ours; lowers the noise)")
     delta: float = param(1e-4, "δ of the Gaussian release (with ε)")
-    calibration: str = param("analytic", "Gaussian calibration: analytic (Balle & Wang) or classical (eq. 6, ε < 1); "
-                             "paper: §5.2's max(γ(Δν) − 1, 0), to reproduce the paper only — NOT DP (ε = ∞)")
+    calibration: str = param(
+        "analytic",
+        "Gaussian calibration: analytic (Balle & Wang) or classical (eq. 6, ε < 1); "
+        "paper: §5.2's max(γ(Δν) − 1, 0), to reproduce the paper only — NOT DP (ε = ∞)",
+    )
 
     def config(self, **extra: Any) -> EmbeddingConfig:
         return super().config(kl_weight=self.kl_weight, penalty=self.penalty, encoder_penalty=self.encoder_penalty)
@@ -98,13 +101,15 @@ class _EmbeddingMethod(Method):
         covers the release given the trained model."""
         raise NotImplementedError
 
-    def release_trained(self, trained: Any, data: Data, epsilon: float | None,
-                        rng: RandomSource | None) -> EmbeddingRelease:
+    def release_trained(
+        self, trained: Any, data: Data, epsilon: float | None, rng: RandomSource | None
+    ) -> EmbeddingRelease:
         """The embedding ``z`` of a trained model with its guarantee and details (noise from ``rng``)."""
         raise NotImplementedError
 
-    def embed(self, data: Data, epsilon: float | None, rng: RandomSource,
-              progress: ProgressHook | None = None) -> EmbeddingRelease:
+    def embed(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> EmbeddingRelease:
         """Train (seed drawn from ``rng``) and release once.  The experiment pipeline calls
         :meth:`train` once per trial and :meth:`release_trained` once per ε instead."""
         self.check_release_epsilon(epsilon)
@@ -115,8 +120,9 @@ class _EmbeddingMethod(Method):
         if epsilon is not None:
             raise ValueError(f"{self.name} releases without noise: it takes no epsilon")
 
-    def privatize(self, data: Any, epsilon: float | None, rng: RandomSource,
-                  progress: ProgressHook | None = None) -> PrivateRelease:
+    def privatize(
+        self, data: Any, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> PrivateRelease:
         """A :class:`~privgraph.release.PrivateRelease` holding ``z`` and the public fields, ``sens`` withheld."""
         if not isinstance(data, Data):
             raise TypeError(f"{self.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
@@ -129,10 +135,12 @@ class _EmbeddingMethod(Method):
             if name in data:
                 out[name] = data[name]
                 fields[name] = PUBLIC
-        fields["z"] = (("privatized: " if release.guarantee.is_private else "released without a guarantee: ")
-                       + release.guarantee.describe())
-        return PrivateRelease(self.name, self.params.to_dict(), epsilon, out, PrivacyReport([release.guarantee]),
-                              fields, release.details)
+        fields["z"] = (
+            "privatized: " if release.guarantee.is_private else "released without a guarantee: "
+        ) + release.guarantee.describe()
+        return PrivateRelease(
+            self.name, self.params.to_dict(), epsilon, out, PrivacyReport([release.guarantee]), fields, release.details
+        )
 
 
 @register_method
@@ -173,8 +181,9 @@ class PPCVGAE(_EmbeddingMethod):
         p = self.params
         model, candidate, last = trained
         self.check_release_epsilon(epsilon)
-        release = release_embedding(model, data, candidate, None if epsilon is None else (epsilon, p.delta), rng,
-                                    calibration=p.calibration)
+        release = release_embedding(
+            model, data, candidate, None if epsilon is None else (epsilon, p.delta), rng, calibration=p.calibration
+        )
         release.details["trace_last"] = last
         return release
 
@@ -225,14 +234,17 @@ class DPGCN(_EmbeddingMethod):
 
     def train(self, data, seed, progress=None):
         """The disentangled non-sensitive representation (the public nodes' attribute trains it)."""
-        return disentangle(standardize(data.x), data.sens, ~data.private_mask, seed, epochs=self.params.epochs,
-                           lr=self.params.lr)
+        return disentangle(
+            standardize(data.x), data.sens, ~data.private_mask, seed, epochs=self.params.epochs, lr=self.params.lr
+        )
 
     def release_trained(self, trained, data, epsilon, rng):
         """The representation, released without a formal guarantee."""
         z, info = trained
-        g = unprotected_attribute("DP-GCN's non-sensitive representation (orthogonal projection)",
-                                  "no formal guarantee: removing a linear subspace leaves nonlinear dependence on s")
+        g = unprotected_attribute(
+            "DP-GCN's non-sensitive representation (orthogonal projection)",
+            "no formal guarantee: removing a linear subspace leaves nonlinear dependence on s",
+        )
         return EmbeddingRelease(z, g, dict(info))
 
 

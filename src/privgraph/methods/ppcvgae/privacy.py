@@ -26,7 +26,7 @@
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import torch
 
@@ -57,8 +57,9 @@ def flip_candidate(sens: torch.Tensor, private_mask: torch.Tensor) -> torch.Tens
     return torch.where(mask, 1 - sens, sens)
 
 
-def privacy_penalty(prior_mean: Callable[[torch.Tensor], torch.Tensor], sens: torch.Tensor,
-                    candidates: Iterable[torch.Tensor]) -> torch.Tensor:
+def privacy_penalty(
+    prior_mean: Callable[[torch.Tensor], torch.Tensor], sens: torch.Tensor, candidates: Iterable[torch.Tensor]
+) -> torch.Tensor:
     """Δν = max over candidates of Σ_i ‖ν_i(s) − ν_i(s')‖² (differentiable)."""
     base = prior_mean(sens.float())
     gaps = [((base - prior_mean(c.float())) ** 2).sum() for c in candidates]
@@ -84,8 +85,10 @@ def check_candidate_epsilon(epsilon: float, calibration: str = "analytic") -> fl
     eps = float(epsilon)
     if calibration in ("classical", "paper"):
         if not (0.0 < eps < 1.0):
-            raise ValueError(f"the classical Gaussian calibration (eq. 6, Dwork & Roth Thm A.1) needs epsilon in "
-                             f"(0, 1); got {epsilon!r} (the analytic calibration works for any epsilon > 0)")
+            raise ValueError(
+                f"the classical Gaussian calibration (eq. 6, Dwork & Roth Thm A.1) needs epsilon in "
+                f"(0, 1); got {epsilon!r} (the analytic calibration works for any epsilon > 0)"
+            )
     elif not (0.0 < eps < math.inf):
         raise ValueError(f"PPCVGAE+DP needs a finite epsilon > 0; got {epsilon!r}")
     return eps
