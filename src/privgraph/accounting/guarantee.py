@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from privgraph.accounting.budget import Budget
+
 
 class Unit:
     """Names of privacy units (the neighbouring relation of the design notes)."""
@@ -68,13 +70,12 @@ class PrivacyGuarantee:
     def repeated(self, times: int, note: str) -> PrivacyGuarantee:
         """``times`` releases of the same unit under this guarantee, each with its own randomness:
         (times·ε, times·δ) by basic composition (a selection among candidate releases), with ``note``."""
-        if times < 1:
-            raise ValueError(f"times must be >= 1, got {times}")
+        spent = Budget(self.epsilon, self.delta).times(times)
         return PrivacyGuarantee(
             self.unit,
             self.trust_model,
-            times * self.epsilon,
-            min(1.0, times * self.delta),
+            spent.epsilon,
+            spent.delta,
             self.mechanism,
             self.notes + (note,),
         )

@@ -192,7 +192,20 @@ class ExperimentSpec:
             raise ValueError(f"{self.method} always adds noise: every setting needs an epsilon")
         if not eps:
             return [None] if method.epsilon_optional else [DEFAULT_EPSILON]
-        return [None if e is None else check_epsilon(e) for e in eps]
+        checked = [None if e is None else check_epsilon(e) for e in eps]
+        repeated = sorted({e for e in checked if checked.count(e) > 1}, key=lambda e: (e is not None, e or 0.0))
+        if repeated:  # each ε is one setting: its own randomness streams and its own identity in the store
+            raise ValueError(
+                f"epsilon {', '.join('none' if e is None else f'{e:g}' for e in repeated)} is given "
+                "more than once: give each value once (--trials repeats a setting)"
+            )
+        return checked
+
+    def setting_index(self, eps: float | None) -> int:
+        """The index of ``eps``'s setting among the noisy ones, enumerated once (each ε is given once, so
+        it names one setting: its randomness streams and its config hash); 0 without noise."""
+        noisy = [e for e in self.epsilons if e is not None]
+        return 0 if eps is None else dict(zip(noisy, range(len(noisy))))[eps]
 
     def _check_fields(self, task: EvaluationTask) -> None:
         """Fields that only some tasks read must stay at their defaults for the others."""
@@ -359,8 +372,7 @@ class Experiment:
         ``tune``), or those given in ``tuned`` (what trial 0 of the setting chose and recorded, so that a
         sweep runs trials 1… in other workers without choosing again)."""
         spec, task = self.spec, self.task
-        noisy = [e for e in spec.epsilons if e is not None]
-        k = 0 if eps is None else noisy.index(eps)
+        k = spec.setting_index(eps)
         base = task.base_hyperparameters()
         if tuned is not None:
             method = self.method.with_params(**tuned.release_options) if tuned.release_options else self.method
@@ -435,8 +447,7 @@ class Experiment:
         """The identity of ``eps``'s setting (:func:`config_hash`); None for the user's own graph."""
         if self.spec.input is not None:
             return None
-        noisy = [e for e in self.spec.epsilons if e is not None]
-        return config_hash(self.spec, eps, 0 if eps is None else noisy.index(eps))
+        return config_hash(self.spec, eps, self.spec.setting_index(eps))
 
     def run(self) -> ExperimentResult:
         spec, task = self.spec, self.task

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.accounting import Budget, PrivacyGuarantee, TrustModel, Unit, check_share
 from privgraph.data.validation import check_graph
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.mechanisms.prf import prf_uniform
@@ -34,11 +34,8 @@ _FLIP_STREAM = 1
 
 
 def check_degree_share(delta: float) -> float:
-    """Blink's δ, the share of ε spent on the degree, lies in [0, 1]."""
-    delta = float(delta)
-    if not 0.0 <= delta <= 1.0 or math.isnan(delta):
-        raise ValueError(f"Blink's degree privacy parameter delta must lie in [0, 1], got {delta!r}")
-    return delta
+    """Blink's δ, the share of ε spent on the degree, lies in [0, 1] (:func:`~privgraph.accounting.check_share`)."""
+    return check_share(delta, "Blink's degree privacy parameter delta", closed=True)
 
 
 def flip_probability(epsilon_a: float) -> float:
@@ -60,13 +57,17 @@ class LinkLDPReports:
     _edge_keys: np.ndarray  # sorted int64 i*n + j over true directed edges
     _csr: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
+    def budgets(self) -> tuple[Budget, Budget]:
+        """(degree, adjacency list): δε for the Laplace degree, (1 − δ)ε for randomized response."""
+        return Budget(self.epsilon).split(self.delta, "Blink's degree privacy parameter delta", closed=True)
+
     @property
     def epsilon_degree(self) -> float:
-        return self.delta * self.epsilon
+        return self.budgets()[0].epsilon
 
     @property
     def epsilon_adjacency(self) -> float:
-        return (1.0 - self.delta) * self.epsilon
+        return self.budgets()[1].epsilon
 
     @property
     def p_flip(self) -> float:

@@ -46,7 +46,7 @@ from typing import Any
 from torch import Tensor
 from torch_geometric.data import HeteroData
 
-from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit, unprotected
+from privgraph.accounting import Budget, PrivacyGuarantee, PrivacyReport, Unit, check_share, unprotected
 from privgraph.data.hetero import EdgeType, node_inputs
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
@@ -67,7 +67,6 @@ from privgraph.methods.hetedp.nc import (
     fit_embedding_classifier,
 )
 from privgraph.methods.hetedp.topology import check_topology, message_relations, topology_guarantee
-from privgraph.methods.heterorr.edges import check_share
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
 from privgraph.progress import ProgressHook
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
@@ -140,7 +139,8 @@ def link_release(
     }
     eps_f, eps_s = None, epsilon
     if epsilon is not None and featured:
-        eps_f, eps_s = share * epsilon, (1 - share) * epsilon
+        features_budget, dpsgd_budget = Budget(epsilon).split(share, "feature_share (ε_f/ε)")
+        eps_f, eps_s = features_budget.epsilon, dpsgd_budget.epsilon
         release = privatize_features(
             data,
             eps_f,

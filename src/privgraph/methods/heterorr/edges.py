@@ -28,7 +28,7 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import coalesce
 
-from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.accounting import Budget, PrivacyGuarantee, TrustModel, Unit, check_share
 from privgraph.data.annotations import private_nodes, split_edges
 from privgraph.data.synthetic import unrank_lower_triangle
 from privgraph.data.validation import check_graph
@@ -48,14 +48,6 @@ from privgraph.methods.heterorr.hrg import (
 from privgraph.progress import ProgressHook
 
 MAX_OUTPUT_EDGES = 50_000_000
-
-
-def check_share(share: float, name: str) -> float:
-    """A budget split ε₁/ε must lie in (0, 1)."""
-    share = float(share)
-    if not 0.0 < share < 1.0:
-        raise ValueError(f"{name} must lie in (0, 1), got {share}")
-    return share
 
 
 def check_mcmc_steps(steps: int) -> int:
@@ -144,7 +136,8 @@ def edge_rr(
     chains = check_chains(chains)
     public, private, eligible = _edge_sets(data, all_private)
     n = data.num_nodes
-    eps1, eps2 = mcmc_share * epsilon, (1.0 - mcmc_share) * epsilon
+    mcmc, counts = Budget(epsilon).split(mcmc_share, "mcmc_share (ε₁/ε)")
+    eps1, eps2 = mcmc.epsilon, counts.epsilon
     delta_e = lemma4_sensitivity(int(eligible.sum()))
     scale = eps1 / (2.0 * delta_e) if delta_e > 0 else 0.0
     steps = check_mcmc_steps(steps if steps is not None else 1000 * n)
@@ -257,7 +250,8 @@ def lap_graph(
     """LapGraph: top-T̃ pairs of A + Laplace(1/ε₂), T̃ = |E_pri| + Laplace(1/ε₁)."""
     epsilon = check_epsilon(epsilon)
     count_share = check_share(count_share, "count_share")
-    eps1, eps2 = count_share * epsilon, (1.0 - count_share) * epsilon
+    count, values = Budget(epsilon).split(count_share, "count_share")
+    eps1, eps2 = count.epsilon, values.epsilon
     public, nodes, edges = _pair_universe(data, all_private)
     m = nodes.size
     universe = m * (m - 1) // 2

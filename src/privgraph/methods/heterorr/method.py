@@ -34,7 +34,7 @@ from typing import Any
 import torch
 from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit, check_share
 from privgraph.data.annotations import check_public_fraction, sample_public_nodes, split_edges
 from privgraph.data.transforms import standardize_columns
 from privgraph.mechanisms import RandomSource, check_epsilon
@@ -49,7 +49,7 @@ from privgraph.methods.base import (
     public_features,
     register_method,
 )
-from privgraph.methods.heterorr.edges import check_chains, check_mcmc_steps, check_share, edge_rand, edge_rr, lap_graph
+from privgraph.methods.heterorr.edges import check_chains, check_mcmc_steps, edge_rand, edge_rr, lap_graph
 from privgraph.methods.heterorr.hrg import check_noise_floor
 from privgraph.methods.heterorr.scores import budget_shares, check_gamma, importance_scores, sensitivity_scores
 from privgraph.methods.lpgnn import LPGNN, FeatureParams
