@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from privgraph.accounting import Unit
-from privgraph.audit import AUDITS, CONSISTENT, NO_CLAIM, VIOLATION, audit, audit_graph
-from privgraph.audit.definitions import audited_node
+from privgraph.audit import AUDITS, CONSISTENT, KINDS, NO_CLAIM, VIOLATION, audit, audit_graph
+from privgraph.audit.definitions import audited_node, definition
 from privgraph.audit.dpsgd import audit_dpsgd
 from privgraph.cli import app
 from privgraph.mechanisms.laplace import Laplace
@@ -66,7 +66,31 @@ class CopiesLabel(LPGNN):
 
 @pytest.mark.parametrize("name", sorted(METHODS))
 def test_every_registered_method_has_an_audit_definition(name):
-    assert name in AUDITS, f"method {name!r} was registered without an audit definition (privgraph.audit)"
+    assert callable(definition(name)), f"method {name!r} was registered without an audit definition"
+
+
+def test_a_new_link_ldp_method_is_audited_by_its_unit_without_touching_the_audit():
+    """A link-LDP method registered at run time (``unit = Unit.ADJACENCY_LIST``, reports implementing
+    ``LinkReports``) gets the adjacency-list rows from its unit: no entry in ``privgraph.audit``."""
+    from privgraph.mechanisms import make_generator
+    from privgraph.mechanisms.graph import LinkReports
+    from privgraph.methods import register_method
+
+    tables = (dict(AUDITS), dict(KINDS))
+    cls = type("AnotherLinkLDP", (RandomizedResponseGraph,), {"name": "another-link-ldp"})
+    register_method(cls)
+    try:
+        assert cls.unit == Unit.ADJACENCY_LIST and definition(cls.name) is definition("rr")
+        report = audit(cls.name, 1.0, samples=40, seed=2)
+        assert (dict(AUDITS), dict(KINDS)) == tables
+    finally:
+        METHODS.pop(cls.name)
+    own, whole = report.rows
+    assert own.unit == Unit.ADJACENCY_LIST and own.label == "adjacency list (u's report)" and own.requested == 1.0
+    assert whole.label == "link, whole release (2ε)" and whole.requested == 2.0
+    assert "likelihood ratio of u's randomized-response bit" in own.test
+    release = cls().release(audit_graph(), 1.0, make_generator(0))
+    assert isinstance(release.reports, LinkReports)
 
 
 @pytest.mark.parametrize("name", sorted(METHODS))
@@ -267,8 +291,7 @@ def test_a_method_that_spends_twice_the_epsilon_asked_and_says_so_is_caught(cls,
 def test_cli_exits_1_when_the_claim_is_not_the_epsilon_asked(monkeypatch):
     """``privgraph audit`` of a registered copy that spends 2ε and says so: exit status 1, the reason in the row."""
     cls = type("SpendsTwiceLPGNN", (spends_twice(LPGNN),), {"name": "lpgnn-spends-twice"})
-    monkeypatch.setitem(METHODS, cls.name, cls)
-    monkeypatch.setitem(AUDITS, cls.name, AUDITS["lpgnn"])
+    monkeypatch.setitem(METHODS, cls.name, cls)  # audited by its unit: no entry in privgraph.audit
     out = CliRunner().invoke(app, ["audit", cls.name, "--epsilon", "1", "--samples", "20", "--format", "json"])
     assert out.exit_code == 1, out.output
     payload = json.loads(out.stdout[out.stdout.index("{") :])

@@ -11,7 +11,7 @@ from sklearn.model_selection import train_test_split
 
 from privgraph.data.hetero import hetedp_node_split
 from privgraph.experiments import ExperimentSpec, run_experiment
-from privgraph.experiments import tasks as tasks_module
+from privgraph.experiments.tasks import hetero_nc as tasks_module
 from privgraph.methods import get_method
 from privgraph.methods.hetedp import baselines
 from privgraph.methods.hetedp.baselines import WalkSettings

@@ -20,7 +20,7 @@ from privgraph.audit.bounds import (
     max_epsilon_lower_bound,
     split_half_test,
 )
-from privgraph.audit.definitions import AUDITS, AuditInput, audits, definition
+from privgraph.audit.definitions import AUDITS, KINDS, AuditInput, audits, audits_kind, definition
 from privgraph.audit.graphs import audit_graph, audit_hetero_graph
 from privgraph.audit.neighbours import Neighbours
 from privgraph.audit.runner import (
@@ -42,6 +42,7 @@ __all__ = [
     "CONFIDENCE",
     "CONSISTENT",
     "DEFAULT_SAMPLES",
+    "KINDS",
     "NO_CLAIM",
     "Neighbours",
     "VIOLATION",
@@ -50,6 +51,7 @@ __all__ = [
     "audit_hetero_graph",
     "audit_units",
     "audits",
+    "audits_kind",
     "choose_threshold",
     "clopper_pearson_upper",
     "definition",

@@ -1,8 +1,14 @@
 """The audit definition of every registered method: its units, their neighbouring inputs, the test.
 
-:data:`AUDITS` maps each name of :data:`privgraph.methods.METHODS` to a
-function ``(method, AuditInput) → [Neighbours]`` (``@audits(name, …)``); a
-test fails when a method is registered without one.  Each ``run`` calls the
+:func:`definition` chooses a method's function ``(method, AuditInput) →
+[Neighbours]`` from the method itself: an explicit override by name where the
+method is special (:data:`AUDITS`, ``@audits(name, …)``: HeteroRR's two units,
+PPCVGAE's family, HeteDP and its baselines), else by its ``audit_kind`` class
+attribute, else by its privacy ``unit`` (:data:`KINDS`, ``@audits_kind(kind, …)``).
+A new link-LDP method with ``unit = Unit.ADJACENCY_LIST`` whose reports
+implement :class:`privgraph.mechanisms.graph.LinkReports` is thus audited
+without touching this package; a test fails when a method is registered
+without a definition.  Each ``run`` calls the
 method's own release code — :func:`privgraph.api.release_with`, the path of
 :func:`privgraph.privatize` — except PPCVGAE's family, whose guarantee covers
 the release *given the trained weights*: there the weights are trained once
@@ -47,20 +53,30 @@ from privgraph.mechanisms import RandomSource, derive_seed, make_generator
 from privgraph.methods import Method
 
 Definition = Callable[[Method, "AuditInput"], list[Neighbours]]
-AUDITS: dict[str, Definition] = {}
+AUDITS: dict[str, Definition] = {}  # overrides by method name (a special method)
+KINDS: dict[str, Definition] = {}  # by Method.audit_kind, or by Method.unit (a Unit)
 
 
-def audits(*names: str) -> Callable[[Definition], Definition]:
-    """Register ``fn`` as the audit definition of the methods ``names``."""
-
+def _register(table: dict[str, Definition], keys: tuple[str, ...], what: str) -> Callable[[Definition], Definition]:
     def wrap(fn: Definition) -> Definition:
-        for name in names:
-            if name in AUDITS:
-                raise TypeError(f"method {name!r} has two audit definitions")
-            AUDITS[name] = fn
+        for key in keys:
+            if key in table:
+                raise TypeError(f"{what} {key!r} has two audit definitions")
+            table[key] = fn
         return fn
 
     return wrap
+
+
+def audits(*names: str) -> Callable[[Definition], Definition]:
+    """Register ``fn`` as the audit definition of the methods ``names`` (an override of their unit's)."""
+    return _register(AUDITS, names, "method")
+
+
+def audits_kind(*kinds: str) -> Callable[[Definition], Definition]:
+    """Register ``fn`` as the audit definition of every method whose ``audit_kind`` (or, without one,
+    whose ``unit``) is one of ``kinds``."""
+    return _register(KINDS, kinds, "audit kind")
 
 
 @dataclass
@@ -212,13 +228,13 @@ def _label_units(method: Method, inp: AuditInput) -> list[Neighbours]:
     return [own, whole_release_row(own, f"y_u = 0 vs 1; {WHOLE_RELEASE_TEST}")]
 
 
-@audits("lpgnn", "featureldp", "featurerr", "gcn-raw", "mlp", "gcn-rnd", "gcn-ohd")
+@audits_kind(Unit.NODE_FEATURES)
 def _features(method: Method, inp: AuditInput) -> list[Neighbours]:
     return [*feature_units(method, inp), *_label_units(method, inp)]
 
 
 # ---------------------------------------------------------------- adjacency lists (link LDP)
-@audits("blink", "rr", "symrr", "dprr", "ldpgcn", "ldpgen", "solitude")
+@audits_kind(Unit.ADJACENCY_LIST)
 def _adjacency_list(method: Method, inp: AuditInput) -> list[Neighbours]:
     """u's report about v (the unit: u's list), and the whole released graph at (u, v) against 2ε."""
     data = _homogeneous(method, inp.data)
@@ -293,12 +309,12 @@ def private_edge_unit(method: Method, inp: AuditInput, exact: bool) -> Neighbour
     )
 
 
-@audits("edgerand", "lapgraph", "gcn-public")
+@audits_kind(Unit.PRIVATE_EDGE)
 def _private_edge_exact(method: Method, inp: AuditInput) -> list[Neighbours]:
     return [private_edge_unit(method, inp, exact=True), *_label_units(method, inp)]
 
 
-@audits("edgerr", "privhrg")
+@audits_kind("private-edge-learned")
 def _private_edge_learned(method: Method, inp: AuditInput) -> list[Neighbours]:
     return [private_edge_unit(method, inp, exact=False), *_label_units(method, inp)]
 
@@ -520,9 +536,22 @@ def _hetero_features(method: Method, inp: AuditInput) -> list[Neighbours]:
     return [own, whole_release_row(own, f"x_u = −C/√d·1 vs +C/√d·1; {WHOLE_RELEASE_TEST}")]
 
 
-def definition(name: str) -> Definition:
-    """The audit definition of method ``name`` (a clear error when it has none)."""
-    try:
-        return AUDITS[name]
-    except KeyError:
-        raise ValueError(f"method {name!r} has no audit definition (privgraph.audit.definitions)") from None
+def definition(method: str | Method | type[Method]) -> Definition:
+    """The audit definition of ``method`` (a registered name, a method or its class): the override of its
+    name, else that of its ``audit_kind``, else that of its ``unit`` (a clear error when it has none)."""
+    if isinstance(method, str):
+        from privgraph.methods import METHODS
+
+        if method not in METHODS:
+            raise ValueError(f"method {method!r} has no audit definition (privgraph.audit.definitions)")
+        method = METHODS[method]
+    cls = method if isinstance(method, type) else type(method)
+    if cls.name in AUDITS:
+        return AUDITS[cls.name]
+    if cls.audit_kind is not None:
+        if cls.audit_kind not in KINDS:
+            raise ValueError(f"method {cls.name!r}: no audit definition of kind {cls.audit_kind!r}")
+        return KINDS[cls.audit_kind]
+    if not cls.heterogeneous and cls.unit in KINDS:
+        return KINDS[cls.unit]
+    raise ValueError(f"method {cls.name!r} has no audit definition (privgraph.audit.definitions)")

@@ -31,7 +31,6 @@ The units (the issue's list, the design notes' neighbouring relations):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +42,7 @@ from torch_geometric.data import Data, HeteroData
 
 from privgraph.accounting import PrivacyGuarantee
 from privgraph.mechanisms import RandomSource
+from privgraph.mechanisms.graph import LinkReports
 
 Observation = np.ndarray
 
@@ -224,52 +224,24 @@ def projection(direction: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
 
 
 # ---------------------------------------------------------------- link-LDP reports
-def link_report(reports: Any, u: int, v: int, base_edges: Tensor) -> np.ndarray:
-    """Node u's report about the link (u, v) as the server received it, centred on world 0:
-
-    * randomized response + Laplace degree (Blink, RR, SymRR, DPRR, Solitude): [Ã_uv, d̃_u − d_u⁰]
-      (the degree term is 0 when no degree is sent);
-    * Laplace on each entry (L-DpGCN): [Ã_uv];
-    * LDPGen's two degree vectors: [δ̃¹_u[g(v)] − c¹, δ̃²_u[C(v)] − c²] (counts of world 0)."""
-    from privgraph.methods.blink.baselines import LaplaceAdjacencyReports
-    from privgraph.methods.blink.client import LinkLDPReports
-    from privgraph.methods.blink.ldpgen import DegreeVectorReports
-
-    src, dst = base_edges
-    if isinstance(reports, LinkLDPReports):
-        bit = float(reports.bits(np.array([u]), np.array([v]))[0])
-        degree = float(reports.noisy_degrees[u])
-        base = float((src == u).sum())
-        return np.array([bit, 0.0 if math.isnan(degree) else degree - base])
-    if isinstance(reports, LaplaceAdjacencyReports):
-        _, values = reports.rows(u, u + 1)
-        return np.array([float(values[0, v])])
-    if isinstance(reports, DegreeVectorReports):
-        neighbours = dst[src == u].numpy()
-        c1 = float((reports.groups[neighbours] == reports.groups[v]).sum())
-        c2 = float((reports.clusters[neighbours] == reports.clusters[v]).sum())
-        return np.array([reports.round1[u, reports.groups[v]] - c1, reports.round2[u, reports.clusters[v]] - c2])
-    raise TypeError(f"no audit observation for reports of type {type(reports).__name__}")
-
-
-def link_report_score(reports: Any) -> tuple[Callable[[np.ndarray], np.ndarray], str]:
-    """The log-likelihood ratio of u's report between "no link" and "link" under the claimed
-    mechanism, and its description."""
-    from privgraph.methods.blink.baselines import LaplaceAdjacencyReports
-    from privgraph.methods.blink.client import LinkLDPReports
-
-    def laplace_llr(x: np.ndarray) -> np.ndarray:  # Laplace means 0 vs 1, per unit of ε: clamp(2x − 1, −1, 1)
-        return np.clip(2.0 * x - 1.0, -1.0, 1.0)
-
-    if isinstance(reports, LinkLDPReports):
-        ea, ed = reports.epsilon_adjacency, reports.epsilon_degree
-        return (
-            lambda o: ea * (2.0 * o[:, 0] - 1.0) + ed * laplace_llr(o[:, 1]),
-            "likelihood ratio of u's randomized-response bit about v and its Laplace degree",
+def _link_reports(reports: Any) -> LinkReports:
+    if not isinstance(reports, LinkReports):
+        raise TypeError(
+            f"no audit observation for reports of type {type(reports).__name__}: "
+            "link-LDP reports implement privgraph.mechanisms.graph.LinkReports"
         )
-    if isinstance(reports, LaplaceAdjacencyReports):
-        return (lambda o: laplace_llr(o[:, 0]), "likelihood ratio of u's Laplace entry about v")
-    return (
-        lambda o: laplace_llr(o).sum(axis=1),
-        "likelihood ratio of u's two Laplace degree-vector entries towards v's group and cluster",
-    )
+    return reports
+
+
+def link_report(reports: Any, u: int, v: int, base_edges: Tensor) -> np.ndarray:
+    """Node u's report about the link (u, v) as the server received it, centred on world 0
+    (:meth:`privgraph.mechanisms.graph.LinkReports.report`; ``base_edges``: world 0's edges)."""
+    src, dst = base_edges
+    return _link_reports(reports).report(u, v, (src.cpu().numpy(), dst.cpu().numpy()))
+
+
+def link_report_score(reports: Any) -> tuple[Callable[[np.ndarray], np.ndarray] | None, str]:
+    """The log-likelihood ratio of u's report between "no link" and "link" under the claimed
+    mechanism, and its description; ``None`` (a logistic regression) where the mechanism does not know it."""
+    reports = _link_reports(reports)
+    return reports.log_likelihood_ratio, reports.score_description  # log_likelihood_ratio may be None

@@ -304,7 +304,7 @@ def audit(
     else:
         source = "user graph"
     inp = AuditInput(data, epsilon, label_epsilon, seed)
-    units = definition(method.name)(method, inp)
+    units = definition(method)(method, inp)
     groups: dict[int, list[Neighbours]] = {}  # units released by the same run share their releases
     for nb in units:
         groups.setdefault(id(nb.run), []).append(nb)

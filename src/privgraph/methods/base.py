@@ -208,6 +208,8 @@ class Method:
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     unit: ClassVar[str] = Unit.NODE_FEATURES
+    # the audit definition where the unit alone does not choose it (privgraph.audit.definitions.KINDS)
+    audit_kind: ClassVar[str | None] = None
     task: ClassVar[Task] = Task.NODE_CLASSIFICATION
     Params: ClassVar[type[MethodParams]] = MethodParams
     private: ClassVar[bool] = False  # whether it takes an ε

@@ -14,7 +14,7 @@ from torch_geometric.data import HeteroData
 
 from privgraph.data.hetero import load_hetero
 from privgraph.experiments import ExperimentSpec, config_hash, run_experiment
-from privgraph.experiments import tasks as tasks_module
+from privgraph.experiments.tasks import hetero_nc as tasks_module
 from privgraph.methods import get_method
 from privgraph.methods.hetedp import baselines
 

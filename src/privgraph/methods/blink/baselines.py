@@ -34,11 +34,10 @@ import numpy as np
 import torch
 from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.accounting import Unit
 from privgraph.data.validation import check_graph
-from privgraph.mechanisms import RandomSource, check_epsilon
-from privgraph.mechanisms.prf import prf_uniform
-from privgraph.mechanisms.randomness import integers, uniform
+from privgraph.mechanisms import RandomSource, check_epsilon, graph
+from privgraph.mechanisms.randomness import uniform
 from privgraph.methods.base import (
     SPLIT_FIELDS,
     Method,
@@ -50,8 +49,6 @@ from privgraph.methods.base import (
 )
 from privgraph.methods.blink.client import LinkLDPReports, link_ldp
 from privgraph.progress import ProgressHook
-
-_LAPLACE_STREAM = 2
 
 
 def reported_pairs(reports: LinkLDPReports, upper_only: bool, block: int = 256) -> tuple[np.ndarray, np.ndarray]:
@@ -190,16 +187,9 @@ class DegreePreservingRR(_AllPairsBaseline):
         )
 
 
-@dataclass
-class LaplaceAdjacencyReports:
-    """Every node's adjacency list plus Laplace(1/ε) per entry, lazily evaluable:
-    node i's noise on entry j is the inverse-CDF Laplace of its keyed PRF
-    uniform U(key_i, j), so two passes over the reports see the same values."""
-
-    num_nodes: int
-    epsilon: float
-    _keys: np.ndarray
-    _adjacency_keys: np.ndarray
+class LaplaceAdjacencyReports(graph.LaplaceAdjacencyReports):
+    """L-DpGCN's reports (:class:`privgraph.mechanisms.graph.LaplaceAdjacencyReports`), collected from a
+    validated graph."""
 
     @classmethod
     def collect(
@@ -207,47 +197,7 @@ class LaplaceAdjacencyReports:
     ) -> LaplaceAdjacencyReports:
         epsilon = check_epsilon(epsilon)
         src, dst = check_graph(edge_index, num_nodes, undirected=True).edge_index.cpu().numpy()
-        keys = integers(2**62, (num_nodes,), rng).numpy().astype(np.uint64)  # each node's secret noise key
-        return cls(num_nodes, epsilon, keys, np.sort(src.astype(np.int64) * num_nodes + dst))
-
-    def rows(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        """Rows start:stop: A_ij + Laplace(1/ε) (−∞ on the diagonal: nodes do not report themselves)."""
-        n = self.num_nodes
-        rows = np.arange(start, min(stop, n))
-        values = self._laplace(self._keys[rows, None], np.arange(n)[None, :])
-        self._add_adjacency(values, rows)
-        values[rows - start, rows] = -np.inf
-        return rows, values
-
-    def _laplace(self, keys: np.ndarray, entries: np.ndarray) -> np.ndarray:
-        """Laplace(1/ε) noise of the nodes with ``keys`` on ``entries``: inverse CDF of the keyed PRF uniform."""
-        u = prf_uniform(keys, entries, stream=_LAPLACE_STREAM) - 0.5
-        return -np.sign(u) * np.log1p(-2.0 * np.abs(u)) / self.epsilon
-
-    def _add_adjacency(self, values: np.ndarray, rows: np.ndarray) -> None:
-        """Add A's rows ``rows`` (consecutive) to ``values`` in place."""
-        n = self.num_nodes
-        lo, hi = np.searchsorted(self._adjacency_keys, [rows[0] * n, (rows[-1] + 1) * n])
-        k = self._adjacency_keys[lo:hi]
-        values[k // n - rows[0], k % n] += 1.0
-
-    def pair_sums(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        """Rows start:stop of Ã + Ãᵀ: entry (i, j) is Ã_ij + Ã_ji, i's and j's reports on the pair
-        (−∞ on the diagonal).  A is symmetric, so Ãᵀ's rows are A's rows plus node j's noise on i."""
-        rows, values = self.rows(start, stop)
-        values += self._laplace(self._keys[None, :], rows[:, None])
-        self._add_adjacency(values, rows)
-        return rows, values
-
-    def guarantee(self) -> PrivacyGuarantee:
-        return PrivacyGuarantee(
-            Unit.ADJACENCY_LIST,
-            TrustModel.LOCAL,
-            self.epsilon,
-            0.0,
-            "Laplace on each adjacency entry",
-            ("Laplace(1/ε) on each of the n − 1 entries: one link changes one entry by 1 (L1 sensitivity 1)",),
-        )
+        return cls.from_edges(src, dst, num_nodes, epsilon, rng)
 
 
 @register_method

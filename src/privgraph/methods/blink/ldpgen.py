@@ -31,10 +31,11 @@ import torch
 from sklearn.cluster import KMeans
 from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.accounting import Unit
 from privgraph.data.validation import check_graph
 from privgraph.mechanisms import RandomSource
-from privgraph.mechanisms.randomness import integers, laplace, uniform
+from privgraph.mechanisms.graph import DegreeVectorReports, noisy_degree_vectors
+from privgraph.mechanisms.randomness import integers, uniform
 from privgraph.methods.base import (
     SPLIT_FIELDS,
     Method,
@@ -45,29 +46,6 @@ from privgraph.methods.base import (
     register_method,
 )
 from privgraph.progress import ProgressHook
-
-
-@dataclass
-class DegreeVectorReports:
-    """What the server received in LDPGen's two rounds: every node's noisy degree vector towards the
-    round-1 groups and towards the round-2 clusters (Laplace(2/ε) per entry), and both partitions."""
-
-    round1: np.ndarray  # [n, k₀]
-    round2: np.ndarray  # [n, k₁]
-    groups: np.ndarray  # [n] round-1 group of each node
-    clusters: np.ndarray  # [n] round-2 cluster of each node
-    epsilon_round: float  # ε/2
-
-
-def noisy_degree_vectors(
-    edge_index: torch.Tensor, groups: np.ndarray, k: int, epsilon: float, rng: RandomSource
-) -> np.ndarray:
-    """δ̃_u = (|N(u) ∩ G_1|, …, |N(u) ∩ G_k|) + Laplace(1/ε)^k for every node u."""
-    n = groups.size
-    src, dst = edge_index.numpy()
-    counts = np.zeros((n, k))
-    np.add.at(counts, (src, groups[dst]), 1.0)
-    return counts + laplace((n, k), 1.0 / epsilon, rng).numpy()
 
 
 def chung_lu_blocks(vectors: np.ndarray, clusters: np.ndarray, k: int, rng: RandomSource) -> np.ndarray:
@@ -154,14 +132,8 @@ class LDPGen(Method):
         clusters = KMeans(k1, n_init=4, random_state=seed).fit_predict(features)
         round2 = noisy_degree_vectors(edge_index, clusters, k1, half, rng)
         edges = chung_lu_blocks(round2, clusters, k1, rng)
-        guarantee = PrivacyGuarantee(
-            Unit.ADJACENCY_LIST,
-            TrustModel.LOCAL,
-            eps,
-            0.0,
-            "LDPGen (two rounds of Laplace degree vectors)",
-            (f"ε/2 = {half:g} per round, Laplace on each group count (L1 sensitivity 1); basic composition",),
-        )
         details = {"mechanism": self.name, "initial_groups": k0, "clusters": k1, "edges": int(edges.shape[1])}
         reports = DegreeVectorReports(round1, round2, groups0, clusters, half)
-        return Release(public_features(data), guarantee, details, torch.from_numpy(edges).long(), reports=reports)
+        return Release(
+            public_features(data), reports.guarantee(), details, torch.from_numpy(edges).long(), reports=reports
+        )

@@ -420,6 +420,26 @@ class HeteDP(Method):
     heterogeneous = True
     private_fields = ("x", "edge_index of the protected relation")
     public_fields = ("edge_index of the relations passing messages",)
+    # the heterogeneous tasks' hooks (privgraph.experiments.tasks): the lp task releases the link model
+    # (link_release of the params) and may choose feature_share on validation
+    releases_link_model = True
+
+    def hetero_nc_model(self) -> str:
+        """What the hetero-nc task trains on this method's release: ``han`` (a HAN over the dataset's
+        metapaths on the released target features) or, with ``nc_model="link-vgae"``, ``link-vgae``
+        (a logistic regression on the link release's embeddings)."""
+        return "link-vgae" if self.params.nc_model == "link-vgae" else "han"
+
+    def check_hetero_task(self, task: str, split: str) -> None:
+        """The evaluation task ``task`` (``hetero-nc`` or ``lp``) refuses what it would ignore."""
+        p = self.params
+        if task == "hetero-nc" and p.features == "none" and self.hetero_nc_model() != "link-vgae":
+            raise ValueError(
+                "features='none' is a link-prediction option (node classification releases the "
+                "features themselves): use features='noisy', or nc_model='link-vgae'"
+            )
+        if task == "lp":
+            check_nc_defaults(p.nc_model, p.nc_selection, p.nc_embedding, p.nc_inputs, "link prediction")
 
     def resolve_relations(self, data: HeteroData) -> tuple[EdgeType, EdgeType]:
         """The protected relation and its reverse, checked against ``data``."""
@@ -583,6 +603,14 @@ class HeteDPFeatures(Method):
     heterogeneous = True
     private_fields = ("x",)
     public_fields = ("edge_index", *SPLIT_FIELDS)
+    releases_link_model = False
+
+    def hetero_nc_model(self) -> str:
+        """The hetero-nc task's model: a HAN over the dataset's metapaths on the released target features."""
+        return "han"
+
+    def check_hetero_task(self, task: str, split: str) -> None:
+        """Nothing to refuse."""
 
     def privatize(
         self, data: Any, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
@@ -628,6 +656,28 @@ class _HeteroBaseline(Method):
     heterogeneous = True
     private_fields = ()
     public_fields = ("everything",)
+    releases_link_model = False
+    nc_model = ""  # the hetero-nc task's model: rgcn, hgt (end to end) or metapath2vec (embeddings + classifier)
+
+    def hetero_nc_model(self) -> str:
+        """What the hetero-nc task trains (:attr:`nc_model`)."""
+        return self.nc_model
+
+    def check_hetero_task(self, task: str, split: str) -> None:
+        """Nothing to refuse."""
+
+    def walks(self) -> Any:
+        """The walk settings of link prediction's baseline (metapath2vec's); None here."""
+        return None
+
+    def train_link_baseline(
+        self, data: HeteroData, task: Any, splits: Any, seed: int, hidden: int, epochs: int
+    ) -> tuple[float, float]:
+        """The lp task's (validation, test) ROC-AUC of this baseline
+        (:func:`~privgraph.methods.hetedp.baselines.train_link_baseline`)."""
+        from privgraph.methods.hetedp.baselines import train_link_baseline
+
+        return train_link_baseline(self.name, data, task, splits, seed, hidden, epochs, walks=self.walks())
 
     def privatize(
         self, data: Any, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
@@ -651,6 +701,7 @@ class RGCN(_HeteroBaseline):
 
     name = "rgcn"
     description = "RGCN (Schlichtkrull et al.): relational GCN, non-private heterogeneous baseline"
+    nc_model = "rgcn"
 
 
 @register_method
@@ -659,6 +710,7 @@ class HGT(_HeteroBaseline):
 
     name = "hgt"
     description = "HGT (Hu et al.): heterogeneous graph transformer, non-private baseline"
+    nc_model = "hgt"
 
 
 @dataclass(frozen=True)
@@ -737,6 +789,25 @@ class MetaPath2Vec(_HeteroBaseline):
     name = "metapath2vec"
     description = "metapath2vec (Dong et al.): random-walk embeddings along a metapath, non-private baseline"
     Params = MetaPath2VecParams
+    nc_model = "metapath2vec"
+
+    def check_hetero_task(self, task: str, split: str) -> None:
+        """The classifier's parameters belong to node classification; ``train_share`` draws its own split."""
+        p = self.params
+        if task == "hetero-nc" and p.train_share is not None and split != "random":
+            raise ValueError(
+                f"metapath2vec's train_share draws its own random split of the labelled nodes: "
+                f"leave split at its default (got split={split!r})"
+            )
+        if task == "lp" and (p.classifier != "logistic" or p.train_share is not None):
+            raise ValueError(
+                "metapath2vec's classifier and train_share are node-classification parameters (link "
+                "prediction scores the embeddings' inner products): leave them at their defaults"
+            )
+
+    def walks(self) -> Any:
+        """The walk settings (:meth:`MetaPath2VecParams.walks`)."""
+        return self.params.walks()
 
 
 __all__ = [

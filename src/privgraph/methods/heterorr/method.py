@@ -373,6 +373,7 @@ class EdgeRRMethod(_EdgeMethod):
     model (§IV: Lemma 4 and sequential composition); public edges are released as they are."""
 
     name = "edgerr"
+    audit_kind = "private-edge-learned"  # the released graph is learned: the audit reads its degrees too
     description = "EdgeRR (HeteroRR): private pHRG MCMC for the private edges, public edges kept"
     Params = EdgeRRParams
     # --tune: the noise floor κ on validation; each candidate is a new release (k×ε, stated), although κ

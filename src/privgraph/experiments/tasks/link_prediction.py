@@ -1,0 +1,94 @@
+"""The ``lp`` task: link prediction on a heterogeneous graph's target relation (HeteDP §V-C)."""
+
+from __future__ import annotations
+
+from torch import Tensor
+
+from privgraph.accounting import PrivacyReport, Unit, unprotected
+from privgraph.experiments.tasks.base import Evaluation, Released, register_task
+from privgraph.experiments.tasks.hetero import _HeteroTask, _noted_last
+from privgraph.methods import Task
+
+SHARE_GRID = (0.1, 0.3, 0.5, 0.7, 0.9)  # HeteDP's ε_f/ε candidates (bi-level search)
+
+
+@register_task
+class LinkPrediction(_HeteroTask):
+    """Link prediction on the dataset's target relation (HeteDP §V-C), a seeded disjoint link split
+    per trial: HeteDP's release (:func:`~privgraph.methods.hetedp.method.link_release`: features with
+    ε_f, DP-SGD with ε_s on the training edges) scored by ROC-AUC; RGCN/HGT/metapath2vec trained
+    end to end.  With ``--tune`` and no ``feature_share`` given, ε_f/ε is chosen among
+    :data:`SHARE_GRID` on trial 0's validation AUC (the cost is stated)."""
+
+    name = "lp"
+    metrics = ("roc_auc",)
+    validation_metric = "validation AUC"
+
+    @classmethod
+    def accepts(cls, method):
+        return method.heterogeneous and method.task == Task.LINK_PREDICTION
+
+    def validate(self):
+        super().validate()
+        p = self.method.params
+        if (
+            self.method.releases_link_model
+            and self.spec.input is None
+            and p.edge_type is not None
+            and p.edge_type != self.hetero_task.edge_type
+        ):
+            raise ValueError(
+                f"{self.spec.dataset}'s link task predicts {self.hetero_task.edge_type}: the pipeline "
+                "sets edge_type from the dataset"
+            )
+        self.method.check_hetero_task(self.name, self.spec.split)
+
+    def model_name(self):
+        return "lp"
+
+    def trial_data(self, data, trial_seed):
+        from privgraph.data.hetero import link_split
+
+        return data, link_split(data, self.hetero_task, seed=trial_seed)
+
+    def release_search(self, eps):
+        if (
+            not self.method.releases_link_model
+            or eps is None
+            or "feature_share" in self.spec.params
+            or self.method.params.features == "none"
+        ):  # ε_f = 0: no split to choose
+            return {}
+        return {"feature_share": list(SHARE_GRID)}
+
+    def release(self, tdata, eps, trial_seed, eps_index, method, candidate=None, shared=None):
+        if not method.releases_link_model:  # the baselines: nothing released
+            return Released(
+                None, self.finish_report(PrivacyReport([unprotected(Unit.NODE_FEATURES, method.name)]), eps)
+            )
+        data, (train, _, _) = tdata
+        task = self.hetero_task
+        examples = train[task.edge_type].edge_label_index
+        p, count_note = self.public_edge_count(method.params, examples)
+        rng = self.source(trial_seed, *self.release_stream(eps_index, candidate))
+        link = p.link_release(
+            data, task.edge_type, task.reverse, examples, train.edge_index_dict, eps, rng, trial_seed, self.progress
+        )
+        report = PrivacyReport(_noted_last(link.guarantees, count_note))
+        return Released(link, self.finish_report(report, eps), link.details, "gaussian" if eps is not None else None)
+
+    def evaluate(self, tdata, released, hp, trial_seed, eps_index):
+        from privgraph.train.link_prediction import link_scores, split_auc
+
+        data, splits = tdata
+        task = self.hetero_task
+        if released.payload is None:
+            val_auc, auc = self.method.train_link_baseline(data, task, splits, trial_seed, hp.hidden, hp.epochs)
+        else:
+            link = released.payload
+
+            def score(pairs: Tensor) -> Tensor:
+                return link_scores(link.result.model, link.inputs, task.edge_type, pairs)
+
+            val_auc, auc = split_auc(splits[1], task.edge_type, score), split_auc(splits[2], task.edge_type, score)
+        return Evaluation({"roc_auc": auc, "val_roc_auc": val_auc}, val_auc)

@@ -1,0 +1,212 @@
+"""The ``nc`` task: node classification on a ``Data``."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from typing import Any
+
+import numpy as np
+from torch_geometric.data import Data
+
+from privgraph.accounting import PrivacyReport
+from privgraph.experiments.tasks.base import Evaluation, EvaluationTask, Released, register_task
+from privgraph.mechanisms import derive_seed
+from privgraph.methods import SEARCH_SPACE, Hyperparameters, LabelReports, Task, report_labels
+from privgraph.nn import MODELS
+
+
+def _data_dataset(name: str) -> Any:
+    """The registered dataset ``name`` among those read as a ``Data``: homogeneous graphs first, then
+    graphs with a sensitive attribute (``sbm`` is the homogeneous one, ``planted`` the other)."""
+    from privgraph.data.registry import HOMOGENEOUS, SENSITIVE, get_dataset
+
+    return get_dataset(name, HOMOGENEOUS, SENSITIVE)
+
+
+@register_task
+class NodeClassification(EvaluationTask):
+    """Node classification on a ``Data``: the method's release, then its classifier
+    (:meth:`Method.fit`); LPGNN's label LDP with ``epsilon_y``; hyperparameters tuned on the
+    validation accuracy of trial 0's release (label privacy: on the denoised noisy labels)."""
+
+    name = "nc"
+    metrics = ("accuracy",)
+    reads = ("model", "epsilon_y", "split", "private_ratio", "synthetic")
+    training = Hyperparameters
+
+    @classmethod
+    def accepts(cls, method):
+        return method.task == Task.NODE_CLASSIFICATION and not method.heterogeneous
+
+    def validate(self):
+        from privgraph.data.annotations import check_private_ratio
+        from privgraph.mechanisms import check_epsilon
+
+        spec = self.spec
+        if spec.model is not None and spec.model not in MODELS:
+            raise ValueError(f"unknown model {spec.model!r}; choose from {MODELS}")
+        if spec.epsilon_y is not None:
+            check_epsilon(spec.epsilon_y, "epsilon_y")
+        if spec.split not in ("random", "public"):
+            raise ValueError(f"split must be 'random' or 'public', got {spec.split!r}")
+        if spec.private_ratio is not None:
+            check_private_ratio(spec.private_ratio)
+        if spec.input is None:
+            _data_dataset(spec.dataset)
+        marked = spec.input is not None and "private_edge_mask" in spec.input
+        if self.method.needs_private_edges and spec.private_ratio is None and not marked:
+            raise ValueError(
+                f"method {spec.method!r} protects private edges: say which with --private-ratio ρ "
+                "(a seeded random fraction of the edges is marked private)"
+                + (", or mark them in the input (--private-column, --private-edges)" if spec.input is not None else "")
+            )
+
+    def model_name(self):
+        return self.spec.model or self.method.default_model
+
+    def tunes_hyperparameters(self):
+        return True
+
+    def check_evaluable(self):
+        if self.spec.input is not None and "y" not in self.spec.input:
+            raise ValueError("the input graph has no labels: node classification needs them (--labels FILE)")
+        if self.spec.input is not None and self.method.needs_features and "x" not in self.spec.input:
+            raise ValueError(f"{self.spec.method} reads the node features: the input graph has none (--features FILE)")
+
+    def load(self):
+        from privgraph.data import load, load_sensitive, mark_private_edges, validate_graph
+        from privgraph.data.registry import SENSITIVE
+
+        spec = self.spec
+        if spec.input is not None:
+            data = spec.input
+        elif (info := _data_dataset(spec.dataset)).graph == SENSITIVE:
+            data = load_sensitive(info.key, root=spec.data_root, seed=spec.seed, **spec.synthetic)
+        else:
+            data = load(info.key, root=spec.data_root, split=spec.split, seed=spec.seed, **spec.synthetic)
+        if spec.private_ratio is not None:
+            mark_private_edges(data, spec.private_ratio, seed=derive_seed(spec.seed, 5))
+        simple = self.method.simple_graph
+        data, notes = validate_graph(data, undirected=simple, self_loops=not simple)
+        self.notes = [f"input graph: {n}" for n in notes]
+        return data
+
+    def trial_data(self, data, trial_seed):
+        from privgraph.data import stratified_split
+
+        if self.spec.split == "public" or (self.spec.input is not None and ("train_mask" in data or "y" not in data)):
+            return data  # the input's own split; without labels a release needs none
+        return stratified_split(copy.copy(data), seed=trial_seed)  # shallow: new masks, shared features
+
+    def labels(self, tdata: Data, trial_seed: int, eps_index: int) -> LabelReports | None:
+        """The trial's label reports (one collection per trial and ε), or None without label privacy."""
+        if self.spec.epsilon_y is None:
+            return None
+        return report_labels(tdata, self.spec.epsilon_y, self.source(trial_seed, 2, eps_index))
+
+    def release(self, tdata, eps, trial_seed, eps_index, method, candidate=None, shared=None):
+        rel = method.release(
+            tdata, eps, self.source(trial_seed, *self.release_stream(eps_index, candidate)), self.progress
+        )
+        labels = shared if shared is not None else self.labels(tdata, trial_seed, eps_index)
+        report = PrivacyReport([rel.guarantee] + list(rel.extra_guarantees) + ([labels.guarantee()] if labels else []))
+        return Released(rel, self.finish_report(report, eps), rel.details, rel.details.get("mechanism"), labels)
+
+    def evaluate(self, tdata, released, hp, trial_seed, eps_index):
+        result = self.method.fit(
+            released.payload, tdata, self.model_name(), hp, derive_seed(trial_seed, 4, eps_index), released.shared
+        )
+        return Evaluation(
+            {
+                "accuracy": result.test_accuracy,
+                "val_accuracy": result.val_accuracy,
+                "train_accuracy": result.train_accuracy,
+                "best_epoch": result.best_epoch,
+                "epochs_run": result.epochs_run,
+                "train_seconds": result.seconds,
+            },
+            result.val_accuracy,
+            result.model,
+        )
+
+    def search_configs(self, base: Hyperparameters, eps_index: int, labels: bool) -> list[Hyperparameters]:
+        """The defaults plus up to ``tune_budget − 1`` distinct random points of the grid (the spec's
+        ``search_space`` replaces :data:`SEARCH_SPACE`'s values and adds names)."""
+        space = {**SEARCH_SPACE, **self.spec.search_space}
+        names = list(
+            dict.fromkeys(
+                [
+                    *self.method.tunable,
+                    *(["label_steps"] if labels else []),
+                    *(n for n in self.spec.search_space if n not in self.method.release_search),
+                ]
+            )
+        )
+        grid = list(itertools.product(*(space[n] for n in names)))
+        order = np.random.default_rng(derive_seed(self.spec.seed, 3, eps_index)).permutation(len(grid))
+        configs = [base]
+        for i in order:
+            if len(configs) >= self.spec.tune_budget:  # checked first: a budget of 1 is the defaults alone
+                break
+            hp = base.update(**dict(zip(names, grid[i])))
+            if hp not in configs:
+                configs.append(hp)
+        return configs
+
+    def tune(self, tdata, released, eps, eps_index, base):
+        configs = self.search_configs(base, eps_index, released.shared is not None)
+        best, best_val = base, -1.0
+        for i, hp in enumerate(configs):
+            self.progress(f"tuning ε={eps}", i, len(configs))
+            val = self.evaluate(tdata, released, hp, self.spec.seed, eps_index).validation
+            if val > best_val:
+                best, best_val = hp, val
+        self.progress(f"tuning ε={eps}", len(configs), len(configs))
+        return best
+
+    def record_config(self, released):
+        return {"split": self.spec.split, "private_ratio": self.spec.private_ratio}
+
+    def check_attack(self, attack):
+        if attack.needs_graph and self.model_name() == "mlp" and not self.method.kprop_steps(Hyperparameters()):
+            raise ValueError(
+                f"{attack.name} measures how a node's output depends on other nodes through the graph; "
+                f"{self.spec.method} with an MLP never uses one (the attack is at chance by "
+                "construction): use link-stealing for what the features alone reveal"
+            )
+        if attack.needs_sensitive:
+            if self.spec.input is not None:
+                if "sens" not in self.spec.input:
+                    raise ValueError(f"{attack.name} infers a sensitive attribute: the input graph has none (sens)")
+            elif _data_dataset(self.spec.dataset).sensitive is None:
+                from privgraph.data.registry import SENSITIVE, dataset_names
+
+                raise ValueError(
+                    f"{attack.name} infers a sensitive attribute: {self.spec.dataset} has none; use a "
+                    f"dataset with one ({', '.join(dataset_names(SENSITIVE))}) or an --input graph "
+                    "with sens"
+                )
+
+    def attack_target(self, tdata, released, evaluation, hp, trial_seed, eps, eps_index):
+        """The trained classifier, queried over the graph the server holds; its ``shadow`` runs the same
+        method, ε, model and hyperparameters (and label LDP) on an attacker's graph, from the attacker's
+        own seeded randomness."""
+        from privgraph.attacks import target_from_fit
+        from privgraph.mechanisms import make_generator
+
+        method, model = self.method, self.model_name()
+
+        def shadow(aux: Data, seed: int):
+            rel = method.release(aux, eps, make_generator(derive_seed(seed, 1)))
+            labels = (
+                None
+                if self.spec.epsilon_y is None
+                else report_labels(aux, self.spec.epsilon_y, make_generator(derive_seed(seed, 2)))
+            )
+            result = method.fit(rel, aux, model, hp, derive_seed(seed, 4), labels)
+            return target_from_fit(method, rel, aux, result.model, eps, utility={"accuracy": result.test_accuracy})
+
+        return target_from_fit(
+            method, released.payload, tdata, evaluation.model, eps, shadow, {"accuracy": evaluation.metrics["accuracy"]}
+        )
