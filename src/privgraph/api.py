@@ -27,6 +27,7 @@ from privgraph.mechanisms import (
     RandomSource,
     SecureRandom,
     make_generator,
+    release_source,
     reproducible_note,
 )
 from privgraph.methods import METHODS, Hyperparameters, LabelReports, Method, Task, get_method, method_class
@@ -56,10 +57,18 @@ def list_methods(task: str | None = None) -> dict[str, dict[str, Any]]:
     return {name: cls.info() for name, cls in METHODS.items() if task is None or cls.task.value == task}
 
 
-def _source(seed: int | None, rng: RandomSource | None) -> tuple[RandomSource, dict[str, Any], str]:
+def _source(
+    seed: int | None, rng: RandomSource | None, stream: tuple[int, ...] = ()
+) -> tuple[RandomSource, dict[str, Any], str]:
+    """The release's random source, how to record it and the note every private guarantee carries."""
     if seed is not None and rng is not None:
         raise ValueError("give a seed or an rng, not both")
+    if stream and seed is None:
+        raise ValueError("a stream names a part of a seed's randomness: give the seed too")
     if seed is not None:
+        if stream:  # the experiment pipeline: one stream of the trial's seed per release (release_source)
+            recorded = {"mode": "seeded", "seed": int(seed), "stream": list(stream)}
+            return release_source(int(seed), *stream), recorded, reproducible_note(int(seed), stream)
         return make_generator(int(seed)), {"mode": "seeded", "seed": int(seed)}, reproducible_note(int(seed))
     if rng is None or isinstance(rng, SecureRandom):
         return rng or SecureRandom(), {"mode": "os"}, SECURE_NOTE
@@ -122,20 +131,29 @@ def release_with(
     rng: RandomSource | None = None,
     label_epsilon: float | None = None,
     progress: ProgressHook | None = None,
+    stream: tuple[int, ...] = (),
+    **options: Any,
 ) -> PrivateRelease:
-    """:func:`privatize` with a built method (``privgraph release`` calls it too): ε checked
-    against the method, the random source resolved, and every private guarantee told where its
-    randomness came from (the OS source, or a seed that removes the noise)."""
+    """:func:`privatize` with a built method: the one release path of ``privgraph release``, the
+    experiment pipeline and the audit.  ε is checked against the method, the random source
+    resolved, and every private guarantee told where its randomness came from (the OS source, or a
+    seed that removes the noise).
+
+    ``stream`` (with ``seed``): draw from the seed's stream ``derive_seed(seed, *stream)`` (the
+    pipeline gives every release of a trial its own).  ``options`` go to the method's ``privatize``:
+    what a caller that releases many times shares between releases instead of drawing it again
+    (the pipeline's label reports of a trial, ``labels``; an autoencoder trained once per trial,
+    ``trained``; HeteDP's ``training_seed``, ``on_epoch`` and ``replace_inputs``)."""
     name = method.name
     if method.private and epsilon is None and not method.epsilon_optional:
         raise ValueError(f"{name} is private: give epsilon")
     if not method.private and epsilon is not None:
         raise ValueError(f"{name} is a non-private baseline: it takes no epsilon")
-    source, randomness, note = _source(seed, rng)
+    source, randomness, note = _source(seed, rng, tuple(stream))
     if label_epsilon is not None and (method.task != Task.NODE_CLASSIFICATION or method.heterogeneous):
         raise ValueError(f"label_epsilon applies to node-classification methods, not to {name}")
     extra = {} if label_epsilon is None else {"label_epsilon": label_epsilon}
-    rel = method.privatize(data, epsilon, source, progress, **extra)
+    rel = method.privatize(data, epsilon, source, progress, **extra, **options)
     rel.report.guarantees = [g.with_note(note) if g.is_private else g for g in rel.report.guarantees]
     rel.randomness = {**randomness, **rel.randomness}
     return rel
@@ -187,14 +205,7 @@ def fit(
             "(privgraph.data.stratified_split) before privatizing"
         )
     hp = Hyperparameters().update(**hyperparameters)
-    server_view = Release(
-        data.x,
-        release.report.guarantees[0],
-        release.details,
-        edge_index=None if release.fields.get("edge_index", "").startswith("public") else data.get("edge_index"),
-        edge_weight=data.get("edge_weight"),
-        adjacency=data.get("dense_adjacency"),
-    )
+    server_view = Release.from_private(release)
     result = method.fit(server_view, data, model or method.default_model, hp, seed, labels)
     if labels is not None and truth is None:
         result.test_accuracy = float("nan")

@@ -72,6 +72,9 @@ class PrivateRelease:
     # list and noisy degree), in memory only for privgraph.audit: ``save`` never writes them (the released
     # graph is their post-processing); the object may evaluate reports lazily from the input it was built on
     reports: Any = field(default=None, repr=False)
+    # what the curator trained inside the release, in memory only, never saved (HeteDP: the link model
+    # with its inputs, which in message-passing mode read the protected edges the release withholds)
+    trained: Any = field(default=None, repr=False)
 
     def metadata(self, include_diagnostics: bool = False) -> dict[str, Any]:
         """Everything but the tensors, JSON-ready; the details only with ``include_diagnostics``."""

@@ -418,3 +418,44 @@ def _completed(data: HeteroData) -> HeteroData:
 def _has_reverse(data: HeteroData) -> bool:
     types = set(data.edge_types)
     return all(any(t[0] == dst and t[2] == src for t in types) for src, _, dst in types)
+
+
+METAPATH_MAX_SAMPLE = 30  # AddMetaPaths' per-step neighbour cap (dense metapaths such as APVPA)
+
+
+def metapath_graph(
+    data: HeteroData, name: str, seed: int, paths: list[list[tuple[str, str, str]]] | None = None
+) -> HeteroData:
+    """The metapath graphs (``AddMetaPaths``, at most :data:`METAPATH_MAX_SAMPLE` neighbours per step,
+    drawn from ``derive_seed(seed, 6)``; torch's global generator is restored) of the dataset
+    ``name``'s target type (its registered ``metapaths``), or of ``paths``."""
+    import copy
+
+    import torch
+    from torch_geometric.transforms import AddMetaPaths
+
+    from privgraph.mechanisms import derive_seed
+
+    if paths is None:
+        paths = [list(path) for path in get_dataset(name, HETEROGENEOUS).metapaths.values()]
+    data = copy.copy(data)
+    for et in data.edge_types:
+        data[et].edge_index = data[et].edge_index.contiguous()
+    with torch.random.fork_rng():  # AddMetaPaths samples neighbours from torch's global generator
+        torch.manual_seed(derive_seed(seed, 6))
+        return AddMetaPaths(
+            paths, drop_orig_edge_types=True, drop_unconnected_node_types=True, max_sample=METAPATH_MAX_SAMPLE
+        )(data)
+
+
+def two_hop_metapaths(data: HeteroData, node_type: str) -> list[list[tuple[str, str, str]]]:
+    """``node_type``'s metapaths t → s → t, one per neighbour type s ≠ t (the first relation each way):
+    the first of the authors' metapaths of each of their types (``data/acm.py``, ``data/dblp.py``
+    ``metapaths``; their longer ones are not built)."""
+    out = []
+    for s in dict.fromkeys(et[2] for et in data.edge_types if et[0] == node_type and et[2] != node_type):
+        there = next(et for et in data.edge_types if et[0] == node_type and et[2] == s)
+        back = next((et for et in data.edge_types if et[0] == s and et[2] == node_type), None)
+        if back is not None:
+            out.append([there, back])
+    return out

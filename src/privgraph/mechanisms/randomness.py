@@ -89,10 +89,12 @@ def make_generator(seed: int | None = None, secure: bool = False) -> RandomSourc
 SECURE_NOTE = "randomness from the OS cryptographic source (os.urandom); no seed can regenerate the noise"
 
 
-def reproducible_note(seed: int) -> str:
-    """The warning every guarantee of a seeded (``--reproducible``) release carries."""
+def reproducible_note(seed: int, stream: tuple[int, ...] = ()) -> str:
+    """The warning every private guarantee of a seeded (``--reproducible``) release carries; ``stream``:
+    the part of the seed's randomness the release drew from (:func:`release_source`)."""
+    source = f"seed {seed}" + (f" (stream {', '.join(map(str, stream))})" if stream else "")
     return (
-        f"REPRODUCIBLE release, for research only: the noise was drawn from seed {seed}, recorded in this "
+        f"REPRODUCIBLE release, for research only: the noise was drawn from {source}, recorded in this "
         "report; anyone with the seed can regenerate the noise and remove it, so this release gives NO "
         "privacy protection once the seed is known"
     )

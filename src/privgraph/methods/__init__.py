@@ -8,6 +8,7 @@ from __future__ import annotations
 from privgraph.methods.base import (
     METHODS,
     SEARCH_SPACE,
+    HeteroMethod,
     Hyperparameters,
     Method,
     MethodParams,
@@ -63,6 +64,7 @@ __all__ = [
     "SEARCH_SPACE",
     "Task",
     "Release",
+    "HeteroMethod",
     "Hyperparameters",
     "LabelReports",
     "Method",

@@ -39,6 +39,7 @@ from privgraph.progress import ProgressHook
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 
 if TYPE_CHECKING:
+    from privgraph.methods.lpgnn import LabelReports
     from privgraph.train import TrainResult
 
 
@@ -183,6 +184,23 @@ class Release:
         if self.x is None and NO_FEATURES_NOTE not in self.guarantee.notes:
             self.guarantee = self.guarantee.with_note(NO_FEATURES_NOTE)
 
+    @classmethod
+    def from_private(cls, release: PrivateRelease) -> Release:
+        """The server's view of a node-classification :class:`~privgraph.release.PrivateRelease`: what
+        :meth:`Method.fit` trains on (:func:`privgraph.fit` and the experiment pipeline read a release
+        only through it).  A graph the release copies as public is read from the data fit is given."""
+        data = release.data
+        public_graph = release.fields.get("edge_index", "").startswith("public")
+        return cls(
+            data.get("x"),
+            release.report.guarantees[0],
+            release.details,
+            edge_index=None if public_graph else data.get("edge_index"),
+            edge_weight=data.get("edge_weight"),
+            adjacency=data.get("dense_adjacency"),
+            reports=release.reports,
+        )
+
     def features(self, data: Data) -> torch.Tensor:
         """What the classifier reads: ``x``, or without features the one-hot degree encoding of
         the graph it propagates over (:data:`NO_FEATURES_NOTE`; Blink-Soft: the rounded row sums)."""
@@ -249,10 +267,13 @@ class Method:
         rng: RandomSource,
         progress: ProgressHook | None = None,
         label_epsilon: float | None = None,
+        *,
+        labels: LabelReports | None = None,
     ) -> PrivateRelease:
         """Release ``data`` once (:func:`privgraph.privatize` documents the arguments);
-        ``label_epsilon`` adds LPGNN's label LDP (node-classification methods only)."""
-        return node_classification_release(self, data, epsilon, rng, progress, label_epsilon)
+        ``label_epsilon`` adds LPGNN's label LDP (node-classification methods only), or ``labels``,
+        label reports already collected (the pipeline's, one collection per trial and ε)."""
+        return node_classification_release(self, data, epsilon, rng, progress, label_epsilon, labels)
 
     def kprop_steps(self, hp: Hyperparameters) -> int:
         return 0
@@ -334,6 +355,42 @@ class Method:
         }
 
 
+class HeteroMethod(Method):
+    """Base of the methods on a ``HeteroData``: what the heterogeneous evaluation tasks
+    (:mod:`privgraph.experiments.tasks`: ``hetero-nc``, ``lp``) ask a method, with the defaults of a
+    method that releases features and trains nothing of its own.  A task calls these hooks instead
+    of comparing method names."""
+
+    heterogeneous: ClassVar[bool] = True
+    # the lp task releases a link model with this method's privatize (HeteDP); otherwise it trains
+    # train_link_baseline end to end on the input
+    releases_link_model: ClassVar[bool] = False
+
+    def hetero_nc_model(self) -> str:
+        """What the hetero-nc task trains on this method's release: ``han`` (a HAN over the dataset's
+        metapaths on the released target features), ``link-vgae`` (a logistic regression on a link
+        release's embeddings) or a baseline trained end to end (``rgcn``, ``hgt``, ``metapath2vec``)."""
+        return "han"
+
+    def hetero_nc_release(self, target: str) -> Method:
+        """The method whose ``privatize`` releases what the hetero-nc task's model reads for node type
+        ``target`` (default: this one)."""
+        return self
+
+    def nc_input_replacement(self, data: Any, dataset: str, target: str, split: str, seed: int) -> Any:
+        """``link-vgae``'s ``replace_inputs`` (None: the release's own features)."""
+        return None
+
+    def check_hetero_task(self, task: str, split: str) -> None:
+        """Refuse, before any work, options the evaluation task ``task`` would ignore (default: none)."""
+
+    def train_link_baseline(
+        self, data: Any, task: Any, splits: Any, seed: int, hidden: int, epochs: int
+    ) -> tuple[float, float]:
+        """The lp task's (validation, test) ROC-AUC of a method that releases no link model."""
+        raise NotImplementedError(f"{self.name} trains no link-prediction model of its own")
+
+
 METHODS: dict[str, type[Method]] = {}  # the registry: the CLI, the API and the tests all read it
 
 
@@ -362,12 +419,14 @@ def node_classification_release(
     rng: RandomSource,
     progress: ProgressHook | None = None,
     label_epsilon: float | None = None,
+    labels: LabelReports | None = None,
 ) -> PrivateRelease:
     """:meth:`Method.privatize` of the node-classification methods: the graph validated at the
     boundary, :meth:`Method.release` run once, and a new ``Data`` built from what it released and
     the method's public fields.  With ``label_epsilon`` the training and validation nodes report
     their labels by k-ary randomized response (LPGNN's label LDP): the release holds
-    ``y_reported`` (−1 where nothing was collected), ``label_epsilon`` and ``num_classes``, never ``y``."""
+    ``y_reported`` (−1 where nothing was collected), ``label_epsilon`` and ``num_classes``, never ``y``.
+    ``labels``: reports already collected from ``data`` (instead of ``label_epsilon``)."""
     if not isinstance(data, Data):
         raise TypeError(f"{method.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
     for name in ("x", "edge_index") if method.needs_features else ("edge_index",):
@@ -376,8 +435,11 @@ def node_classification_release(
     data, graph_notes = validate_graph(data, undirected=method.simple_graph, self_loops=not method.simple_graph)
     release = method.release(data, epsilon, rng, progress)
     guarantees = [release.guarantee, *release.extra_guarantees]
-    labels = None
-    if label_epsilon is not None:
+    if labels is not None:
+        if label_epsilon is not None:
+            raise ValueError("give label_epsilon (collect the labels) or labels (collected), not both")
+        guarantees.append(labels.guarantee())
+    elif label_epsilon is not None:
         from privgraph.methods.lpgnn import report_labels  # same package: lpgnn's module builds on this one
 
         for name in ("y", "train_mask", "val_mask"):

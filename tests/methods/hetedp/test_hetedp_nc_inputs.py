@@ -13,9 +13,8 @@ import privgraph.methods.hetedp.nc as nc_module
 import privgraph.nn.hetero as hetero_nn
 from privgraph.accounting import PrivacyReport, Unit
 from privgraph.data import hetero_sbm_graph
-from privgraph.data.hetero import TASKS
+from privgraph.data.hetero import TASKS, metapath_graph
 from privgraph.experiments import ExperimentSpec, run_experiment
-from privgraph.experiments.tasks import _metapath_graph
 from privgraph.methods import get_method
 from privgraph.methods.hetedp.method import HeteDPParams
 from privgraph.methods.hetedp.nc import degree_bins, featdp_embedding
@@ -84,7 +83,7 @@ class _Recording(hetero_nn.HANClassifier):
 
 def test_noise_is_redrawn_each_epoch_and_the_clean_features_are_embedded(monkeypatch, short_han):
     data = hetero_sbm_graph(seed=0)
-    graph = _metapath_graph(data, "sbm", 0)
+    graph = metapath_graph(data, "sbm", 0)
     x, y = data["paper"].x.float(), data["paper"].y
     train = torch.zeros(300, dtype=torch.bool)
     train[:60] = True

@@ -44,7 +44,6 @@ from privgraph.experiments.tasks.node_classification import NodeClassification
 from privgraph.experiments.tasks.attribute import AttributeInference
 from privgraph.experiments.tasks.hetero import HeteroTraining
 from privgraph.experiments.tasks.hetero_nc import HeteroNodeClassification
-from privgraph.experiments.tasks.hetero_nc import _metapath_graph as _metapath_graph  # HeteDP's NC-input tests
 from privgraph.experiments.tasks.link_prediction import SHARE_GRID, LinkPrediction
 
 # isort: on

@@ -8,7 +8,6 @@ from typing import Any, ClassVar
 from torch import Tensor
 from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyReport
 from privgraph.experiments.tasks.base import Evaluation, EvaluationTask, Released, register_task
 from privgraph.mechanisms import derive_seed
 from privgraph.methods import Task
@@ -104,14 +103,8 @@ class AttributeInference(EvaluationTask):
         key = (trial_seed, repr(sorted(method.params.to_dict().items())))
         if key not in self._trained:  # trials × ε (× candidates): kept for the run (small autoencoders)
             self._trained[key] = method.train(tdata, trial_seed, self.progress)
-        rng = None if eps is None else self.source(trial_seed, *self.release_stream(eps_index, candidate))
-        rel = method.release_trained(self._trained[key], tdata, eps, rng)
-        return Released(
-            rel,
-            self.finish_report(PrivacyReport([rel.guarantee]), eps),
-            rel.details,
-            "gaussian" if eps is not None else None,
-        )
+        rel = self.privatize(method, tdata, eps, trial_seed, eps_index, candidate, trained=self._trained[key])
+        return self.released(rel, rel.data, "gaussian" if eps is not None else None)
 
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):
         from privgraph.attacks import AttributeAttack, utility

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from privgraph.accounting import PrivacyReport
-from privgraph.mechanisms import SECURE_NOTE, RandomSource, release_source
+from privgraph.mechanisms import RandomSource, release_source
 from privgraph.methods import LabelReports, Method, Task
 from privgraph.progress import ProgressHook
+from privgraph.release import PrivateRelease
 
 
 @dataclass
@@ -21,6 +22,9 @@ class Released:
     details: dict[str, Any] = field(default_factory=dict)
     mechanism: str | None = None
     shared: Any = None  # what a selection's candidates share (the trial's label reports)
+    # the release exactly as privgraph.privatize returns it for the same method, data, ε and stream
+    # (None where a task releases nothing: the non-private baselines it trains end to end)
+    release: PrivateRelease | None = None
 
 
 @dataclass
@@ -75,6 +79,30 @@ class EvaluationTask:
         of a selection)."""
         return (1, eps_index) if candidate is None else (1, eps_index, 1 + candidate)
 
+    def privatize(
+        self,
+        method: Method,
+        data: Any,
+        eps: float | None,
+        trial_seed: int,
+        eps_index: int,
+        candidate: int | None = None,
+        **options: Any,
+    ) -> PrivateRelease:
+        """The one release path (:func:`privgraph.api.release_with`, the method's ``privatize``): the OS
+        source with ``secure``, else the trial seed's stream of this ε (and candidate); ``options`` are
+        what the task shares between releases (label reports, a model trained once per trial)."""
+        from privgraph.api import release_with
+
+        seed = None if self.spec.secure else trial_seed
+        stream = () if seed is None else self.release_stream(eps_index, candidate)
+        return release_with(method, data, eps, seed=seed, stream=stream, progress=self.progress, **options)
+
+    def released(self, rel: PrivateRelease, payload: Any, mechanism: str | None = None, shared: Any = None) -> Released:
+        """What evaluation reads from ``rel``, with the run's report: ``rel``'s, plus the task's notes."""
+        report = self.finish_report(PrivacyReport(list(rel.report.guarantees)), rel.epsilon)
+        return Released(payload, report, rel.details, mechanism, shared, rel)
+
     def release(
         self,
         tdata: Any,
@@ -109,8 +137,7 @@ class EvaluationTask:
         """What evaluation needs beyond a release (e.g. labels in the user's graph); before any work."""
 
     def finish_report(self, report: PrivacyReport, eps: float | None) -> PrivacyReport:
-        if self.spec.secure and eps is not None:
-            report.guarantees = [g.with_note(SECURE_NOTE) for g in report.guarantees]
+        """``report`` with the task's notes (what reading the input changed) on its first guarantee."""
         for note in self.notes:
             report.guarantees[0] = report.guarantees[0].with_note(note)
         return report

@@ -9,6 +9,7 @@ from typing import Any
 from torch import Tensor
 
 from privgraph.experiments.tasks.base import EvaluationTask
+from privgraph.methods import Method
 from privgraph.methods.base import Settings
 
 
@@ -84,18 +85,22 @@ class _HeteroTask(EvaluationTask):
     def release_stream(self, eps_index, candidate):
         return (eps_index, 0) if candidate is None else (eps_index, 1 + candidate)
 
-    def public_edge_count(self, params: Any, examples: Tensor) -> tuple[Any, str | None]:
-        """HeteDP's ``edge_count`` (DP-SGD's public N): as given, or — the tasks run on named datasets,
-        public and split from a public seed — the split's number of training edges, with the note that
-        says so.  A release of the user's own graph never reads it from the data (it refuses without)."""
-        if params.edge_count is not None:
-            return params, None
-        n = int(examples.shape[1])
-        note = (
-            f"DP-SGD's sampling is planned for N = {n}, the number of training edges of this public benchmark "
-            f"split ({self.spec.dataset}); on a private graph give edge_count (the release refuses without it)"
-        )
-        return type(params).build(self.method.name, {**params.to_dict(), "edge_count": n}), note
+    def link_method(self, method: Method, examples: Tensor) -> tuple[Method, str | None]:
+        """HeteDP as the task releases it: the dataset's relation (``edge_type``, ``reverse``) and DP-SGD's
+        public ``edge_count`` N — as given, or (the tasks run on named datasets, public and split from a
+        public seed) the split's number of training edges, with the note that says so.  A release of the
+        user's own graph never reads N from the data (it refuses without)."""
+        task, p = self.hetero_task, method.params
+        changes: dict[str, Any] = {"edge_type": task.edge_type, "reverse": task.reverse}
+        note = None
+        if p.edge_count is None:
+            changes["edge_count"] = n = int(examples.shape[1])
+            note = (
+                f"DP-SGD's sampling is planned for N = {n}, the number of training edges of this public "
+                f"benchmark split ({self.spec.dataset}); on a private graph give edge_count (the release "
+                "refuses without it)"
+            )
+        return method.with_params(**changes), note
 
 
 def _noted_last(guarantees: list[Any], note: str | None) -> list[Any]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from privgraph.accounting import PrivacyReport, Unit, unprotected
-from privgraph.experiments.tasks.base import Evaluation, Released, register_task
+from privgraph.accounting import PrivacyReport
+from privgraph.experiments.tasks.base import Evaluation, register_task
 from privgraph.experiments.tasks.hetero import _HeteroTask, _noted_last
 from privgraph.methods import Task
 
@@ -62,20 +62,17 @@ class LinkPrediction(_HeteroTask):
         return {"feature_share": list(SHARE_GRID)}
 
     def release(self, tdata, eps, trial_seed, eps_index, method, candidate=None, shared=None):
-        if not method.releases_link_model:  # the baselines: nothing released
-            return Released(
-                None, self.finish_report(PrivacyReport([unprotected(Unit.NODE_FEATURES, method.name)]), eps)
-            )
+        """The method's ``privatize`` on the trial's training graph (its message-passing edges; the
+        protected relation's training edges are the examples); HeteDP's initialisation and batches from
+        the trial seed.  The baselines release the input as it is and train end to end in :meth:`evaluate`."""
         data, (train, _, _) = tdata
-        task = self.hetero_task
-        examples = train[task.edge_type].edge_label_index
-        p, count_note = self.public_edge_count(method.params, examples)
-        rng = self.source(trial_seed, *self.release_stream(eps_index, candidate))
-        link = p.link_release(
-            data, task.edge_type, task.reverse, examples, train.edge_index_dict, eps, rng, trial_seed, self.progress
-        )
-        report = PrivacyReport(_noted_last(link.guarantees, count_note))
-        return Released(link, self.finish_report(report, eps), link.details, "gaussian" if eps is not None else None)
+        if not method.releases_link_model:
+            return self.released(self.privatize(method, data, None, trial_seed, eps_index, candidate), None)
+        method, count_note = self.link_method(method, train[self.hetero_task.edge_type].edge_label_index)
+        rel = self.privatize(method, train, eps, trial_seed, eps_index, candidate, training_seed=trial_seed)
+        released = self.released(rel, rel.trained, "gaussian" if eps is not None else None)
+        released.report = PrivacyReport(_noted_last(released.report.guarantees, count_note))
+        return released
 
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):
         from privgraph.train.link_prediction import link_scores, split_auc

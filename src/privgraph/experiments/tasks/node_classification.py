@@ -9,10 +9,9 @@ from typing import Any
 import numpy as np
 from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyReport
-from privgraph.experiments.tasks.base import Evaluation, EvaluationTask, Released, register_task
+from privgraph.experiments.tasks.base import Evaluation, EvaluationTask, register_task
 from privgraph.mechanisms import derive_seed
-from privgraph.methods import SEARCH_SPACE, Hyperparameters, LabelReports, Task, report_labels
+from privgraph.methods import SEARCH_SPACE, Hyperparameters, LabelReports, Release, Task, report_labels
 from privgraph.nn import MODELS
 
 
@@ -106,12 +105,11 @@ class NodeClassification(EvaluationTask):
         return report_labels(tdata, self.spec.epsilon_y, self.source(trial_seed, 2, eps_index))
 
     def release(self, tdata, eps, trial_seed, eps_index, method, candidate=None, shared=None):
-        rel = method.release(
-            tdata, eps, self.source(trial_seed, *self.release_stream(eps_index, candidate)), self.progress
-        )
+        """The method's ``privatize`` on the trial's graph; the trial's label reports (collected once per
+        trial and ε, shared by a selection's candidates) go into the release as collected."""
         labels = shared if shared is not None else self.labels(tdata, trial_seed, eps_index)
-        report = PrivacyReport([rel.guarantee] + list(rel.extra_guarantees) + ([labels.guarantee()] if labels else []))
-        return Released(rel, self.finish_report(report, eps), rel.details, rel.details.get("mechanism"), labels)
+        rel = self.privatize(method, tdata, eps, trial_seed, eps_index, candidate, labels=labels)
+        return self.released(rel, Release.from_private(rel), rel.details.get("mechanism"), labels)
 
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):
         result = self.method.fit(
@@ -192,17 +190,20 @@ class NodeClassification(EvaluationTask):
         """The trained classifier, queried over the graph the server holds; its ``shadow`` runs the same
         method, ε, model and hyperparameters (and label LDP) on an attacker's graph, from the attacker's
         own seeded randomness."""
+        from privgraph.api import release_with
         from privgraph.attacks import target_from_fit
         from privgraph.mechanisms import make_generator
 
         method, model = self.method, self.model_name()
 
         def shadow(aux: Data, seed: int):
-            rel = method.release(aux, eps, make_generator(derive_seed(seed, 1)))
             labels = (
                 None
                 if self.spec.epsilon_y is None
                 else report_labels(aux, self.spec.epsilon_y, make_generator(derive_seed(seed, 2)))
+            )
+            rel = Release.from_private(
+                release_with(method, aux, eps, rng=make_generator(derive_seed(seed, 1)), labels=labels)
             )
             result = method.fit(rel, aux, model, hp, derive_seed(seed, 4), labels)
             return target_from_fit(method, rel, aux, result.model, eps, utility={"accuracy": result.test_accuracy})

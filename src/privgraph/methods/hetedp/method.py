@@ -50,7 +50,7 @@ from privgraph.accounting import Budget, PrivacyGuarantee, PrivacyReport, Unit, 
 from privgraph.data.hetero import EdgeType, node_inputs
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
-from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Task, param, register_method
+from privgraph.methods.base import SPLIT_FIELDS, HeteroMethod, Method, MethodParams, Task, param, register_method
 from privgraph.methods.hetedp.features import (
     check_calibration,
     check_clip_bound,
@@ -64,6 +64,7 @@ from privgraph.methods.hetedp.nc import (
     ReplacedInputs,
     check_nc_defaults,
     check_nc_options,
+    featdp_inputs,
     fit_embedding_classifier,
 )
 from privgraph.methods.hetedp.topology import check_topology, message_relations, topology_guarantee
@@ -401,7 +402,7 @@ def _store_key(key: str | tuple) -> str:
 
 
 @register_method
-class HeteDP(Method):
+class HeteDP(HeteroMethod):
     """HeteDP's link reconstructor (module docstring): noisy features + DP-SGD, one release.
 
     Algorithm 1 of the paper: features clipped and perturbed with ε_f (§IV-A, replacing eq. 14: see
@@ -417,7 +418,6 @@ class HeteDP(Method):
     Params = HeteDPParams
     private = True
     epsilon_optional = True  # without ε: the same model without noise, no guarantee (stated)
-    heterogeneous = True
     private_fields = ("x", "edge_index of the protected relation")
     public_fields = ("edge_index of the relations passing messages",)
     # the heterogeneous tasks' hooks (privgraph.experiments.tasks): the lp task releases the link model
@@ -429,6 +429,28 @@ class HeteDP(Method):
         metapaths on the released target features) or, with ``nc_model="link-vgae"``, ``link-vgae``
         (a logistic regression on the link release's embeddings)."""
         return "link-vgae" if self.params.nc_model == "link-vgae" else "han"
+
+    def nc_input_replacement(
+        self, data: HeteroData, dataset: str, target: str, split: str, seed: int
+    ) -> Callable[[float | None, dict[str, Tensor]], ReplacedInputs] | None:
+        """``link-vgae``'s ``replace_inputs`` on the registered ``dataset``: None with ``nc_inputs="release"``
+        (the release's own features), else the authors' featDP.py inputs (:func:`featdp_inputs`, not DP)."""
+        if self.params.nc_inputs == "release":
+            return None
+        return featdp_inputs(data, dataset, target, split, seed, self.params)
+
+    def hetero_nc_release(self, target: str) -> Method:
+        """The release the hetero-nc task's HAN reads: HeteDP's feature release (§IV-A, these settings)
+        of the target type alone (``link-vgae`` releases with this method itself)."""
+        p = self.params
+        return HeteDPFeatures(
+            node_types=(target,),
+            clip_bound=p.clip_bound,
+            calibration=p.calibration,
+            feature_dim=p.feature_dim,
+            projection_seed=p.projection_seed,
+            delta=p.delta,
+        )
 
     def check_hetero_task(self, task: str, split: str) -> None:
         """The evaluation task ``task`` (``hetero-nc`` or ``lp``) refuses what it would ignore."""
@@ -459,17 +481,30 @@ class HeteDP(Method):
         return p.edge_type, back[0]
 
     def privatize(
-        self, data: Any, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+        self,
+        data: Any,
+        epsilon: float | None,
+        rng: RandomSource,
+        progress: ProgressHook | None = None,
+        *,
+        training_seed: int | None = None,
+        on_epoch: Callable[[int, RelationalVGAEEncoder, LinkInputs], None] | None = None,
+        replace_inputs: Callable[[float | None, dict[str, Tensor]], ReplacedInputs] | None = None,
     ) -> PrivateRelease:
         """Train the link model on every edge of ``edge_type`` (hold out evaluation edges first).
 
         Returns a :class:`~privgraph.release.PrivateRelease` with the noisy features, the message-passing
-        relations and the trained weights; the protected relation's edges are withheld."""
+        relations and the trained weights (and, in memory, the trained model with its inputs:
+        ``trained``); the protected relation's edges are withheld.  ``training_seed`` (drawn from ``rng``
+        when not given) seeds the initialisation, the featureless types' random inputs and the
+        batches; ``on_epoch`` and ``replace_inputs`` go to :func:`link_release` (the hetero-nc task's
+        ``nc_model="link-vgae"``)."""
         data = _check_hetero(self.name, data)
         epsilon = None if epsilon is None else self.check_epsilon_given(epsilon)
         edge_type, reverse = self.resolve_relations(data)
         p = self.params
-        check_nc_defaults(p.nc_model, p.nc_selection, p.nc_embedding, p.nc_inputs, "a release")
+        if on_epoch is None:  # the nc options belong to the hetero-nc task, which records every epoch
+            check_nc_defaults(p.nc_model, p.nc_selection, p.nc_embedding, p.nc_inputs, "a release")
         link = p.link_release(
             data,
             edge_type,
@@ -478,8 +513,10 @@ class HeteDP(Method):
             data.edge_index_dict,
             epsilon,
             rng,
-            _seed(rng),
+            _seed(rng) if training_seed is None else training_seed,
             progress,
+            on_epoch=on_epoch,
+            replace_inputs=replace_inputs,
         )
         out = HeteroData()
         fields_ = {name: WITHHELD for name in input_fields(data)}
@@ -517,6 +554,7 @@ class HeteDP(Method):
             fields_,
             details,
             model_state=link.result.model.state_dict(),
+            trained=link,
         )
 
 
@@ -589,7 +627,7 @@ class HeteDPFeatureParams(MethodParams):
 
 
 @register_method
-class HeteDPFeatures(Method):
+class HeteDPFeatures(HeteroMethod):
     """HeteDP's feature privacy (§IV-A) alone: clip to C_f, analytic Gaussian for sensitivity 2C_f.
 
     Releases the noisy features of the chosen node types; the graph, labels and split are public.  Privacy
@@ -600,17 +638,12 @@ class HeteDPFeatures(Method):
     description = "HeteDP features: clipped node features with calibrated Gaussian noise (heterogeneous, NC)"
     Params = HeteDPFeatureParams
     private = True
-    heterogeneous = True
     private_fields = ("x",)
     public_fields = ("edge_index", *SPLIT_FIELDS)
-    releases_link_model = False
 
-    def hetero_nc_model(self) -> str:
-        """The hetero-nc task's model: a HAN over the dataset's metapaths on the released target features."""
-        return "han"
-
-    def check_hetero_task(self, task: str, split: str) -> None:
-        """Nothing to refuse."""
+    def hetero_nc_release(self, target: str) -> Method:
+        """The hetero-nc task's release: the features of the target type, which its HAN reads."""
+        return self.with_params(node_types=(target,))
 
     def privatize(
         self, data: Any, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
@@ -649,22 +682,17 @@ class HeteDPFeatures(Method):
         )
 
 
-class _HeteroBaseline(Method):
+class _HeteroBaseline(HeteroMethod):
     """A non-private heterogeneous baseline: nothing is privatized, the release is the input."""
 
     task = Task.LINK_PREDICTION
-    heterogeneous = True
     private_fields = ()
     public_fields = ("everything",)
-    releases_link_model = False
     nc_model = ""  # the hetero-nc task's model: rgcn, hgt (end to end) or metapath2vec (embeddings + classifier)
 
     def hetero_nc_model(self) -> str:
         """What the hetero-nc task trains (:attr:`nc_model`)."""
         return self.nc_model
-
-    def check_hetero_task(self, task: str, split: str) -> None:
-        """Nothing to refuse."""
 
     def walks(self) -> Any:
         """The walk settings of link prediction's baseline (metapath2vec's); None here."""

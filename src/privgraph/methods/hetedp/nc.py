@@ -43,8 +43,9 @@ of the clean features, the graph and the training labels, so the features get no
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -54,6 +55,9 @@ from torch import Tensor
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.data.transforms import standardize_columns
 from privgraph.train.link_prediction import LinkInputs
+
+if TYPE_CHECKING:
+    from torch_geometric.data import HeteroData
 
 NC_MODELS = ("han", "link-vgae")  # HeteDP NC: a HAN on the DP features (ours), or the authors' topologyDP_nc.py
 EPOCH_SELECTIONS = ("validation", "best-test")  # best-test: the paper's optimistic selection (reads test labels)
@@ -187,6 +191,59 @@ def featdp_guarantee(
             "use nc_inputs='release' (the default) for the link release's features",
         ),
     )
+
+
+def featdp_inputs(
+    tdata: HeteroData, dataset: str, target: str, split: str, trial_seed: int, params: Any
+) -> Callable[[float | None, dict[str, Tensor]], ReplacedInputs]:
+    """``nc_inputs="authors-han…"``: the authors' ``featDP.py`` as ``link_release``'s
+    ``replace_inputs`` for the registered dataset ``dataset`` (its metapaths) and the hetero-nc
+    ``split`` — per replaced type (every type the link model reads, or the classified one
+    only) a HAN over its metapath graphs (the classified type: the dataset's metapaths, trained on
+    the training labels of the task's split; the others: :func:`~privgraph.data.hetero.two_hop_metapaths`, trained on
+    :func:`degree_bins` of their metapath degree on the authors'
+    20 % training split from the trial seed; all nodes of a type with fewer than 10), noise of the
+    paper's calibration at ε_f redrawn every epoch, the embedding of the clean input handed on
+    (:func:`featdp_embedding`; not DP, stated)."""
+    from privgraph.data.hetero import hetedp_node_split, metapath_graph, two_hop_metapaths
+    from privgraph.data.hetero_splits import hetero_node_masks
+    from privgraph.mechanisms import derive_seed
+    from privgraph.methods.hetedp.features import paper_noise_std
+
+    y = tdata[target].y
+    train = hetero_node_masks(tdata, target, trial_seed, split)[0]
+    classes = int(y.max()) + 1
+    seed = derive_seed(trial_seed, 9)
+
+    def replace(eps_f: float | None, clean: dict[str, Tensor]) -> ReplacedInputs:
+        types = [target] if params.nc_inputs == "authors-han-target" else list(clean)
+        sigma = 0.0 if eps_f is None else paper_noise_std(eps_f, params.delta)
+        out, trained_on = {}, {}
+        for t in types:
+            if t == target:
+                graph, labels, mask = metapath_graph(tdata, dataset, trial_seed), y, train
+                trained_on[t] = f"training labels ({int(train.sum())} nodes), metapaths {list(graph.edge_types)}"
+            else:
+                graph = metapath_graph(tdata, dataset, trial_seed, two_hop_metapaths(tdata, t))
+                degree = sum(
+                    torch.bincount(ei[1][ei[0] != ei[1]], minlength=clean[t].shape[0])
+                    for ei in graph.edge_index_dict.values()
+                ) + len(graph.edge_types)
+                n = clean[t].shape[0]  # the authors' split needs >= 10 nodes (one validates); else all train
+                mask = hetedp_node_split(n, trial_seed)[0] if n >= 10 else torch.ones(n, dtype=torch.bool)
+                labels = degree_bins(degree, classes)
+                trained_on[t] = f"degree bins ({classes}), metapaths {list(graph.edge_types)}"
+            out[t] = featdp_embedding(clean[t], graph, t, labels, mask, sigma, seed)
+        details = {
+            "nc_inputs": params.nc_inputs,
+            "replaced": types,
+            "noise_std": sigma,
+            "han_trained_on": trained_on,
+            "handed_on": "HAN embedding of the CLEAN inputs (featDP.py)",
+        }
+        return ReplacedInputs(out, featdp_guarantee(types, target, eps_f, params.delta, sigma), details)
+
+    return replace
 
 
 def fit_embedding_classifier(x: Any, y: Any, kind: str = "logistic") -> Any:

@@ -108,12 +108,20 @@ class _EmbeddingMethod(Method):
         raise NotImplementedError
 
     def embed(
-        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+        self,
+        data: Data,
+        epsilon: float | None,
+        rng: RandomSource,
+        progress: ProgressHook | None = None,
+        trained: Any = None,
     ) -> EmbeddingRelease:
-        """Train (seed drawn from ``rng``) and release once.  The experiment pipeline calls
-        :meth:`train` once per trial and :meth:`release_trained` once per ε instead."""
+        """Train (seed drawn from ``rng``) and release once; with ``trained`` (what :meth:`train`
+        returned on ``data``: the experiment pipeline trains once per trial and releases at each ε)
+        release from it."""
         self.check_release_epsilon(epsilon)
-        return self.release_trained(self.train(data, _training_seed(rng), progress), data, epsilon, rng)
+        if trained is None:
+            trained = self.train(data, _training_seed(rng), progress)
+        return self.release_trained(trained, data, epsilon, rng)
 
     def check_release_epsilon(self, epsilon: float | None) -> None:
         """Refuse a bad ε before any training (methods without noise take none)."""
@@ -121,13 +129,20 @@ class _EmbeddingMethod(Method):
             raise ValueError(f"{self.name} releases without noise: it takes no epsilon")
 
     def privatize(
-        self, data: Any, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+        self,
+        data: Any,
+        epsilon: float | None,
+        rng: RandomSource,
+        progress: ProgressHook | None = None,
+        *,
+        trained: Any = None,
     ) -> PrivateRelease:
-        """A :class:`~privgraph.release.PrivateRelease` holding ``z`` and the public fields, ``sens`` withheld."""
+        """A :class:`~privgraph.release.PrivateRelease` holding ``z`` and the public fields, ``sens``
+        withheld; ``trained``: a model :meth:`train` fitted on ``data`` (:meth:`embed`)."""
         if not isinstance(data, Data):
             raise TypeError(f"{self.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
         check_sensitive(data)
-        release = self.embed(data, epsilon, rng, progress)
+        release = self.embed(data, epsilon, rng, progress, trained)
         out = Data(z=release.z, num_nodes=data.num_nodes)
         fields = {name: WITHHELD for name in input_fields(data)}
         fields["sens"] = WITHHELD + " (the protected attribute)"
