@@ -151,3 +151,25 @@ def test_a_seeded_run_says_its_noise_can_be_regenerated():
     notes = result.reports[2.0].guarantees[0].notes
     assert any("REPRODUCIBLE" in n and f"seed {spec.seed} (stream 1, 0)" in n for n in notes)
     assert derive_seed(spec.seed, 1, 0) != spec.seed  # the stream is not the seed itself
+
+
+def _graph_with_duplicates(copies: int):
+    from torch_geometric.data import Data
+
+    g = torch.Generator().manual_seed(0)
+    n = 60
+    src = torch.randint(0, n, (200,), generator=g)
+    dst = (src + torch.randint(1, n, (200,), generator=g)) % n  # no self-loops
+    edges = torch.stack([torch.cat([src, dst]), torch.cat([dst, src])])
+    edges = torch.cat([edges, edges[:, :copies]], dim=1)  # `copies` edges given twice
+    return Data(x=torch.rand(n, 8, generator=g), edge_index=edges, y=torch.arange(n) % 3)
+
+
+def test_a_run_on_the_users_graph_states_what_reading_changed_without_its_counts():
+    """The run's report of a user's graph says duplicates were merged, not how many (a statistic of it)."""
+    reports = []
+    for copies in (3, 7):
+        spec = ExperimentSpec(method="rr", input=_graph_with_duplicates(copies), trials=1, epsilons=[2.0])
+        result = Experiment(spec).run()
+        reports.append([n for n in result.reports[2.0].guarantees[0].notes if n.startswith("input graph")])
+    assert reports[0] and reports[0] == reports[1]

@@ -53,6 +53,11 @@ def public_note(note: str) -> str:
     return getattr(note, "public", note)
 
 
+def input_graph_notes(notes: list[str] | tuple[str, ...]) -> list[str]:
+    """What reading the input changed, as a release's report states it (:func:`public_note`: no counts)."""
+    return [f"input graph: {public_note(note)}" for note in notes]
+
+
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """``count`` and ``noun`` in agreement: ``plural(1, "edge")`` is "1 edge", ``plural(2, "edge")``
     "2 edges"; ``many`` is an irregular plural."""

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from privgraph.api import release_with
-from privgraph.data.validation import public_note
+from privgraph.data.validation import input_graph_notes
 from privgraph.experiments.pipeline import ExperimentSpec
 from privgraph.progress import ProgressHook
 from privgraph.release import PrivateRelease
@@ -88,8 +88,8 @@ def release_file(
             f"{spec.method} releases a dense weight operator (Blink-Soft), which is not written as a "
             "graph; use variant hard or hybrid (--param variant=hybrid)"
         )
-    for note in input_notes:
-        rel.report.guarantees[0] = rel.report.guarantees[0].with_note(f"input graph: {public_note(note)}")
+    for note in input_graph_notes(input_notes):
+        rel.report.guarantees[0] = rel.report.guarantees[0].with_note(note)
     if input_notes:
         rel.details["input_file"] = [str(note) for note in input_notes]
     rel.provenance = {

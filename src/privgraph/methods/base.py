@@ -31,7 +31,7 @@ from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
 from privgraph.data.transforms import one_hot_counts, one_hot_degree
-from privgraph.data.validation import public_note, validate_graph
+from privgraph.data.validation import input_graph_notes, validate_graph
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.nn import NodeClassifier
 from privgraph.nn.dense import BlockwiseAdjacency
@@ -447,8 +447,8 @@ def node_classification_release(
                 raise ValueError(f"label privacy needs data.{name}")
         labels = report_labels(data, label_epsilon, rng)
         guarantees.append(labels.guarantee())
-    for note in graph_notes:  # without the counts (statistics of the input graph): those stay in the details
-        guarantees[0] = guarantees[0].with_note(f"input graph: {public_note(note)}")
+    for note in input_graph_notes(graph_notes):  # without the counts (statistics of the input): in the details
+        guarantees[0] = guarantees[0].with_note(note)
     out = Data(num_nodes=data.num_nodes)
     fields = {name: WITHHELD for name in input_fields(data)}
     feature_status = _privatized(guarantees, (Unit.NODE_FEATURES,))

@@ -76,6 +76,7 @@ class NodeClassification(EvaluationTask):
     def load(self):
         from privgraph.data import load, load_sensitive, mark_private_edges, validate_graph
         from privgraph.data.registry import SENSITIVE
+        from privgraph.data.validation import input_graph_notes
 
         spec = self.spec
         if spec.input is not None:
@@ -88,7 +89,7 @@ class NodeClassification(EvaluationTask):
             mark_private_edges(data, spec.private_ratio, seed=derive_seed(spec.seed, 5))
         simple = self.method.simple_graph
         data, notes = validate_graph(data, undirected=simple, self_loops=not simple)
-        self.notes = [f"input graph: {n}" for n in notes]
+        self.notes = input_graph_notes(notes)  # no counts: the input may be the user's private graph
         return data
 
     def trial_data(self, data, trial_seed):
