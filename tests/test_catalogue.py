@@ -132,3 +132,23 @@ def test_unknown_names_are_refused_as_the_registries_refuse_them():
             heavy("nope")
         with pytest.raises(ValueError, match=str(caught.value).replace("(", r"\(").replace(")", r"\)")):
             light("nope")
+
+
+def test_the_lazy_facades_name_what_they_import():
+    """``privgraph.data`` and ``privgraph.accounting`` import their names on first use: each lazy name is
+    the one its module defines, and the ``TYPE_CHECKING`` imports (what the API reference and type checkers
+    read) list the same names from the same modules."""
+    import ast
+    import importlib
+
+    for package in ("privgraph.data", "privgraph.accounting"):
+        module = importlib.import_module(package)
+        assert sorted(module.__all__) == sorted(module._LAZY), package
+        declared = {}
+        for node in ast.walk(ast.parse(Path(module.__file__).read_text())):
+            if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+                for imp in node.body:
+                    declared.update({alias.name: imp.module.rpartition(".")[2] for alias in imp.names})
+        assert declared == module._LAZY, package
+        for name, source in module._LAZY.items():
+            assert getattr(module, name) is getattr(importlib.import_module(f"{package}.{source}"), name)

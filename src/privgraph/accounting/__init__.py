@@ -6,7 +6,22 @@ is read without loading NumPy and SciPy: the command line checks its ε before a
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names as the docs and type checkers see them; _LAZY imports them at runtime
+    from privgraph.accounting.budget import Budget, check_share
+    from privgraph.accounting.guarantee import (
+        NON_PRIVATE,
+        PrivacyGuarantee,
+        PrivacyReport,
+        TrustModel,
+        Unit,
+        compose,
+        unprotected,
+    )
+    from privgraph.accounting.rdp import RDP_ORDERS, noise_multiplier_for, rdp_epsilon
+    from privgraph.accounting.validation import MAX_EPSILON, check_delta, check_epsilon, check_epsilons
+
 
 _LAZY = {
     "Budget": "budget",
@@ -27,7 +42,24 @@ _LAZY = {
     "check_epsilons": "validation",
 }
 
-__all__ = list(_LAZY)
+__all__ = [
+    "Budget",
+    "check_share",
+    "NON_PRIVATE",
+    "PrivacyGuarantee",
+    "PrivacyReport",
+    "TrustModel",
+    "Unit",
+    "compose",
+    "unprotected",
+    "RDP_ORDERS",
+    "noise_multiplier_for",
+    "rdp_epsilon",
+    "MAX_EPSILON",
+    "check_delta",
+    "check_epsilon",
+    "check_epsilons",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -9,7 +9,27 @@ loading torch or PyG.  :mod:`privgraph.data.io`, imported by whatever reads a to
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names as the docs and type checkers see them; _LAZY imports them at runtime
+    from privgraph.data.annotations import mark_private_edges, mark_public_nodes, private_nodes, split_edges
+    from privgraph.data.datasets import CACHE_ENV, DatasetUnavailableError, cache_dir, load, load_pyg
+    from privgraph.data.io import GraphInputError, read_graph
+    from privgraph.data.registry import (
+        DATA_ENV,
+        DatasetInfo,
+        HeteroTask,
+        dataset_names,
+        get_dataset,
+        list_datasets,
+        register_dataset,
+    )
+    from privgraph.data.sensitive import load_sensitive, split_sensitive
+    from privgraph.data.splits import stratified_split
+    from privgraph.data.synthetic import hetero_sbm_graph, sbm_graph, sensitive_sbm_graph
+    from privgraph.data.transforms import minmax_normalize, one_hot_degree
+    from privgraph.data.validation import CheckedGraph, check_graph, validate_graph
+
 
 _LAZY = {
     "mark_private_edges": "annotations",
@@ -43,7 +63,37 @@ _LAZY = {
     "validate_graph": "validation",
 }
 
-__all__ = list(_LAZY)
+__all__ = [
+    "mark_private_edges",
+    "mark_public_nodes",
+    "private_nodes",
+    "split_edges",
+    "CACHE_ENV",
+    "DatasetUnavailableError",
+    "cache_dir",
+    "load",
+    "load_pyg",
+    "GraphInputError",
+    "read_graph",
+    "DATA_ENV",
+    "DatasetInfo",
+    "HeteroTask",
+    "dataset_names",
+    "get_dataset",
+    "list_datasets",
+    "register_dataset",
+    "load_sensitive",
+    "split_sensitive",
+    "stratified_split",
+    "hetero_sbm_graph",
+    "sbm_graph",
+    "sensitive_sbm_graph",
+    "minmax_normalize",
+    "one_hot_degree",
+    "CheckedGraph",
+    "check_graph",
+    "validate_graph",
+]
 
 
 def __getattr__(name: str) -> Any:
