@@ -58,16 +58,18 @@ def run(args: argparse.Namespace) -> None:
         sys.exit(f"no command matches {args.only!r}")
     env = checkout_env()
     times: dict[str, list[float]] = {c: [] for c, _ in chosen}
-    floor: list[float] = []
+    cpu: dict[str, list[float]] = {c: [] for c, _ in chosen}
+    floor: list[dict] = []
     codes: dict[str, set] = {c: set() for c, _ in chosen}
     before = load()
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(args.repeats):
-            floor.append(timed([sys.executable, "-c", "pass"], Path(tmp), 60, env)["wall_s"])
+            floor.append(timed([sys.executable, "-c", "pass"], Path(tmp), 60, env))
             for command, _ in chosen:
                 res = timed([sys.executable, "-m", "privgraph", *shlex.split(command)], Path(tmp), args.timeout, env)
                 times[command].append(res["wall_s"])
+                cpu[command].append(res["cpu_s"])
                 codes[command].add(res["rc"])
     after = load()
     stored = json.loads(RESULT_FILE.read_text()) if RESULT_FILE.exists() and args.only else {"commands": []}
@@ -79,6 +81,7 @@ def run(args: argparse.Namespace) -> None:
             "exits": sorted(codes[command], key=str),
             "median_s": round(statistics.median(times[command]), 3),
             "min_s": round(min(times[command]), 3),
+            "cpu_median_s": round(statistics.median(cpu[command]), 3),
             "repeats": args.repeats,
         }
     order = [f"privgraph {c}" for c, _ in COMMANDS]
@@ -88,7 +91,12 @@ def run(args: argparse.Namespace) -> None:
         "machine": machine(),
         "load_before": before,
         "load_after": after,
-        "floor": {"command": FLOOR, "median_s": round(statistics.median(floor), 3), "min_s": round(min(floor), 3)},
+        "floor": {
+            "command": FLOOR,
+            "median_s": round(statistics.median(r["wall_s"] for r in floor), 3),
+            "min_s": round(min(r["wall_s"] for r in floor), 3),
+            "cpu_median_s": round(statistics.median(r["cpu_s"] for r in floor), 3),
+        },
         "commands": sorted(rows.values(), key=lambda r: order.index(r["command"]) if r["command"] in order else 99),
     }
     RESULT_FILE.parent.mkdir(parents=True, exist_ok=True)
@@ -117,21 +125,31 @@ def page(args: argparse.Namespace) -> None:
         f"with Python {res['machine']['python']} on {res['machine']['platform']}, "
         f"{load_note(res['load_before'], res['load_after'], res['machine']['cpus'])}. "
         f"The interpreter's own start (`{res['floor']['command']}`) took {res['floor']['median_s']:.2f} s "
-        f"(median; fastest {res['floor']['min_s']:.2f} s).",
+        f"(median; fastest {res['floor']['min_s']:.2f} s; CPU {res['floor']['cpu_median_s']:.2f} s).",
         "",
-        f"| command | exit | median (s) | fastest (s) | ≤ {target:g} s |",
-        "|---|---|---|---|---|",
+        "The target is judged on the median wall time. On a busy machine the CPU time (user + system, "
+        "median) estimates the wall time of an idle one: the start is one thread, and its files are in "
+        "the page cache after the first run.",
+        "",
+        f"| command | exit | median (s) | fastest (s) | CPU (s) | ≤ {target:g} s | CPU ≤ {target:g} s |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in res["commands"]:
         exits = ", ".join(map(str, r["exits"]))
         ok = r["exits"] == [r["expected_exit"]]
         met = "met" if r["median_s"] <= target and ok else "not met"
         exit_text = exits if ok else f"{exits} (expected {r['expected_exit']})"
-        lines.append(f"| `{r['command']}` | {exit_text} | {r['median_s']:.2f} | {r['min_s']:.2f} | {met} |")
+        cpu_met = "met" if r["cpu_median_s"] <= target and ok else "not met"
+        lines.append(
+            f"| `{r['command']}` | {exit_text} | {r['median_s']:.2f} | {r['min_s']:.2f} | "
+            f"{r['cpu_median_s']:.2f} | {met} | {cpu_met} |"
+        )
     met_all = all(r["median_s"] <= target and r["exits"] == [r["expected_exit"]] for r in res["commands"])
+    cpu_all = all(r["cpu_median_s"] <= target and r["exits"] == [r["expected_exit"]] for r in res["commands"])
     lines += [
         "",
-        f"Target {'met by every command' if met_all else 'not met by every command'} under the load above. "
+        f"Target {'met by every command' if met_all else 'not met by every command'} in wall time under the "
+        f"load above; in CPU time {'met by every command' if cpu_all else 'not met by every command'}. "
         "Rerun: `python benchmarks/cli_startup.py run` (`--repeats`, `--only PATTERN`).",
         "",
     ]

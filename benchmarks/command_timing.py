@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import platform
+import resource
 import signal
 import subprocess
 import sys
@@ -39,8 +40,10 @@ def machine() -> dict[str, object]:
 
 
 def timed(cmd: list[str] | str, cwd: Path, timeout: float, env: dict[str, str], shell: bool = False) -> dict:
-    """Run ``cmd`` once: wall seconds, exit status, whether it ran past ``timeout`` (then its whole process
-    group is killed) and the last line it wrote to stderr."""
+    """Run ``cmd`` once: wall seconds, CPU seconds (user + system, of the process and the children it
+    waited for: on an idle machine a single-threaded start takes about that long), exit status, whether
+    it ran past ``timeout`` (then its whole process group is killed) and the last line it wrote to stderr."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(
         cmd,
@@ -60,8 +63,16 @@ def timed(cmd: list[str] | str, cwd: Path, timeout: float, env: dict[str, str], 
         _, err = proc.communicate()
         timed_out = True
     wall = time.perf_counter() - start
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (now.ru_utime - used.ru_utime) + (now.ru_stime - used.ru_stime)
     last = next((line.strip() for line in reversed((err or "").splitlines()) if line.strip()), "")
-    return {"wall_s": round(wall, 3), "rc": proc.returncode, "timed_out": timed_out, "stderr_tail": last[:300]}
+    return {
+        "wall_s": round(wall, 3),
+        "cpu_s": round(cpu, 3),
+        "rc": proc.returncode,
+        "timed_out": timed_out,
+        "stderr_tail": last[:300],
+    }
 
 
 def load_note(before: list[float], after: list[float], cpus: int | None) -> str:
