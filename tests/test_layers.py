@@ -20,7 +20,8 @@ rank  units                                  why there
 9     ``api``                                ``privatize``/``fit``/``attack``/``release_with``
 10    ``audit``                              releases through ``api.release_with``, as users do
 11    ``experiments``                        the pipeline, store, sweeps, reports
-12    ``cli``, ``__main__``, ``privgraph``   the command and the package facade (its lazy names)
+12    ``cli``, ``catalogue``, ``__main__``,  the command, its catalogue and the package facade (its lazy
+      ``privgraph``                          names)
 ====  =====================================  ==================================================
 """
 
@@ -46,7 +47,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("api",),
     ("audit",),
     ("experiments",),
-    ("cli", "__main__", ROOT),
+    ("cli", "catalogue", "__main__", ROOT),
 )
 RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import sys
@@ -10,7 +9,7 @@ import time
 from enum import Enum
 from pathlib import Path
 from types import UnionType
-from typing import Any, NoReturn, Union, get_args, get_origin, get_type_hints
+from typing import Any, NoReturn, Union, get_args, get_origin
 
 import typer
 from rich.console import Console
@@ -223,13 +222,11 @@ def _parse(text: str, hint: Any) -> Any:
     raise ValueError(text)
 
 
-def _assign(
-    items: list[str], cls: type, flag: str, owner: str, noun: str, only: list[str] | None = None
-) -> dict[str, Any]:
-    """``NAME=VALUE`` items parsed against the field types of the dataclass ``cls`` (restricted to
-    ``only``); an unknown name or a value of the wrong type exits 2 with one line listing the names."""
-    hints = get_type_hints(cls)
-    known = only if only is not None else [f.name for f in dataclasses.fields(cls)]
+def _assign(items: list[str], hints: dict[str, Any], flag: str, owner: str, noun: str) -> dict[str, Any]:
+    """``NAME=VALUE`` items parsed against ``hints`` (each name's type, in order: a catalogue entry's,
+    :func:`privgraph.catalogue.hints`); an unknown name or a value of the wrong type exits 2 with one
+    line listing the names."""
+    known = list(hints)
     listing = f"its {noun}s: {', '.join(known) or 'none'}"
     out: dict[str, Any] = {}
     for item in items:
@@ -268,26 +265,76 @@ def _epsilons(values: list[str]) -> list[float | None]:
     return out
 
 
-def _spec(method: str, params: list[str], hparams: list[str], **fields: Any):
-    """The pipeline's spec for ``method``: ``--param`` NAME=VALUE parsed against the method's
-    ``Params``, ``--set`` against the task's training hyperparameters; every check runs here,
-    before any work (bad input exits 2 with one line)."""
-    from privgraph.experiments import ExperimentSpec
-    from privgraph.experiments.tasks import task_for
-    from privgraph.methods import method_class
+def _method(method: str) -> dict[str, Any]:
+    """The catalogue's entry of ``method`` (:mod:`privgraph.catalogue`: no torch); an unknown name exits 2."""
+    from privgraph.catalogue import method_entry
 
     try:
-        cls = method_class(method)
-        training = task_for(cls, fields.get("task")).training
+        return method_entry(method)
     except ValueError as err:
         _fail(str(err))
-    values = _assign(params, cls.Params, "--param", f"method {method!r}", "parameter")
-    if hparams and training is None:
-        _fail(
-            f"{method} does not take --set: it trains no model of the task's own (its settings are --param; "
-            f"`privgraph methods {method}`)"
-        )
-    trained = _assign(hparams, training, "--set", f"{method}'s training", "hyperparameter") if hparams else {}
+
+
+def _prepare(
+    method: str,
+    params: list[str],
+    hparams: list[str],
+    task: str | None = None,
+    epsilons: list[float | None] | None = None,
+    epsilon_y: float | None = None,
+    dataset: str | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The checks that need only the catalogue, before torch is imported: the method, ``--param``
+    NAME=VALUE parsed against its parameters' types, ``--task``, ``--set`` against the task's training
+    hyperparameters, ε (:func:`~privgraph.accounting.validation.check_epsilons`), ε_y and the dataset's
+    name (``dataset``: None with ``--input``).  Returns the parameters and the hyperparameters; bad input
+    exits 2 with the line the pipeline would print after loading torch."""
+    from privgraph.accounting.validation import check_epsilon, check_epsilons
+    from privgraph.catalogue import hints, task_entry
+
+    entry = _method(method)
+    try:
+        evaluation = task_entry(entry, task)
+    except ValueError as err:
+        _fail(str(err))
+    values = _assign(params, hints(entry["params"]), "--param", f"method {method!r}", "parameter")
+    trained: dict[str, Any] = {}
+    if hparams and evaluation is not None:  # an unknown --task: the pipeline refuses it
+        if evaluation["training"] is None:
+            _fail(
+                f"{method} does not take --set: it trains no model of the task's own (its settings are --param; "
+                f"`privgraph methods {method}`)"
+            )
+        trained = _assign(hparams, hints(evaluation["training"]), "--set", f"{method}'s training", "hyperparameter")
+    info = entry["info"]
+    try:
+        check_epsilons(method, info["private"], info["epsilon_optional"], list(epsilons or []))
+        if epsilon_y is not None:
+            check_epsilon(epsilon_y, "epsilon_y")
+        if dataset is not None and evaluation is not None and evaluation["datasets"]:
+            from privgraph.data.registry import get_dataset
+
+            get_dataset(dataset, *evaluation["datasets"])
+    except ValueError as err:
+        _fail(str(err))
+    return values, trained
+
+
+def _spec(method: str, params: list[str], hparams: list[str], **fields: Any):
+    """The pipeline's spec for ``method``: :func:`_prepare`'s checks (no torch), then the spec's own
+    (:meth:`~privgraph.experiments.ExperimentSpec.validate`), before any work (bad input exits 2 with
+    one line)."""
+    values, trained = _prepare(
+        method,
+        params,
+        hparams,
+        fields.get("task"),
+        fields.get("epsilons"),
+        fields.get("epsilon_y"),
+        None if fields.get("input") is not None else fields.get("dataset", "sbm"),
+    )
+    from privgraph.experiments import ExperimentSpec
+
     spec = ExperimentSpec(method=method, params=values, hyperparameters=trained, **fields)
     try:
         spec.validate()
@@ -327,12 +374,16 @@ def _read_input(
             verb = "describes" if len(stray) == 1 else "describe"
             _fail(f"{', '.join(stray)} {verb} an --input file: give --input")
         return None, []
-    from torch_geometric.data import Data
+    from privgraph.data.files import (
+        FEATURE_SUFFIXES,
+        GRAPH_SUFFIXES,
+        LABEL_SUFFIXES,
+        MASK_SUFFIXES,
+        TORCH_SUFFIXES,
+        existing_file,
+    )
 
-    from privgraph.data import check_graph
-    from privgraph.data.io import TORCH_SUFFIXES, GraphInputError, read_graph
-    from privgraph.methods import method_class
-
+    _method(method)
     bounds = None
     if domain is not None:
         try:
@@ -340,6 +391,23 @@ def _read_input(
         except ValueError:
             _fail(f"--domain takes LO,HI (e.g. 0,1), got {domain!r}")
         bounds = (lo, hi)
+    try:  # the files exist (no torch yet)
+        existing_file(path, "graph", GRAPH_SUFFIXES)
+        for file, role, suffixes in (
+            (features, "features", FEATURE_SUFFIXES),
+            (labels, "labels", LABEL_SUFFIXES),
+            (private_edges, "private-edge mask", MASK_SUFFIXES),
+        ):
+            if file is not None:
+                existing_file(file, role, suffixes)
+    except ValueError as err:
+        _fail(str(err))
+    from torch_geometric.data import Data
+
+    from privgraph.data import check_graph
+    from privgraph.data.io import GraphInputError, read_graph
+    from privgraph.methods import method_class
+
     try:
         cls = method_class(method)
         data, notes = read_graph(
@@ -515,6 +583,8 @@ def run(
 ) -> None:
     """Run a method over one or more ε and several seeded trials: release, train the task's model,
     evaluate; store and print the results with the privacy report."""
+    epsilons = _epsilons(epsilon)
+    _prepare(method, param, hparam, task, epsilons, epsilon_y, None if input else dataset)
     data, _ = _read_input(
         input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle
     )
@@ -524,7 +594,7 @@ def run(
         hparam,
         dataset=input.stem if input else dataset,
         input=data,
-        epsilons=_epsilons(epsilon),
+        epsilons=epsilons,
         task=task,
         model=model,
         trials=trials,
@@ -608,11 +678,15 @@ def attack(
 ) -> None:
     """Attack a method: per ε and seeded trial, release, train the target exactly as `run` does, run the
     attack against it; store and print the attack's success beside the target's utility."""
-    from privgraph.attacks import ATTACKS
+    from privgraph.catalogue import attack_entry, hints
 
-    if name not in ATTACKS:
-        _fail(f"unknown attack {name!r}; choose from {', '.join(ATTACKS)}")
-    values = _assign(attack_param, ATTACKS[name].Params, "--attack-param", f"attack {name!r}", "parameter")
+    try:
+        entry = attack_entry(name)
+    except ValueError as err:
+        _fail(str(err))
+    values = _assign(attack_param, hints(entry["params"]), "--attack-param", f"attack {name!r}", "parameter")
+    epsilons = _epsilons(epsilon)
+    _prepare(method, param, hparam, None, epsilons, epsilon_y, None if input else dataset)
     data, _ = _read_input(
         input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle
     )
@@ -622,7 +696,7 @@ def attack(
         hparam,
         dataset=input.stem if input else dataset,
         input=data,
-        epsilons=_epsilons(epsilon),
+        epsilons=epsilons,
         model=model,
         trials=trials,
         seed=seed,
@@ -640,10 +714,10 @@ def attack(
 @app.command("attacks")
 def list_attacks_command() -> None:
     """The attacks: what each queries and knows, its metrics and its parameters."""
-    from privgraph.attacks import ATTACKS
+    from privgraph.catalogue import load_catalogue
 
-    for cls in ATTACKS.values():
-        info = cls.info()
+    for entry in load_catalogue()["attacks"].values():
+        info = entry["info"]
         out_console.print(f"[bold]{info['name']}[/bold] ({info['family']}): {escape(info['description'])}")
         out_console.print(f"  queries: {escape(info['threat_model']['queries'])}")
         out_console.print(f"  knows: {escape(info['threat_model']['knowledge'])}")
@@ -729,6 +803,8 @@ def release(
     source unless --reproducible; diagnostics are left out unless --diagnostics."""
     if secure and reproducible:
         _fail("--secure and --reproducible exclude each other (--secure is the default)")
+    epsilons = _epsilons([epsilon]) if epsilon is not None else []
+    _prepare(method, param, [], None, epsilons, epsilon_y, None if input else dataset)
     data, notes = _read_input(
         input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle
     )
@@ -738,7 +814,7 @@ def release(
         [],
         dataset=input.stem if input else dataset,
         input=data,
-        epsilons=_epsilons([epsilon]) if epsilon is not None else [],
+        epsilons=epsilons,
         trials=1,
         seed=seed,
         epsilon_y=epsilon_y,
@@ -771,13 +847,8 @@ def release(
 
 def _adds_noise(method: str, epsilon: str | None) -> bool:
     """Whether the release draws noise: ε given, or a private method whose ε has a default."""
-    from privgraph.methods import method_class
-
-    try:
-        cls = method_class(method)
-    except ValueError as err:
-        _fail(str(err))
-    return (epsilon is not None and epsilon.lower() != "none") or (cls.private and not cls.epsilon_optional)
+    info = _method(method)["info"]
+    return (epsilon is not None and epsilon.lower() != "none") or (info["private"] and not info["epsilon_optional"])
 
 
 def _writable(folder: Path) -> bool:
@@ -974,17 +1045,15 @@ def audit_command(
     """Audit a method's claim: release two neighbouring inputs SAMPLES times each through the method's own
     code, distinguish them, and bound ε from below (95 % Clopper–Pearson).  Exits 1 on a VIOLATION
     (ε_LB above the ε asked for a unit, or a claim that differs from it)."""
-    from privgraph.methods import method_class
+    from privgraph.catalogue import hints
 
-    try:
-        cls = method_class(method)
-    except ValueError as err:
-        _fail(str(err))
-    if cls.private and epsilon is None and not cls.epsilon_optional:
+    entry = _method(method)
+    info = entry["info"]
+    if info["private"] and epsilon is None and not info["epsilon_optional"]:
         _fail(f"{method} is private: give --epsilon")
-    if not cls.private and epsilon is not None:
+    if not info["private"] and epsilon is not None:
         _fail(f"{method} is a non-private baseline: it takes no --epsilon (its audit shows what it leaks)")
-    values = _assign(param, cls.Params, "--param", f"method {method!r}", "parameter")
+    values = _assign(param, hints(entry["params"]), "--param", f"method {method!r}", "parameter")
     if dataset is not None and input is not None:
         _fail("give --dataset or --input, not both")
     data, _ = _read_input(
@@ -1104,9 +1173,9 @@ def list_methods_command(
     format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
 ) -> None:
     """List the registered methods (unit, task), or one method's parameters and defaults."""
-    from privgraph.api import list_methods
+    from privgraph.catalogue import load_catalogue
 
-    registry = list_methods()
+    registry = {name: entry["info"] for name, entry in load_catalogue()["methods"].items()}
     if method is not None and method not in registry:
         _fail(f"unknown method {method!r}; choose from {', '.join(registry)}")
     if format == OutputFormat.json:

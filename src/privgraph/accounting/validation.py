@@ -34,6 +34,28 @@ def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
     return eps
 
 
+def check_epsilons(method: str, private: bool, optional: bool, epsilons: list[float | None]) -> list[float | None]:
+    """The ε of each setting of ``method`` (``private``: it takes an ε; ``optional``: it also runs
+    without one, ``None``): each checked by :func:`check_epsilon` and given once (one setting each).
+    A non-private method takes none (``[None]`` is returned); an empty list stays empty (the caller
+    picks the default)."""
+    eps = list(epsilons)
+    if not private:
+        if any(e is not None for e in eps):
+            raise ValueError(f"{method} is not private: it takes no epsilon")
+        return [None]
+    if None in eps and not optional:
+        raise ValueError(f"{method} always adds noise: every setting needs an epsilon")
+    checked = [None if e is None else check_epsilon(e) for e in eps]
+    repeated = sorted({e for e in checked if checked.count(e) > 1}, key=lambda e: (e is not None, e or 0.0))
+    if repeated:  # each ε is one setting: its own randomness streams and its own identity in the store
+        raise ValueError(
+            f"epsilon {', '.join('none' if e is None else f'{e:g}' for e in repeated)} is given "
+            "more than once: give each value once (--trials repeats a setting)"
+        )
+    return checked
+
+
 def check_delta(delta: float, name: str = "delta") -> float:
     """δ must lie in the open interval (0, 1)."""
     d = float(delta)
@@ -42,4 +64,4 @@ def check_delta(delta: float, name: str = "delta") -> float:
     return d
 
 
-__all__ = ["MAX_EPSILON", "check_delta", "check_epsilon"]
+__all__ = ["MAX_EPSILON", "check_delta", "check_epsilon", "check_epsilons"]

@@ -1,52 +1,102 @@
 """Datasets (PyG classes, offline root via ``PRIVGRAPH_DATA``; every one registered in
-:mod:`privgraph.data.registry`), splits, normalisation, synthetic graphs and graph validation."""
+:mod:`privgraph.data.registry`), splits, normalisation, synthetic graphs and graph validation.
 
-from privgraph.data.annotations import mark_private_edges, mark_public_nodes, private_nodes, split_edges
-from privgraph.data.datasets import CACHE_ENV, DatasetUnavailableError, cache_dir, load, load_pyg
-from privgraph.data.io import GraphInputError, read_graph
-from privgraph.data.registry import (
-    DATA_ENV,
-    DatasetInfo,
-    HeteroTask,
-    dataset_names,
-    get_dataset,
-    list_datasets,
-    register_dataset,
-)
-from privgraph.data.sensitive import load_sensitive, split_sensitive
-from privgraph.data.splits import stratified_split
-from privgraph.data.synthetic import hetero_sbm_graph, sbm_graph, sensitive_sbm_graph
-from privgraph.data.transforms import minmax_normalize, one_hot_degree
-from privgraph.data.validation import CheckedGraph, check_graph, validate_graph
+The names are imported lazily (PEP 562): the registry's metadata (:mod:`privgraph.data.registry`,
+``privgraph datasets``) and the input-file checks (:mod:`privgraph.data.files`) are read without
+loading torch or PyG.  :mod:`privgraph.data.io`, imported by whatever reads a torch file
+(``read_graph``, ``PrivateRelease.load``), allow-lists PyG's data classes for ``torch.load``."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names as the docs and type checkers see them; _LAZY imports them at runtime
+    from privgraph.data.annotations import mark_private_edges, mark_public_nodes, private_nodes, split_edges
+    from privgraph.data.datasets import CACHE_ENV, DatasetUnavailableError, cache_dir, load, load_pyg
+    from privgraph.data.io import GraphInputError, read_graph
+    from privgraph.data.registry import (
+        DATA_ENV,
+        DatasetInfo,
+        HeteroTask,
+        dataset_names,
+        get_dataset,
+        list_datasets,
+        register_dataset,
+    )
+    from privgraph.data.sensitive import load_sensitive, split_sensitive
+    from privgraph.data.splits import stratified_split
+    from privgraph.data.synthetic import hetero_sbm_graph, sbm_graph, sensitive_sbm_graph
+    from privgraph.data.transforms import minmax_normalize, one_hot_degree
+    from privgraph.data.validation import CheckedGraph, check_graph, validate_graph
+
+
+_LAZY = {
+    "mark_private_edges": "annotations",
+    "mark_public_nodes": "annotations",
+    "private_nodes": "annotations",
+    "split_edges": "annotations",
+    "CACHE_ENV": "datasets",
+    "DatasetUnavailableError": "datasets",
+    "cache_dir": "datasets",
+    "load": "datasets",
+    "load_pyg": "datasets",
+    "GraphInputError": "io",
+    "read_graph": "io",
+    "DATA_ENV": "registry",
+    "DatasetInfo": "registry",
+    "HeteroTask": "registry",
+    "dataset_names": "registry",
+    "get_dataset": "registry",
+    "list_datasets": "registry",
+    "register_dataset": "registry",
+    "load_sensitive": "sensitive",
+    "split_sensitive": "sensitive",
+    "stratified_split": "splits",
+    "hetero_sbm_graph": "synthetic",
+    "sbm_graph": "synthetic",
+    "sensitive_sbm_graph": "synthetic",
+    "minmax_normalize": "transforms",
+    "one_hot_degree": "transforms",
+    "CheckedGraph": "validation",
+    "check_graph": "validation",
+    "validate_graph": "validation",
+}
 
 __all__ = [
-    "CACHE_ENV",
-    "CheckedGraph",
-    "check_graph",
-    "validate_graph",
-    "DATA_ENV",
-    "DatasetInfo",
-    "DatasetUnavailableError",
-    "HeteroTask",
-    "cache_dir",
-    "dataset_names",
-    "get_dataset",
-    "list_datasets",
-    "load",
-    "load_pyg",
-    "load_sensitive",
-    "register_dataset",
-    "sensitive_sbm_graph",
-    "hetero_sbm_graph",
-    "split_sensitive",
     "mark_private_edges",
     "mark_public_nodes",
     "private_nodes",
     "split_edges",
-    "minmax_normalize",
-    "one_hot_degree",
-    "sbm_graph",
-    "stratified_split",
+    "CACHE_ENV",
+    "DatasetUnavailableError",
+    "cache_dir",
+    "load",
+    "load_pyg",
     "GraphInputError",
     "read_graph",
+    "DATA_ENV",
+    "DatasetInfo",
+    "HeteroTask",
+    "dataset_names",
+    "get_dataset",
+    "list_datasets",
+    "register_dataset",
+    "load_sensitive",
+    "split_sensitive",
+    "stratified_split",
+    "hetero_sbm_graph",
+    "sbm_graph",
+    "sensitive_sbm_graph",
+    "minmax_normalize",
+    "one_hot_degree",
+    "CheckedGraph",
+    "check_graph",
+    "validate_graph",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"privgraph.data.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'privgraph.data' has no attribute {name!r}")

@@ -38,8 +38,6 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from privgraph.data.datasets import DatasetSpec, DatasetUnavailableError, load_spec
 from privgraph.data.registry import (
     DATA_ENV,
@@ -309,6 +307,7 @@ def hetedp_node_split(
     takes the trial's seed.  Their ACM loader (DGL's ``ACM.mat``) draws an unseeded 20/10/70 split per
     conference instead; we use this one there too.  Disjoint, covering, and a function of
     (``num_nodes``, ``seed``) only."""
+    import numpy as np
     import torch
     from sklearn.model_selection import train_test_split
 
@@ -346,6 +345,7 @@ def node_inputs(data: HeteroData, dim: int = 64, seed: int = 0, read_features: b
 
 
 def _amazon(root: Path) -> HeteroData:
+    import numpy as np
     import torch
     from torch_geometric.data import HeteroData
     from torch_geometric.transforms import ToUndirected

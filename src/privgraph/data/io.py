@@ -55,21 +55,22 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, HeteroData
 
+from privgraph.data.files import (
+    EDGE_LIST_SUFFIXES,
+    FEATURE_SUFFIXES,
+    GRAPH_SUFFIXES,
+    LABEL_SUFFIXES,
+    MASK_SUFFIXES,
+    TORCH_SUFFIXES,
+    GraphInputError,
+    existing_file,
+    input_error,
+)
 from privgraph.data.validation import Note, check_graph, plural, public_note
 
-EDGE_LIST_SUFFIXES = (".csv", ".tsv", ".txt", ".edges")
-TORCH_SUFFIXES = (".pt", ".pth")
-GRAPH_SUFFIXES = TORCH_SUFFIXES + EDGE_LIST_SUFFIXES + (".npz",)
-FEATURE_SUFFIXES = (".npy", ".csv", ".tsv", ".txt")
-LABEL_SUFFIXES = (".npy", ".csv", ".tsv", ".txt")
-MASK_SUFFIXES = (".npy",)
 _COMMENTS = ("#", "%")
 _TRUE = ("1", "true")
 _FALSE = ("0", "false")
-
-
-class GraphInputError(ValueError):
-    """A graph input file is missing, unreadable or malformed; the message is one line."""
 
 
 def pyg_safe_globals() -> list[type]:
@@ -122,23 +123,19 @@ def load_torch_file(path: str | Path, trust_pickle: bool = False, hint: str = ""
             return torch.load(path, weights_only=True)
     except pickle.UnpicklingError as exc:
         if trust_pickle or "weights only" not in str(exc).lower():
-            raise _fail(f"cannot read {path} with torch.load: {_first_line(exc)}") from exc
+            raise input_error(f"cannot read {path} with torch.load: {_first_line(exc)}") from exc
         found = re.search(r"GLOBAL ([\w.]+)", str(exc))
         if found is None:
-            raise _fail(
+            raise input_error(
                 f"cannot read {path} with torch.load(weights_only=True): not a torch.save file of tensors, "
                 f"plain values and PyG data classes; {hint}"
             ) from None
-        raise _fail(
+        raise input_error(
             f"refusing to unpickle {path}: it names {found.group(1)}, which is not a tensor, a plain value "
             f"or a PyG data class (unpickling it could run code); {hint}"
         ) from None
     except Exception as exc:  # noqa: BLE001 - unpickling can raise anything
-        raise _fail(f"cannot read {path} with torch.load: {_first_line(exc)}") from exc
-
-
-def _fail(message: str) -> GraphInputError:
-    return GraphInputError(" ".join(str(message).split("\n")).strip())
+        raise input_error(f"cannot read {path} with torch.load: {_first_line(exc)}") from exc
 
 
 def _first_line(exc: BaseException) -> str:
@@ -149,26 +146,13 @@ def _first_line(exc: BaseException) -> str:
 # ---------------------------------------------------------------------------------------- files
 
 
-def _existing(path: str | Path, role: str, suffixes: tuple[str, ...]) -> Path:
-    """``path`` as an existing regular file with a supported suffix."""
-    path = Path(path).expanduser()
-    if path.suffix.lower() not in suffixes:
-        shown = f"'{path.suffix}'" if path.suffix else "no suffix"
-        raise _fail(f"unsupported {role} file {path} ({shown}): use one of {', '.join(suffixes)}")
-    if not path.exists():
-        raise _fail(f"{role} file not found: {path}")
-    if not path.is_file():
-        raise _fail(f"{role} file {path} is not a regular file")
-    return path
-
-
 def _lines(path: Path, role: str) -> list[str]:
     try:
         return path.read_text(encoding="utf-8-sig").splitlines()
     except UnicodeDecodeError as exc:
-        raise _fail(f"cannot read {role} file {path} as UTF-8 text: {_first_line(exc)}") from exc
+        raise input_error(f"cannot read {role} file {path} as UTF-8 text: {_first_line(exc)}") from exc
     except OSError as exc:
-        raise _fail(f"cannot read {role} file {path}: {_first_line(exc)}") from exc
+        raise input_error(f"cannot read {role} file {path}: {_first_line(exc)}") from exc
 
 
 def _rows(path: Path, role: str) -> list[tuple[int, list[str]]]:
@@ -180,9 +164,9 @@ def _rows(path: Path, role: str) -> list[tuple[int, list[str]]]:
             parsed = csv.reader(lines)
             fields_per_line = [[f.strip() for f in row] for row in parsed]
         except csv.Error as exc:
-            raise _fail(f"{path.name}: malformed CSV: {_first_line(exc)}") from exc
+            raise input_error(f"{path.name}: malformed CSV: {_first_line(exc)}") from exc
         if len(fields_per_line) != len(lines):  # a quoted field spanning lines
-            raise _fail(f"{path.name}: malformed CSV (a quoted field spans several lines)")
+            raise input_error(f"{path.name}: malformed CSV (a quoted field spans several lines)")
     else:
         fields_per_line = [line.split() for line in lines]
     rows = []
@@ -216,7 +200,7 @@ def _parse(values: list[str], numbers: list[int], kind: type, path: Path, what: 
             out[i] = kind(text)
         except (ValueError, OverflowError):
             expected = "an integer" if kind is int else "a number"
-            raise _fail(f"{path.name}, line {number}: {what} {text!r} is not {expected}") from None
+            raise input_error(f"{path.name}, line {number}: {what} {text!r} is not {expected}") from None
     return out
 
 
@@ -230,7 +214,7 @@ def _header(rows: list[tuple[int, list[str]]], columns: int) -> list[str] | None
 def _check_widths(rows: list[tuple[int, list[str]]], width: int, path: Path, unit: str) -> None:
     for number, fields in rows:
         if len(fields) != width:
-            raise _fail(f"{path.name}, line {number}: expected {width} {unit}, got {len(fields)}")
+            raise input_error(f"{path.name}, line {number}: expected {width} {unit}, got {len(fields)}")
 
 
 # ---------------------------------------------------------------------------------------- side files
@@ -241,36 +225,36 @@ def _load_npy(path: Path, role: str) -> np.ndarray:
         with path.open("rb") as handle:
             magic = handle.read(6)
     except OSError as exc:
-        raise _fail(f"cannot read {role} file {path}: {_first_line(exc)}") from exc
+        raise input_error(f"cannot read {role} file {path}: {_first_line(exc)}") from exc
     if magic != b"\x93NUMPY":
-        raise _fail(f"cannot read {role} file {path}: not a NumPy .npy file (write it with numpy.save)")
+        raise input_error(f"cannot read {role} file {path}: not a NumPy .npy file (write it with numpy.save)")
     try:
         array = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as exc:
-        raise _fail(f"cannot read {role} file {path} as a NumPy .npy array: {_first_line(exc)}") from exc
+        raise input_error(f"cannot read {role} file {path} as a NumPy .npy array: {_first_line(exc)}") from exc
     if not isinstance(array, np.ndarray):
-        raise _fail(f"{role} file {path} holds an archive of arrays, not one array (save it with numpy.save)")
+        raise input_error(f"{role} file {path} holds an archive of arrays, not one array (save it with numpy.save)")
     return array
 
 
 def read_features(path: str | Path) -> Tensor:
     """Node features [n, d] (float32) from a 2-D ``.npy`` array or a numeric text table
     (one row per node, header optional); NaN/inf are refused."""
-    path = _existing(path, "features", FEATURE_SUFFIXES)
+    path = existing_file(path, "features", FEATURE_SUFFIXES)
     if path.suffix.lower() == ".npy":
         array = _load_npy(path, "features")
         if array.dtype == np.bool_:
             array = array.astype(np.float32)
         if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
-            raise _fail(f"features file {path.name} holds {array.dtype} values; expected numbers")
+            raise input_error(f"features file {path.name} holds {array.dtype} values; expected numbers")
         if array.ndim != 2:
-            raise _fail(f"features in {path.name} must be a 2-D array [nodes, features], got shape {array.shape}")
+            raise input_error(f"features in {path.name} must be a 2-D array [nodes, features], got shape {array.shape}")
     else:
         rows = _rows(path, "features")
         if rows:
             _header(rows, len(rows[0][1]))
         if not rows:
-            raise _fail(f"features file {path.name} holds no rows")
+            raise input_error(f"features file {path.name} holds no rows")
         width = len(rows[0][1])
         _check_widths(rows, width, path, "values")
         numbers = [number for number, fields in rows for _ in fields]
@@ -284,18 +268,18 @@ def read_features(path: str | Path) -> Tensor:
 def read_labels(path: str | Path) -> Tensor:
     """Node labels [n] (long) from a 1-D ``.npy`` array or a text file with one integer per
     line (header optional); labels must be integers >= 0."""
-    path = _existing(path, "labels", LABEL_SUFFIXES)
+    path = existing_file(path, "labels", LABEL_SUFFIXES)
     if path.suffix.lower() == ".npy":
         array = _load_npy(path, "labels")
         if array.ndim == 2 and array.shape[1] == 1:
             array = array[:, 0]
         if array.ndim != 1:
-            raise _fail(f"labels in {path.name} must be a 1-D array (one per node), got shape {array.shape}")
+            raise input_error(f"labels in {path.name} must be a 1-D array (one per node), got shape {array.shape}")
         if np.issubdtype(array.dtype, np.floating):
             if not np.isfinite(array).all() or not (array == np.round(array)).all():
-                raise _fail(f"labels in {path.name} must be integers, got non-integer values")
+                raise input_error(f"labels in {path.name} must be integers, got non-integer values")
         elif not np.issubdtype(array.dtype, np.integer):
-            raise _fail(f"labels file {path.name} holds {array.dtype} values; expected integers")
+            raise input_error(f"labels file {path.name} holds {array.dtype} values; expected integers")
         y = torch.from_numpy(array.astype(np.int64))
         where = lambda i: f"entry {i}"  # noqa: E731
     else:
@@ -306,11 +290,11 @@ def read_labels(path: str | Path) -> Tensor:
         y = torch.from_numpy(_parse([fields[0] for _, fields in rows], numbers, int, path, "label"))
         where = lambda i: f"line {numbers[i]}"  # noqa: E731
     if y.numel() == 0:
-        raise _fail(f"labels file {path.name} holds no labels")
+        raise input_error(f"labels file {path.name} holds no labels")
     negative = (y < 0).nonzero()
     if negative.numel():
         i = int(negative[0, 0])
-        raise _fail(
+        raise input_error(
             f"labels in {path.name} must be >= 0: {negative.shape[0]} are negative (e.g. {int(y[i])} at {where(i)})"
         )
     return y
@@ -318,18 +302,18 @@ def read_labels(path: str | Path) -> Tensor:
 
 def read_edge_mask(path: str | Path) -> Tensor:
     """A private-edge mask (bool) from a 1-D ``.npy`` array of booleans or 0/1 values."""
-    path = _existing(path, "private-edge mask", MASK_SUFFIXES)
+    path = existing_file(path, "private-edge mask", MASK_SUFFIXES)
     array = _load_npy(path, "private-edge mask")
     if array.ndim != 1:
-        raise _fail(
+        raise input_error(
             f"private-edge mask in {path.name} must be a 1-D array (one entry per edge), got shape {array.shape}"
         )
     if array.dtype != np.bool_:
         if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
-            raise _fail(f"private-edge mask in {path.name} holds {array.dtype} values; expected 0/1 or booleans")
+            raise input_error(f"private-edge mask in {path.name} holds {array.dtype} values; expected 0/1 or booleans")
         bad = ~((array == 0) | (array == 1))
         if bad.any():
-            raise _fail(
+            raise input_error(
                 f"private-edge mask in {path.name} must hold only 0/1 (or booleans): "
                 f"{int(bad.sum())} other values (e.g. {array[bad][0].item()!r} at entry "
                 f"{int(bad.nonzero()[0][0])})"
@@ -346,19 +330,19 @@ def _private_index(private_column: str, header: list[str] | None, width: int, pa
     elif private_column.strip().isdigit():
         index = int(private_column)
     elif header is None:
-        raise _fail(
+        raise input_error(
             f"{path.name} has no header row, so the private column must be a 0-based column "
             f"index, got {private_column!r}"
         )
     else:
-        raise _fail(f"{path.name} has no column {private_column!r} (columns: {', '.join(header)})")
+        raise input_error(f"{path.name} has no column {private_column!r} (columns: {', '.join(header)})")
     if index < 2:
-        raise _fail(
+        raise input_error(
             f"the private column {private_column!r} of {path.name} is its "
             f"{'source' if index == 0 else 'target'} column; the private flag needs a column of its own"
         )
     if index >= width:
-        raise _fail(f"{path.name} has {width} columns, so there is no column {index} for the private flag")
+        raise input_error(f"{path.name} has {width} columns, so there is no column {index} for the private flag")
     return index
 
 
@@ -377,10 +361,10 @@ def _read_edge_list(
         private_column = named[0]
         notes.append(f"column {named[0]!r} read as the private-edge flag (choose another with --private-column)")
     if not rows:
-        raise _fail(f"no edges in {path}: the edge list is empty")
+        raise input_error(f"no edges in {path}: the edge list is empty")
     width = len(header) if header is not None else len(rows[0][1])
     if width < 2:
-        raise _fail(f"{path.name}, line {rows[0][0]}: expected two columns (source, target), got {width}")
+        raise input_error(f"{path.name}, line {rows[0][0]}: expected two columns (source, target), got {width}")
     _check_widths(rows, width, path, "columns")
     numbers = [number for number, _ in rows]
     src = _parse([fields[0] for _, fields in rows], numbers, int, path, "node id")
@@ -388,7 +372,9 @@ def _read_edge_list(
     negative = (src < 0) | (dst < 0)
     if negative.any():
         i = int(negative.nonzero()[0][0])
-        raise _fail(f"{path.name}, line {numbers[i]}: negative node id {min(src[i], dst[i])} (node ids are 0..n-1)")
+        raise input_error(
+            f"{path.name}, line {numbers[i]}: negative node id {min(src[i], dst[i])} (node ids are 0..n-1)"
+        )
     mask = None
     used = {0, 1}
     if private_column is not None:
@@ -398,7 +384,7 @@ def _read_edge_list(
         for i, (number, fields) in enumerate(rows):
             value = fields[index].lower()
             if value not in _TRUE + _FALSE:
-                raise _fail(
+                raise input_error(
                     f"{path.name}, line {number}: the private flag must be 0/1 or true/false, got {fields[index]!r}"
                 )
             flags[i] = value in _TRUE
@@ -424,20 +410,22 @@ def _read_npz(path: Path) -> tuple[Tensor, int]:
     import scipy.sparse as sp
 
     if not zipfile.is_zipfile(path):
-        raise _fail(f"cannot read {path}: not a SciPy sparse .npz archive (write it with scipy.sparse.save_npz)")
+        raise input_error(f"cannot read {path}: not a SciPy sparse .npz archive (write it with scipy.sparse.save_npz)")
     try:
         matrix = sp.load_npz(path)
     except Exception as exc:  # noqa: BLE001 - zip / pickle / format errors alike
-        raise _fail(f"cannot read {path} as a SciPy sparse matrix (scipy.sparse.save_npz): {_first_line(exc)}") from exc
+        raise input_error(
+            f"cannot read {path} as a SciPy sparse matrix (scipy.sparse.save_npz): {_first_line(exc)}"
+        ) from exc
     rows, cols = matrix.shape
     if rows != cols:
-        raise _fail(f"the adjacency matrix in {path.name} must be square, got {rows}×{cols}")
+        raise input_error(f"the adjacency matrix in {path.name} must be square, got {rows}×{cols}")
     coo = matrix.tocoo()
     keep = coo.data != 0  # explicitly stored zeros are not edges
     row, col, weight = coo.row[keep], coo.col[keep], coo.data[keep]
     off = weight != 1
     if off.any():
-        raise _fail(
+        raise input_error(
             f"the adjacency matrix in {path.name} has {int(off.sum())} entries other than 0/1 "
             f"(e.g. {weight[off][0].item()!r}); privgraph reads unweighted graphs: binarize it"
         )
@@ -452,7 +440,7 @@ def _load_torch(path: Path, trust_pickle: bool, notes: list[str]) -> Data | Hete
         notes.append(f"{path.name} {TRUST_PICKLE_NOTE}")
     if not isinstance(obj, (Data, HeteroData)):
         kind = type(obj)
-        raise _fail(
+        raise input_error(
             f"{path.name} holds a {kind.__module__}.{kind.__qualname__}, not a torch_geometric "
             "Data or HeteroData (save the graph itself with torch.save(data, path))"
         )
@@ -469,7 +457,7 @@ def _check_finite(x: Tensor, what: str) -> None:
     count = int(bad.sum())
     if count:
         row, col = (int(i) for i in bad.nonzero()[0])
-        raise _fail(
+        raise input_error(
             f"{what} hold {count} NaN/inf values (e.g. row {row}, column {col}); fill or drop them before privatizing"
         )
 
@@ -478,9 +466,9 @@ def _check_domain(domain) -> tuple[float, float]:
     try:
         lo, hi = (float(v) for v in domain)
     except (TypeError, ValueError):
-        raise _fail(f"the feature domain must be two numbers (lo, hi), got {domain!r}") from None
+        raise input_error(f"the feature domain must be two numbers (lo, hi), got {domain!r}") from None
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise _fail(f"the feature domain must be finite with lo < hi, got ({lo:g}, {hi:g})")
+        raise input_error(f"the feature domain must be finite with lo < hi, got ({lo:g}, {hi:g})")
     return lo, hi
 
 
@@ -496,7 +484,7 @@ def _apply_domain(
         outside = (x < lo) | (x > hi)
         count = int(outside.sum())
         if count and not clip:
-            raise _fail(
+            raise input_error(
                 f"{count} values of {what} lie outside the declared domain {shown} (found "
                 f"[{float(x.min()):g}, {float(x.max()):g}]); rescale them, or clip them into "
                 "the domain (clip=True / --clip)"
@@ -543,7 +531,7 @@ def _check_edges(data: Data, directed: bool, symmetrize: bool, self_loops: bool,
     docstring): the missing reverse edges added when ``symmetrize``; a graph with one-way edges is
     noted; an undirected one (not ``directed``) must flag both directions of an edge alike."""
     if data.edge_index is None or data.edge_index.numel() == 0:
-        raise _fail(f"{what} holds no edges")
+        raise input_error(f"{what} holds no edges")
     try:
         check_graph(
             data.edge_index,
@@ -578,7 +566,7 @@ def _check_edges(data: Data, directed: bool, symmetrize: bool, self_loops: bool,
     except GraphInputError:
         raise
     except ValueError as exc:
-        raise _fail(str(exc)) from exc
+        raise input_error(str(exc)) from exc
     if getattr(data, "private_edge_mask", None) is not None:
         data.private_edge_mask = data.private_edge_mask.bool()
     return data
@@ -588,7 +576,7 @@ def _check_hetero(data: HeteroData, self_loops: bool, path: Path) -> None:
     """Per relation: ids in range, no duplicate columns (and no self-loops within one node type
     unless allowed); no symmetry requirement."""
     if not data.edge_types or all(data[t].edge_index.numel() == 0 for t in data.edge_types if "edge_index" in data[t]):
-        raise _fail(f"the HeteroData in {path.name} holds no edges")
+        raise input_error(f"the HeteroData in {path.name} holds no edges")
     for edge_type in data.edge_types:
         store = data[edge_type]
         if "edge_index" not in store:
@@ -598,7 +586,7 @@ def _check_hetero(data: HeteroData, self_loops: bool, path: Path) -> None:
         for node_type in (src, dst):
             size = data[node_type].num_nodes
             if size is None:
-                raise _fail(f"node type {node_type!r} in {path.name} has no num_nodes (and no x to infer it)")
+                raise input_error(f"node type {node_type!r} in {path.name} has no num_nodes (and no x to infer it)")
             sizes.append(int(size))
         num_nodes = sizes[0] if src == dst else (sizes[0], sizes[1])
         try:
@@ -611,7 +599,7 @@ def _check_hetero(data: HeteroData, self_loops: bool, path: Path) -> None:
                 what=f"relation {edge_type} in {path.name}",
             )
         except ValueError as exc:
-            raise _fail(str(exc)) from exc
+            raise input_error(str(exc)) from exc
 
 
 # ---------------------------------------------------------------------------------------- entry point
@@ -652,22 +640,22 @@ def read_graph(
 
     Returns the graph (with ``data.name``, and ``data.feature_domain`` when a domain applies) and
     notes on every change made.  Raises :class:`GraphInputError` (one line) on any bad input."""
-    graph_path = _existing(path, "graph", GRAPH_SUFFIXES)
+    graph_path = existing_file(path, "graph", GRAPH_SUFFIXES)
     suffix = graph_path.suffix.lower()
     notes: list[str] = []
     if domain is not None:
         domain = _check_domain(domain)
     if clip and domain is None and suffix not in TORCH_SUFFIXES:
-        raise _fail("clip=True (--clip) needs a feature domain (--domain LO HI) to clip into")
+        raise input_error("clip=True (--clip) needs a feature domain (--domain LO HI) to clip into")
     if private_column is not None and suffix not in EDGE_LIST_SUFFIXES:
-        raise _fail(
+        raise input_error(
             f"a private column applies to edge-list files ({', '.join(EDGE_LIST_SUFFIXES)}), "
             f"not to {suffix}; give a private-edge mask file instead"
         )
     if private_column is not None and private_edges is not None:
-        raise _fail("give the private edges either as a column of the edge list or as a mask file, not both")
+        raise input_error("give the private edges either as a column of the edge list or as a mask file, not both")
     if trust_pickle and suffix not in TORCH_SUFFIXES:
-        raise _fail(
+        raise input_error(
             f"trust_pickle (--trust-pickle) applies to torch files ({', '.join(TORCH_SUFFIXES)}), "
             f"not to {suffix}, which is read without unpickling"
         )
@@ -685,7 +673,7 @@ def read_graph(
     if suffix in TORCH_SUFFIXES:
         what = f"the graph in {graph_path.name}"
         if data.edge_index is None:
-            raise _fail(f"{what} has no edge_index")
+            raise input_error(f"{what} has no edge_index")
         num_nodes = data.num_nodes
         for value, label, old in ((x, "features", data.x), (y, "labels", data.y)):
             if value is None:
@@ -693,7 +681,7 @@ def read_graph(
             if value.shape[0] != num_nodes:
                 unit = "rows" if label == "features" else "labels"
                 file = Path(features if label == "features" else labels).name
-                raise _fail(
+                raise input_error(
                     f"the {label} file {file} has {value.shape[0]} {unit}, expected {num_nodes} "
                     f"(one per node of {graph_path.name})"
                 )
@@ -716,10 +704,10 @@ def read_graph(
                 f"{tuple(data.feature_domain)} stored in {graph_path.name}"
             )
         if clip and domain is None:
-            raise _fail("clip=True (--clip) needs a feature domain (--domain LO HI) to clip into")
+            raise input_error("clip=True (--clip) needs a feature domain (--domain LO HI) to clip into")
     else:
         if x is not None and y is not None and y.shape[0] != x.shape[0]:
-            raise _fail(
+            raise input_error(
                 f"the labels file {Path(labels).name} has {y.shape[0]} labels, expected {x.shape[0]} "
                 "(one per feature row)"
             )
@@ -729,9 +717,11 @@ def read_graph(
             what = f"the adjacency matrix in {graph_path.name}"
             edge_index, order = _read_npz(graph_path)
             if edge_index.numel() == 0:
-                raise _fail(f"no edges in {graph_path}: the adjacency matrix is all zeros")
+                raise input_error(f"no edges in {graph_path}: the adjacency matrix is all zeros")
             if size is not None and order != size:
-                raise _fail(f"the adjacency matrix in {graph_path.name} is {order}×{order} but {source} {size} rows")
+                raise input_error(
+                    f"the adjacency matrix in {graph_path.name} is {order}×{order} but {source} {size} rows"
+                )
             num_nodes = order
         else:
             edge_index, column_mask, lines = _read_edge_list(
@@ -741,7 +731,7 @@ def read_graph(
             if size is not None and top >= size:
                 high = edge_index.max(0).values >= size
                 hit = int(high.nonzero()[0, 0])
-                raise _fail(
+                raise input_error(
                     f"{graph_path.name}, line {int(lines[hit])}: node id {int(edge_index[:, hit].max())} "
                     f"out of range: {source} {size} rows (ids must be 0..{size - 1}; "
                     f"{plural(int(high.sum()), 'edge')} affected)"
@@ -762,7 +752,7 @@ def read_graph(
         if suffix in TORCH_SUFFIXES:
             unit = "column of edge_index"
         if mask.numel() != expected:
-            raise _fail(
+            raise input_error(
                 f"the private-edge mask has {mask.numel()} entries, expected {expected} "
                 f"(one per {unit} in {graph_path.name})"
             )
@@ -775,7 +765,7 @@ def read_graph(
         _check_finite(data.x, "the features")
     if domain is not None:
         if data.x is None:
-            raise _fail(f"a feature domain was declared but {graph_path.name} comes with no features")
+            raise input_error(f"a feature domain was declared but {graph_path.name} comes with no features")
         data.x = _apply_domain({"the features": data.x}, domain, clip, notes)["the features"]
         data.feature_domain = domain
     data.name = name or graph_path.stem
@@ -800,7 +790,7 @@ def _finish_hetero(
         if value is not None
     ]
     if given:
-        raise _fail(
+        raise input_error(
             f"{path.name} holds a HeteroData: separate {', '.join(given)} files apply to "
             "homogeneous graphs only (store them on the node and edge types)"
         )
@@ -813,10 +803,10 @@ def _finish_hetero(
         domain = _check_domain(stored)
         notes.append(f"feature domain [{domain[0]:g}, {domain[1]:g}] taken from {path.name}")
     if clip and domain is None:
-        raise _fail("clip=True (--clip) needs a feature domain (--domain LO HI) to clip into")
+        raise input_error("clip=True (--clip) needs a feature domain (--domain LO HI) to clip into")
     if domain is not None:
         if not xs:
-            raise _fail(f"a feature domain was declared but the HeteroData in {path.name} has no features")
+            raise input_error(f"a feature domain was declared but the HeteroData in {path.name} has no features")
         clipped = _apply_domain(xs, domain, clip, notes)
         for t in data.node_types:
             key = f"the {t!r} features"

@@ -31,12 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from privgraph.data.datasets import DatasetUnavailableError
 from privgraph.data.registry import DATA_ENV, SENSITIVE, get_dataset, register_dataset
 
 if TYPE_CHECKING:
+    import numpy as np
     from torch_geometric.data import Data
 
 
@@ -157,6 +156,8 @@ def _read_table(path: Path) -> tuple[list[str], list[list[str]]]:
 
 
 def _encode(column: list[str], positive: str | None = None) -> np.ndarray:
+    import numpy as np
+
     if positive is not None:
         return np.array([v == positive for v in column], dtype=np.int64)
     return np.array([float(v) for v in column], dtype=np.float64)
@@ -184,6 +185,7 @@ def load_sensitive(
 
 def _read(spec: SensitiveSpec, root: str | os.PathLike | None) -> Data:
     """The graph of ``spec``'s files: features normalised, ``sens`` kept apart, no split yet."""
+    import numpy as np
     import torch
     from torch_geometric.data import Data
     from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
@@ -243,6 +245,7 @@ def split_sensitive(
 ) -> Data:
     """Seeded private nodes (``private_mask``, a ``private_ratio`` share) and a
     stratified ``train/val/test`` split, in place; returns ``data``."""
+    import numpy as np
     import torch
 
     from privgraph.data.splits import stratified_split

@@ -45,12 +45,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from privgraph.accounting import PrivacyReport
+from privgraph.accounting import PrivacyReport, check_epsilons
 from privgraph.experiments.selection import Selection, select_on_validation
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
 from privgraph.experiments.tasks import EvaluationTask, Released, task_for
-from privgraph.mechanisms import check_epsilon, derive_seed
+from privgraph.mechanisms import derive_seed
 from privgraph.methods import Method, get_method, method_class
 from privgraph.progress import ProgressHook
 from privgraph.release import json_safe
@@ -183,22 +183,9 @@ class ExperimentSpec:
         return get_attack(self.attack, **self.attack_params)
 
     def _epsilons(self, method: Method) -> list[float | None]:
-        eps = list(self.epsilons)
-        if not method.private:
-            if any(e is not None for e in eps):
-                raise ValueError(f"{self.method} is not private: it takes no epsilon")
-            return [None]
-        if None in eps and not method.epsilon_optional:
-            raise ValueError(f"{self.method} always adds noise: every setting needs an epsilon")
-        if not eps:
+        checked = check_epsilons(self.method, method.private, method.epsilon_optional, self.epsilons)
+        if method.private and not checked:
             return [None] if method.epsilon_optional else [DEFAULT_EPSILON]
-        checked = [None if e is None else check_epsilon(e) for e in eps]
-        repeated = sorted({e for e in checked if checked.count(e) > 1}, key=lambda e: (e is not None, e or 0.0))
-        if repeated:  # each ε is one setting: its own randomness streams and its own identity in the store
-            raise ValueError(
-                f"epsilon {', '.join('none' if e is None else f'{e:g}' for e in repeated)} is given "
-                "more than once: give each value once (--trials repeats a setting)"
-            )
         return checked
 
     def setting_index(self, eps: float | None) -> int:

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from torch import Tensor
 from torch_geometric.data import Data
 
+from privgraph.data.registry import SENSITIVE, get_dataset
 from privgraph.experiments.tasks.base import Evaluation, EvaluationTask, Released, register_task
 from privgraph.mechanisms import derive_seed
 from privgraph.methods import Task
@@ -24,6 +25,7 @@ class AttributeInference(EvaluationTask):
     name = "attribute"
     metrics = ("utility_accuracy", "utility_f1", "attack_accuracy", "attack_f1", "attack_auc")
     reads = ("case", "balance", "synthetic")
+    datasets = (SENSITIVE,)
     holdout_fraction: ClassVar[float] = 0.2  # share of the private nodes held out for tuning (with ``tune``)
 
     def __init__(self, spec, method, progress):
@@ -52,10 +54,9 @@ class AttributeInference(EvaluationTask):
 
     def validate(self):
         from privgraph.attacks import check_case
-        from privgraph.data.registry import SENSITIVE, get_dataset
 
         if self.spec.input is None:
-            get_dataset(self.spec.dataset, SENSITIVE)
+            get_dataset(self.spec.dataset, *self.datasets)
         check_case(self.case)
         own = getattr(self.method.params, "case", None)
         if self.spec.case is not None and own is not None and self.spec.case != own:

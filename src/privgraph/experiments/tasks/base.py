@@ -48,6 +48,8 @@ class EvaluationTask:
     # the spec's fields this task reads, beyond the common ones (others must stay at their defaults)
     reads: ClassVar[tuple[str, ...]] = ()
     training: ClassVar[type | None] = None  # the training hyperparameters' dataclass (--set), if any
+    # the registry's graphs (privgraph.data.registry.GRAPHS) a --dataset name is looked up among, first first
+    datasets: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, spec: Any, method: Method, progress: ProgressHook):
         self.spec = spec

@@ -8,6 +8,7 @@ from typing import Any
 
 from torch import Tensor
 
+from privgraph.data.registry import HETEROGENEOUS, dataset_names, get_dataset
 from privgraph.experiments.tasks.base import EvaluationTask
 from privgraph.methods import Method
 from privgraph.methods.base import Settings
@@ -29,6 +30,7 @@ class _HeteroTask(EvaluationTask):
     """Shared by the heterogeneous tasks: the dataset's task (target type and relation, HeteDP §V)."""
 
     training = HeteroTraining
+    datasets = (HETEROGENEOUS,)
 
     @classmethod
     def accepts(cls, method):
@@ -48,27 +50,23 @@ class _HeteroTask(EvaluationTask):
     @property
     def key(self) -> str:
         """The registered heterogeneous dataset's key (``--input``: the given name)."""
-        from privgraph.data.registry import HETEROGENEOUS, get_dataset
-
         return (
             self.spec.dataset.lower()
             if self.spec.input is not None
-            else get_dataset(self.spec.dataset, HETEROGENEOUS).key
+            else get_dataset(self.spec.dataset, *self.datasets).key
         )
 
     @property
     def hetero_task(self):
         """The dataset's task (target type, protected relation); the evaluation needs one, so ``run`` and
         ``attack`` on the user's own graph stop here with the way to release it instead."""
-        from privgraph.data.registry import HETEROGENEOUS, dataset_names, get_dataset
-
         if self.spec.input is not None:
             raise ValueError(
                 f"privgraph run evaluates {self.method.name} on the heterogeneous datasets it knows "
                 f"({', '.join(dataset_names(HETEROGENEOUS))}), not on --input: release your own "
                 f"graph with privgraph release {self.method.name} --input FILE"
             )
-        return get_dataset(self.key, HETEROGENEOUS).hetero
+        return get_dataset(self.key, *self.datasets).hetero
 
     def model_name(self):
         return self.name

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from torch_geometric.data import Data
 
+from privgraph.data.registry import HOMOGENEOUS, SENSITIVE, dataset_names, get_dataset
 from privgraph.experiments.tasks.base import Evaluation, EvaluationTask, register_task
 from privgraph.mechanisms import derive_seed
 from privgraph.methods import SEARCH_SPACE, Hyperparameters, LabelReports, Release, Task, report_labels
@@ -18,9 +19,7 @@ from privgraph.nn import MODELS
 def _data_dataset(name: str) -> Any:
     """The registered dataset ``name`` among those read as a ``Data``: homogeneous graphs first, then
     graphs with a sensitive attribute (``sbm`` is the homogeneous one, ``planted`` the other)."""
-    from privgraph.data.registry import HOMOGENEOUS, SENSITIVE, get_dataset
-
-    return get_dataset(name, HOMOGENEOUS, SENSITIVE)
+    return get_dataset(name, *NodeClassification.datasets)
 
 
 @register_task
@@ -32,6 +31,7 @@ class NodeClassification(EvaluationTask):
     name = "nc"
     metrics = ("accuracy",)
     reads = ("model", "epsilon_y", "split", "private_ratio", "synthetic")
+    datasets = (HOMOGENEOUS, SENSITIVE)
     training = Hyperparameters
 
     @classmethod
@@ -75,7 +75,6 @@ class NodeClassification(EvaluationTask):
 
     def load(self):
         from privgraph.data import load, load_sensitive, mark_private_edges, validate_graph
-        from privgraph.data.registry import SENSITIVE
         from privgraph.data.validation import input_graph_notes
 
         spec = self.spec
@@ -179,8 +178,6 @@ class NodeClassification(EvaluationTask):
                 if "sens" not in self.spec.input:
                     raise ValueError(f"{attack.name} infers a sensitive attribute: the input graph has none (sens)")
             elif _data_dataset(self.spec.dataset).sensitive is None:
-                from privgraph.data.registry import SENSITIVE, dataset_names
-
                 raise ValueError(
                     f"{attack.name} infers a sensitive attribute: {self.spec.dataset} has none; use a "
                     f"dataset with one ({', '.join(dataset_names(SENSITIVE))}) or an --input graph "

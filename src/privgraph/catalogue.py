@@ -1,0 +1,137 @@
+"""The command line's catalogue: what ``privgraph`` needs to know about the registered methods and
+attacks before any work starts, read from ``catalogue.json`` without torch or PyG.
+
+The registries (:data:`privgraph.methods.METHODS`, :data:`privgraph.attacks.ATTACKS`) hold classes
+whose modules import torch and PyG (tens of seconds on a loaded machine).  ``privgraph methods``,
+``privgraph attacks`` and every check of a command's arguments (a method's name, its ``--param``
+names and types, ``--set`` names and types, ``--task``, ε, the dataset's name) read this generated
+copy of their metadata instead; the heavy modules are imported only when the work starts.
+
+``python -m privgraph.catalogue`` regenerates the file from the live registries; a test asserts that
+the file equals them (tests/test_catalogue.py), so it cannot go stale.
+
+Each method's entry: ``info`` (:meth:`~privgraph.methods.Method.info`, what ``privgraph methods``
+prints), the class flags the command line checks (``heterogeneous``, ``simple_graph``,
+``needs_features``), ``params`` (each ``Params`` field's type, written as :func:`type_text`) and
+``tasks``: for the default task (key ``""``) and every ``--task`` name, the evaluation task it
+resolves to (:func:`~privgraph.experiments.tasks.task_for`) with its ``--set`` hyperparameters'
+types (``training``, None where the task trains no model of its own) and the registry graphs its
+``--dataset`` is looked up among, or the ``error`` that name gives.  Each attack's entry: ``info``
+(:meth:`~privgraph.attacks.Attack.info`) and ``params``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import typing
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")
+REGENERATE = "python -m privgraph.catalogue"
+
+# the names a parameter's type is written with (every type a Params field may have: see _parse in cli)
+_TYPE_NAMES: dict[str, Any] = {"int": int, "float": float, "bool": bool, "str": str, "tuple": tuple, "None": None}
+
+
+def type_text(hint: Any) -> str:
+    """A type as text: ``int``, ``float | None``, ``tuple[int, ...] | None`` (:func:`type_of` reads it)."""
+    return hint.__name__ if isinstance(hint, type) else str(hint)
+
+
+def type_of(text: str) -> Any:
+    """The type :func:`type_text` wrote (only the builtin scalars, ``tuple`` and ``None`` are known)."""
+    return eval(text, {"__builtins__": {}}, dict(_TYPE_NAMES))  # noqa: S307 - the package's own file, no builtins
+
+
+@cache
+def load_catalogue(path: Path = CATALOGUE_PATH) -> dict[str, Any]:
+    """The catalogue file (read once)."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def method_entry(name: str) -> dict[str, Any]:
+    """The method ``name``'s entry; ``ValueError`` with the names otherwise (the registry's own message)."""
+    methods = load_catalogue()["methods"]
+    if name not in methods:
+        raise ValueError(f"unknown method {name!r}; choose from {', '.join(methods)}")
+    return methods[name]
+
+
+def attack_entry(name: str) -> dict[str, Any]:
+    """The attack ``name``'s entry; ``ValueError`` with the names otherwise."""
+    attacks = load_catalogue()["attacks"]
+    if name not in attacks:
+        raise ValueError(f"unknown attack {name!r}; choose from {', '.join(attacks)}")
+    return attacks[name]
+
+
+def hints(types: dict[str, str]) -> dict[str, Any]:
+    """``{name: type}`` from an entry's ``{name: type text}``, in its order."""
+    return {name: type_of(text) for name, text in types.items()}
+
+
+def task_entry(method: dict[str, Any], task: str | None) -> dict[str, Any] | None:
+    """The method's evaluation task for ``--task`` (None: its default): ``name``, ``training``,
+    ``datasets``; ``ValueError`` where the name does not apply to it; None for a name the catalogue
+    does not know (the pipeline refuses it)."""
+    entry = method["tasks"].get(task or "")
+    if entry is not None and "error" in entry:
+        raise ValueError(entry["error"])
+    return entry
+
+
+# ------------------------------------------------------------------------------------------- generation
+
+
+def _field_types(cls: type) -> dict[str, str]:
+    hinted = typing.get_type_hints(cls)
+    return {f.name: type_text(hinted[f.name]) for f in dataclasses.fields(cls)}
+
+
+def build_catalogue() -> dict[str, Any]:
+    """The catalogue from the live registries (imports torch and PyG)."""
+    from privgraph.attacks import ATTACKS
+    from privgraph.experiments.tasks.base import TASK_ALIASES, TASK_CLASSES, task_for
+    from privgraph.methods import METHODS
+
+    def tasks(cls: type) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for given in ("", *TASK_CLASSES, *(a for a in TASK_ALIASES if a not in TASK_CLASSES)):
+            try:
+                task = task_for(cls, given or None)
+            except ValueError as err:
+                out[given] = {"error": str(err)}
+                continue
+            training = None if task.training is None else _field_types(task.training)
+            out[given] = {"name": task.name, "training": training, "datasets": list(task.datasets)}
+        return out
+
+    return {
+        "generated_by": REGENERATE,
+        "methods": {
+            name: {
+                "info": cls.info(),
+                "heterogeneous": cls.heterogeneous,
+                "simple_graph": cls.simple_graph,
+                "needs_features": cls.needs_features,
+                "params": _field_types(cls.Params),
+                "tasks": tasks(cls),
+            }
+            for name, cls in METHODS.items()
+        },
+        "attacks": {name: {"info": cls.info(), "params": _field_types(cls.Params)} for name, cls in ATTACKS.items()},
+    }
+
+
+def write_catalogue(path: Path = CATALOGUE_PATH) -> Path:
+    """Write :func:`build_catalogue` to ``path`` (JSON, stable order)."""
+    path.write_text(json.dumps(build_catalogue(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_catalogue(Path(sys.argv[1]) if len(sys.argv) > 1 else CATALOGUE_PATH)}")
