@@ -194,7 +194,7 @@ def page(args: argparse.Namespace) -> None:
         "example's norm from the Gram matrices of its rows' layer inputs and output gradients, the sum as one "
         "product). Median seconds per step over "
         f"{st['repeats']} batches, both on the same batch, {st['threads']} torch thread(s), load "
-        f"{st['load'][0]}–{st['load'][1]} on {st['cpus']} CPUs (a shared machine: compare the columns, not "
+        f"{min(st['load'])}–{max(st['load'])} on {st['cpus']} CPUs (a shared machine: compare the columns, not "
         "runs). *max |Δ|*: the largest difference between the two noisy gradients (same noise seed) — float "
         "summation order only.",
         "",
@@ -214,8 +214,8 @@ def page(args: argparse.Namespace) -> None:
             "",
             f"From B = {first['batch']} to {last['batch']} ({ratio:g}× the examples) a step takes "
             f"{last['vmap_s'] / first['vmap_s']:.1f}× longer with vmap and {last['ghost_s'] / first['ghost_s']:.1f}× "
-            "with ghost clipping: both grow about linearly in B, ghost clipping with a smaller constant (it "
-            "never writes B copies of the weights).",
+            "with ghost clipping (under a load this high, fixed costs per step and the scheduler blur the growth "
+            "rate; the work itself is linear in B for both, ghost clipping never writes B copies of the weights).",
         ]
     lines += [
         "",
@@ -230,6 +230,13 @@ def page(args: argparse.Namespace) -> None:
             f"`{tr['command']}` (ghost clipping): {', '.join(f'{s:.0f}' for s in tr['seconds'])} s, median "
             f"**{tr['median_s']:.0f} s** (load {min(tr['load'])}–{max(tr['load'])} on {tr['cpus']} CPUs; the data "
             "set's processed files cached). The target was under 1 minute on 2 cores.",
+        ]
+    else:
+        lines += [
+            "",
+            "## One trial",
+            "",
+            f"`python benchmarks/dpsgd_speed.py trial` has not been run (`{' '.join(TRIAL)}`).",
         ]
     PAGE.write_text("\n".join(lines) + "\n")
     print(f"wrote {PAGE.relative_to(ROOT)}")

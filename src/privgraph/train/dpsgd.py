@@ -160,8 +160,9 @@ def linear_clipped_sum(model: nn.Module, losses: Callable[[], Tensor], clip: flo
     computations"; Li et al. 2022, "Large language models can be strong differentially private
     learners", §4), for a model whose parameters all belong to ``nn.Linear`` layers.
 
-    ``losses()`` runs the model on a batch and returns the per-example losses [B].  Every call of a
-    linear layer must take an input whose leading dimension is the example, and example i's loss
+    ``losses()`` runs the model on a batch and returns the per-example losses [B].  The weights must be
+    used through calls of their layers only (the calls are recorded by forward hooks), and every call
+    must take an input whose leading dimension is the example, and example i's loss
     must read row i of each call only (no batch statistics, no message between examples' rows).
     Then the gradient G of Σ_i loss_i with respect to a call's output has, in row i, example i's own
     gradient, and for a layer with inputs a_ir and output gradients g_ir (r: example i's rows over

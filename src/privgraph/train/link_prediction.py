@@ -11,6 +11,12 @@ sides).  The encoder's message-passing graph is fixed before training: its
 neighbour means are taken on the inputs (:class:`LinkInputs`), so what ε
 protects depends on which relations pass messages — HeteDP's modes and their
 guarantees are in :mod:`privgraph.methods.hetedp.topology`.
+
+Each step clips every example's gradient exactly without forming it (ghost clipping,
+:func:`~privgraph.train.dpsgd.ghost_clipped_noisy_gradient`): the encoder is linear layers, and
+since the means are inputs, example i's loss reads its own rows only — in every topology, the
+message-passing one included — so the batch's backward pass holds each example's own output
+gradients.
 """
 
 from __future__ import annotations
