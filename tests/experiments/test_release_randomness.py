@@ -201,13 +201,13 @@ def test_dpsgd_takes_the_os_source(monkeypatch):
     import privgraph.train.link_prediction as link_prediction
 
     seen = []
-    real = link_prediction.clipped_noisy_gradient
+    real = link_prediction.ghost_clipped_noisy_gradient
 
-    def spy(grads, clip, std, batch, rng):
+    def spy(model, losses, clip, std, batch, rng):
         seen.append(rng)
-        return real(grads, clip, std, batch, rng)
+        return real(model, losses, clip, std, batch, rng)
 
-    monkeypatch.setattr(link_prediction, "clipped_noisy_gradient", spy)
+    monkeypatch.setattr(link_prediction, "ghost_clipped_noisy_gradient", spy)
     spec = ExperimentSpec(
         method="hetedp",
         task="lp",

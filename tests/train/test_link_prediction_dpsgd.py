@@ -135,13 +135,13 @@ def test_training_adds_sigma_times_c_each_step_and_the_accountant_covers_it(monk
     import privgraph.train.link_prediction as link_prediction
 
     calls = []
-    real = link_prediction.clipped_noisy_gradient
+    real = link_prediction.ghost_clipped_noisy_gradient
 
-    def spy(per_example, clip, noise_std, expected_batch, generator):
+    def spy(model, losses, clip, noise_std, expected_batch, generator):
         calls.append((clip, noise_std, expected_batch))
-        return real(per_example, clip, noise_std, expected_batch, generator)
+        return real(model, losses, clip, noise_std, expected_batch, generator)
 
-    monkeypatch.setattr(link_prediction, "clipped_noisy_gradient", spy)
+    monkeypatch.setattr(link_prediction, "ghost_clipped_noisy_gradient", spy)
     d = hetero_sbm_graph(seed=1)
     edges = d["paper", "to", "author"].edge_index
     config = DPSGDConfig(batch_size=64, epochs=2, clip=0.3, edge_count=1000)  # a public bound, not |E|

@@ -18,6 +18,7 @@ fractional order's series is slow; here that order is left out the same way, sil
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from scipy import special
@@ -123,9 +124,11 @@ def rdp_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: 
     return rdp_to_epsilon(orders, rdp * steps, delta)
 
 
+@lru_cache(maxsize=1024)
 def noise_multiplier_for(epsilon: float, delta: float, sample_rate: float, steps: int, rel_tol: float = 1e-4) -> float:
     """The smallest σ (to ``rel_tol``, rounded up) whose accountant ε is ≤ ``epsilon``: the
-    bracket is doubled until it holds ε, then bisected; the σ returned always meets the target."""
+    bracket is doubled until it holds ε, then bisected; the σ returned always meets the target.
+    Memoised: a setting (ε, δ, q, T) repeated across trials and candidates is calibrated once."""
     if not (epsilon > 0 and math.isfinite(epsilon)):
         raise ValueError(f"epsilon_s must be a finite number > 0, got {epsilon}")
     check_delta(delta)

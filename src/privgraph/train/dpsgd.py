@@ -16,6 +16,7 @@ link-prediction numbers rest on, never as a default."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -116,6 +117,26 @@ class DPSGDResult:
     details: dict[str, Any]
 
 
+def clip_factors(norms: Tensor, clip: float) -> Tensor:
+    """Eq. 22's per-example factors min(1, C/‖g_i‖): example i's gradient times its factor has norm ≤ C."""
+    return torch.clamp(clip / norms.clamp_min(1e-12), max=1.0)
+
+
+def noisy_mean(
+    summed: dict[str, Tensor], noise_std: float, expected_batch: float, rng: RandomSource | None
+) -> dict[str, Tensor]:
+    """Eq. 22 after clipping: N(0, noise_std²) per coordinate added to each summed clipped gradient
+    (drawn from ``rng`` in the order of ``summed``), divided by the expected batch size."""
+    if rng is None and noise_std > 0:
+        raise ValueError("DP-SGD noise needs an explicit random source (a torch.Generator or SecureRandom)")
+    out = {}
+    for n, s in summed.items():
+        if rng is not None:  # drawn even when noise_std = 0, so the noiseless run samples as the private one
+            s = s + randn(tuple(s.shape), rng, s.dtype) * noise_std
+        out[n] = s / expected_batch
+    return out
+
+
 def clipped_noisy_gradient(
     per_example: dict[str, Tensor], clip: float, noise_std: float, expected_batch: float, rng: RandomSource | None
 ) -> tuple[dict[str, Tensor], Tensor]:
@@ -128,15 +149,104 @@ def clipped_noisy_gradient(
     names = list(per_example)
     flat = torch.cat([per_example[n].flatten(1) for n in names], dim=1)
     norms = torch.linalg.vector_norm(flat, dim=1)
-    scale = torch.clamp(clip / norms.clamp_min(1e-12), max=1.0)
-    out = {}
-    for n in names:
-        g = per_example[n]
-        summed = (g * scale.view(-1, *([1] * (g.dim() - 1)))).sum(0)
-        if rng is not None:  # drawn even when noise_std = 0, so the noiseless run samples as the private one
-            summed = summed + randn(tuple(summed.shape), rng, summed.dtype) * noise_std
-        out[n] = summed / expected_batch
-    return out, norms
+    scale = clip_factors(norms, clip)
+    summed = {n: (g * scale.view(-1, *([1] * (g.dim() - 1)))).sum(0) for n, g in per_example.items()}
+    return noisy_mean(summed, noise_std, expected_batch, rng), norms
+
+
+def linear_clipped_sum(model: nn.Module, losses: Callable[[], Tensor], clip: float) -> tuple[dict[str, Tensor], Tensor]:
+    """Eq. 22's clipped sum Σ_i min(1, C/‖g_i‖)·g_i and the norms ‖g_i‖ of the per-example gradients
+    g_i, without forming any g_i (ghost clipping: Goodfellow 2015, "Efficient per-example gradient
+    computations"; Li et al. 2022, "Large language models can be strong differentially private
+    learners", §4), for a model whose parameters all belong to ``nn.Linear`` layers.
+
+    ``losses()`` runs the model on a batch and returns the per-example losses [B].  The weights must be
+    used through calls of their layers only (the calls are recorded by forward hooks), and every call
+    must take an input whose leading dimension is the example, and example i's loss
+    must read row i of each call only (no batch statistics, no message between examples' rows).
+    Then the gradient G of Σ_i loss_i with respect to a call's output has, in row i, example i's own
+    gradient, and for a layer with inputs a_ir and output gradients g_ir (r: example i's rows over
+    all calls of the layer) example i's weight gradient is Σ_r g_ir a_irᵀ, with squared norm
+    Σ_{r,s} (a_ir·a_is)(g_ir·g_is) (the dot products in the model's precision, their
+    products summed in float64) and bias gradient Σ_r g_ir; the clipped sum
+    is one product (s ⊙ G)ᵀA.  The same values as clipping vmapped per-example gradients
+    (:func:`clipped_noisy_gradient`), up to float summation order.  Returns the clipped sum by
+    parameter name (the model's order; zeros for a layer not called) and the norms before clipping."""
+    linears = {name: m for name, m in model.named_modules() if isinstance(m, nn.Linear)}
+    owned = {f"{name}.{p}".lstrip(".") for name, m in linears.items() for p, _ in m.named_parameters(recurse=False)}
+    params = dict(model.named_parameters())
+    if set(params) - owned:
+        raise ValueError(f"ghost clipping needs every parameter in a nn.Linear, not {sorted(set(params) - owned)}")
+    calls: dict[str, list[tuple[Tensor, Tensor]]] = {}
+
+    def recorder(name: str) -> Callable[[nn.Module, tuple[Tensor, ...], Tensor], None]:
+        def record(module: nn.Module, args: tuple[Tensor, ...], output: Tensor) -> None:
+            calls.setdefault(name, []).append((args[0].detach(), output))
+
+        return record
+
+    handles = [m.register_forward_hook(recorder(name)) for name, m in linears.items()]
+    try:
+        loss = losses()
+    finally:
+        for h in handles:
+            h.remove()
+    batch = loss.shape[0]
+    records = [(name, x, out) for name, cs in calls.items() for x, out in cs]
+    for name, x, _ in records:
+        if x.dim() < 2 or x.shape[0] != batch:
+            raise ValueError(
+                f"{name} was called on an input of shape {tuple(x.shape)}: its leading dimension must be "
+                f"the example ({batch})"
+            )
+    out_grads = torch.autograd.grad(loss.sum(), [out for _, _, out in records], allow_unused=True)
+    blocks: dict[str, list[tuple[Tensor, Tensor]]] = {}  # a layer's calls: (inputs [B, R, in], grads [B, R, out])
+    for (name, x, out), g in zip(records, out_grads, strict=True):
+        g = torch.zeros_like(out) if g is None else g
+        blocks.setdefault(name, []).append((x.reshape(batch, -1, x.shape[-1]), g.reshape(batch, -1, g.shape[-1])))
+    squared = torch.zeros(batch, dtype=torch.float64)
+    for name, calls_of in blocks.items():  # Σ over pairs of calls (c, c') of ⟨A_c A_c'ᵀ, G_c G_c'ᵀ⟩ per example
+        for i, (a, g) in enumerate(calls_of):
+            for j, (a2, g2) in enumerate(calls_of[i:], i):
+                inner = (torch.bmm(a, a2.transpose(1, 2)).double() * torch.bmm(g, g2.transpose(1, 2)).double()).sum(
+                    (1, 2)
+                )
+                squared += inner if i == j else 2 * inner
+        if linears[name].bias is not None:
+            squared += sum(g.sum(1) for _, g in calls_of).double().square().sum(-1)
+    norms = squared.clamp_min(0).sqrt()
+    scale = clip_factors(norms, clip).to(loss.dtype)[:, None, None]
+    summed = {}
+    for pname, p in params.items():
+        name, _, kind = pname.rpartition(".")
+        if name not in blocks:
+            summed[pname] = torch.zeros_like(p)
+        elif kind == "bias":
+            summed[pname] = sum((g * scale).sum((0, 1)) for _, g in blocks[name])
+        else:
+            summed[pname] = sum(
+                (g * scale).reshape(-1, g.shape[-1]).t() @ a.reshape(-1, a.shape[-1]) for a, g in blocks[name]
+            )
+    return summed, norms.to(loss.dtype)
+
+
+def ghost_clipped_noisy_gradient(
+    model: nn.Module,
+    losses: Callable[[], Tensor] | None,
+    clip: float,
+    noise_std: float,
+    expected_batch: float,
+    rng: RandomSource | None,
+) -> tuple[dict[str, Tensor], Tensor]:
+    """Eq. 22 as :func:`clipped_noisy_gradient`, with the clipped sum taken by ghost clipping
+    (:func:`linear_clipped_sum`: ``losses()`` returns the batch's per-example losses; ``None``: an
+    empty Poisson batch, whose sum is zero and which still draws the noise).  Returns the gradient
+    and the per-example norms before clipping."""
+    if losses is None:
+        summed, norms = {k: torch.zeros_like(p) for k, p in model.named_parameters()}, torch.zeros(0)
+    else:
+        summed, norms = linear_clipped_sum(model, losses, clip)
+    return noisy_mean(summed, noise_std, expected_batch, rng), norms
 
 
 def paper_gradient_step(

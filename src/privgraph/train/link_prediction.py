@@ -11,6 +11,12 @@ sides).  The encoder's message-passing graph is fixed before training: its
 neighbour means are taken on the inputs (:class:`LinkInputs`), so what ε
 protects depends on which relations pass messages — HeteDP's modes and their
 guarantees are in :mod:`privgraph.methods.hetedp.topology`.
+
+Each step clips every example's gradient exactly without forming it (ghost clipping,
+:func:`~privgraph.train.dpsgd.ghost_clipped_noisy_gradient`): the encoder is linear layers, and
+since the means are inputs, example i's loss reads its own rows only — in every topology, the
+message-passing one included — so the batch's backward pass holds each example's own output
+gradients.
 """
 
 from __future__ import annotations
@@ -32,7 +38,13 @@ from privgraph.mechanisms.randomness import RandomSource, integers, make_generat
 from privgraph.nn.cvgae import gaussian_kl
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
 from privgraph.progress import ProgressHook
-from privgraph.train.dpsgd import DPSGDConfig, DPSGDResult, clipped_noisy_gradient, paper_gradient_step, plan_sampling
+from privgraph.train.dpsgd import (
+    DPSGDConfig,
+    DPSGDResult,
+    ghost_clipped_noisy_gradient,
+    paper_gradient_step,
+    plan_sampling,
+)
 
 
 def neighbour_means(
@@ -138,10 +150,9 @@ def train_link_model_dp(
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     num_src, num_dst = inputs.x[src_type].shape[0], inputs.x[dst_type].shape[0]
 
-    def loss_of(p: dict[str, Tensor], source, destinations, draws: Tensor) -> Tensor:
-        return example_loss(model, p, src_type, dst_type, source, destinations, draws, config.kl_weight)
+    def loss_of(p: dict[str, Tensor] | None, sources, destinations, draws: Tensor) -> Tensor:
+        return example_loss(model, p, src_type, dst_type, sources, destinations, draws, config.kl_weight)
 
-    per_example_grad = vmap(grad(loss_of), in_dims=(None, 0, 0, 0))
     # the authors' step reads the batch's summed gradient only: one backward pass instead of per-example ones
     batch_grad = grad(lambda p, *rows: vmap(loss_of, in_dims=(None, 0, 0, 0))(p, *rows).sum())
     paper = config.gradient_step == "paper"
@@ -149,24 +160,27 @@ def train_link_model_dp(
     clipped_share = []
     for step in range(steps):
         chosen = (rand((num_edges,), g) < sample_rate).nonzero().flatten()
+        rows = None  # an empty Poisson batch still releases noise
         if chosen.numel():
             u, v = edges[0, chosen], edges[1, chosen]
             neg_u = integers(num_src, (chosen.numel(), config.negatives), g)
             neg_v = integers(num_dst, (chosen.numel(), config.negatives), g)
             draws = randn((chosen.numel(), 2 + 2 * config.negatives, config.latent), g)
-            params = {k: p.detach() for k, p in model.named_parameters()}
             rows = (
                 inputs.rows(src_type, torch.cat([u[:, None], neg_u], dim=1)),
                 inputs.rows(dst_type, torch.cat([v[:, None], neg_v], dim=1)),
                 draws,
             )
-            grads = batch_grad(params, *rows) if paper else per_example_grad(params, *rows)
-        else:  # an empty Poisson batch still releases noise
-            grads = {k: torch.zeros(p.shape if paper else (0, *p.shape)) for k, p in model.named_parameters()}
         if paper:  # the authors' step (not DP): on the batch's summed gradient
+            grads = (
+                batch_grad({k: p.detach() for k, p in model.named_parameters()}, *rows)
+                if rows is not None
+                else {k: torch.zeros_like(p) for k, p in model.named_parameters()}
+            )
             noisy = paper_gradient_step(grads, config.clip, sigma * config.clip, g)
-        else:
-            noisy, norms = clipped_noisy_gradient(grads, clip, sigma * config.clip, expected_batch, g)
+        else:  # exact per-example gradients clipped, none of them formed (ghost clipping)
+            losses = None if rows is None else (lambda rows=rows: loss_of(None, *rows))
+            noisy, norms = ghost_clipped_noisy_gradient(model, losses, clip, sigma * config.clip, expected_batch, g)
             if norms.numel():
                 clipped_share.append(float((norms > clip).float().mean()))
         opt.zero_grad()
@@ -192,7 +206,7 @@ def train_link_model_dp(
 
 def example_loss(
     model: RelationalVGAEEncoder,
-    params: dict[str, Tensor],
+    params: dict[str, Tensor] | None,
     src_type: str,
     dst_type: str,
     sources: tuple[Tensor, dict[str, Tensor]],
@@ -200,21 +214,26 @@ def example_loss(
     draws: Tensor,
     kl_weight: float = 1.0,
 ) -> Tensor:
-    """Eq. 20–21 for one edge (u, v) with parameters ``params``:
+    """Eq. 20–21 for one edge (u, v) with parameters ``params`` (``None``: the model's own):
     −log σ(z_u·z_v) − Σ_k log σ(−z_u'_k·z_v'_k) + w·(KL(q_u‖N(0, I)) + KL(q_v‖N(0, I))).
     ``sources`` / ``destinations`` = inputs (:meth:`LinkInputs.rows`) of u then the u'_k, of v then
     the v'_k; ``draws`` [2(k + 1), latent] are the reparameterisation noises (sources, then
-    destinations)."""
+    destinations).  With leading batch dimensions (rows [..., k + 1, ·], draws [..., 2(k + 1),
+    latent]) it returns one loss per edge, each reading its own rows only."""
     xs, ms = sources
     xd, md = destinations
-    mu_u, ls_u = functional_call(model, params, (src_type, xs, ms))
-    mu_v, ls_v = functional_call(model, params, (dst_type, xd, md))
-    rows = xs.shape[0]
-    z_u = mu_u + draws[:rows] * ls_u.exp()
-    z_v = mu_v + draws[rows:] * ls_v.exp()
+
+    def encode(node_type: str, x: Tensor, means: dict[str, Tensor]) -> tuple[Tensor, Tensor]:
+        return model(node_type, x, means) if params is None else functional_call(model, params, (node_type, x, means))
+
+    mu_u, ls_u = encode(src_type, xs, ms)
+    mu_v, ls_v = encode(dst_type, xd, md)
+    rows = xs.shape[-2]
+    z_u = mu_u + draws[..., :rows, :] * ls_u.exp()
+    z_v = mu_v + draws[..., rows:, :] * ls_v.exp()
     scores = (z_u * z_v).sum(-1)
-    rec = -nn.functional.logsigmoid(scores[0]) - nn.functional.logsigmoid(-scores[1:]).sum()
-    kl = gaussian_kl(mu_u[0], ls_u[0]) + gaussian_kl(mu_v[0], ls_v[0])
+    rec = -nn.functional.logsigmoid(scores[..., 0]) - nn.functional.logsigmoid(-scores[..., 1:]).sum(-1)
+    kl = gaussian_kl(mu_u[..., 0, :], ls_u[..., 0, :]) + gaussian_kl(mu_v[..., 0, :], ls_v[..., 0, :])
     return rec + kl_weight * kl
 
 
