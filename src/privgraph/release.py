@@ -18,7 +18,7 @@ train on it as often as you like (post-processing).  The release holds
   (HeteDP's link reconstructor).
 
 ``save`` writes ``data`` with ``torch.save`` (so ``torch.load(PATH, weights_only=True)``,
-after ``import privgraph.data``, gives the PyG object a data owner hands on), the
+after ``import privgraph.data.io``, gives the PyG object a data owner hands on), the
 rest as JSON beside it (``PATH.json``: the report, the status of every field,
 parameters, randomness, details), and a released model's weights to
 ``PATH.model.pt``; ``load`` reads them back with ``weights_only=True`` (a file

@@ -10,7 +10,7 @@ field (privatized by what, public as given, or withheld), the method's
 parameters (every δ it uses among them), the randomness and where the input
 came from.  A recipient reads it back without running code from the file:
 ``privgraph.load_release(OUTPUT)``, or ``torch.load(OUTPUT, weights_only=True)``
-after ``import privgraph.data`` (which allow-lists PyG's data classes).  Never
+after ``import privgraph.data.io`` (which allow-lists PyG's data classes).  Never
 load a received file with ``weights_only=False``: unpickling it could run code.
 
 Randomness.  A release that leaves the building must use secret randomness:
