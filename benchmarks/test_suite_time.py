@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         proc = subprocess.run(cmd, cwd=ROOT, env=env)
         wall = time.perf_counter() - start
         load_after = os.getloadavg()
+        if not junit.is_file():  # pytest was stopped before it wrote its report: nothing to record
+            print(f"no report after {wall:.0f} s (exit status {proc.returncode}): nothing recorded", file=sys.stderr)
+            return proc.returncode or 1
         cases = _durations(junit)
 
     shown = " ".join(["python", *cmd[1:]]).replace(str(junit), "JUNIT.xml")
