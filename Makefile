@@ -26,8 +26,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 
+# the suite on every core (pytest-xdist, the test extra): one worker per core, idle workers take queued tests
+# from busy ones (worksteal: a few tests take minutes); PYTEST_WORKERS=0 runs it in this process
+PYTEST_WORKERS ?= auto
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal
 
 # The documentation site (MkDocs + mkdocstrings, API reference from the docstrings) into site/;
 # --strict: any warning (a broken link, a missing snippet, a docstring griffe cannot parse) fails.

@@ -35,6 +35,66 @@ def cli(*args, cwd=None):
     )
 
 
+# ``privgraph.cli.main`` (what ``python -m privgraph`` runs) once per argument list, in ONE fresh interpreter:
+# each command's exit status, and what it wrote to the file descriptors 1 and 2 (so whatever writes there is
+# seen: rich's consoles, warnings, a traceback), as a separate process per command would show them.  An
+# exception escaping main() is printed as the interpreter would print it (a traceback on stderr, status 1).
+_MAIN_PER_ARGV = r"""
+import json, os, sys, tempfile, traceback
+
+cases, target = json.loads(sys.argv[1]), sys.argv[2]
+results = []
+for argv in cases:
+    saved = (os.dup(1), os.dup(2))
+    files = (tempfile.TemporaryFile(), tempfile.TemporaryFile())
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(files[0].fileno(), 1)
+    os.dup2(files[1].fileno(), 2)
+    sys.argv = ["privgraph", *argv]
+    code = 0
+    try:
+        from privgraph.cli import main
+
+        main()
+    except SystemExit as stop:
+        if isinstance(stop.code, str):
+            print(stop.code, file=sys.stderr)
+        code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+    out, err = (f.seek(0) or f.read().decode() for f in files)
+    results.append({"returncode": code, "stdout": out, "stderr": err})
+with open(target, "w") as f:
+    json.dump(results, f)
+"""
+
+
+def cli_each(argvs, tmp_path):
+    """:func:`cli` of each argument list, for commands whose property is their output, status and files rather
+    than the process: one interpreter runs them all (``_MAIN_PER_ARGV``), which saves a start-up per command."""
+    argvs = [[str(a) for a in argv] for argv in argvs]
+    results = tmp_path / "cli_each.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", _MAIN_PER_ARGV, json.dumps(argvs), str(results)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "100"},
+        timeout=600,
+    )
+    assert proc.returncode == 0 and not proc.stdout and not proc.stderr, proc.stdout + proc.stderr
+    return [
+        subprocess.CompletedProcess(argv, r["returncode"], r["stdout"], r["stderr"])
+        for argv, r in zip(argvs, json.loads(results.read_text()))
+    ]
+
+
 @pytest.fixture(scope="module")
 def graph():
     return sbm_graph(num_nodes=N, num_classes=2, num_features=6, avg_degree=4.0, seed=0)
@@ -55,38 +115,28 @@ def test_pt_edge_list_and_npz_inputs_release_and_run(graph, tmp_path):
     _write_edge_list(tmp_path / "e.tsv", graph.edge_index, sep="\t")
     ei = graph.edge_index.numpy()
     sp.save_npz(tmp_path / "a.npz", sp.coo_matrix((np.ones(ei.shape[1]), (ei[0], ei[1])), shape=(N, N)).tocsr())
-    for name, extra in (
+    inputs = (
         ("g.pt", []),
         ("e.tsv", ["--features", tmp_path / "x.npy", "--labels", tmp_path / "y.csv"]),
         ("a.npz", ["--features", tmp_path / "x.npy"]),
-    ):
-        out = tmp_path / f"{name}.release.pt"
-        res = cli(
-            "release", "lpgnn", "--input", tmp_path / name, *extra, "--domain", "0,1", "--epsilon", "1", "-o", out
-        )
-        assert res.returncode == 0, res.stderr
+    )
+    releases = [
+        ["release", "lpgnn", "--input", tmp_path / name, *extra, "--domain", "0,1", "--epsilon", "1", "-o", out]
+        for name, extra in inputs
+        for out in [tmp_path / f"{name}.release.pt"]
+    ]
+    run = ["run", "lpgnn", "--input", tmp_path / "g.pt", "--epsilon", "1", "--trials", "1", "--set", "epochs=5"]
+    run += ["--db", tmp_path / "r.db", "--format", "json"]
+    *released_by, res = cli_each([*releases, run], tmp_path)
+    for argv, res_release in zip(releases, released_by):
+        out = argv[-1]
+        assert res_release.returncode == 0, res_release.stderr
         released = torch.load(out)
         assert isinstance(released, Data) and released.num_nodes == N
         assert not torch.equal(released.x, graph.x)  # privatized, never the raw features
         meta = json.loads(out.with_name(out.name + ".json").read_text())
         assert meta["fields"]["x"].startswith("privatized") and meta["provenance"]["dataset"] == "input"
         assert meta["report"][0].startswith("Whatever else they know")
-    res = cli(
-        "run",
-        "lpgnn",
-        "--input",
-        tmp_path / "g.pt",
-        "--epsilon",
-        "1",
-        "--trials",
-        "1",
-        "--set",
-        "epochs=5",
-        "--db",
-        tmp_path / "r.db",
-        "--format",
-        "json",
-    )
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["results"][0]["trials"] == 1
 
@@ -167,9 +217,9 @@ def _bad_inputs(graph, tmp_path):
 
 
 def test_bad_input_is_one_line_exit_2_and_nothing_written(graph, tmp_path):
-    for args, needle in _bad_inputs(graph, tmp_path):
-        out = tmp_path / "out.pt"
-        res = cli(*args, "-o", out)
+    cases = _bad_inputs(graph, tmp_path)
+    out = tmp_path / "out.pt"
+    for (args, needle), res in zip(cases, cli_each([[*args, "-o", out] for args, _ in cases], tmp_path)):
         text = " ".join(res.stderr.split())
         assert res.returncode == 2, (args, res.stderr)
         assert text.startswith("error:") and text.count("error:") == 1 and "Traceback" not in res.stderr, text
@@ -177,18 +227,28 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(graph, tmp_path):
         assert not out.exists() and not (tmp_path / "out.pt.json").exists()
 
 
-@pytest.mark.parametrize(
-    "args, needle",
-    [
-        (["--set", "lr=abc"], "lr='abc'"),
-        (["--set", "epochs=1.5"], "epochs='1.5'"),
-        (["--db", "/proc/forbidden/r.db"], "cannot write the results database"),
-        (["--dataset", "nope"], "unknown homogeneous dataset"),
-    ],
-)
-def test_run_user_errors_exit_2_before_any_work(tmp_path, args, needle):
-    db = [] if "--db" in args else ["--db", tmp_path / "r.db"]
-    res = cli("run", "lpgnn", "--epsilon", "1", *db, *args)
+RUN_ERRORS = [
+    (["--set", "lr=abc"], "lr='abc'"),
+    (["--set", "epochs=1.5"], "epochs='1.5'"),
+    (["--db", "/proc/forbidden/r.db"], "cannot write the results database"),
+    (["--dataset", "nope"], "unknown homogeneous dataset"),
+]
+
+
+@pytest.fixture(scope="module")
+def run_errors(tmp_path_factory):
+    """Each of ``RUN_ERRORS``' commands (its own results database), by :func:`cli_each`."""
+    tmp = tmp_path_factory.mktemp("run_errors")
+    argvs = [
+        ["run", "lpgnn", "--epsilon", "1", *([] if "--db" in args else ["--db", tmp / f"r{i}.db"]), *args]
+        for i, (args, _) in enumerate(RUN_ERRORS)
+    ]
+    return {tuple(args): res for (args, _), res in zip(RUN_ERRORS, cli_each(argvs, tmp))}
+
+
+@pytest.mark.parametrize("args, needle", RUN_ERRORS)
+def test_run_user_errors_exit_2_before_any_work(run_errors, args, needle):
+    res = run_errors[tuple(args)]
     text = " ".join(res.stderr.split())
     assert res.returncode == 2 and text.startswith("error:") and needle in text, text
     assert "[privgraph]" not in res.stderr  # no progress line: nothing started

@@ -93,10 +93,17 @@ def test_a_new_link_ldp_method_is_audited_by_its_unit_without_touching_the_audit
     assert isinstance(release.reports, LinkReports)
 
 
+def cheap(cls) -> dict:
+    """Few training epochs and MCMC steps for ``cls``: what the plumbing tests check (the audit runs the
+    release and reads its claim) does not depend on how long a model trains."""
+    fields = {f.name for f in dataclasses.fields(cls.Params)}
+    return {k: v for k, v in {"epochs": 2, "mcmc_steps": 200}.items() if k in fields}
+
+
 @pytest.mark.parametrize("name", sorted(METHODS))
 def test_every_audit_runs_the_release_and_reads_its_claim(name):
     cls = METHODS[name]
-    report = audit(name, 2.0 if cls.private else None, samples=6, seed=1)
+    report = audit(name, 2.0 if cls.private else None, samples=6, seed=1, **cheap(cls))
     assert report.rows and not report.violation
     for row in report.rows:
         if cls.private:  # the claim comes from the release's own report, never from the audit
