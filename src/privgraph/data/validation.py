@@ -167,10 +167,22 @@ def _coalesce(
     return CheckedGraph(edge_index[:, kept], None if mask is None else mask[kept], [note], kept)
 
 
-def _check_symmetric(edge_index: Tensor, mask: Tensor | None, num_nodes: int, what: str) -> None:
-    """Every (u, v) has its (v, u), with the same private flag (no duplicates left)."""
+def _check_symmetric(
+    edge_index: Tensor, mask: Tensor | None, num_nodes: int, what: str, sorted_keys: tuple[Tensor, Tensor] | None = None
+) -> None:
+    """Every (u, v) has its (v, u), with the same private flag (no duplicates left).
+
+    Two sorts, O(E log E): the edge set is symmetric iff the sorted keys u·n + v equal the sorted
+    reverse keys v·n + u (distinct keys), and then position t of both orders holds (u, v) and
+    (v, u), whose flags must agree.  Only a defect pays for locating it (binary search).
+    ``sorted_keys`` are ``torch.sort(src·n + dst)``'s values and order when already computed."""
     src, dst = edge_index
-    keys, order = torch.sort(src * num_nodes + dst)
+    keys, order = sorted_keys if sorted_keys is not None else torch.sort(src * num_nodes + dst)
+    reverse_sorted, reverse_order = torch.sort(dst * num_nodes + src)
+    if torch.equal(keys, reverse_sorted):
+        if mask is None or torch.equal(mask[order], mask[reverse_order]):
+            return
+    del reverse_sorted, reverse_order
     reverse = (dst * num_nodes + src)[order]
     pos = torch.searchsorted(keys, reverse).clamp_max(max(keys.numel() - 1, 0))
     missing = keys[pos] != reverse
@@ -225,11 +237,15 @@ def check_graph(
     _check_range(edge_index, sizes, what)
     if not self_loops and not isinstance(num_nodes, tuple):
         _check_self_loops(edge_index, what)
-    keys, inverse, counts = torch.unique(
-        edge_index[0] * sizes[1] + edge_index[1], return_inverse=True, return_counts=True
-    )
+    # one sort finds duplicates (equal neighbours) and serves the symmetry check; torch.unique's
+    # inverse and counts are computed only when there are duplicates to report or merge
+    sorted_keys = torch.sort(edge_index[0] * sizes[1] + edge_index[1])
     checked = CheckedGraph(edge_index, mask)
-    if keys.numel() < edge_index.shape[1]:
+    if bool((sorted_keys[0][1:] == sorted_keys[0][:-1]).any()):
+        keys, inverse, counts = torch.unique(
+            edge_index[0] * sizes[1] + edge_index[1], return_inverse=True, return_counts=True
+        )
+        sorted_keys = None  # the columns change when coalesced
         if duplicates == "refuse":
             repeated = counts > 1
             listed = plural(int(repeated.sum()), "edge is", "edges are")
@@ -242,7 +258,7 @@ def check_graph(
             )
         checked = _coalesce(edge_index, mask, keys, inverse, counts, sizes[1], what)
     if undirected:
-        _check_symmetric(checked.edge_index, checked.private_edge_mask, sizes[0], what)
+        _check_symmetric(checked.edge_index, checked.private_edge_mask, sizes[0], what, sorted_keys)
     return checked
 
 

@@ -72,7 +72,14 @@ def laplace_unit_llr(x: np.ndarray) -> np.ndarray:
 
 
 def _edge_keys(src: np.ndarray, dst: np.ndarray, num_nodes: int) -> np.ndarray:
-    return np.unique(np.asarray(src, dtype=np.int64) * num_nodes + np.asarray(dst, dtype=np.int64))
+    """The sorted distinct keys i·n + j of the directed edges: a sort and a comparison of neighbours,
+    O(E log E) (numpy's ``np.unique`` hashes int64 keys first, and is ~50× slower at 10⁷ keys)."""
+    keys = np.sort(np.asarray(src, dtype=np.int64) * num_nodes + np.asarray(dst, dtype=np.int64))
+    if keys.size > 1:
+        new = keys[1:] != keys[:-1]
+        if not new.all():
+            keys = keys[np.concatenate(([True], new))]
+    return keys
 
 
 # ---------------------------------------------------------------- randomized response + Laplace degree

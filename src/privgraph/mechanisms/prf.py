@@ -68,6 +68,26 @@ _INV53 = 1.0 / float(2**53)
 @nb.njit(inline="always", cache=True)
 def philox_uniform(key: np.uint64, counter: np.int64, stream: np.uint64) -> float:
     """Compiled Philox-4x32-10 uniform of (key, counter, stream): the value of ``prf_uniform``."""
+    return (float(philox_bits53(key, counter, stream)) + 0.5) * _INV53
+
+
+def uniform_below_bits(p: float) -> int:
+    """The integer T with ``philox_uniform(…) < p`` ⟺ ``philox_bits53(…) < T``: the uniform is the
+    monotone map b ↦ (b + 0.5)·2⁻⁵³ of the 53 bits, so T is the count of bit patterns whose uniform
+    (in float64, as computed) falls below p — found by bisection, exact.  Lets compiled loops
+    compare integers (which vectorise) instead of converting each draw to a float."""
+    lo, hi = 0, 2**53  # invariant: uniform(lo) < p, and every b ≥ hi has uniform(b) ≥ p (or b is out of range)
+    if not (np.float64(lo) + 0.5) * _INV53 < p:
+        return 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if (np.float64(mid) + 0.5) * _INV53 < p else (lo, mid)
+    return hi
+
+
+@nb.njit(inline="always", cache=True)
+def philox_bits53(key: np.uint64, counter: np.int64, stream: np.uint64) -> np.uint64:
+    """The 53 random bits behind :func:`philox_uniform` (compiled Philox-4x32-10)."""
     c = np.uint64(counter)
     c0 = c & _MASK
     c1 = c >> _S32
@@ -85,5 +105,4 @@ def philox_uniform(key: np.uint64, counter: np.int64, stream: np.uint64) -> floa
         c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
         k0 = (k0 + _W0) & _MASK
         k1 = (k1 + _W1) & _MASK
-    bits53 = ((c0 << _S32) | c1) >> _S11
-    return (float(bits53) + 0.5) * _INV53
+    return ((c0 << _S32) | c1) >> _S11

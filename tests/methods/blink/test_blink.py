@@ -7,6 +7,7 @@ from scipy import stats
 
 from privgraph.data import sbm_graph
 from privgraph.mechanisms import MAX_EPSILON, make_generator
+from privgraph.mechanisms.graph import flip_probability
 from privgraph.mechanisms.prf import philox4x32, prf_uniform
 from privgraph.methods.blink import (
     beta_mle,
@@ -15,6 +16,7 @@ from privgraph.methods.blink import (
     expected_degrees,
     hard_graph,
     hybrid_graph,
+    kernels,
     link_ldp,
     pairs_above,
     posterior_from_bits,
@@ -155,6 +157,58 @@ def test_pairs_above_visits_the_band_and_returns_exactly_the_passing_pairs(tau, 
     assert set(zip(i.tolist(), j.tolist())) == set(zip(a[keep].tolist(), b[keep].tolist()))
     assert len(i) == keep.sum()  # no duplicates
     assert visited == int((beta[a] + beta[b] > tau - 2 * rep.epsilon_adjacency).sum())
+
+
+def _plain_band_loop(rep, beta, low, high):
+    """The pair loop of ``kernels.collect_band`` written plainly: chunk c takes sorted rows c, c + 64, …,
+    each row its partners in ascending β, every pair tested on its evidence state."""
+    n = rep.num_nodes
+    order = np.argsort(beta, kind="stable")
+    b = beta[order]
+    start = np.searchsorted(b, float(np.min(low)) - b, side="right")
+    out = []
+    for c in range(64):
+        for a in range(c, n, 64):
+            x = np.arange(max(start[a], a + 1), n)
+            i, j, s = np.full(x.size, order[a]), order[x], b[a] + b[x]
+            t = rep.evidence(i, j)
+            keep = (low[t] < s) & (s <= high[t])
+            out += list(zip(np.minimum(i, j)[keep].tolist(), np.maximum(i, j)[keep].tolist()))
+    return out
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0, 4.0, 8.0])
+def test_band_kernel_output_equals_the_plain_pair_loop_in_order(eps):
+    # the compiled kernel rejects pairs whose own bit is 0 where only state 2 can pass, drawing flips as
+    # integer Philox bits and reading edges from sorted neighbour positions; this must change nothing:
+    # same pairs, same order (Blink-Hard's column order), for first and later Hybrid rounds (finite high)
+    from privgraph.methods.blink.server import state_bounds
+
+    data = graph(160, seed=6, deg=12.0)
+    rep = link_ldp(data.edge_index, data.num_nodes, eps, 0.2, make_generator(7))
+    beta = np.random.default_rng(2).normal(-2.0, 1.5, size=160)
+    keys, indptr, indices, p_flip, stream = rep.kernel_args()
+    for tau, below in [(0.0, math.inf), (-4.0, math.inf), (-4.0, -2.5), (-1.0, 3.0), (-6.0, -5.0)]:
+        low = state_bounds(tau, rep.epsilon_adjacency)
+        high = state_bounds(below, rep.epsilon_adjacency) if math.isfinite(below) else np.full(3, math.inf)
+        i, j, _ = kernels.collect_band(beta, keys, indptr, indices, p_flip, stream, low, high)
+        want = _plain_band_loop(rep, beta, low, high)
+        assert len(want) > 0
+        assert list(zip(i.tolist(), j.tolist())) == want
+
+
+def test_integer_flip_threshold_equals_the_float_comparison():
+    from privgraph.mechanisms.prf import _INV53, uniform_below_bits
+
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 2**62, size=20000).astype(np.uint64)
+    counters = rng.integers(0, 2**31, size=20000)
+    for p in (flip_probability(e) for e in (0.0, 0.3, 3.6, 7.2, 30.0)):
+        threshold = uniform_below_bits(p)
+        # the boundary itself: the last bit pattern below p and the first at or above it
+        assert (np.float64(threshold - 1) + 0.5) * _INV53 < p <= (np.float64(threshold) + 0.5) * _INV53
+        bits = kernels.prf_bits_compiled(keys, counters, 1)
+        assert np.array_equal(bits < threshold, kernels.prf_uniform_compiled(keys, counters, 1) < p)
 
 
 def _dense_posterior(rep, beta):

@@ -18,7 +18,9 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from privgraph.mechanisms.prf import philox_bits53 as _bits  # its 53 bits, for integer comparisons
 from privgraph.mechanisms.prf import philox_uniform as _prf  # compiled Philox, same values as prf_uniform
+from privgraph.mechanisms.prf import uniform_below_bits
 
 
 @nb.njit(inline="always", cache=True)
@@ -53,6 +55,19 @@ def _prf_many(keys, counters, stream):
     out = np.empty(keys.size)
     for t in range(keys.size):
         out[t] = _prf(keys[t], counters[t], stream)
+    return out
+
+
+def prf_bits_compiled(keys: np.ndarray, counters: np.ndarray, stream: int) -> np.ndarray:
+    """The 53 Philox bits behind :func:`prf_uniform_compiled` (for the integer-threshold test)."""
+    return _bits_many(np.asarray(keys, np.uint64), np.asarray(counters, np.int64), np.uint64(stream))
+
+
+@nb.njit(cache=True)
+def _bits_many(keys, counters, stream):
+    out = np.empty(keys.size, np.uint64)
+    for t in range(keys.size):
+        out[t] = _bits(keys[t], counters[t], stream)
     return out
 
 
@@ -91,21 +106,87 @@ def _passes(keys, indptr, indices, p_flip, stream, i, j, s, low, high) -> bool:
 
 
 _CHUNKS = 64  # rows are dealt to chunks round-robin: neighbouring sorted rows cost alike
+_BLOCK = 256  # partners whose flips are drawn in one vectorised loop
+
+
+@nb.njit(inline="always", cache=True)
+def _first_above(b, base, bound, lo, hi):
+    """First x in [lo, hi) with base + b[x] > bound (hi if none); b sorted, so the test is monotone."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if base + b[mid] > bound:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@nb.njit(cache=True)
+def _sorted_neighbour_positions(order, indptr, indices):
+    """Per node i (CSR rows as ``indptr``), the sorted-β positions of its neighbours, ascending."""
+    n = order.size
+    pos = np.empty(n, np.int64)
+    for a in range(n):
+        pos[order[a]] = a
+    out = np.empty(indices.size, np.int64)
+    for i in range(n):
+        lo, hi = indptr[i], indptr[i + 1]
+        for e in range(lo, hi):
+            out[e] = pos[indices[e]]
+        out[lo:hi] = np.sort(out[lo:hi])
+    return out
 
 
 @nb.njit(parallel=True, cache=True)
-def _band_collect(order, b, start, cap, keys, indptr, indices, p_flip, stream, low, high):
+def _band_collect(order, b, start, cap, keys, indptr, indices, nbr_pos, p_flip, flip_below, stream, low, high):
     """One pass: chunk c handles sorted rows c, c + C, c + 2C, …; it writes up to
-    ``cap`` pairs and counts all (a count above ``cap`` means: rerun bigger)."""
+    ``cap`` pairs and counts all (a count above ``cap`` means: rerun bigger).
+
+    Row a's partners x (ascending, so β-sums ascend) split in two.  Where the β-sum is at most
+    min(low[0], low[1], high[2]) only evidence state 2 can pass, so Ã_ij must be 1: node i's flips of a
+    whole block of partners are drawn in a branch-free (vectorised) loop as integer Philox bits
+    (flip ⟺ bits < ``flip_below``, :func:`~privgraph.mechanisms.prf.uniform_below_bits`), and
+    Ã_ij = flip XOR edge, the edges read from i's neighbours' sorted positions ``nbr_pos`` in
+    step; only pairs with Ã_ij = 1 go to :func:`_passes`.  Where nothing can pass (β-sum in
+    (high[2], min(low[0], low[1])]) is skipped; the rest goes to :func:`_passes` pair by pair.
+    Every pair is decided by :func:`_passes` or rejected where it would reject (Ã_ij = 0 and no
+    state other than 2 in its window), in the order of x: the output is that of the plain loop."""
     n = b.size
     out_i = np.empty((_CHUNKS, cap), np.int64)
     out_j = np.empty((_CHUNKS, cap), np.int64)
     counts = np.zeros(_CHUNKS, np.int64)
+    only2 = min(low[0], low[1], high[2])  # below: states 0 and 1 are out of their windows
+    none_below = min(low[0], low[1])  # in (high[2], none_below]: no state in its window
     for c in nb.prange(_CHUNKS):
         m = 0
+        draws = np.empty(_BLOCK, np.uint64)
         for a in range(c, n, _CHUNKS):
             i = order[a]
-            for x in range(max(start[a], a + 1), n):
+            ki = keys[i]
+            x0 = max(start[a], a + 1)
+            x_fast = _first_above(b, b[a], only2, x0, n)  # [x0, x_fast): state 2 only
+            x_rest = _first_above(b, b[a], none_below, x_fast, n)  # [x_fast, x_rest): nothing passes
+            e, e_end = indptr[i], indptr[i + 1]
+            while e < e_end and nbr_pos[e] < x0:
+                e += 1
+            for s0 in range(x0, x_fast, _BLOCK):
+                size = min(_BLOCK, x_fast - s0)
+                for t in range(size):  # branch-free: vectorised
+                    draws[t] = _bits(ki, order[s0 + t], stream)
+                for t in range(size):
+                    x = s0 + t
+                    edge = False
+                    if e < e_end and nbr_pos[e] == x:
+                        edge = True
+                        e += 1
+                    if (draws[t] < flip_below) != edge:  # Ã_ij = 1
+                        j = order[x]
+                        if _passes(keys, indptr, indices, p_flip, stream, i, j, b[a] + b[x], low, high):
+                            if m < cap:
+                                out_i[c, m] = min(i, j)
+                                out_j[c, m] = max(i, j)
+                            m += 1
+            for x in range(x_rest, n):
                 j = order[x]
                 if _passes(keys, indptr, indices, p_flip, stream, i, j, b[a] + b[x], low, high):
                     if m < cap:
@@ -196,7 +277,9 @@ def collect_band(
         keys,
         indptr,
         indices,
+        _sorted_neighbour_positions(order, indptr, indices),
         np.float64(p_flip),
+        np.uint64(uniform_below_bits(p_flip)),
         np.uint64(stream),
         np.asarray(low, np.float64),
         np.asarray(high, np.float64),
