@@ -16,10 +16,10 @@ from privgraph.methods import METHODS, Task
 
 EPSILON = 2.0
 SMALL = {  # keep the slow ones short
-    "edgerr": {"mcmc_steps": 500},
-    "privhrg": {"mcmc_steps": 500},
+    "edgerr": {"mcmc_steps": 1_000_000},  # 500 moves do not pass EdgeRR's convergence check (refused)
+    "privhrg": {},
     "featurerr": {"public_fraction": 0.4},
-    "heterorr": {"mcmc_steps": 500, "public_fraction": 0.4},
+    "heterorr": {"mcmc_steps": 1_000_000, "public_fraction": 0.4},  # long enough for EdgeRR's convergence check
     "ppcvgae": {"epochs": 10},
     "vgae": {"epochs": 10},
     "dpgcn": {"epochs": 10},

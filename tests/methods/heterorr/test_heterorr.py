@@ -243,7 +243,7 @@ def test_edge_releases_are_deterministic_by_seed_and_keep_public_edges(release):
     pub, _ = split_edges(data)
 
     def run(seed):
-        kwargs = {"steps": 3000} if release is edge_rr else {}
+        kwargs = {"steps": 200_000} if release is edge_rr else {}  # long enough to pass the convergence check
         return release(data, 1.0, torch.Generator().manual_seed(seed), **kwargs)
 
     a, ga, da = run(3)
@@ -338,12 +338,13 @@ def test_budget_shares_eq7_and_bad_gamma():
 def test_featurerr_and_heterorr_releases(gen):
     data = sbm_graph(seed=0)
     mark_private_edges(data, 0.2, seed=0)
-    options = {"gamma": 0.5, "bins": 3, "mcmc_steps": 2000}
+    options = {"gamma": 0.5, "bins": 3, "mcmc_steps": 2000, "convergence": "waive"}  # 1·n moves: not converged
     rel = get_method("heterorr", **options).release(data, 1.0, torch.Generator().manual_seed(0))
     again = get_method("heterorr", **options).release(data, 1.0, torch.Generator().manual_seed(0))
     assert torch.equal(rel.x, again.x) and torch.equal(rel.edge_index, again.edge_index)
     units = {rel.guarantee.unit, rel.extra_guarantees[0].unit}
     assert units == {"node feature vector", "private edge"}
+    assert rel.extra_guarantees[0].epsilon == math.inf and rel.guarantee.epsilon == 1.0  # waived: no edge claim
     assert rel.details["features"]["bins"] == 3
     fr = get_method("featurerr").release(data, 2.0, gen)
     assert fr.guarantee.epsilon == 2.0 and any("uniform sensitivity" in n for n in fr.guarantee.notes)
@@ -427,8 +428,8 @@ def test_noise_floor_keeps_counts_above_it(monkeypatch):
 def test_extra_chains_are_diagnostics_only():
     """More chains: the same release for a seed (chain 0, drawn first), R̂ and per-chain traces added."""
     data = _graph(n=60, seed=6)
-    one, g1, d1 = edge_rr(data, 1.0, torch.Generator().manual_seed(2), steps=4000)
-    three, g3, d3 = edge_rr(data, 1.0, torch.Generator().manual_seed(2), steps=4000, chains=3)
+    one, g1, d1 = edge_rr(data, 1.0, torch.Generator().manual_seed(2), steps=400_000)
+    three, g3, d3 = edge_rr(data, 1.0, torch.Generator().manual_seed(2), steps=400_000, chains=3)
     assert torch.equal(one, three) and g1.epsilon == g3.epsilon == 1.0
     assert "mcmc_rhat" not in d1 and d3["mcmc_chains"] == 3 and len(d3["mcmc_rise_second_half"]) == 3
     assert d3["mcmc_rhat"] >= 0.9 and math.isfinite(d3["mcmc_rhat"])

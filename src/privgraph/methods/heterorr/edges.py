@@ -37,17 +37,29 @@ from privgraph.mechanisms.prf import draw_key
 from privgraph.mechanisms.randomness import laplace, uniform
 from privgraph.methods.heterorr import kernels
 from privgraph.methods.heterorr.hrg import (
+    PLATEAU_TOLERANCE,
+    RHAT_BAR,
     PHRGSampler,
     both_directions,
     check_noise_floor,
     gelman_rubin,
     lemma4_sensitivity,
     noisy_probabilities,
+    plateau_reached,
+    plateau_rise,
     sample_private_edges,
 )
 from privgraph.progress import ProgressHook
 
 MAX_OUTPUT_EDGES = 50_000_000
+
+
+MIN_DEFAULT_STEPS = 200_000  # a floor for small graphs (0.1 s of moves): their chains pass the criterion
+
+
+def default_mcmc_steps(num_nodes: int) -> int:
+    """The default MCMC length, fixed from the public n before the run: max(1000·n, 2·10⁵)."""
+    return max(1000 * int(num_nodes), MIN_DEFAULT_STEPS)
 
 
 def check_mcmc_steps(steps: int) -> int:
@@ -94,11 +106,33 @@ def check_chains(chains: int) -> int:
     return chains
 
 
+CONVERGENCE_MODES = ("require", "waive")
+
+
+def check_convergence_mode(mode: str) -> str:
+    if mode not in CONVERGENCE_MODES:
+        raise ValueError(f"convergence must be one of {', '.join(CONVERGENCE_MODES)}, got {mode!r}")
+    return mode
+
+
+class ChainNotConverged(RuntimeError):
+    """EdgeRR refused to release: its MCMC did not pass the convergence criterion, so the exponential
+    mechanism's ε₁ (stated for the stationary distribution) is not claimed and nothing is released.
+
+    The message carries no number from the private graph; :attr:`diagnostics` (curator-only: computed
+    from the private likelihood trace, covered by no noise) holds the rises, spreads and R̂."""
+
+    def __init__(self, message: str, diagnostics: dict[str, Any]):
+        super().__init__(message)
+        self.diagnostics = diagnostics
+
+
 def mixing_diagnostics(traces: list[list[tuple[int, float, float]]], scale: float) -> dict[str, Any]:
-    """Curator-only mixing diagnostics of the MCMC on the log target L_pub + scale·L_pri:
-    its rise over the second half of each chain's trace (≈ 0 on a plateau; the trace's noise is the
-    yardstick), and with ≥ 2 chains Gelman–Rubin R̂ over the second halves (≈ 1 when mixed; < 1.1 the
-    usual bar)."""
+    """Curator-only mixing diagnostics of the MCMC on the log target L_pub + scale·L_pri and the
+    convergence decision (docs/methods/heterorr.md, "Convergence"): every chain's second half is a
+    plateau (:func:`~privgraph.methods.heterorr.hrg.plateau_reached`: the mean of its last quarter at
+    most ``PLATEAU_TOLERANCE`` second-half standard deviations above that of its third quarter) and,
+    with ≥ 2 chains, Gelman–Rubin R̂ over the second halves is below ``RHAT_BAR``."""
     target = [np.array([lp + scale * lq for _, lp, lq in t]) for t in traces]
     halves = [x[len(x) // 2 :] for x in target]
     out: dict[str, Any] = {
@@ -106,9 +140,15 @@ def mixing_diagnostics(traces: list[list[tuple[int, float, float]]], scale: floa
         "mcmc_rise_second_half": [float(h[-1] - h[0]) for h in halves],
         "mcmc_sd_second_half": [float(h.std()) for h in halves],
     }
+    long_enough = all(x.size >= 8 for x in target)
+    if long_enough:
+        out["mcmc_plateau_rise"] = [plateau_rise(x)[0] for x in target]
+    converged = long_enough and all(plateau_reached(x) for x in target)
     k = min(h.size for h in halves)
     if len(halves) >= 2 and k >= 2:
         out["mcmc_rhat"] = gelman_rubin(np.stack([h[-k:] for h in halves]))
+        converged = converged and out["mcmc_rhat"] < RHAT_BAR
+    out["mcmc_converged"] = bool(converged)
     return out
 
 
@@ -123,13 +163,20 @@ def edge_rr(
     chains: int = 1,
     all_private: bool = False,
     progress: ProgressHook | None = None,
+    convergence: str = "require",
 ) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
     """EdgeRR (Alg. 2; ``all_private``: privHRG).  Returns the released graph, its guarantee and details.
 
     ``noise_floor`` κ: post-processing of Alg. 3's noisy counts (:func:`noisy_probabilities`).
     ``chains`` > 1 runs independent chains of the same length for the mixing diagnostics
     (:func:`mixing_diagnostics`); only chain 0, fixed in advance, is released, and the other chains run
-    after the release is drawn, so the released graph of a seed does not depend on ``chains``."""
+    after the release is drawn, so the released graph of a seed does not depend on ``chains``.
+
+    ``convergence``: ``"require"`` (default) raises :class:`ChainNotConverged` — nothing released — unless
+    the chains pass the convergence criterion (:func:`mixing_diagnostics`); ``"waive"`` releases whatever
+    the chain reached with the guarantee ε = ∞ (no protection claimed for the private edges), the same
+    guarantee whether or not the chain passed, so the public report carries no data-dependent bit."""
+    convergence = check_convergence_mode(convergence)
     epsilon = check_epsilon(epsilon, "epsilon_e")
     mcmc_share = check_share(mcmc_share, "mcmc_share (ε₁/ε)")
     noise_floor = check_noise_floor(noise_floor)
@@ -140,7 +187,7 @@ def edge_rr(
     eps1, eps2 = mcmc.epsilon, counts.epsilon
     delta_e = lemma4_sensitivity(int(eligible.sum()))
     scale = eps1 / (2.0 * delta_e) if delta_e > 0 else 0.0
-    steps = check_mcmc_steps(steps if steps is not None else 1000 * n)
+    steps = check_mcmc_steps(steps if steps is not None else default_mcmc_steps(n))
     eligible_np = eligible.numpy().astype(np.int64)
     sampler = PHRGSampler(n, public, private, eligible_np, scale, rng)
     trace = sampler.run(steps, progress=progress)
@@ -151,13 +198,37 @@ def edge_rr(
     for _ in range(chains - 1):  # diagnostics only, after the release: not released, not selected from
         traces.append(PHRGSampler(n, public, private, eligible_np, scale, rng).run(steps, progress=progress))
     name = "privHRG" if all_private else "EdgeRR"
+    diagnostics = mixing_diagnostics(traces, scale)
+    if convergence == "require" and not diagnostics["mcmc_converged"]:
+        raise ChainNotConverged(
+            f"{name}: the MCMC did not pass the convergence criterion after {steps} moves per chain "
+            f"({chains} chain(s): every chain's second half a plateau — rise ≤ {PLATEAU_TOLERANCE:g}·sd — and, "
+            f"with ≥ 2 chains, R̂ < {RHAT_BAR:g}), so ε₁ (stated for the stationary distribution) cannot be "
+            "claimed and nothing was released. This outcome depends on the private edges: for the curator only, "
+            "do not publish it. Fix a longer run in advance (--param mcmc_steps=…), or release with no "
+            "guarantee for the private edges (--param convergence=waive: ε = ∞).",
+            diagnostics,
+        )
     floor_note = f"; counts below κ/ε₂ (κ = {noise_floor:g}) set to 0, post-processing" if noise_floor else ""
+    mcmc_note = (
+        f"ε₁ holds for a sample from the MCMC's stationary distribution; {steps} moves were run, a number fixed "
+        "in advance, and the release was made only because the chain passed the convergence criterion "
+        "(docs/methods/heterorr.md: a plateau of the log target, and R̂ < 1.1 with ≥ 2 chains) — a heuristic "
+        "sign of stationarity, not a proof; a run that fails it is refused and publishes nothing (the acceptance "
+        "count, the log-likelihood traces and the mixing diagnostics are curator-only: data-dependent, not "
+        "covered by the guarantee)"
+    )
+    if convergence == "waive":
+        mcmc_note = (
+            f"NO GUARANTEE for the private edges (ε = ∞): convergence=waive released the state of a {steps}-move "
+            "MCMC without requiring the convergence criterion, and EdgeRR's ε₁ (an exponential mechanism) holds "
+            "only for a sample from the chain's stationary distribution; the stated ε_e = "
+            f"{epsilon:g} (ε₁ = {eps1:g} + ε₂ = {eps2:g}) is the budget the release would have had"
+        )
     notes = (
         f"exponential mechanism over dendrograms with ε₁/(2Δ_e) = {scale:.3g} (ε₁ = {eps1:g}, Δ_e = {delta_e:.4g} "
         "by Lemma 4, eq. 19); the paper's ε₁/Δ_e would give 2ε₁",
-        f"ε₁ holds for a sample from the MCMC's stationary distribution; {steps} moves were run, a number fixed "
-        "in advance (the acceptance count, the log-likelihood traces and the mixing diagnostics are curator-only: "
-        "data-dependent, not covered by the guarantee)",
+        mcmc_note,
         f"Laplace(1/ε₂) on the disjoint private-edge counts of the sampled dendrogram's internal nodes, ε₂ = "
         f"{eps2:g} (Alg. 3){floor_note}; how many there are depends on the private edges (curator-only)",
         "basic composition ε = ε₁ + ε₂",
@@ -173,14 +244,17 @@ def edge_rr(
         "mcmc_chains": chains,
         "mcmc_accepted": sampler.accepted,
         "loglik_trace": [[s, lp, lq] for s, lp, lq in trace],
-        **mixing_diagnostics(traces, scale),
+        "convergence": convergence,
+        **diagnostics,
         "public_edges": int(public.shape[1] // 2),
         "private_edges": int(private.shape[1] // 2),
         "released_private_edges": int(sampled.shape[1] // 2),
         "edges": int(released.shape[1] // 2),
         **noisy,
     }
-    return released, _guarantee(epsilon, name, notes), details
+    stated = epsilon if convergence == "require" else math.inf
+    mechanism = name if convergence == "require" else f"{name}, convergence waived: NOT DP"
+    return released, _guarantee(stated, mechanism, notes), details
 
 
 def _pair_universe(data: Data, all_private: bool):

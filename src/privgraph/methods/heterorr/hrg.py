@@ -241,6 +241,30 @@ def gelman_rubin(chains: np.ndarray) -> float:
     return math.sqrt(((k - 1) / k * w + b_over_k) / w)
 
 
+PLATEAU_TOLERANCE = 1.0  # a second-half rise up to one standard deviation of the second half is a plateau
+RHAT_BAR = 1.1  # Gelman–Rubin's usual bar, applied on top of the plateau test when there are ≥ 2 chains
+
+
+def plateau_rise(target: np.ndarray) -> tuple[float, float]:
+    """(rise, sd) of a log-target trace over its second half: the mean of its last quarter minus the
+    mean of its third quarter, and the standard deviation of the second half (the trace's noise, the
+    yardstick).  A chain still climbing from its start has rise ≈ 1.7·sd (a straight climb) or more;
+    on a plateau the rise is noise around 0."""
+    x = np.asarray(target, dtype=np.float64)
+    half = x[x.size // 2 :]
+    if half.size < 4:
+        raise ValueError(f"the plateau test needs a trace of at least 8 points, got {x.size}")
+    q = half.size // 2
+    return float(half[q:].mean() - half[:q].mean()), float(half.std())
+
+
+def plateau_reached(target: np.ndarray, tolerance: float = PLATEAU_TOLERANCE) -> bool:
+    """The plateau criterion (docs/methods/heterorr.md, "Convergence"): rise ≤ tolerance·sd, see
+    :func:`plateau_rise`.  A necessary sign of convergence, never a proof of it."""
+    rise, sd = plateau_rise(target)
+    return rise <= tolerance * sd
+
+
 def check_noise_floor(floor: float) -> float:
     """κ of :func:`noisy_probabilities` must be a finite number ≥ 0."""
     floor = float(floor)

@@ -18,9 +18,11 @@ Parameters (typed, validated: :class:`FeatureRRParams`, :class:`EdgeRRParams`,
   ``standardize`` (also on ``featureldp``: experimental controls, never a release
   mode — :class:`ControlParams`);
 * edge level — ``mcmc_share`` (ε₁/ε_e, default 0.5), ``mcmc_steps``
-  (default 1000·n), ``threshold`` (τ of Alg. 3, default 0.02), ``noise_floor``
+  (default max(1000·n, 2·10⁵)), ``threshold`` (τ of Alg. 3, default 0.02), ``noise_floor``
   (κ: noisy counts below κ/ε_e2 zeroed, post-processing, default 0),
-  ``mcmc_chains`` (extra chains for the curator's R̂, default 1);
+  ``mcmc_chains`` (extra chains for the curator's R̂, default 1), ``convergence``
+  (``"require"``, default: refuse unless the MCMC passes the convergence criterion;
+  ``"waive"``: release with ε = ∞ for the private edges);
 * ``epsilon_f`` / ``epsilon_e`` fix one budget of ``heterorr``; the swept ε
   fills the other (both, when neither is fixed).
 """
@@ -49,7 +51,14 @@ from privgraph.methods.base import (
     public_features,
     register_method,
 )
-from privgraph.methods.heterorr.edges import check_chains, check_mcmc_steps, edge_rand, edge_rr, lap_graph
+from privgraph.methods.heterorr.edges import (
+    check_chains,
+    check_convergence_mode,
+    check_mcmc_steps,
+    edge_rand,
+    edge_rr,
+    lap_graph,
+)
 from privgraph.methods.heterorr.hrg import check_noise_floor
 from privgraph.methods.heterorr.scores import budget_shares, check_gamma, importance_scores, sensitivity_scores
 from privgraph.methods.lpgnn import LPGNN, FeatureParams
@@ -187,13 +196,18 @@ class EdgeRRParams(MethodParams):
     the noisy probabilities (Algorithm 3, CalculateNoisyProb), the MCMC length and Algorithm 3's τ."""
 
     mcmc_share: float = param(0.5, "ε₁/ε_e spent on the MCMC (the rest on the noisy counts)")
-    mcmc_steps: int | None = param(None, "MCMC moves (default 1000·n)")
+    mcmc_steps: int | None = param(None, "MCMC moves (default max(1000·n, 2·10⁵))")
     threshold: float = param(0.02, "τ of Algorithm 3 (aggregate a subtree whose noise would dominate)")
     noise_floor: float = param(
         0.0, "κ: noisy counts below κ/ε_e2 set to 0 (post-processing, no privacy cost); 0: Algorithm 3 as printed"
     )
     mcmc_chains: int = param(
         1, "independent MCMC chains (chain 0 released; the others only for the curator's Gelman–Rubin R̂)"
+    )
+    convergence: str = param(
+        "require",
+        "require: refuse (nothing released) unless the MCMC passes the convergence criterion; "
+        "waive: release anyway with ε = ∞ for the private edges",
     )
 
     def validate(self) -> None:
@@ -204,6 +218,7 @@ class EdgeRRParams(MethodParams):
             raise ValueError(f"threshold τ must be > 0, got {self.threshold}")
         check_noise_floor(self.noise_floor)
         check_chains(self.mcmc_chains)
+        check_convergence_mode(self.convergence)
 
     def edge_rr_options(self) -> dict[str, Any]:
         return {
@@ -212,6 +227,7 @@ class EdgeRRParams(MethodParams):
             "steps": self.mcmc_steps,
             "noise_floor": self.noise_floor,
             "chains": self.mcmc_chains,
+            "convergence": self.convergence,
         }
 
 
