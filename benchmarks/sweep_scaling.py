@@ -1,10 +1,14 @@
-"""Speed-up of ``privgraph sweep`` with more Ray workers, on a small grid.
+"""Speed-up of ``privgraph sweep`` with more workers, on a small grid.
 
     PRIVGRAPH_DATA=../shared/datasets python benchmarks/sweep_scaling.py --workers 1 2
+    PRIVGRAPH_DATA=../shared/datasets python benchmarks/sweep_scaling.py --workers 1 2 --executor ray
 
 Runs ``benchmarks/grids/scaling.toml`` (24 independent trials) once per worker
-count, each time into a fresh store, and reports the wall time of the whole
-sweep (Ray's start included) and the speed-up over the first count.  It also
+count, each time into a fresh store, with the sweep's default executor
+(``auto``: one worker runs in this process, two hand the trials after the
+first to worker processes) or ``--executor``'s, and reports the wall time of
+the whole sweep (every start-up included), where the trials ran, the load
+average and the speed-up over the first count.  It also
 checks that every count stored the same results (one torch thread per trial,
 seeded).  Results go to ``benchmarks/results/sweep_scaling.json``, and the
 table to ``docs/results/_sweep_scaling.md`` (``--table`` remakes it from the
@@ -33,6 +37,7 @@ def main() -> None:
     ap.add_argument("--grid", default=str(HERE / "grids" / "scaling.toml"))
     ap.add_argument("--out", default=str(HERE / "results" / "sweep_scaling.json"))
     ap.add_argument("--markdown", default=str(HERE.parent / "docs" / "results" / "_sweep_scaling.md"))
+    ap.add_argument("--executor", default="auto", help="the sweep's executor (auto, local, processes, ray)")
     ap.add_argument("--table", action="store_true", help="only remake the table from the stored JSON")
     args = ap.parse_args()
     if args.table:
@@ -44,8 +49,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for workers in args.workers:
             db = Path(tmp) / f"w{workers}.jsonl"
+            load = os.getloadavg()[0]
             start = time.perf_counter()
-            summary = sweep(grid, db, workers=workers)
+            summary = sweep(grid, db, workers=workers, executor=args.executor)
             seconds = time.perf_counter() - start
             if summary.failed:
                 raise SystemExit(f"{summary.failed} trials failed: {summary.errors[:3]}")
@@ -57,6 +63,8 @@ def main() -> None:
                     "trials": summary.ran,
                     "seconds": round(seconds, 1),
                     "trial_seconds": round(trial_seconds, 1),
+                    "executor": summary.executor,
+                    "load_avg_1m": round(load, 2),
                 }
             )
             print(json.dumps(rows[-1]), flush=True)
@@ -68,6 +76,7 @@ def main() -> None:
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
         "rows": rows,
         "identical_results": same,
+        "executor": args.executor,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
@@ -85,11 +94,14 @@ def write_table(result: dict, path: Path) -> None:
         f"Measured on {result['machine']}; same results with every worker count: "
         f"{'yes' if result['identical_results'] else 'NO'}.",
         "",
-        "| workers | trials | wall time (s) | sum of trial times (s) | speed-up |",
-        "|---|---|---|---|---|",
+        f"Executor: `{result.get('executor', 'ray')}`.",
+        "",
+        "| workers | trials | ran | wall time (s) | sum of trial times (s) | speed-up | load (1 min) |",
+        "|---|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| {r['workers']} | {r['trials']} | {r['seconds']} | {r['trial_seconds']} | {r['speedup']}× |"
+        f"| {r['workers']} | {r['trials']} | {r.get('executor', 'Ray')} | {r['seconds']} | {r['trial_seconds']} "
+        f"| {r['speedup']}× | {r.get('load_avg_1m', '—')} |"
         for r in result["rows"]
     ]
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -890,10 +890,16 @@ def plot(
 def sweep(
     grid: Path = typer.Argument(..., help="a grid file (benchmarks/grids/*.toml)"),
     workers: int | None = typer.Option(
-        None, help="CPUs of the local Ray cluster (default: all; 0 runs in this process)"
+        None, help="trials at a time (default: all CPUs; 0 or 1 runs them in this process)"
     ),
     address: str | None = typer.Option(
-        None, help="join this Ray cluster (`ray start --head` prints it) instead of starting a local one"
+        None, help="join this Ray cluster (`ray start --head` prints it); the trials run on its machines"
+    ),
+    executor: str = typer.Option(
+        "auto",
+        help="auto: in this process while the work left is small (under 10 s estimated), then worker "
+        "processes; local: this process; processes: worker processes; ray: a local Ray cluster "
+        "(or --address's)",
     ),
     db: Path = typer.Option(
         Path("results/sweeps.jsonl"), help="results store (JSON lines); trials already in it are skipped"
@@ -908,7 +914,8 @@ def sweep(
     dry_run: bool = typer.Option(False, "--dry-run", help="check the grid and list what would run"),
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
-    """Run an experiment grid (a paper's protocol) as Ray tasks: resumable, failures stored, one writer."""
+    """Run an experiment grid (a paper's protocol): resumable, failures stored, one writer; in this process,
+    local worker processes or a Ray cluster (--executor)."""
     from privgraph.experiments.grid import Grid
     from privgraph.experiments.store import ResultsStore
     from privgraph.experiments.sweep import sweep as run_sweep
@@ -943,7 +950,7 @@ def sweep(
 
     with console_progress() as progress:
         try:
-            summary = run_sweep(chosen, db, workers, address, retry_errors, progress, show_error)
+            summary = run_sweep(chosen, db, workers, address, retry_errors, progress, show_error, executor)
         except (ValueError, RuntimeError) as err:
             _fail(str(err), 1)
         except KeyboardInterrupt:
@@ -953,7 +960,7 @@ def sweep(
     else:
         out_console.print(
             f"{summary.grid}: {summary.ran} trials ran, {summary.skipped} were stored already, "
-            f"{summary.failed} failed; {summary.seconds:.1f}s; store {db}"
+            f"{summary.failed} failed; {summary.seconds:.1f}s ({summary.executor or 'nothing to run'}); store {db}"
         )
     if summary.failed:
         raise typer.Exit(1)

@@ -183,7 +183,8 @@ def test_sweep_on_two_ray_workers_resumes_records_failures_and_matches_in_proces
     path = write(tmp_path, TINY + BROKEN_ROW)
     db, local_db = tmp_path / "ray.jsonl", tmp_path / "local.jsonl"
     failures = []
-    summary = sweep(path, db, workers=2, on_error=failures.append)
+    summary = sweep(path, db, workers=2, on_error=failures.append, executor="ray")
+    assert summary.executor == "a local Ray cluster"
     # every trial ran; the broken setting's 3 trials are stored with their error and the others finished
     assert (summary.total, summary.ran, summary.failed, summary.skipped) == (12, 9, 3, 0)
     assert len(failures) == 3 and all("num_classes >= 2" in f.error for f in failures)
@@ -214,6 +215,42 @@ def test_sweep_on_two_ray_workers_resumes_records_failures_and_matches_in_proces
         for record in run_experiment(s.spec).records:
             assert record.config_hash == s.key
             assert outcome(record.metrics) == outcome(local[(s.key, record.trial)].metrics)
+
+
+@pytest.mark.parametrize("executor", ["processes", "auto"])
+def test_worker_processes_store_the_records_of_the_trials_run_in_process(tmp_path, monkeypatch, executor):
+    """Whichever executor runs a trial, the store holds the same record (config hash, seed, metrics);
+    ``auto`` with no threshold hands the trials after the first to the pool (and says so)."""
+    import privgraph.experiments.sweep as sweep_module
+
+    monkeypatch.setattr(sweep_module, "POOL_MIN_SECONDS", 0.0)
+    path = write(tmp_path, TINY)
+    failures = []
+    summary = sweep(path, tmp_path / "pool.jsonl", workers=2, executor=executor, on_error=failures.append)
+    assert (summary.ran, summary.failed) == (9, 0), failures
+    expected = "2 worker processes" if executor == "processes" else "1 in this process, then 2 worker processes"
+    assert summary.executor == expected
+    local = sweep(path, tmp_path / "local.jsonl", workers=1)
+    assert local.executor == "in this process"
+    pool, here = by_key(tmp_path / "pool.jsonl"), by_key(tmp_path / "local.jsonl")
+    assert pool.keys() == here.keys() and len(here) == 9
+    for key, record in here.items():
+        assert pool[key].seed == record.seed and outcome(pool[key].metrics) == outcome(record.metrics)
+
+
+def test_auto_runs_a_small_sweep_in_process_and_refuses_contradictions(tmp_path, monkeypatch):
+    import privgraph.experiments.sweep as sweep_module
+
+    monkeypatch.setattr(sweep_module, "POOL_MIN_SECONDS", 3600.0)  # the 9 trials: far less work than this
+    path = write(tmp_path, TINY)
+    summary = sweep(path, tmp_path / "a.jsonl", workers=2)
+    assert summary.ran == 9 and summary.executor == "9 in this process (the work was small: no worker started)"
+    with pytest.raises(ValueError, match="executor must be one of"):
+        sweep(path, tmp_path / "b.jsonl", executor="threads")
+    with pytest.raises(ValueError, match="cannot"):
+        sweep(path, tmp_path / "b.jsonl", address="127.0.0.1:6379", executor="processes")
+    with pytest.raises(ValueError, match="needs workers"):
+        sweep(path, tmp_path / "b.jsonl", workers=0, executor="processes")
 
 
 def test_a_tuned_setting_chooses_once_and_a_resume_reuses_the_choice(tmp_path):

@@ -254,3 +254,24 @@ def test_randomized_response_exact_loss_and_unbiased_histogram(gen):
         RandomizedResponse(1.0, 1)
     with pytest.raises(ValueError):
         rr.perturb(torch.tensor([4]), gen)
+
+
+@pytest.mark.parametrize(
+    "mech",
+    [MultiBit(1.0), MultiBit(7.0, domain=(-2.0, 3.0), clip=True), MultiBit(3.0, m=40), OneBit(2.0, clip=True)],
+)
+def test_multibit_privatize_equals_rectified_reports_value_for_value(mech, monkeypatch):
+    """privatize builds the float32 estimate from the sparse reports (memory: no dense reports, no
+    float64 copy of the input); it must equal estimate(perturb(x)) in float32 under the same seed."""
+    import privgraph.mechanisms.base as base
+
+    monkeypatch.setattr(base, "CHECK_BLOCK_VALUES", 50)  # the domain check in blocks of a few rows
+    x = torch.rand(30, 45, generator=torch.Generator().manual_seed(1)) * 6.0 - 2.5
+    if not mech.clip:
+        x = x.clamp(mech.alpha, mech.beta)
+    expected = mech.estimate(mech.perturb(x, torch.Generator().manual_seed(5))).to(torch.float32)
+    clipped = mech.clipped_values
+    out = mech.privatize(x, torch.Generator().manual_seed(5))
+    assert out.dtype == torch.float32 and torch.equal(out, expected)
+    assert mech.clipped_values == clipped == int(((x < mech.alpha) | (x > mech.beta)).sum())
+    assert torch.equal(mech.validate(x), x.to(torch.float64).clamp(mech.alpha, mech.beta))

@@ -19,12 +19,17 @@
   resumed sweep never chooses again.  The cost of the choice is in every
   guarantee of the setting (``docs/privacy.md``).
 
-``workers=0`` runs the trials in this process, one after another, with the
-same per-trial code and thread count (for debugging; the tests compare both).
+``workers=0`` (or ``executor="local"``) runs every trial in this process, one
+after another.  Every executor runs the same per-trial code with the same
+thread count and seed, so the store holds the same records whichever ran them
+(the tests compare all of them, record by record).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import multiprocessing
+import multiprocessing.forkserver
 import os
 import time
 import traceback
@@ -43,6 +48,10 @@ from privgraph.version import __version__
 # environment the workers need (the driver's values are passed to every worker)
 WORKER_ENV = ("PRIVGRAPH_DATA", "PRIVGRAPH_CACHE")
 OBJECT_STORE_BYTES = 256 * 2**20  # a local cluster's object store: records are small
+EXECUTORS = ("auto", "local", "processes", "ray")
+# ``auto`` starts worker processes only when the trials left would take longer than this in this process
+# (the estimate: the mean time of the trials run here so far); a pool's start-up is a second or two a worker
+POOL_MIN_SECONDS = 10.0
 
 
 def execute_trial(
@@ -103,6 +112,7 @@ class SweepSummary:
     seconds: float = 0.0
     workers: int = 0
     errors: list[str] = field(default_factory=list)  # "label on dataset ε=…, trial t: last line"
+    executor: str = ""  # where the trials ran ("in this process", "2 worker processes", …)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,11 +124,14 @@ class SweepSummary:
             "seconds": self.seconds,
             "workers": self.workers,
             "errors": self.errors,
+            "executor": self.executor,
         }
 
 
 class _LocalExecutor:
     """Runs each submitted trial at once, in this process."""
+
+    name = "local"
 
     def __init__(self) -> None:
         self._done: list[tuple[Any, TrialRecord]] = []
@@ -132,8 +145,118 @@ class _LocalExecutor:
     def pending(self) -> int:
         return len(self._done)
 
+    def describe(self) -> str:
+        return "in this process"
+
     def close(self) -> None:
         pass
+
+
+def _init_worker(env: dict[str, str]) -> None:
+    """A pool worker: the driver's data settings and one thread per worker (no oversubscription)."""
+    os.environ.update(env)
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _forkserver() -> Any:
+    """The ``forkserver`` context, its server importing this module (torch, PyG, privgraph) once."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__])
+    return ctx
+
+
+class _ProcessExecutor:
+    """Trials in a pool of ``workers`` local processes (``forkserver``: forked from a server that
+    imported privgraph once, never from the driver's threads); :meth:`wait` returns the next to finish."""
+
+    name = "processes"
+
+    def __init__(self, workers: int) -> None:
+        ctx = _forkserver()
+        env = {k: os.environ[k] for k in WORKER_ENV if k in os.environ}
+        env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        self.workers = workers
+        self.pool = concurrent.futures.ProcessPoolExecutor(workers, ctx, initializer=_init_worker, initargs=(env,))
+        self.futures: dict[concurrent.futures.Future, tuple[Any, tuple]] = {}
+
+    def submit(self, tag: Any, *args: Any) -> None:
+        self.futures[self.pool.submit(execute_trial, *args)] = (tag, args)
+
+    def wait(self) -> tuple[Any, TrialRecord]:
+        done, _ = concurrent.futures.wait(self.futures, return_when=concurrent.futures.FIRST_COMPLETED)
+        future = next(iter(done))
+        tag, args = self.futures.pop(future)
+        try:
+            return tag, future.result()
+        except Exception as err:  # noqa: BLE001 - a worker that died (out of memory, killed)
+            setting, trial, _, run_id = args[:4]
+            return tag, error_record(setting, trial, run_id, f"the worker failed: {err!r}")
+
+    def pending(self) -> int:
+        return len(self.futures)
+
+    def describe(self) -> str:
+        return f"{self.workers} worker processes"
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _AutoExecutor:
+    """In this process while the work left is small, then a process pool (module docstring).
+
+    Trials are queued; :meth:`wait` runs the next queued one here, timed, until the queue's
+    estimated time (mean trial time so far × trials queued) exceeds ``min_seconds`` with at
+    least two trials queued: then the queue, and every later trial, goes to ``workers`` processes."""
+
+    name = "auto"
+
+    def __init__(self, workers: int, min_seconds: float | None = None) -> None:
+        self.workers = workers
+        self.min_seconds = POOL_MIN_SECONDS if min_seconds is None else min_seconds
+        self.queue: list[tuple[Any, tuple]] = []
+        self.pool: _ProcessExecutor | None = None
+        self.local_trials, self.local_seconds = 0, 0.0
+        _forkserver()
+        multiprocessing.forkserver.ensure_running()  # its imports overlap the first trial here (another core)
+
+    def submit(self, tag: Any, *args: Any) -> None:
+        if self.pool is not None:
+            self.pool.submit(tag, *args)
+        else:
+            self.queue.append((tag, args))
+
+    def wait(self) -> tuple[Any, TrialRecord]:
+        if self.pool is None and self.queue:
+            tag, args = self.queue.pop(0)
+            start = time.perf_counter()
+            record = execute_trial(*args)
+            self.local_trials += 1
+            self.local_seconds += time.perf_counter() - start
+            estimate = self.local_seconds / self.local_trials * len(self.queue)
+            if self.workers >= 2 and len(self.queue) >= 2 and estimate > self.min_seconds:
+                self.pool = _ProcessExecutor(min(self.workers, len(self.queue)))
+                for queued in self.queue:
+                    self.pool.submit(queued[0], *queued[1])
+                self.queue = []
+            return tag, record
+        assert self.pool is not None
+        return self.pool.wait()
+
+    def pending(self) -> int:
+        return len(self.queue) + (self.pool.pending() if self.pool is not None else 0)
+
+    def describe(self) -> str:
+        here = f"{self.local_trials} in this process"
+        if self.pool is None:
+            return f"{here} (the work was small: no worker started)"
+        return f"{here}, then {self.pool.describe()}"
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
 
 
 class _RayExecutor:
@@ -161,6 +284,7 @@ class _RayExecutor:
                 ray.init(num_cpus=workers or os.cpu_count(), object_store_memory=OBJECT_STORE_BYTES, **kwargs)
         self.remote = ray.remote(num_cpus=1, max_retries=0)(execute_trial)
         self.refs: dict[Any, Any] = {}
+        self.address = address
 
     def submit(self, tag: Any, *args: Any) -> None:
         self.refs[self.remote.remote(*args)] = (tag, args)
@@ -177,6 +301,9 @@ class _RayExecutor:
     def pending(self) -> int:
         return len(self.refs)
 
+    def describe(self) -> str:
+        return f"the Ray cluster at {self.address}" if self.address else "a local Ray cluster"
+
     def close(self) -> None:
         if self.started:
             self.ray.shutdown()
@@ -190,17 +317,21 @@ def sweep(
     retry_errors: bool = False,
     progress: ProgressHook | None = None,
     on_error: Callable[[TrialRecord], None] | None = None,
+    executor: str = "auto",
 ) -> SweepSummary:
     """Run every trial of ``grid`` that ``db`` does not hold (module docstring).
 
     Args:
         grid: a :class:`~privgraph.experiments.grid.Grid` or the path of a grid file.
         db: the JSON-lines store (created if missing); only this process writes it.
-        workers: CPUs of the local Ray cluster (default: all); ``0`` runs in this process.
-        address: an existing Ray cluster to join (``ray start --head`` prints it), instead of a local one.
+        workers: trials at a time (default: all CPUs); ``0`` or ``1`` runs them in this process.
+        address: an existing Ray cluster to join (``ray start --head`` prints it); implies ``executor="ray"``.
         retry_errors: run again the trials stored with an error (their error rows are replaced).
         progress: called as ``progress(name, done, total)`` after every trial.
         on_error: called with every failed trial's record.
+        executor: ``auto`` (in this process while the work left is small, then ``workers`` local
+            processes; Ray with ``address``), ``local`` (this process), ``processes`` (a local
+            process pool from the start) or ``ray`` (a local Ray cluster, or ``address``'s).
 
     Returns:
         A :class:`SweepSummary`.
@@ -211,6 +342,12 @@ def sweep(
         raise ValueError("workers must be >= 0")
     if workers == 0 and address:
         raise ValueError("workers=0 runs in this process: it cannot join a cluster")
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if address and executor not in ("auto", "ray"):
+        raise ValueError(f"address joins a Ray cluster: executor={executor!r} cannot")
+    if workers == 0 and executor in ("processes", "ray"):
+        raise ValueError(f"workers=0 runs in this process: executor={executor!r} needs workers")
     grid.validate()
     store = ResultsStore(db)
     store.check_writable()
@@ -239,7 +376,7 @@ def sweep(
             tuned[s.key] = TunedSetting.from_record(first) if first is not None else None
     choosing = {s.key for s, t in todo if t == 0 and s.spec.tune}  # tuned settings whose trial 0 runs now
     start = time.perf_counter()
-    executor: Any = _LocalExecutor() if workers == 0 else _RayExecutor(workers, address)
+    runner = _executor(executor, workers, address, len(todo))
     try:
         for s, t in todo:
             if s.spec.tune and tuned.get(s.key) is None and t > 0:
@@ -253,18 +390,18 @@ def sweep(
                     error_record(s, t, run_id, "trial 0 of this tuned setting, which makes the choice, failed"),
                 )
                 continue
-            executor.submit((s.key, t), s, t, tuned.get(s.key), run_id)
+            runner.submit((s.key, t), s, t, tuned.get(s.key), run_id)
         done = summary.skipped + summary.failed
         progress(label, done, total)
-        while executor.pending():
-            (key, t), record = executor.wait()
+        while runner.pending():
+            (key, t), record = runner.wait()
             _finish(store, summary, on_error, record)
             if t == 0 and key in waiting:
                 rest = waiting.pop(key)
                 s = by_key[key]
                 if record.ok:
                     for u in rest:
-                        executor.submit((key, u), s, u, TunedSetting.from_record(record), run_id)
+                        runner.submit((key, u), s, u, TunedSetting.from_record(record), run_id)
                 else:
                     for u in rest:
                         _finish(
@@ -275,9 +412,22 @@ def sweep(
                         )
             progress(label, summary.skipped + summary.ran + summary.failed, total)
     finally:
-        executor.close()
+        runner.close()
         summary.seconds = time.perf_counter() - start
+        summary.executor = runner.describe()
     return summary
+
+
+def _executor(name: str, workers: int | None, address: str | None, trials: int) -> Any:
+    """The executor ``name`` stands for (:func:`sweep`'s ``executor``) for ``trials`` trials."""
+    parallel = workers if workers is not None else (os.cpu_count() or 1)
+    if address or name == "ray":
+        return _RayExecutor(workers, address)
+    if name == "local" or parallel <= 1 or trials <= 1:
+        return _LocalExecutor()
+    if name == "processes":
+        return _ProcessExecutor(min(parallel, trials))
+    return _AutoExecutor(parallel)
 
 
 def _finish(
@@ -297,4 +447,4 @@ def _finish(
         on_error(record)
 
 
-__all__ = ["SweepSummary", "error_record", "execute_trial", "sweep"]
+__all__ = ["EXECUTORS", "POOL_MIN_SECONDS", "SweepSummary", "error_record", "execute_trial", "sweep"]

@@ -66,23 +66,47 @@ class MultiBit(FeatureMechanism):
         s = m / d
         return torch.stack([s * (1 - p), torch.full_like(p, 1 - s), s * p], dim=-1)
 
-    def perturb(self, x: torch.Tensor, rng: RandomSource) -> torch.Tensor:
-        x = self.validate(x)
+    def sparse_reports(self, x: torch.Tensor, rng: RandomSource) -> tuple[torch.Tensor, torch.Tensor]:
+        """Algorithm 1 for every node: the ``m`` sampled columns of each row (n × m) and their
+        ±1 bits (float32).  Only the sampled values are read in float64 (and clipped when
+        ``clip=True``): the n × d input is never copied."""
+        self.check(x)
         n, d = x.shape
         m = self.sample_size(d)
         self._last_d = d
         cols = sample_subsets(n, d, m, rng)
-        p = self.one_probability(x.gather(1, cols), m)
-        bits = bernoulli(p, rng).to(torch.float32) * 2.0 - 1.0
-        out = torch.zeros((n, d), dtype=torch.float32)
+        sampled = x.gather(1, cols).to(torch.float64)
+        if self.clip:
+            sampled = sampled.clamp(self.alpha, self.beta)
+        bits = bernoulli(self.one_probability(sampled, m), rng).to(torch.float32) * 2.0 - 1.0
+        return cols, bits
+
+    def perturb(self, x: torch.Tensor, rng: RandomSource) -> torch.Tensor:
+        cols, bits = self.sparse_reports(x, rng)
+        out = torch.zeros(x.shape, dtype=torch.float32)
         out.scatter_(1, cols, bits)
         return out
 
-    def estimate(self, reports: torch.Tensor) -> torch.Tensor:
-        d = reports.shape[1]
+    def rectifier(self, d: int) -> tuple[float, float]:
+        """The rectifier's scale and offset: ``x' = scale · x* + offset`` (module docstring)."""
         m = self.sample_size(d)
         scale = d * (self.beta - self.alpha) / (2.0 * m) / math.tanh(self.epsilon / (2.0 * m))  # (e^a+1)/(e^a−1)
-        return reports.to(torch.float64) * scale + (self.alpha + self.beta) / 2.0
+        return scale, (self.alpha + self.beta) / 2.0
+
+    def estimate(self, reports: torch.Tensor) -> torch.Tensor:
+        scale, offset = self.rectifier(reports.shape[1])
+        return reports.to(torch.float64) * scale + offset
+
+    def privatize(self, x: torch.Tensor, rng: RandomSource) -> torch.Tensor:
+        """``estimate(perturb(x))`` in float32, value for value, without the dense reports or a
+        float64 copy: a report is −1, 0 or +1, so the estimate takes three values, each rounded
+        once from float64 as :meth:`estimate` followed by ``.to(float32)`` rounds it."""
+        cols, bits = self.sparse_reports(x, rng)
+        scale, offset = self.rectifier(x.shape[1])
+        values = (torch.tensor([-1.0, 0.0, 1.0], dtype=torch.float64) * scale + offset).to(torch.float32)
+        out = torch.full(x.shape, float(values[1]), dtype=torch.float32)
+        out.scatter_(1, cols, torch.where(bits > 0, values[2], values[0]))
+        return out
 
     def log_prob(self, report: torch.Tensor, x: torch.Tensor) -> float:
         """Exact log P[M(x) = report] for one node (used to audit the guarantee)."""
