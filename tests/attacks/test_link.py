@@ -169,6 +169,36 @@ def test_linkteller_zero_feature_row_is_perturbed_additively(graph, targets):
     assert influence[0, 1] > 0  # scaling a zero row would change nothing: Δ is added instead
 
 
+def test_linkteller_propagates_every_query_through_kprop(graph):
+    """LPGNN's KProp caches its propagation keyed on the features' memory address: LinkTeller writes
+    each query into one buffer, so every query must be propagated afresh — its influence equals that
+    of a fresh copy of the features per query, with the cache cleared before each (the cached
+    answer was the first query's for all of them)."""
+    from privgraph.methods import Hyperparameters
+
+    target = train_target(get_method("lpgnn"), graph, 8.0, 0, hp=Hyperparameters(epochs=5))
+    assert target.model.kprop is not None
+    nodes = torch.arange(0, 40, 2)
+    attack = LinkTeller(nodes=nodes.numel())
+    x, delta = target.x, attack.params.delta
+
+    def answer(q):
+        target.model.kprop._cache = None
+        out = target.log_posteriors(q)[nodes].double()
+        return out - out.mean(dim=1, keepdim=True)
+
+    base = answer(x)
+    expected = np.empty((nodes.numel(), nodes.numel()))
+    for i, u in enumerate(nodes.tolist()):
+        q = x.clone()
+        q[u] = x[u] * (1 + delta) if bool(x[u].any()) else x[u] + delta
+        expected[i] = ((answer(q) - base).norm(dim=1) / delta).numpy()
+    influence = attack.influence(target, nodes)
+    assert len({row.tobytes() for row in influence}) == nodes.numel()  # not one query's answer repeated
+    np.testing.assert_array_equal(influence, expected)
+    assert target.model.kprop.cached  # the target's own model keeps its cache (a copy answers)
+
+
 def test_only_private_edges_are_secret(private_target):
     data = private_target.truth
     n = data.num_nodes

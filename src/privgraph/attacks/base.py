@@ -108,6 +108,20 @@ class Target:
         logits up to a per-node constant, without the rounding of saturated probabilities)."""
         return self._forward(x).log_softmax(dim=-1)
 
+    def log_posteriors_fresh(self, x: Tensor) -> Tensor:
+        """:meth:`log_posteriors` propagated afresh for every query: through a copy of the model with
+        KProp's feature cache off.  That cache is keyed on the features' memory address, valid while
+        training on fixed features; a query written into the buffer of the previous one would be
+        answered with the previous one's propagation (LPGNN targets)."""
+        model = getattr(self, "_fresh_model", None)
+        if model is None:
+            if self.model is None:
+                raise ValueError(f"{self.method} released embeddings, not a model: there is no inference API to query")
+            model = self._fresh_model = _without_feature_cache(self.model)
+        extra = () if self.edge_weight is None else (self.edge_weight,)
+        with torch.no_grad():
+            return model(x, self.graph, *extra).log_softmax(dim=-1)
+
     def representation(self, kind: str = "hidden") -> Tensor:
         """What the target exposes per node: ``hidden`` (the model's hidden layer, or the released
         embedding), ``posteriors`` or ``embeddings``."""
@@ -124,6 +138,27 @@ class Target:
         if not hasattr(self.model, "embed"):
             raise ValueError(f"the {type(self.model).__name__} of {self.method} exposes no hidden layer")
         return self._forward(None, hidden=True)
+
+
+def _without_feature_cache(model: nn.Module) -> nn.Module:
+    """A copy of ``model`` in eval mode whose KProp layers propagate every call (``cached=False``); the
+    copy shares the graph caches of its layers (the graph does not change between queries)."""
+    import copy
+
+    from privgraph.nn.kprop import KProp
+
+    memo: dict[int, Any] = {}  # deepcopy's memo: what the copy holds instead of an original object
+    for m in model.modules():
+        if isinstance(m, KProp) and m._cache is not None:
+            memo[id(m._cache)] = None
+        csr = getattr(m, "_csr", None)  # CachedGCNConv's CSR matrices: shared (sparse CSR cannot be deep-copied)
+        if csr is not None:
+            memo[id(csr)] = csr
+    out = copy.deepcopy(model, memo).eval()
+    for m in out.modules():
+        if isinstance(m, KProp):
+            m.cached = False
+    return out
 
 
 class AttackParams(MethodParams):

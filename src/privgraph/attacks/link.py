@@ -417,8 +417,8 @@ class LinkTeller(Attack):
         x = target.x if target.x is not None else target.truth.x
         delta = self.params.delta
 
-        def centred(q: Tensor) -> Tensor:
-            out = target.log_posteriors(q)[nodes].double()
+        def centred(q: Tensor) -> Tensor:  # the query written into one buffer: KProp must not cache it
+            out = target.log_posteriors_fresh(q)[nodes].double()
             return out - out.mean(dim=1, keepdim=True)
 
         base = centred(x)
