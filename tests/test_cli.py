@@ -224,6 +224,8 @@ def test_secure_note_reaches_every_guarantee(tmp_path):
         "1",
         "--param",
         "mcmc_steps=500",
+        "--param",
+        "convergence=waive",
         "--secure",
         "--db",
         str(tmp_path / "r.db"),
@@ -233,8 +235,11 @@ def test_secure_note_reaches_every_guarantee(tmp_path):
     ]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
-    for g in json.loads(res.stdout)["results"][0]["privacy"]["guarantees"]:
-        assert any(n.startswith("randomness from the OS cryptographic source") for n in g["notes"])
+    guarantees = json.loads(res.stdout)["results"][0]["privacy"]["guarantees"]
+    assert [g["epsilon"] for g in guarantees if g["epsilon"] == "inf"] == ["inf"]  # the waived chain's edges
+    for g in guarantees:  # as privgraph.privatize: the note on every guarantee that draws noise under ε
+        secure = any(n.startswith("randomness from the OS cryptographic source") for n in g["notes"])
+        assert secure == (g["epsilon"] != "inf"), g
 
 
 def test_the_cli_copies_no_method_lists_or_choices():
@@ -295,6 +300,8 @@ def test_param_reaches_the_method_and_the_stored_config(tmp_path):
             "1",
             "--param",
             "mcmc_steps=500",
+            "--param",
+            "convergence=waive",
             "--db",
             str(db),
             "--format",

@@ -54,11 +54,16 @@ def load_catalogue(path: Path = CATALOGUE_PATH) -> dict[str, Any]:
 
 
 def method_entry(name: str) -> dict[str, Any]:
-    """The method ``name``'s entry; ``ValueError`` with the names otherwise (the registry's own message)."""
+    """The method ``name``'s entry; ``ValueError`` with the names otherwise (the registry's own message).
+    A method registered at run time (``@register_method`` in a process that has imported the methods,
+    e.g. a plugin calling :func:`privgraph.cli.main`) is described from the live registry."""
     methods = load_catalogue()["methods"]
-    if name not in methods:
-        raise ValueError(f"unknown method {name!r}; choose from {', '.join(methods)}")
-    return methods[name]
+    if name in methods:
+        return methods[name]
+    live = sys.modules.get("privgraph.methods")
+    if live is not None and name in live.METHODS:
+        return _method_entry(live.METHODS[name])
+    raise ValueError(f"unknown method {name!r}; choose from {', '.join(methods)}")
 
 
 def attack_entry(name: str) -> dict[str, Any]:
@@ -92,37 +97,37 @@ def _field_types(cls: type) -> dict[str, str]:
     return {f.name: type_text(hinted[f.name]) for f in dataclasses.fields(cls)}
 
 
+def _method_entry(cls: type) -> dict[str, Any]:
+    """A method class's catalogue entry (imports the tasks, so torch and PyG)."""
+    from privgraph.experiments.tasks.base import TASK_ALIASES, TASK_CLASSES, task_for
+
+    tasks: dict[str, Any] = {}
+    for given in ("", *TASK_CLASSES, *(a for a in TASK_ALIASES if a not in TASK_CLASSES)):
+        try:
+            task = task_for(cls, given or None)
+        except ValueError as err:
+            tasks[given] = {"error": str(err)}
+            continue
+        training = None if task.training is None else _field_types(task.training)
+        tasks[given] = {"name": task.name, "training": training, "datasets": list(task.datasets)}
+    return {
+        "info": cls.info(),
+        "heterogeneous": cls.heterogeneous,
+        "simple_graph": cls.simple_graph,
+        "needs_features": cls.needs_features,
+        "params": _field_types(cls.Params),
+        "tasks": tasks,
+    }
+
+
 def build_catalogue() -> dict[str, Any]:
     """The catalogue from the live registries (imports torch and PyG)."""
     from privgraph.attacks import ATTACKS
-    from privgraph.experiments.tasks.base import TASK_ALIASES, TASK_CLASSES, task_for
     from privgraph.methods import METHODS
-
-    def tasks(cls: type) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for given in ("", *TASK_CLASSES, *(a for a in TASK_ALIASES if a not in TASK_CLASSES)):
-            try:
-                task = task_for(cls, given or None)
-            except ValueError as err:
-                out[given] = {"error": str(err)}
-                continue
-            training = None if task.training is None else _field_types(task.training)
-            out[given] = {"name": task.name, "training": training, "datasets": list(task.datasets)}
-        return out
 
     return {
         "generated_by": REGENERATE,
-        "methods": {
-            name: {
-                "info": cls.info(),
-                "heterogeneous": cls.heterogeneous,
-                "simple_graph": cls.simple_graph,
-                "needs_features": cls.needs_features,
-                "params": _field_types(cls.Params),
-                "tasks": tasks(cls),
-            }
-            for name, cls in METHODS.items()
-        },
+        "methods": {name: _method_entry(cls) for name, cls in METHODS.items()},
         "attacks": {name: {"info": cls.info(), "params": _field_types(cls.Params)} for name, cls in ATTACKS.items()},
     }
 

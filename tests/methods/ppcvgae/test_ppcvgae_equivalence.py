@@ -53,8 +53,18 @@ def test_sorted_search_finds_the_same_non_edges():
         assert torch.equal(ours, _reference_non_edges(d.edge_index, d.num_nodes, 3000))
 
 
+@pytest.fixture
+def one_thread():
+    """Bit-for-bit equality holds for the same reduction order: one torch thread (numba's kernels, run
+    earlier in the same worker, can reset torch's thread count)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.mark.parametrize("kind", ["a", "b", "vgae"])
-def test_training_equals_the_pyg_computation(monkeypatch, kind):
+def test_training_equals_the_pyg_computation(monkeypatch, kind, one_thread):
     d = sensitive_sbm_graph(seed=2)
     candidate = None if kind == "vgae" else flip_candidate(d.sens, d.private_mask)
     config = EmbeddingConfig(epochs=15, encoder_penalty=1.0)

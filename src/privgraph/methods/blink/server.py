@@ -271,6 +271,7 @@ class _ExpectedPassing:
     exact search starts.  The binning is done once; each τ costs O(bins²)."""
 
     def __init__(self, beta: np.ndarray, epsilon_a: float, p_flip: float, bins: int = 1024):
+        bins = max(1, min(bins, beta.size))  # no more bins than nodes: 1024² bins were most of a small release
         counts, edges = np.histogram(beta, bins=bins)
         centers = 0.5 * (edges[:-1] + edges[1:])
         pairs = np.outer(counts, counts).astype(np.float64)
