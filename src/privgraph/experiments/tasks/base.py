@@ -101,9 +101,12 @@ class EvaluationTask:
         return release_with(method, data, eps, seed=seed, stream=stream, progress=self.progress, **options)
 
     def released(self, rel: PrivateRelease, payload: Any, mechanism: str | None = None, shared: Any = None) -> Released:
-        """What evaluation reads from ``rel``, with the run's report: ``rel``'s, plus the task's notes."""
-        report = self.finish_report(PrivacyReport(list(rel.report.guarantees)), rel.epsilon)
-        return Released(payload, report, rel.details, mechanism, shared, rel)
+        """What evaluation reads from ``rel``, with the run's report: ``rel``'s, plus the task's notes (what
+        reading the input changed) on its first guarantee; ``rel`` itself is left as released."""
+        guarantees = list(rel.report.guarantees)
+        for note in self.notes:
+            guarantees[0] = guarantees[0].with_note(note)
+        return Released(payload, PrivacyReport(guarantees), rel.details, mechanism, shared, rel)
 
     def release(
         self,
@@ -137,12 +140,6 @@ class EvaluationTask:
 
     def check_evaluable(self) -> None:
         """What evaluation needs beyond a release (e.g. labels in the user's graph); before any work."""
-
-    def finish_report(self, report: PrivacyReport, eps: float | None) -> PrivacyReport:
-        """``report`` with the task's notes (what reading the input changed) on its first guarantee."""
-        for note in self.notes:
-            report.guarantees[0] = report.guarantees[0].with_note(note)
-        return report
 
     # ------------------------------------------------------------ evaluation
     def base_hyperparameters(self) -> Any:
