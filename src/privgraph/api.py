@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch_geometric.data import Data, HeteroData
 
+from privgraph.device import DeviceLike, on_device
 from privgraph.mechanisms import (
     SECURE_NOTE,
     RandomizedResponse,
@@ -86,6 +87,7 @@ def privatize(
     rng: RandomSource | None = None,
     label_epsilon: float | None = None,
     progress: ProgressHook | None = None,
+    device: DeviceLike = None,
     **params: Any,
 ) -> PrivateRelease:
     """Release ``data`` once with ``method``.
@@ -105,6 +107,10 @@ def privatize(
             randomized response with this ε (LPGNN's label LDP; node-classification methods):
             the release then holds ``y_reported`` instead of ``y``.
         progress: called as ``progress(task, done, total)`` on long work.
+        device: where the release's training and post-processing run (``"cpu"``, ``"cuda"``,
+            ``"cuda:1"``, ``"mps"``, a ``torch.device``; default ``$PRIVGRAPH_DEVICE``, else the CPU).
+            The noise is drawn on the CPU from the release's source whatever the device, and the
+            release is returned on the CPU (:mod:`privgraph.device`).
         **params: the method's parameters (``privgraph.list_methods()[method]["parameters"]``).
 
     Returns:
@@ -119,6 +125,7 @@ def privatize(
         rng=rng,
         label_epsilon=label_epsilon,
         progress=progress,
+        device=device,
     )
 
 
@@ -132,6 +139,7 @@ def release_with(
     label_epsilon: float | None = None,
     progress: ProgressHook | None = None,
     stream: tuple[int, ...] = (),
+    device: DeviceLike = None,
     **options: Any,
 ) -> PrivateRelease:
     """:func:`privatize` with a built method: the one release path of ``privgraph release``, the
@@ -143,7 +151,8 @@ def release_with(
     pipeline gives every release of a trial its own).  ``options`` go to the method's ``privatize``:
     what a caller that releases many times shares between releases instead of drawing it again
     (the pipeline's label reports of a trial, ``labels``; an autoencoder trained once per trial,
-    ``trained``; HeteDP's ``training_seed``, ``on_epoch`` and ``replace_inputs``)."""
+    ``trained``; HeteDP's ``training_seed``, ``on_epoch`` and ``replace_inputs``).  ``device``: where it
+    trains and post-processes (:mod:`privgraph.device`); the input is read on the CPU, where the noise is drawn."""
     name = method.name
     if method.private and epsilon is None and not method.epsilon_optional:
         raise ValueError(f"{name} is private: give epsilon")
@@ -153,10 +162,18 @@ def release_with(
     if label_epsilon is not None and (method.task != Task.NODE_CLASSIFICATION or method.heterogeneous):
         raise ValueError(f"label_epsilon applies to node-classification methods, not to {name}")
     extra = {} if label_epsilon is None else {"label_epsilon": label_epsilon}
-    rel = method.privatize(data, epsilon, source, progress, **extra, **options)
+    with on_device(device):
+        rel = method.privatize(_on_cpu(data), epsilon, source, progress, **extra, **options)
     rel.report.guarantees = [g.with_note(note) if g.is_private else g for g in rel.report.guarantees]
     rel.randomness = {**randomness, **rel.randomness}
     return rel
+
+
+def _on_cpu(data: Data | HeteroData) -> Data | HeteroData:
+    """``data`` read on the CPU (a copy when a tensor lives elsewhere: the user's object is not moved)."""
+    if all(not torch.is_tensor(v) or v.device.type == "cpu" for store in data.stores for v in store.values()):
+        return data
+    return copy.copy(data).cpu()
 
 
 def load_release(path: str | Path) -> PrivateRelease:
@@ -170,7 +187,12 @@ def load_release(path: str | Path) -> PrivateRelease:
 
 
 def fit(
-    release: PrivateRelease, model: str | None = None, seed: int = 0, truth: Data | None = None, **hyperparameters: Any
+    release: PrivateRelease,
+    model: str | None = None,
+    seed: int = 0,
+    truth: Data | None = None,
+    device: DeviceLike = None,
+    **hyperparameters: Any,
 ) -> TrainResult:
     """Train the method's classifier on a node-classification release (post-processing: no
     privacy is spent) and evaluate it on the release's test nodes.
@@ -183,6 +205,8 @@ def fit(
         truth: under label privacy the release has no ``y``: the model trains on the denoised
             reports (K_y = ``label_steps``), and the test accuracy is measured on ``truth.y``
             if given (the experimenter's view), else it is NaN.
+        device: where to train (:mod:`privgraph.device`; default ``$PRIVGRAPH_DEVICE``, else the CPU);
+            the trained ``model`` stays there.
         **hyperparameters: ``lr``, ``weight_decay``, ``dropout``, ``hidden``, ``epochs``,
             ``patience``, ``kprop_steps`` (LPGNN's K).
 
@@ -206,7 +230,8 @@ def fit(
         )
     hp = Hyperparameters().update(**hyperparameters)
     server_view = Release.from_private(release)
-    result = method.fit(server_view, data, model or method.default_model, hp, seed, labels)
+    with on_device(device):
+        result = method.fit(server_view, data, model or method.default_model, hp, seed, labels)
     if labels is not None and truth is None:
         result.test_accuracy = float("nan")
     result.context = FitContext(release, server_view, model or method.default_model, hyperparameters, seed)
@@ -231,6 +256,7 @@ def attack(
     truth: Data,
     seed: int = 0,
     model: str | None = None,
+    device: DeviceLike = None,
     **params: Any,
 ) -> AttackResult:
     """Run an attack (:data:`privgraph.attacks.ATTACKS`) against a release or a model trained on one.
@@ -246,12 +272,22 @@ def attack(
             attack's threat model grants.
         seed: the attacker's randomness (its auxiliary knowledge, candidates, own models).
         model: the target's classifier when ``target`` is a release (default: the method's own).
+        device: where the target and the attacker's shadow models train and answer queries
+            (:mod:`privgraph.device`); the attack classifiers (scikit-learn) run on the CPU.
         **params: the attack's parameters (``privgraph attacks`` lists them).
 
     Returns:
         :class:`~privgraph.attacks.AttackResult`: scores, truth, decisions, ``metrics``
         (``attack_auc``, ``attack_advantage``, ``attack_tpr_at_1fpr``, ...) and the threat model.
     """
+    with on_device(device):
+        return _attack(target, attack, truth, seed, model, params)
+
+
+def _attack(
+    target: PrivateRelease | TrainResult, attack: str, truth: Data, seed: int, model: str | None, params: dict
+) -> AttackResult:
+    """:func:`attack` on the device chosen by the caller."""
     from privgraph.attacks import embedding_target, get_attack, target_from_fit
 
     attacker = get_attack(attack, **params)

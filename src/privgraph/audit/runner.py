@@ -29,6 +29,7 @@ import numpy as np
 from torch_geometric.data import Data, HeteroData
 
 from privgraph.accounting import PrivacyGuarantee
+from privgraph.device import DeviceLike, on_device
 from privgraph.audit.bounds import CONFIDENCE, split_half_test
 from privgraph.audit.definitions import AuditInput, definition
 from privgraph.audit.neighbours import ASKED, Neighbours, claimed_guarantee
@@ -262,6 +263,7 @@ def audit(
     label_epsilon: float | None = None,
     confidence: float = CONFIDENCE,
     progress: ProgressHook | None = None,
+    device: DeviceLike = None,
     **params: Any,
 ) -> AuditReport:
     """Audit ``method`` at ``epsilon``: an :class:`AuditReport` with ε_LB and a verdict per unit.
@@ -277,6 +279,8 @@ def audit(
         samples: releases per input (half choose the threshold, half count the errors).
         seed: every release draws from its own stream derived from it.
         label_epsilon: also audit the node label unit (label LDP of node-classification methods) at this ε.
+        device: where the releases train and post-process (:mod:`privgraph.device`); their noise is drawn
+            on the CPU whatever the device, so the audit checks the same mechanism everywhere.
     """
     if isinstance(method, str):
         method = method_class(method)(**params)
@@ -308,9 +312,10 @@ def audit(
     groups: dict[int, list[Neighbours]] = {}  # units released by the same run share their releases
     for nb in units:
         groups.setdefault(id(nb.run), []).append(nb)
-    rows = [
-        row
-        for k, group in enumerate(groups.values())
-        for row in audit_units(method, group, k, samples, seed, confidence, progress, epsilon)
-    ]
+    with on_device(device):
+        rows = [
+            row
+            for k, group in enumerate(groups.values())
+            for row in audit_units(method, group, k, samples, seed, confidence, progress, epsilon)
+        ]
     return AuditReport(method.name, epsilon, method.params.to_dict(), seed, confidence, source, rows)

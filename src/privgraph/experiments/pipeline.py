@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from privgraph.accounting import PrivacyReport, check_epsilons
+from privgraph.device import device_name, on_device, resolve_device
 from privgraph.experiments.selection import Selection, select_on_validation
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
@@ -96,6 +97,9 @@ class ExperimentSpec:
             the model trained on the release, or the released embedding; its metrics join the
             trial's (``privgraph attack``).
         attack_params: the attack's parameters.
+        device: where the trials train and post-process (``cpu``, ``cuda``, ``cuda:N``, ``mps``; default
+            ``$PRIVGRAPH_DEVICE``, else the CPU; :mod:`privgraph.device`).  Not part of a setting's
+            identity: the noise does not depend on it, and each trial records the device it ran on.
     """
 
     method: str
@@ -121,6 +125,7 @@ class ExperimentSpec:
     input: Any = None
     attack: str | None = None
     attack_params: dict[str, Any] = field(default_factory=dict)
+    device: str | None = None
 
     def build(self, progress: ProgressHook | None = None) -> tuple[Method, EvaluationTask]:
         """The method and the task, after every check (bad input raises ``ValueError`` before any work)."""
@@ -170,6 +175,7 @@ class ExperimentSpec:
         return method, task
 
     def validate(self) -> None:
+        resolve_device(self.device)
         self.build()
 
     def build_attack(self) -> Any:
@@ -296,7 +302,7 @@ class Setting:
 
 # The spec's fields that do not change a trial's result: where the data lies, how many trials run,
 # the user's own graph (not hashable; its runs get no configuration hash).
-_NOT_HASHED = ("data_root", "trials", "input", "epsilons")
+_NOT_HASHED = ("data_root", "trials", "input", "epsilons", "device")
 
 
 def _default(f: dataclasses.Field) -> Any:
@@ -358,6 +364,10 @@ class Experiment:
         """One ε's setting: the release parameters and hyperparameters chosen on validation (with
         ``tune``), or those given in ``tuned`` (what trial 0 of the setting chose and recorded, so that a
         sweep runs trials 1… in other workers without choosing again)."""
+        with on_device(self.spec.device):
+            return self._prepare(data, eps, tuned)
+
+    def _prepare(self, data: Any, eps: float | None, tuned: TunedSetting | None) -> Setting:
         spec, task = self.spec, self.task
         k = spec.setting_index(eps)
         base = task.base_hyperparameters()
@@ -386,6 +396,10 @@ class Experiment:
         return self._trial(data, setting, t)[0]
 
     def _trial(self, data: Any, setting: Setting, t: int) -> tuple[TrialRecord, PrivacyReport]:
+        with on_device(self.spec.device) as device:
+            return self._trial_on(data, setting, t, device_name(device))
+
+    def _trial_on(self, data: Any, setting: Setting, t: int, device: str) -> tuple[TrialRecord, PrivacyReport]:
         spec, task, eps, k = self.spec, self.task, setting.epsilon, setting.eps_index
         start = time.perf_counter()
         trial_seed = spec.seed + t
@@ -417,6 +431,7 @@ class Experiment:
                 "selection_releases": selection.candidates if selection else 0,
                 "selection": [{"values": v, "score": s} for v, s in selection.scores] if selection else [],
                 "secure": spec.secure,
+                "device": device,
                 "release": released.details,
                 **task.record_config(released),
                 "normalization": getattr(data, "normalization", None) if not isinstance(data, tuple) else None,
