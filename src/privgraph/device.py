@@ -115,10 +115,13 @@ def on_device(device: DeviceLike = None) -> Iterator[torch.device]:
 
 def to_device(value: Any, device: torch.device | None = None) -> Any:
     """``value`` (a tensor, a module, a PyG ``Data``, a :class:`~privgraph.nn.dense.BlockwiseAdjacency`,
-    or None) on ``device`` (default: :func:`current_device`)."""
+    a dict of those — a heterogeneous model's inputs — or None) on ``device`` (default: :func:`current_device`)."""
     if value is None:
         return None
-    return value.to(device if device is not None else current_device())
+    device = device if device is not None else current_device()
+    if isinstance(value, dict):
+        return {key: to_device(v, device) for key, v in value.items()}
+    return value.to(device)
 
 
 def device_name(device: torch.device | None = None) -> str:

@@ -17,6 +17,7 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.data import Data
 
+from privgraph.device import to_device
 from privgraph.methods.base import MethodParams
 from privgraph.nn.dense import BlockwiseAdjacency
 
@@ -84,19 +85,33 @@ class Target:
     shadow: Callable[[Data, int], Target] | None = None
     utility: dict[str, float] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # the server answers where its model was trained: its features and graph are moved there once,
+        # every query's features on each call, and the answers come back on the CPU
+        if self.model is not None:
+            device = next(self.model.parameters()).device
+            self.x, self.graph, self.edge_weight = (
+                to_device(v, device) for v in (self.x, self.graph, self.edge_weight)
+            )
+
     @property
     def has_model(self) -> bool:
         return self.model is not None
+
+    @property
+    def device(self) -> torch.device:
+        """Where the target's model answers queries (the CPU for an embedding release)."""
+        return torch.device("cpu") if self.model is None else next(self.model.parameters()).device
 
     def _forward(self, x: Tensor | None, hidden: bool = False) -> Tensor:
         """The model's output (or its hidden layer) for features ``x``, over the server's graph."""
         if self.model is None:
             raise ValueError(f"{self.method} released embeddings, not a model: there is no inference API to query")
-        x = self.x if x is None else x
+        x = self.x if x is None else x.to(self.device)
         extra = () if self.edge_weight is None else (self.edge_weight,)
         self.model.eval()
         with torch.no_grad():
-            return (self.model.embed if hidden else self.model)(x, self.graph, *extra)
+            return (self.model.embed if hidden else self.model)(x, self.graph, *extra).cpu()
 
     def posteriors(self, x: Tensor | None = None) -> Tensor:
         """The inference API: softmax outputs of every node, the server's graph answering, for
@@ -120,7 +135,7 @@ class Target:
             model = self._fresh_model = _without_feature_cache(self.model)
         extra = () if self.edge_weight is None else (self.edge_weight,)
         with torch.no_grad():
-            return model(x, self.graph, *extra).log_softmax(dim=-1)
+            return model(x.to(self.device), self.graph, *extra).log_softmax(dim=-1).cpu()
 
     def representation(self, kind: str = "hidden") -> Tensor:
         """What the target exposes per node: ``hidden`` (the model's hidden layer, or the released

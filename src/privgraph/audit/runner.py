@@ -29,10 +29,10 @@ import numpy as np
 from torch_geometric.data import Data, HeteroData
 
 from privgraph.accounting import PrivacyGuarantee
-from privgraph.device import DeviceLike, on_device
 from privgraph.audit.bounds import CONFIDENCE, split_half_test
 from privgraph.audit.definitions import AuditInput, definition
 from privgraph.audit.neighbours import ASKED, Neighbours, claimed_guarantee
+from privgraph.device import DeviceLike, on_device
 from privgraph.mechanisms import derive_seed, make_generator
 from privgraph.methods import Method, Task, method_class
 from privgraph.progress import ProgressHook

@@ -63,6 +63,13 @@ def _mlp(in_dim: int, hidden: int, out_dim: int) -> nn.Sequential:
     return nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU(), nn.Linear(hidden, out_dim))
 
 
+def reparameterization_noise(mu: Tensor) -> Tensor:
+    """The reparameterisation's standard normals, drawn by torch's global CPU generator and moved to
+    ``mu``'s device: a seeded training draws the same values on every device (on the CPU, those of
+    ``torch.randn_like(mu)``)."""
+    return torch.randn(mu.shape, dtype=mu.dtype).to(mu.device)
+
+
 def edge_keys(edge_index: Tensor, num_nodes: int) -> Tensor:
     """The sorted keys ``i·n + j`` of the edges (i, j): what :func:`sample_non_edges` searches."""
     return torch.sort(edge_index[0] * num_nodes + edge_index[1]).values
@@ -82,12 +89,13 @@ def _is_edge(keys: Tensor, pairs: Tensor) -> Tensor:
 
 def sample_non_edges(edge_index: Tensor, num_nodes: int, count: int, keys: Tensor | None = None) -> Tensor:
     """About ``count`` uniform random ordered pairs (i ≠ j) that are not edges, vectorised
-    (torch's global generator): candidates drawn with 20 % extra, edges and self-pairs
+    (torch's global CPU generator): candidates drawn with 20 % extra, edges and self-pairs
     removed by binary search in the sorted edge keys (``keys``: :func:`edge_keys`, computed
     when not given).  O(count·log |E|), no n×n matrix."""
     keys = edge_keys(edge_index, num_nodes) if keys is None else keys
     draw = int(count * 1.2) + 16
-    cand = torch.randint(0, num_nodes * num_nodes, (draw,))
+    # drawn on the CPU (torch's global CPU generator), so training draws the same pairs on every device
+    cand = torch.randint(0, num_nodes * num_nodes, (draw,)).to(keys.device)
     cand = cand[~_is_edge(keys, cand) & (cand // num_nodes != cand % num_nodes)][:count]
     return torch.stack([cand // num_nodes, cand % num_nodes])
 
@@ -140,7 +148,7 @@ class CVGAE(nn.Module):
 
     def loss(self, x: Tensor, sens: Tensor, edge_index: Tensor) -> tuple[Tensor, dict[str, float]]:
         mu, logstd = self.encode(x, sens, edge_index)
-        z = mu + torch.randn_like(mu) * logstd.exp()
+        z = mu + reparameterization_noise(mu) * logstd.exp()
         zs = torch.cat([z, sens.float()[:, None]], dim=1)
         phi = self.dec_x(zs, edge_index) if self.case == "a" else self.dec_x(zs)
         recon = 0.5 * ((x - phi) ** 2).sum(-1).mean()
@@ -165,7 +173,7 @@ class VGAEBaseline(nn.Module):
 
     def loss(self, x: Tensor, sens: Tensor | None, edge_index: Tensor) -> tuple[Tensor, dict[str, float]]:
         mu, logstd = self.encode(x, sens, edge_index)
-        z = mu + torch.randn_like(mu) * logstd.exp()
+        z = mu + reparameterization_noise(mu) * logstd.exp()
         recon = self.adjacency_nll(z, edge_index, x.shape[0])
         kl = gaussian_kl(mu, logstd).mean()
         weight = 1.0 / x.shape[0] if self.kl_weight is None else self.kl_weight

@@ -21,6 +21,8 @@ so each propagation multiplies by an n × hidden matrix, not n × features.
 
 from __future__ import annotations
 
+import copy
+
 import torch
 from torch import Tensor, nn
 
@@ -54,9 +56,20 @@ class BlockwiseAdjacency:
         if keep:
             self._blocks = kept
 
+    def to(self, device: torch.device | str) -> BlockwiseAdjacency:
+        """A copy whose row blocks are computed (and cached) on ``device``: every tensor attribute is
+        moved, so a subclass's :meth:`rows` computes where its inputs are."""
+        out = copy.copy(self)
+        for name, value in vars(self).items():
+            if torch.is_tensor(value):
+                setattr(out, name, value.to(device))
+        if getattr(self, "_blocks", None) is not None:
+            out._blocks = [(s, e, rows.to(device)) for s, e, rows in self._blocks]
+        return out
+
     def matmul(self, h: Tensor) -> Tensor:
         """P·H, block by block (no autograd; use :func:`propagate`)."""
-        out = torch.empty((self.num_nodes, h.shape[1]), dtype=h.dtype)
+        out = torch.empty((self.num_nodes, h.shape[1]), dtype=h.dtype, device=h.device)
         for s, e, rows in self.blocks():
             out[s:e] = rows.to(h.dtype) @ h
         return out

@@ -25,7 +25,7 @@ def edge_order_csr(rows: Tensor, cols: Tensor, values: Tensor, num_nodes: int) -
     """The n×n CSR matrix with ``values`` at (``rows``, ``cols``), each row's entries in edge order
     (a stable sort by row), so that a product sums them in that order."""
     order = torch.sort(rows, stable=True).indices
-    ptr = torch.zeros(num_nodes + 1, dtype=torch.long)
+    ptr = torch.zeros(num_nodes + 1, dtype=torch.long, device=rows.device)
     ptr[1:] = torch.bincount(rows, minlength=num_nodes).cumsum(0)
     with warnings.catch_warnings():  # torch's "sparse CSR is beta" notice
         warnings.simplefilter("ignore", UserWarning)

@@ -26,7 +26,7 @@ def normalized_adjacency(edge_index: Tensor, num_nodes: int, aggregator: str = "
         edge_index, weight = gcn_norm(edge_index, None, num_nodes, add_self_loops=False)
         src, dst = edge_index
     else:
-        weight = torch.ones(src.numel())
+        weight = torch.ones(src.numel(), device=src.device)
         if aggregator == "mean":
             deg = scatter(weight, dst, 0, dim_size=num_nodes, reduce="sum")
             weight = weight / deg.clamp(min=1)[dst]
@@ -81,7 +81,7 @@ class KProp(nn.Module):
         self._cache: tuple[tuple, Tensor] | None = None
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
-        key = (x.data_ptr(), tuple(x.shape), edge_index.data_ptr(), edge_index.shape[1])
+        key = (x.device, x.data_ptr(), tuple(x.shape), edge_index.data_ptr(), edge_index.shape[1])
         if self.cached and self._cache is not None and self._cache[0] == key:
             return self._cache[1]
         adj = normalized_adjacency(edge_index, x.shape[0], self.aggregator).to(x.dtype)

@@ -11,6 +11,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from privgraph.device import current_device, to_device
+
 
 @dataclass
 class TrainResult:
@@ -71,6 +73,12 @@ def train_node_classifier(
     if selection not in ("accuracy", "loss"):
         raise ValueError(f"selection must be 'accuracy' or 'loss', got {selection!r}")
     start = time.perf_counter()
+    device = current_device()
+    model.to(device)
+    x, edge_index, y_observed, y_true, train_mask, val_mask, test_mask, loss_transition, edge_weight = (
+        to_device(v, device)
+        for v in (x, edge_index, y_observed, y_true, train_mask, val_mask, test_mask, loss_transition, edge_weight)
+    )
     extra = () if edge_weight is None else (edge_weight,)
     graph_params = list(model.graph_parameters()) if hasattr(model, "graph_parameters") else []
     graph_ids = {id(p) for p in graph_params}
@@ -125,5 +133,5 @@ def train_node_classifier(
         best_epoch=best_epoch,
         epochs_run=epoch,
         seconds=time.perf_counter() - start,
-        test_predictions=out[test_mask].argmax(dim=-1),
+        test_predictions=out[test_mask].argmax(dim=-1).cpu(),
     )

@@ -43,7 +43,7 @@ class PosteriorAdjacency(BlockwiseAdjacency):
     def rows(self, start: int, stop: int) -> torch.Tensor:
         logit = self.beta[start:stop, None] + self.beta[None, :] + self.shift[self.states[start:stop].long()]
         p = torch.sigmoid(logit)
-        idx = torch.arange(start, stop)
+        idx = torch.arange(start, stop, device=p.device)
         p[idx - start, idx] = 0.0
         return p
 

@@ -15,6 +15,7 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 
 from privgraph.data.hetero import METAPATHS, VARIANTS, EdgeType, HeteroTask, node_inputs
+from privgraph.device import current_device, to_device
 from privgraph.nn.hetero import HGTClassifier, RGCNClassifier
 from privgraph.train.link_prediction import split_auc
 
@@ -159,15 +160,18 @@ def train_link_baseline(
 
         return split_auc(val, task.edge_type, dot), split_auc(test, task.edge_type, dot)
     torch.manual_seed(seed)
-    inputs = node_inputs(data, seed=seed)
+    device = current_device()
+    inputs = to_device(node_inputs(data, seed=seed), device)
     cls = RGCNClassifier if method == "rgcn" else HGTClassifier
-    model = cls({t: v.shape[1] for t, v in inputs.items()}, hidden, 1, data.metadata(), src)
+    model = cls({t: v.shape[1] for t, v in inputs.items()}, hidden, 1, data.metadata(), src).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=0.005, weight_decay=1e-3)
-    positives = train[task.edge_type].edge_label_index
-    g = torch.Generator().manual_seed(seed)
+    positives = train[task.edge_type].edge_label_index.to(device)
+    g = torch.Generator().manual_seed(seed)  # the negatives are drawn on the CPU: the same on every device
+    graphs = {id(s): to_device(s.edge_index_dict, device) for s in splits}
 
     def scores(split, pairs):
-        h = model.embed(inputs, split.edge_index_dict)
+        h = model.embed(inputs, graphs[id(split)])
+        pairs = pairs.to(device)
         return (h[src][pairs[0]] * h[dst][pairs[1]]).sum(-1)
 
     best = (-1.0, 0.0)
@@ -178,15 +182,15 @@ def train_link_baseline(
                 torch.randint(0, data[src].num_nodes, (positives.shape[1],), generator=g),
                 torch.randint(0, data[dst].num_nodes, (positives.shape[1],), generator=g),
             ]
-        )
+        ).to(device)
         pairs = torch.cat([positives, neg], dim=1)
-        labels = torch.cat([torch.ones(positives.shape[1]), torch.zeros(neg.shape[1])])
+        labels = torch.cat([torch.ones(positives.shape[1]), torch.zeros(neg.shape[1])]).to(device)
         opt.zero_grad()
         torch.nn.functional.binary_cross_entropy_with_logits(scores(train, pairs), labels).backward()
         opt.step()
         model.eval()
         with torch.no_grad():
-            v = split_auc(val, task.edge_type, lambda p: scores(val, p))
+            v = split_auc(val, task.edge_type, lambda p: scores(val, p).cpu())
             if v > best[0]:
-                best = (v, split_auc(test, task.edge_type, lambda p: scores(test, p)))
+                best = (v, split_auc(test, task.edge_type, lambda p: scores(test, p).cpu()))
     return best

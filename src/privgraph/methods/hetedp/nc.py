@@ -54,6 +54,7 @@ from torch import Tensor
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.data.transforms import standardize_columns
+from privgraph.device import current_device, to_device
 from privgraph.train.link_prediction import LinkInputs
 
 if TYPE_CHECKING:
@@ -135,8 +136,10 @@ def featdp_embedding(
     dropout and noise come from ``seed`` alone (torch's global generator is restored afterwards)."""
     from privgraph.nn.hetero import HANClassifier
 
-    g = torch.Generator().manual_seed(int(seed))
-    edges = graph.edge_index_dict
+    g = torch.Generator().manual_seed(int(seed))  # the noise is drawn on the CPU, then moved
+    device = current_device()
+    edges = to_device(graph.edge_index_dict, device)
+    x, labels, train_mask = x.to(device), labels.to(device), train_mask.to(device)
     with torch.random.fork_rng():
         torch.manual_seed(int(seed))
         model = HANClassifier(
@@ -147,18 +150,18 @@ def featdp_embedding(
             node_type,
             heads=FEATDP_HEADS,
             dropout=FEATDP_DROPOUT,
-        )
+        ).to(device)
         opt = torch.optim.Adam(model.parameters(), lr=FEATDP_LR, weight_decay=FEATDP_WEIGHT_DECAY)
         model.train()
         for _ in range(FEATDP_EPOCHS):
-            noisy = x + noise_std * torch.randn(x.shape, generator=g) if noise_std > 0 else x
+            noisy = x + (noise_std * torch.randn(x.shape, generator=g)).to(device) if noise_std > 0 else x
             loss = torch.nn.functional.cross_entropy(model({node_type: noisy}, edges)[train_mask], labels[train_mask])
             opt.zero_grad()
             loss.backward()
             opt.step()
         model.eval()
         with torch.no_grad():
-            return model.embed({node_type: x}, edges)[node_type].detach().clone()
+            return model.embed({node_type: x}, edges)[node_type].detach().cpu().clone()
 
 
 def featdp_guarantee(
@@ -287,11 +290,12 @@ class EpochEmbeddings:
     @torch.no_grad()
     def record(self, epoch: int, model: torch.nn.Module, inputs: LinkInputs) -> None:
         """Embed every node of ``node_type`` with the current weights (reads no random stream)."""
-        every = torch.arange(inputs.x[self.node_type].shape[0])
+        x = inputs.x[self.node_type]
+        every = torch.arange(x.shape[0], device=x.device)
         mu, logstd = model(self.node_type, *inputs.rows(self.node_type, every))
         self.epochs.append(epoch)
-        self.mu.append(mu.detach().clone())
-        self.logstd.append(logstd.detach().clone())
+        self.mu.append(mu.detach().cpu().clone())
+        self.logstd.append(logstd.detach().cpu().clone())
 
     def embeddings(self, kind: str, seed: int) -> list[Tensor]:
         """Per epoch: μ (``"mean"``) or the authors' posterior sample μ + N(0, I)·exp(log σ)

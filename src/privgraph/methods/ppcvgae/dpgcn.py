@@ -19,6 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from privgraph.device import current_device
+
 
 class OrthogonalDisentangler(nn.Module):
     def __init__(self, in_dim: int, sensitive_dim: int = 2):
@@ -52,9 +54,12 @@ class OrthogonalDisentangler(nn.Module):
 def disentangle(
     x: Tensor, sens: Tensor, known: Tensor, seed: int, epochs: int = 300, lr: float = 0.01, sensitive_dim: int = 2
 ) -> tuple[Tensor, dict[str, float]]:
-    """Train the disentangler on the known attributes; return ``Z_n`` and diagnostics."""
+    """Train the disentangler on the known attributes (on :func:`~privgraph.device.current_device`);
+    return ``Z_n`` (on the CPU) and diagnostics."""
     torch.manual_seed(seed)
-    model = OrthogonalDisentangler(x.shape[1], sensitive_dim)
+    device = current_device()
+    model = OrthogonalDisentangler(x.shape[1], sensitive_dim).to(device)
+    x, sens, known = x.to(device), sens.to(device), known.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     for _ in range(epochs):
         opt.zero_grad()
@@ -64,4 +69,4 @@ def disentangle(
     with torch.no_grad():
         z_n = model.nonsensitive(x)
         overlap = float((model.w_s.T @ model.w_n).abs().max())
-    return z_n, {"final_loss": float(loss.detach()), "max_orthogonality_residual": overlap}
+    return z_n.cpu(), {"final_loss": float(loss.detach()), "max_orthogonality_residual": overlap}

@@ -46,6 +46,7 @@ from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit, unprotected
 from privgraph.data.transforms import standardize_columns
+from privgraph.device import current_device, to_device
 from privgraph.mechanisms.base import check_delta
 from privgraph.mechanisms.gaussian import gaussian_delta
 from privgraph.mechanisms.randomness import RandomSource, SecureRandom, normal
@@ -152,12 +153,15 @@ def train_embedding(
     seed: int,
     progress: ProgressHook | None = None,
 ) -> list[dict[str, float]]:
-    """Train ``model`` on ``data`` (features standardised); returns the loss trace
-    (every 10th epoch and the last).  With a ``candidate`` s' and ``config.penalty``
-    > 0 this is PPCVGAE."""
+    """Train ``model`` on ``data`` (features standardised) on :func:`~privgraph.device.current_device`,
+    where the model stays; returns the loss trace (every 10th epoch and the last).  With a ``candidate``
+    s' and ``config.penalty`` > 0 this is PPCVGAE."""
     check_sensitive(data)
     torch.manual_seed(seed)
-    x, sens, edge_index, n = standardize(data.x), data.sens, data.edge_index, data.num_nodes
+    device = current_device()
+    model.to(device)
+    x, sens, edge_index = (v.to(device) for v in (standardize(data.x), data.sens, data.edge_index))
+    candidate, n = to_device(candidate, device), data.num_nodes
     conditional = isinstance(model, CVGAE)
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     trace: list[dict[str, float]] = []
@@ -278,9 +282,11 @@ def release_embedding(
                 f"rng must be a torch.Generator or privgraph.mechanisms.SecureRandom, got {type(rng).__name__}"
             )
     check_sensitive(data)
-    x, sens, edge_index = standardize(data.x), data.sens, data.edge_index
+    device = next(model.parameters()).device  # where it was trained; the noise is added on the CPU
+    x, sens, edge_index = (v.to(device) for v in (standardize(data.x), data.sens, data.edge_index))
+    candidate = to_device(candidate, device)
     conditional = isinstance(model, CVGAE)
-    mu, _ = model.encode(x, sens if conditional else None, edge_index)
+    mu = model.encode(x, sens if conditional else None, edge_index)[0].cpu()
     details: dict[str, Any] = {"latent": mu.shape[1]}
     if not conditional:
         if dp is not None:
