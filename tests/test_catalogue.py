@@ -70,6 +70,14 @@ ERRORS = [
     (["attack", "link-stealing", "--method", "lpgnn", "--attack-param", "foo=1"], "has no parameter 'foo'"),
     (["audit", "lpgnn"], "lpgnn is private: give --epsilon"),
     (["audit", "nope"], "unknown method 'nope'"),
+    # --device's spelling (privgraph.device.parse_device) is checked before torch is imported
+    (["run", "lpgnn", "--device", "gpu"], "--device: unknown device 'gpu'"),
+    (["run", "lpgnn", "--device", "cuda:x"], "--device: unknown device 'cuda:x'"),
+    (["attack", "link-stealing", "--method", "lpgnn", "--device", "cuda:"], "unknown device 'cuda:'"),
+    (["release", "rr", "-o", "o.pt", "--device", "tpu"], "unknown device 'tpu'"),
+    (["audit", "rr", "--epsilon", "1", "--device", "gpu"], "unknown device 'gpu'"),
+    (["sweep", "grid.toml", "--device", "mps:0"], "unknown device 'mps:0'"),
+    (["demo", "--device", "gpu"], "unknown device 'gpu'"),
 ]
 
 SCRIPT = """

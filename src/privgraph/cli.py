@@ -275,6 +275,34 @@ def _method(method: str) -> dict[str, Any]:
         _fail(str(err))
 
 
+def _device(device: str | None) -> str | None:
+    """``--device``'s spelling (:func:`~privgraph.device.parse_device`, no torch), or None to leave the
+    choice to ``$PRIVGRAPH_DEVICE`` (whose spelling is checked here too), else the CPU; exits 2 with one line."""
+    import os
+
+    from privgraph.device import DEVICE_ENV, DeviceError, parse_device
+
+    try:
+        if device is not None:
+            return parse_device(device)
+        if os.environ.get(DEVICE_ENV):
+            parse_device(os.environ[DEVICE_ENV])
+    except DeviceError as err:
+        _fail(f"--device: {err}" if device is not None else f"${DEVICE_ENV}: {err}")
+    return None
+
+
+def _resolve_device(device: str | None) -> None:
+    """``device`` (:func:`_device`'s) is present on this machine: called once torch is needed, before any data
+    is read or work starts (:func:`~privgraph.device.resolve_device`); a missing one exits 2 with one line."""
+    from privgraph.device import DeviceError, resolve_device
+
+    try:
+        resolve_device(device)
+    except DeviceError as err:
+        _fail(str(err))
+
+
 def _prepare(
     method: str,
     params: list[str],
@@ -283,15 +311,17 @@ def _prepare(
     epsilons: list[float | None] | None = None,
     epsilon_y: float | None = None,
     dataset: str | None = None,
+    device: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The checks that need only the catalogue, before torch is imported: the method, ``--param``
     NAME=VALUE parsed against its parameters' types, ``--task``, ``--set`` against the task's training
-    hyperparameters, ε (:func:`~privgraph.accounting.validation.check_epsilons`), ε_y and the dataset's
-    name (``dataset``: None with ``--input``).  Returns the parameters and the hyperparameters; bad input
-    exits 2 with the line the pipeline would print after loading torch."""
+    hyperparameters, ε (:func:`~privgraph.accounting.validation.check_epsilons`), ε_y, the dataset's
+    name (``dataset``: None with ``--input``) and ``--device``'s spelling.  Returns the parameters and the
+    hyperparameters; bad input exits 2 with the line the pipeline would print after loading torch."""
     from privgraph.accounting.validation import check_epsilon, check_epsilons
     from privgraph.catalogue import hints, task_entry
 
+    _device(device)
     entry = _method(method)
     try:
         evaluation = task_entry(entry, task)
@@ -321,9 +351,9 @@ def _prepare(
 
 
 def _spec(method: str, params: list[str], hparams: list[str], **fields: Any):
-    """The pipeline's spec for ``method``: :func:`_prepare`'s checks (no torch), then the spec's own
-    (:meth:`~privgraph.experiments.ExperimentSpec.validate`), before any work (bad input exits 2 with
-    one line)."""
+    """The pipeline's spec for ``method``: :func:`_prepare`'s checks (no torch), the device present
+    (:func:`_resolve_device`), then the spec's own (:meth:`~privgraph.experiments.ExperimentSpec.validate`),
+    before any work (bad input exits 2 with one line)."""
     values, trained = _prepare(
         method,
         params,
@@ -333,6 +363,8 @@ def _spec(method: str, params: list[str], hparams: list[str], **fields: Any):
         fields.get("epsilon_y"),
         None if fields.get("input") is not None else fields.get("dataset", "sbm"),
     )
+    fields["device"] = _device(fields.get("device"))
+    _resolve_device(fields["device"])
     from privgraph.experiments import ExperimentSpec
 
     spec = ExperimentSpec(method=method, params=values, hyperparameters=trained, **fields)
@@ -354,10 +386,12 @@ def _read_input(
     clip: bool,
     directed: bool = False,
     trust_pickle: bool = False,
+    device: str | None = None,
 ) -> tuple[Any, list[str]]:
     """The user's graph file (``--input``) read and checked against ``method`` (its features, an
     undirected graph for a link-level method), and the notes on what reading changed; (None, [])
-    without ``--input``.  Bad input exits 2 with one line."""
+    without ``--input``.  ``device`` (:func:`_device`'s) must be present before the file is read.  Bad
+    input exits 2 with one line."""
     given = {
         "--features": features,
         "--labels": labels,
@@ -402,6 +436,7 @@ def _read_input(
                 existing_file(file, role, suffixes)
     except ValueError as err:
         _fail(str(err))
+    _resolve_device(device)
     from torch_geometric.data import Data
 
     from privgraph.data import check_graph
@@ -534,6 +569,8 @@ DB_OPTION = typer.Option(
     Path("results/privgraph.jsonl"), help="results store (JSON lines, one trial a line)", rich_help_panel=OUTPUT
 )
 FORMAT_OPTION = typer.Option(OutputFormat.table, "--format", help="table or json", rich_help_panel=OUTPUT)
+DEVICE_HELP = "cpu, cuda, cuda:N or mps; default $PRIVGRAPH_DEVICE, else cpu"
+DEVICE_OPTION = typer.Option(None, "--device", help=DEVICE_HELP, rich_help_panel=TRAINING)
 
 
 @app.command()
@@ -578,15 +615,16 @@ def run(
     balance: bool = typer.Option(
         False, "--balance", help="embeddings: balance the attack's classes by resampling", rich_help_panel=TRAINING
     ),
+    device: str | None = DEVICE_OPTION,
     db: Path = DB_OPTION,
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
     """Run a method over one or more ε and several seeded trials: release, train the task's model,
     evaluate; store and print the results with the privacy report."""
     epsilons = _epsilons(epsilon)
-    _prepare(method, param, hparam, task, epsilons, epsilon_y, None if input else dataset)
+    _prepare(method, param, hparam, task, epsilons, epsilon_y, None if input else dataset, device)
     data, _ = _read_input(
-        input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle
+        input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle, device
     )
     spec = _spec(
         method,
@@ -608,6 +646,7 @@ def run(
         case=case,
         balance=balance,
         data_root=str(data_root) if data_root else None,
+        device=device,
     )
     _run_and_print(spec, db, format)
 
@@ -673,6 +712,7 @@ def attack(
     trials: int = TRIALS_OPTION,
     seed: int = SEED_OPTION,
     hparam: list[str] = HPARAM_OPTION,
+    device: str | None = DEVICE_OPTION,
     db: Path = DB_OPTION,
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
@@ -686,9 +726,9 @@ def attack(
         _fail(str(err))
     values = _assign(attack_param, hints(entry["params"]), "--attack-param", f"attack {name!r}", "parameter")
     epsilons = _epsilons(epsilon)
-    _prepare(method, param, hparam, None, epsilons, epsilon_y, None if input else dataset)
+    _prepare(method, param, hparam, None, epsilons, epsilon_y, None if input else dataset, device)
     data, _ = _read_input(
-        input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle
+        input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle, device
     )
     spec = _spec(
         method,
@@ -707,6 +747,7 @@ def attack(
         data_root=str(data_root) if data_root else None,
         attack=name,
         attack_params=values,
+        device=device,
     )
     _run_and_print(spec, db, format)
 
@@ -797,6 +838,12 @@ def release(
         "data-dependent, not covered by the guarantee — for the curator's own copy",
         rich_help_panel=OUTPUT,
     ),
+    device: str | None = typer.Option(
+        None,
+        "--device",
+        help=DEVICE_HELP + "; where a method that trains (PPCVGAE, HeteDP) trains",
+        rich_help_panel=METHOD,
+    ),
 ) -> None:
     """Privatize a graph (or train and release an embedding or link model) once and write it
     with its privacy report (OUTPUT + OUTPUT.json).  The noise comes from the OS cryptographic
@@ -804,9 +851,9 @@ def release(
     if secure and reproducible:
         _fail("--secure and --reproducible exclude each other (--secure is the default)")
     epsilons = _epsilons([epsilon]) if epsilon is not None else []
-    _prepare(method, param, [], None, epsilons, epsilon_y, None if input else dataset)
+    _prepare(method, param, [], None, epsilons, epsilon_y, None if input else dataset, device)
     data, notes = _read_input(
-        input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle
+        input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle, device
     )
     spec = _spec(
         method,
@@ -821,6 +868,7 @@ def release(
         secure=not reproducible and _adds_noise(method, epsilon),
         private_ratio=private_ratio,
         data_root=str(data_root) if data_root else None,
+        device=device,
     )
     if not output.parent.exists() and not _writable(output.parent):
         _fail(f"cannot write {output}: its folder cannot be created")
@@ -901,6 +949,17 @@ def sweep(
         "processes; local: this process; processes: worker processes; ray: a local Ray cluster "
         "(or --address's)",
     ),
+    device: str | None = typer.Option(
+        None,
+        "--device",
+        help=DEVICE_HELP + " (a grid's own device before $PRIVGRAPH_DEVICE); with --gpus-per-trial: cuda, Ray's GPU",
+    ),
+    gpus_per_trial: float = typer.Option(
+        0.0,
+        "--gpus-per-trial",
+        min=0.0,
+        help="GPUs Ray gives each trial (e.g. 1, or 0.5: two trials a GPU); runs the trials on Ray and on cuda",
+    ),
     db: Path = typer.Option(
         Path("results/sweeps.jsonl"), help="results store (JSON lines); trials already in it are skipped"
     ),
@@ -915,16 +974,22 @@ def sweep(
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
     """Run an experiment grid (a paper's protocol): resumable, failures stored, one writer; in this process,
-    local worker processes or a Ray cluster (--executor)."""
+    local worker processes or a Ray cluster (--executor), on the CPU or GPUs (--device, --gpus-per-trial)."""
+    device = _device(device)
     from privgraph.experiments.grid import Grid
     from privgraph.experiments.store import ResultsStore
+    from privgraph.experiments.sweep import placement
     from privgraph.experiments.sweep import sweep as run_sweep
 
     try:
         chosen = Grid.load(grid, str(data_root) if data_root else None).select(table, dataset, row, trials, epsilon)
         chosen.validate()
+        executor, device = placement(chosen, executor, workers, address, device, gpus_per_trial)
     except ValueError as err:
         _fail(str(err))
+    if not address and not dry_run:  # a cluster's trials run on its machines' devices
+        for each in {device} if device is not None else {s.spec.device for s in chosen.unique_settings()}:
+            _resolve_device(each)  # None: $PRIVGRAPH_DEVICE's, else the CPU
     if dry_run:
         stored = ResultsStore(db).stored() if db.exists() else set()
         listing = Table(title=f"{chosen.name}: {chosen.title}" if chosen.title else chosen.name)
@@ -950,7 +1015,9 @@ def sweep(
 
     with console_progress() as progress:
         try:
-            summary = run_sweep(chosen, db, workers, address, retry_errors, progress, show_error, executor)
+            summary = run_sweep(
+                chosen, db, workers, address, retry_errors, progress, show_error, executor, device, gpus_per_trial
+            )
         except (ValueError, RuntimeError) as err:
             _fail(str(err), 1)
         except KeyboardInterrupt:
@@ -1047,6 +1114,7 @@ def audit_command(
     directed: bool = DIRECTED_OPTION,
     trust_pickle: bool = TRUST_PICKLE_OPTION,
     data_root: Path | None = DATA_ROOT_OPTION,
+    device: str | None = typer.Option(None, "--device", help=DEVICE_HELP),
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
     """Audit a method's claim: release two neighbouring inputs SAMPLES times each through the method's own
@@ -1054,6 +1122,7 @@ def audit_command(
     (ε_LB above the ε asked for a unit, or a claim that differs from it)."""
     from privgraph.catalogue import hints
 
+    device = _device(device)
     entry = _method(method)
     info = entry["info"]
     if info["private"] and epsilon is None and not info["epsilon_optional"]:
@@ -1064,8 +1133,9 @@ def audit_command(
     if dataset is not None and input is not None:
         _fail("give --dataset or --input, not both")
     data, _ = _read_input(
-        input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle
+        input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle, device
     )
+    _resolve_device(device)
     from privgraph.audit import audit
     from privgraph.audit.graphs import annotate
 
@@ -1086,6 +1156,7 @@ def audit_command(
                 seed=seed,
                 label_epsilon=epsilon_y,
                 progress=progress,
+                device=device,
                 **values,
             )
     except (ValueError, TypeError) as err:
@@ -1143,9 +1214,13 @@ def demo(
     out: Path = typer.Option(Path("demo-out"), help="folder for the results database and the plot"),
     trials: int = typer.Option(3, min=1),
     seed: int = typer.Option(0),
+    device: str | None = typer.Option(None, "--device", help=DEVICE_HELP),
 ) -> None:
     """LPGNN vs the non-private GCN and an MLP on a synthetic SBM graph (no download)."""
+    device = _device(device)
     import torch
+
+    _resolve_device(device)
 
     # The demo graph is small: one thread is as fast as two, and immune to the
     # OpenMP oversubscription that slows torch ~10× when the cores are busy.
@@ -1164,7 +1239,13 @@ def demo(
     with console_progress() as progress:
         for method, eps in (("gcn-raw", []), ("mlp", []), ("lpgnn", DEMO_EPSILONS)):
             spec = ExperimentSpec(
-                method=method, dataset="sbm", epsilons=eps, trials=trials, seed=seed, synthetic=DEMO_GRAPH
+                method=method,
+                dataset="sbm",
+                epsilons=eps,
+                trials=trials,
+                seed=seed,
+                synthetic=DEMO_GRAPH,
+                device=device,
             )
             results.append(run_experiment(spec, store, progress))
     out_console.print(demo_table(results))

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from privgraph.device import parse_device
 from privgraph.experiments.pipeline import ExperimentSpec, config_hash
 from privgraph.methods import method_class
 
@@ -260,9 +261,12 @@ class Grid:
         return list({s.key: s for s in reversed(self.settings)}.values())[::-1]
 
     def validate(self) -> None:
-        """Every setting's spec checked before any work (``ValueError`` names the bad one)."""
+        """Every setting's spec checked before any work (``ValueError`` names the bad one); a device's
+        spelling only (:func:`~privgraph.device.parse_device`: the trials may run on other machines)."""
         for s in self.unique_settings():
             try:
+                if s.spec.device is not None:
+                    parse_device(s.spec.device)
                 dataclasses.replace(s.spec, epsilons=list(s.spec.epsilons)).build()
             except ValueError as err:
                 raise ValueError(f"grid {self.name}, table {s.table}, {s.label} on {s.dataset}: {err}") from None

@@ -59,7 +59,8 @@ def release_file(
     """Release ``spec``'s graph once (its first ε) and write it (module docstring).
 
     Args:
-        spec: the method, its parameters, the dataset or ``input``, ``epsilons[0]``, ``seed``, ``secure``.
+        spec: the method, its parameters, the dataset or ``input``, ``epsilons[0]``, ``seed``, ``secure``,
+            ``device`` (where a release that trains trains).
         output: the file for the PyG object; the report goes to ``OUTPUT.json``.
         diagnostics: also write the release details (data-dependent; for the curator's own copy).
         allow_non_private: write the release of a method without a guarantee (refused otherwise).
@@ -81,7 +82,13 @@ def release_file(
     else:
         data = task.trial_data(data, spec.seed)
     rel = release_with(
-        method, data, eps, seed=None if spec.secure else spec.seed, label_epsilon=spec.epsilon_y, progress=progress
+        method,
+        data,
+        eps,
+        seed=None if spec.secure else spec.seed,
+        label_epsilon=spec.epsilon_y,
+        progress=progress,
+        device=spec.device,
     )
     if "dense_adjacency" in rel.data:
         raise ValueError(

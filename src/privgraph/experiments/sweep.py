@@ -20,7 +20,16 @@
   guarantee of the setting (``docs/privacy.md``).
 
 ``workers=0`` (or ``executor="local"``) runs every trial in this process, one
-after another.  Every executor runs the same per-trial code with the same
+after another.
+
+Devices: ``device`` (``privgraph sweep --device``) runs every trial there (it is
+not part of a setting's identity: the stored trials stay the same settings).
+``gpus_per_trial`` (``--gpus-per-trial F``) asks Ray for ``num_gpus=F`` per trial
+task, so a grid spreads over the GPUs of a machine or a cluster: Ray schedules
+at most ``1/F`` trials a GPU and sets ``CUDA_VISIBLE_DEVICES`` in each task, so
+the trials run on ``cuda`` (the default device then).  It needs Ray (``auto``
+picks Ray); the local executors refuse it, and Ray refuses a GPU device without
+it (Ray hides the GPUs from tasks that ask for none).  Every executor runs the same per-trial code with the same
 thread count and seed, so the store holds the same records whichever ran them
 (the tests compare all of them, record by record).
 """
@@ -35,10 +44,11 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from privgraph.device import DEVICE_ENV, parse_device
 from privgraph.experiments.grid import Grid, GridSetting
 from privgraph.experiments.pipeline import Experiment, TunedSetting
 from privgraph.experiments.store import DEFAULT_DB, ERROR, ResultsStore, TrialRecord
@@ -46,7 +56,7 @@ from privgraph.progress import ProgressHook
 from privgraph.version import __version__
 
 # environment the workers need (the driver's values are passed to every worker)
-WORKER_ENV = ("PRIVGRAPH_DATA", "PRIVGRAPH_CACHE")
+WORKER_ENV = ("PRIVGRAPH_DATA", "PRIVGRAPH_CACHE", DEVICE_ENV)
 OBJECT_STORE_BYTES = 256 * 2**20  # a local cluster's object store: records are small
 EXECUTORS = ("auto", "local", "processes", "ray")
 # ``auto`` starts worker processes only when the trials left would take longer than this in this process
@@ -259,10 +269,16 @@ class _AutoExecutor:
             self.pool.close()
 
 
-class _RayExecutor:
-    """Trials as Ray tasks (one CPU each); :meth:`wait` returns the next one to finish."""
+def ray_task_options(gpus_per_trial: float = 0.0) -> dict[str, Any]:
+    """What one trial asks Ray for: one CPU, ``gpus_per_trial`` GPUs (a fraction shares a GPU), no retry."""
+    return {"num_cpus": 1, "num_gpus": gpus_per_trial, "max_retries": 0}
 
-    def __init__(self, workers: int | None, address: str | None) -> None:
+
+class _RayExecutor:
+    """Trials as Ray tasks (one CPU and ``gpus_per_trial`` GPUs each); :meth:`wait` returns the next one to
+    finish."""
+
+    def __init__(self, workers: int | None, address: str | None, gpus_per_trial: float = 0.0) -> None:
         try:
             import ray
         except ImportError as err:  # pragma: no cover - ray is a dependency
@@ -282,7 +298,12 @@ class _RayExecutor:
                 ray.init(address=address, **kwargs)
             else:
                 ray.init(num_cpus=workers or os.cpu_count(), object_store_memory=OBJECT_STORE_BYTES, **kwargs)
-        self.remote = ray.remote(num_cpus=1, max_retries=0)(execute_trial)
+        if gpus_per_trial > 0 and not address:  # a cluster may add GPU nodes later; a local one never does
+            gpus = ray.cluster_resources().get("GPU", 0)
+            if gpus < gpus_per_trial:
+                self.close()
+                raise ValueError(f"a trial asks for {gpus_per_trial:g} GPU(s), but the local Ray cluster has {gpus:g}")
+        self.remote = ray.remote(**ray_task_options(gpus_per_trial))(execute_trial)
         self.refs: dict[Any, Any] = {}
         self.address = address
 
@@ -318,6 +339,8 @@ def sweep(
     progress: ProgressHook | None = None,
     on_error: Callable[[TrialRecord], None] | None = None,
     executor: str = "auto",
+    device: str | None = None,
+    gpus_per_trial: float = 0.0,
 ) -> SweepSummary:
     """Run every trial of ``grid`` that ``db`` does not hold (module docstring).
 
@@ -332,6 +355,10 @@ def sweep(
         executor: ``auto`` (in this process while the work left is small, then ``workers`` local
             processes; Ray with ``address``), ``local`` (this process), ``processes`` (a local
             process pool from the start) or ``ray`` (a local Ray cluster, or ``address``'s).
+        device: where every trial runs (``cpu``, ``cuda``, ``cuda:N``, ``mps``; default: each setting's own,
+            else ``$PRIVGRAPH_DEVICE``, else the CPU; with ``gpus_per_trial``: ``cuda``).
+        gpus_per_trial: GPUs Ray gives each trial (e.g. 1, or 0.5 for two trials a GPU): Ray only
+            (:func:`placement`).
 
     Returns:
         A :class:`SweepSummary`.
@@ -348,6 +375,9 @@ def sweep(
         raise ValueError(f"address joins a Ray cluster: executor={executor!r} cannot")
     if workers == 0 and executor in ("processes", "ray"):
         raise ValueError(f"workers=0 runs in this process: executor={executor!r} needs workers")
+    executor, device = placement(grid, executor, workers, address, device, gpus_per_trial)
+    if device is not None:  # not hashed: every setting keeps its key, so a stored trial is skipped on any device
+        grid = replace(grid, settings=[replace(s, spec=replace(s.spec, device=device)) for s in grid.settings])
     grid.validate()
     store = ResultsStore(db)
     store.check_writable()
@@ -376,7 +406,7 @@ def sweep(
             tuned[s.key] = TunedSetting.from_record(first) if first is not None else None
     choosing = {s.key for s, t in todo if t == 0 and s.spec.tune}  # tuned settings whose trial 0 runs now
     start = time.perf_counter()
-    runner = _executor(executor, workers, address, len(todo))
+    runner = _executor(executor, workers, address, len(todo), gpus_per_trial)
     try:
         for s, t in todo:
             if s.spec.tune and tuned.get(s.key) is None and t > 0:
@@ -418,11 +448,52 @@ def sweep(
     return summary
 
 
-def _executor(name: str, workers: int | None, address: str | None, trials: int) -> Any:
+def placement(
+    grid: Grid,
+    executor: str = "auto",
+    workers: int | None = None,
+    address: str | None = None,
+    device: str | None = None,
+    gpus_per_trial: float = 0.0,
+) -> tuple[str, str | None]:
+    """The executor and the device the trials of ``grid`` run with (:func:`sweep`'s arguments): with
+    ``gpus_per_trial`` > 0, Ray (``auto`` becomes ``ray``; ``local``, ``processes`` and ``workers=0`` are
+    refused) and ``cuda`` (Ray gives each task its GPUs as ``CUDA_VISIBLE_DEVICES``: ``cuda:N`` or another
+    device is refused); on Ray without GPUs, a trial's device (``device``, else its setting's, else
+    ``$PRIVGRAPH_DEVICE``) must be the CPU.  ``ValueError`` says what to change; no torch is imported."""
+    if not (0 <= gpus_per_trial < float("inf")) or (gpus_per_trial > 1 and gpus_per_trial != int(gpus_per_trial)):
+        raise ValueError(f"gpus_per_trial takes a fraction of a GPU (0 to 1) or a whole number, got {gpus_per_trial:g}")
+    if device is not None:
+        device = parse_device(device)
+    if gpus_per_trial > 0:
+        if executor in ("local", "processes") or workers == 0:
+            where = f"executor={executor!r}" if executor != "auto" else "workers=0"
+            raise ValueError(
+                f"gpus_per_trial={gpus_per_trial:g} asks Ray for GPUs: use the ray executor (ray or auto), not {where}"
+            )
+        if device not in (None, "cuda"):
+            raise ValueError(
+                f"gpus_per_trial gives each trial its GPU on Ray (CUDA_VISIBLE_DEVICES): the device is cuda, "
+                f"not {device!r}"
+            )
+        return "ray", "cuda"
+    if address or executor == "ray":
+        default = os.environ.get(DEVICE_ENV)
+        wanted = {device} if device is not None else {s.spec.device or default for s in grid.settings}
+        gpu = sorted(d for d in wanted if d and parse_device(d) != "cpu")
+        if gpu:
+            raise ValueError(
+                f"device {gpu[0]!r} on Ray needs gpus_per_trial > 0 (e.g. 1, or 0.5 for two trials a GPU): "
+                "Ray hides the GPUs from a trial that asks for none"
+            )
+    return executor, device
+
+
+def _executor(name: str, workers: int | None, address: str | None, trials: int, gpus_per_trial: float = 0.0) -> Any:
     """The executor ``name`` stands for (:func:`sweep`'s ``executor``) for ``trials`` trials."""
     parallel = workers if workers is not None else (os.cpu_count() or 1)
     if address or name == "ray":
-        return _RayExecutor(workers, address)
+        return _RayExecutor(workers, address, gpus_per_trial)
     if name == "local" or parallel <= 1 or trials <= 1:
         return _LocalExecutor()
     if name == "processes":
@@ -447,4 +518,13 @@ def _finish(
         on_error(record)
 
 
-__all__ = ["EXECUTORS", "POOL_MIN_SECONDS", "SweepSummary", "error_record", "execute_trial", "sweep"]
+__all__ = [
+    "EXECUTORS",
+    "POOL_MIN_SECONDS",
+    "SweepSummary",
+    "error_record",
+    "execute_trial",
+    "placement",
+    "ray_task_options",
+    "sweep",
+]
