@@ -135,7 +135,7 @@ def case_blink(rec: Recorder, args) -> None:
                 accuracy=res.test_accuracy,
                 graph_seconds=built,
             )
-        del data, rel
+        data = rel = None  # free the graph before the next size
 
 
 def case_soft(rec: Recorder, args) -> None:
@@ -180,11 +180,12 @@ def run(args: argparse.Namespace) -> None:
 
 def table(results: Path) -> str:
     rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    shown = results.resolve().relative_to(ROOT) if results.resolve().is_relative_to(ROOT) else results
     lines = [
         "# CPU and GPU",
         "",
         "The same work on a machine's CPU and on its GPU (`benchmarks/device_speed.py`; the rows below come from",
-        f"`{results.resolve().relative_to(ROOT) if results.resolve().is_relative_to(ROOT) else results}`, made by `python benchmarks/device_speed.py table`).  The noise is drawn",
+        f"`{shown}`, made by `python benchmarks/device_speed.py table`).  The noise is drawn",
         "on the CPU on every device, so a seeded release is bit-identical on both; what the GPU speeds up",
         "is training on the release and Blink-Soft's dense layers.  Blink's server kernels (numba), the",
         "pHRG chain, metapath2vec's walks, SHAP and the scikit-learn attack classifiers run on the CPU.",
