@@ -18,7 +18,7 @@ rank  units                                  why there
 7     ``methods``                            the registered methods
 8     ``attacks``                            attacks on a method's release or trained model
 9     ``api``                                ``privatize``/``fit``/``attack``/``release_with``
-10    ``audit``                              releases through ``api.release_with``, as users do
+10    ``audit``, ``transforms``              release through ``api.release_with``, as users do
 11    ``experiments``                        the pipeline, store, sweeps, reports
 12    ``cli``, ``catalogue``, ``__main__``,  the command, its catalogue and the package facade (its lazy
       ``privgraph``                          names)
@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("methods",),
     ("attacks",),
     ("api",),
-    ("audit",),
+    ("audit", "transforms"),
     ("experiments",),
     ("cli", "catalogue", "__main__", ROOT),
 )

@@ -8,6 +8,7 @@ The Python API (:mod:`privgraph.api`)::
     res = pg.fit(rel, model="gcn", seed=0)
     pg.attack(res, "link-stealing", truth=data)       # audit it: attack_auc, attack_advantage, ...
     pg.list_methods()                                 # the registry
+    T.Compose([T.NormalizeFeatures(), pg.Privatize("lpgnn", epsilon=1.0)])   # as a PyG transform
     pg.sweep("benchmarks/grids/lpgnn.toml", db="lpgnn.jsonl", workers=2)   # a paper's grid on Ray
     pg.report("lpgnn.jsonl", "benchmarks/grids/lpgnn.toml", out="docs/results")
 
@@ -16,8 +17,8 @@ Subpackages are layered, lowest first (docs/layout.md; nothing imports from a hi
 ``data`` (loading, validation, splits, synthetic graphs) → ``nn`` / ``train`` (models and
 trainers) → ``release`` → ``methods`` (published systems, registered in
 ``privgraph.methods.METHODS``) → ``attacks`` (membership, link and attribute inference
-against a trained target) → ``api`` → ``audit`` → ``experiments`` (the pipeline, results
-store, plots) → ``cli``.  Every mechanism and method returns a
+against a trained target) → ``api`` → ``audit``, ``transforms`` (the PyG transforms) →
+``experiments`` (the pipeline, results store, plots) → ``cli``.  Every mechanism and method returns a
 :class:`~privgraph.accounting.PrivacyGuarantee`.
 
 The API names are imported lazily, so ``privgraph --help`` starts without
@@ -37,6 +38,7 @@ _LAZY = {
     "attack": "privgraph.api",
     "list_methods": "privgraph.api",
     "load_release": "privgraph.api",
+    "Privatize": "privgraph.transforms",
     "sweep": "privgraph.experiments.sweep",
     "report": "privgraph.experiments.report",
     "PrivateRelease": "privgraph.release",

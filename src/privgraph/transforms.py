@@ -1,0 +1,426 @@
+"""Privatization as PyTorch Geometric transforms: ``T.Compose([T.NormalizeFeatures(), Privatize("lpgnn", epsilon=1)])``.
+
+Each transform is a ``torch_geometric.transforms.BaseTransform``, so it composes with PyG's own
+transforms and serves as a dataset's ``pre_transform`` or ``transform``:
+
+* :class:`Privatize` — a registered node-classification method, released by
+  :func:`privgraph.api.release_with` (the package's one release path, as :func:`privgraph.privatize`);
+  it returns the release's ``Data`` (only what the method releases and declares public);
+* the bare local randomizers, which replace one field and keep the others as given:
+  :class:`MultiBit` (LPGNN's features, Algorithm 1; :class:`PerturbFeatures` for any feature
+  mechanism), :class:`LinkLDP` (Blink's randomized response with a Laplace degree, Algorithm 1) and
+  :class:`LabelRR` (k-ary randomized response on the training and validation labels).
+
+**The guarantee travels with the graph**: every output carries ``data.privacy_report``, the
+:class:`~privgraph.accounting.PrivacyReport` of everything privgraph's transforms spent on it (a
+plain object: it survives ``T.Compose``, ``InMemoryDataset`` collation, ``Dataset.__getitem__`` and
+``torch.save``; importing this module allow-lists the report's two classes for
+``torch.load(weights_only=True)``, so a processed dataset reloads without unpickling code).
+
+**A second release is refused unless told to compose.**  Two releases of the same graph with
+independent noise reveal more than one (their ε add up; averaging them removes noise), so a
+transform raises :class:`RepeatedReleaseError` when
+
+* its input already carries a ``privacy_report`` (a privgraph transform ran on it), or
+* it has already released an identical graph (same fields, same values: a keyed fingerprint of the
+  input it keeps in memory — e.g. the same item of a dataset read twice through ``transform=``),
+
+unless built with ``compose=True``: the output's report then holds the earlier guarantees and the
+new one, and :meth:`PrivacyReport.by_unit <privgraph.accounting.PrivacyReport.by_unit>` composes
+those of the same unit by basic composition (ε and δ add up).  Chaining mechanisms on *different*
+fields (``MultiBit`` then ``LabelRR``) also needs ``compose=True`` on the later ones: their
+guarantees are then reported side by side (and per node, :attr:`~privgraph.accounting.PrivacyReport.per_node`).
+
+**``pre_transform``, not ``transform``.**  A dataset applies ``pre_transform`` once, when it
+processes the raw files, and caches the result on disk: ``pre_transform=Privatize(...)`` is a
+one-time release, read as often as you like (post-processing).  ``transform`` runs at *every*
+``dataset[i]``: each access is a new release of the same graph, costing ε again.  The transforms
+refuse that repeat as above (or, with ``compose=True``, report the growing total), but their memory
+is per process: ``DataLoader(num_workers>0)`` copies the transform into each worker, which does not
+see the others' releases.  Use ``pre_transform``.
+
+Randomness (``seed``, ``rng``) as in :func:`privgraph.privatize`: the OS cryptographic source by
+default.  A seeded transform draws its first release from the seed itself (the same noise as
+``privgraph.privatize(..., seed=seed)``) and its k-th from the seed's stream k
+(:func:`~privgraph.mechanisms.release_source`), so it never repeats its noise; a ``torch.Generator``
+advances from call to call.  (A seed or generator copied into several DataLoader workers repeats
+its draws in each: keep the default source there.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any
+
+import torch
+from torch_geometric.data import Data
+from torch_geometric.transforms import BaseTransform
+
+from privgraph.accounting import PrivacyGuarantee, PrivacyReport
+from privgraph.api import _source, release_with
+from privgraph.device import DeviceLike
+from privgraph.mechanisms import FEATURE_MECHANISMS, RandomSource, check_epsilon, get_feature_mechanism
+from privgraph.methods import Task, method_class
+from privgraph.methods.blink.baselines import RandomizedResponseGraph, reported_pairs
+from privgraph.methods.blink.client import check_degree_share, link_ldp
+from privgraph.methods.blink.method import DEFAULT_DEGREE_SHARE
+from privgraph.methods.lpgnn import report_labels
+
+REPORT = "privacy_report"  # the attribute of the returned Data that holds its PrivacyReport
+
+# the report holds strings and floats only: torch.load(weights_only=True) may rebuild it (a processed
+# dataset whose pre_transform attached it reloads without PyG's fallback to unpickling code)
+torch.serialization.add_safe_globals([PrivacyReport, PrivacyGuarantee])
+
+
+class RepeatedReleaseError(ValueError):
+    """A transform was asked to release a graph that already carries a privgraph guarantee, or one it
+    has released before (module docstring): pass ``compose=True`` to release again and compose."""
+
+
+def privacy_report(data: Any) -> PrivacyReport | None:
+    """The :class:`~privgraph.accounting.PrivacyReport` a privgraph transform attached to ``data``
+    (``data.privacy_report``), or None."""
+    report = getattr(data, REPORT, None) if REPORT in data else None
+    return report if isinstance(report, PrivacyReport) else None
+
+
+class PrivacyTransform(BaseTransform):
+    """What the privgraph transforms share: the random source of each call, the refusal of a second
+    release and the composition of the guarantees (module docstring).  Subclasses implement
+    :meth:`release`; each takes these three keyword arguments.
+
+    Args:
+        seed: draw the noise from this seed (the first release from the seed, the k-th from its stream k),
+            for research only: the seed removes the noise, and the report says so.
+        rng: a ``torch.Generator`` or :class:`~privgraph.SecureRandom`; without ``seed`` and ``rng``, the
+            OS cryptographic source.
+        compose: release a graph that carries a guarantee or was released before, and report the
+            composition (else :class:`RepeatedReleaseError`).
+    """
+
+    def __init__(self, *, seed: int | None = None, rng: RandomSource | None = None, compose: bool = False):
+        _source(seed, rng)  # a seed and an rng together, or an rng of the wrong type, fail here
+        self.seed, self.rng, self.compose = seed, rng, bool(compose)
+        self.releases = 0  # how many releases this transform has made (the seed's stream of the next one)
+        self._key = os.urandom(16)  # fingerprints are keyed: equal inputs match, nothing else is learnt
+        self._released: dict[bytes, list[PrivacyGuarantee]] = {}  # input fingerprint -> guarantees spent on it
+
+    def release(self, data: Data, seed: int | None, rng: RandomSource | None, stream: tuple[int, ...]) -> Data:
+        """Release ``data`` once from the given source (``api._source``'s arguments); the output must carry
+        its own report as ``privacy_report`` (the earlier guarantees are added by :meth:`forward`)."""
+        raise NotImplementedError
+
+    def forward(self, data: Data) -> Data:
+        """One release of ``data`` with the guarantees composed (module docstring); refused when ``data``
+        was released before and ``compose`` is off."""
+        attached = privacy_report(data)
+        fingerprint = self.fingerprint(data)
+        earlier = [*(attached.guarantees if attached else ()), *self._released.get(fingerprint, ())]
+        if earlier and not self.compose:
+            why = (
+                "it already carries a privgraph guarantee (data.privacy_report)"
+                if attached
+                else f"this {type(self).__name__} has already released the same graph"
+            )
+            raise RepeatedReleaseError(
+                f"refusing to release this graph again: {why}. A second release with independent noise "
+                "spends the budget again (the guarantees compose: ε adds up); pass compose=True to release "
+                "and report the composition. For a dataset, release once with pre_transform= instead of transform="
+            )
+        stream = (self.releases,) if self.seed is not None and self.releases else ()
+        self.releases += 1
+        out = self.release(data, self.seed, self.rng, stream)
+        new = getattr(out, REPORT).guarantees
+        self._released[fingerprint] = [*self._released.get(fingerprint, ()), *new]
+        out[REPORT] = PrivacyReport([*earlier, *new])
+        return out
+
+    def fingerprint(self, data: Data) -> bytes:
+        """A keyed hash of every field of ``data`` but its report (names, dtypes, shapes and values)."""
+        h = hashlib.blake2b(key=self._key, digest_size=32)
+        for key in sorted(k for k in data.keys() if k != REPORT):
+            value = data[key]
+            h.update(repr((key, type(value).__name__)).encode())
+            if torch.is_tensor(value):
+                t = value.detach().cpu().contiguous().reshape(-1)
+                h.update(repr((str(t.dtype), tuple(value.shape))).encode())
+                h.update(t.view(torch.uint8).numpy().data if t.numel() else b"")
+            else:
+                h.update(repr(value).encode())
+        return h.digest()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self._settings().items())})"
+
+    def _settings(self) -> dict[str, Any]:
+        """The constructor's arguments shown by ``repr`` (PyG compares a ``pre_transform``'s repr)."""
+        return {"seed": self.seed, "compose": self.compose}
+
+
+class Privatize(PrivacyTransform):
+    """A registered node-classification method as a transform: one release by
+    :func:`privgraph.api.release_with`, the same call and the same noise as
+    ``privgraph.privatize(data, method, epsilon=..., seed=..., ...)``.
+
+    Returns the release's ``Data`` (``PrivateRelease.data``: what the method released and the fields
+    it declares public, nothing else of the input) with ``privacy_report``.  The release's other parts
+    (the status of every field, the diagnostics) stay with :func:`privgraph.privatize`.
+
+    ``seed``, ``rng`` and ``compose``: as :class:`PrivacyTransform`.
+
+    Args:
+        method: a node-classification method of :func:`privgraph.list_methods`.
+        epsilon: the privacy budget ε (required by private methods, refused by the baselines).
+        label_epsilon: also release the training and validation labels by k-ary randomized response.
+        device: where the method trains and post-processes (:mod:`privgraph.device`).
+        **params: the method's parameters.
+    """
+
+    def __init__(
+        self,
+        method: str,
+        epsilon: float | None = None,
+        *,
+        seed: int | None = None,
+        rng: RandomSource | None = None,
+        label_epsilon: float | None = None,
+        device: DeviceLike = None,
+        compose: bool = False,
+        **params: Any,
+    ):
+        super().__init__(seed=seed, rng=rng, compose=compose)
+        self.method = method_class(method)(**params)  # an unknown name or a bad parameter fails here
+        if self.method.task != Task.NODE_CLASSIFICATION or self.method.heterogeneous:
+            raise ValueError(
+                f"{method} releases for {self.method.task.value}: Privatize takes node-classification methods "
+                "(use privgraph.privatize for the others)"
+            )
+        if self.method.private and epsilon is None:
+            raise ValueError(f"{method} is private: give epsilon")
+        if not self.method.private and epsilon is not None:
+            raise ValueError(f"{method} is a non-private baseline: it takes no epsilon")
+        self.epsilon, self.label_epsilon, self.device, self.params = epsilon, label_epsilon, device, params
+
+    def release(self, data: Data, seed: int | None, rng: RandomSource | None, stream: tuple[int, ...]) -> Data:
+        rel = release_with(
+            self.method,
+            data,
+            self.epsilon,
+            seed=seed,
+            rng=rng,
+            label_epsilon=self.label_epsilon,
+            stream=stream,
+            device=self.device,
+        )
+        out = rel.data
+        out[REPORT] = rel.report
+        return out
+
+    def _settings(self) -> dict[str, Any]:
+        return {
+            "method": self.method.name,
+            "epsilon": self.epsilon,
+            "label_epsilon": self.label_epsilon,
+            **self.params,
+            **super()._settings(),
+        }
+
+
+class LocalRandomizer(PrivacyTransform):
+    """A bare local randomizer on one field: :meth:`randomize` draws from the source ``api._source`` resolves,
+    and its guarantee is told where the randomness came from, as :func:`~privgraph.api.release_with` tells a
+    method's."""
+
+    def randomize(self, data: Data, source: RandomSource) -> PrivacyGuarantee:
+        """Replace the protected field of ``data`` (a shallow copy) by its randomized version; return the guarantee."""
+        raise NotImplementedError
+
+    def release(self, data: Data, seed: int | None, rng: RandomSource | None, stream: tuple[int, ...]) -> Data:
+        source, _, note = _source(seed, rng, stream)
+        guarantee = self.randomize(data, source)
+        data[REPORT] = PrivacyReport([guarantee.with_note(note) if guarantee.is_private else guarantee])
+        return data
+
+
+class PerturbFeatures(LocalRandomizer):
+    """A local feature randomizer (:data:`privgraph.mechanisms.FEATURE_MECHANISMS`) on every node's
+    ``x``: ε-LDP per node feature vector, local model.  The other fields are kept as given.
+
+    ``seed``, ``rng`` and ``compose``: as :class:`PrivacyTransform`.
+
+    Args:
+        mechanism: ``multibit``, ``onebit``, ``laplace``, ``gaussian``, ``duchi``, ...
+        epsilon: ε per node feature vector.
+        rectify: return the server's unbiased estimate (as LPGNN releases), else the raw reports.
+        domain: the declared feature domain [α, β] (public); default ``data.feature_domain``, else [0, 1].
+        clip: clip values outside the domain instead of refusing them.
+        **options: the mechanism's own (``m`` of multi-bit, ``delta`` of the Gaussian mechanism).
+    """
+
+    def __init__(
+        self,
+        mechanism: str,
+        epsilon: float,
+        *,
+        rectify: bool = True,
+        domain: tuple[float, float] | None = None,
+        clip: bool = False,
+        seed: int | None = None,
+        rng: RandomSource | None = None,
+        compose: bool = False,
+        **options: Any,
+    ):
+        super().__init__(seed=seed, rng=rng, compose=compose)
+        if mechanism not in FEATURE_MECHANISMS:
+            raise ValueError(f"unknown mechanism {mechanism!r}; choose from {', '.join(FEATURE_MECHANISMS)}")
+        self.mechanism, self.epsilon, self.rectify = mechanism, epsilon, bool(rectify)
+        self.domain, self.clip, self.options = domain, bool(clip), options
+        self.build((0.0, 1.0) if domain is None else domain)  # ε and the options are checked here
+
+    def build(self, domain: tuple[float, float]):
+        """The mechanism for a declared ``domain``."""
+        return get_feature_mechanism(self.mechanism, self.epsilon, domain=domain, clip=self.clip, **self.options)
+
+    def randomize(self, data: Data, source: RandomSource) -> PrivacyGuarantee:
+        if getattr(data, "x", None) is None:
+            raise ValueError(f"{type(self).__name__} needs data.x")
+        mech = self.build(tuple(self.domain or getattr(data, "feature_domain", (0.0, 1.0))))
+        x = data.x.cpu()  # the noise is drawn on the CPU
+        released = mech.privatize(x, source) if self.rectify else mech.perturb(x, source).to(torch.float32)
+        data.x = released.to(data.x.device)
+        return mech.guarantee()
+
+    def _settings(self) -> dict[str, Any]:
+        return {
+            "mechanism": self.mechanism,
+            "epsilon": self.epsilon,
+            "rectify": self.rectify,
+            "domain": self.domain,
+            "clip": self.clip,
+            **self.options,
+            **super()._settings(),
+        }
+
+
+class MultiBit(PerturbFeatures):
+    """LPGNN's multi-bit feature mechanism (slides Algorithm 1) as a transform: each node reports ``m``
+    of its ``d`` features as ±1 (the others 0), each with ε/m (``m=None``: the optimal m* of
+    Proposition 3.5).  ``rectify=True`` (default) gives the server's unbiased estimate, which takes the
+    three values ``offset + scale·{−1, 0, 1}`` of :meth:`privgraph.mechanisms.MultiBit.rectifier`;
+    ``rectify=False`` the reports in {−1, 0, 1}.  ε-LDP per node feature vector, local model."""
+
+    def __init__(self, epsilon: float, *, m: int | None = None, **kwargs: Any):
+        super().__init__("multibit", epsilon, m=m, **kwargs)
+
+
+class LinkLDP(LocalRandomizer):
+    """Blink's client (Blink paper, Algorithm 1) as a transform: every node reports its adjacency list
+    by randomized response with ε_a = (1 − δ)ε and its degree with Laplace noise, ε_d = δε; ε-link-LDP
+    per adjacency list (basic composition), local model.
+
+    Returns the graph as the untrusted server receives it: ``edge_index`` holds a column (i, j) for
+    every reported bit Ã_ij = 1 (row i of ``to_dense_adj(edge_index)`` is node i's noisy list: directed,
+    i's and j's reports on a pair are independent), ``noisy_degree`` the Laplace degrees (float64; only
+    when δ > 0).  The input's edge fields (``edge_attr``, ``edge_weight``, ``private_edge_mask``, ...)
+    describe the true edges and are dropped; the node fields are kept as given.  About p_flip·n² bits
+    are reported (all pairs are scanned): graphs above ``max_nodes`` are refused.
+
+    ``seed``, ``rng`` and ``compose``: as :class:`PrivacyTransform`.
+
+    Args:
+        epsilon: ε per adjacency list.
+        delta: Blink's degree share δ ∈ [0, 1] (default 0.1, as Blink).
+    """
+
+    max_nodes = RandomizedResponseGraph.max_nodes
+
+    def __init__(
+        self,
+        epsilon: float,
+        *,
+        delta: float = DEFAULT_DEGREE_SHARE,
+        seed: int | None = None,
+        rng: RandomSource | None = None,
+        compose: bool = False,
+    ):
+        super().__init__(seed=seed, rng=rng, compose=compose)
+        self.epsilon, self.delta = check_epsilon(epsilon), check_degree_share(delta)
+
+    def randomize(self, data: Data, source: RandomSource) -> PrivacyGuarantee:
+        if getattr(data, "edge_index", None) is None:
+            raise ValueError("LinkLDP needs data.edge_index")
+        if data.num_nodes > self.max_nodes:
+            raise ValueError(
+                f"LinkLDP materialises Θ(n²) report bits; refusing n = {data.num_nodes} > {self.max_nodes}"
+            )
+        reports = link_ldp(data.edge_index, data.num_nodes, self.epsilon, self.delta, source)
+        i, j = reported_pairs(reports, upper_only=False)
+        n = data.num_nodes
+        for key in [k for k in data.keys() if data.is_edge_attr(k)]:
+            del data[key]
+        data.num_nodes = n
+        data.edge_index = torch.stack([torch.from_numpy(i), torch.from_numpy(j)]).long()
+        if self.delta > 0:
+            data.noisy_degree = reports.noisy_degrees
+        return reports.guarantee()
+
+    def _settings(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "delta": self.delta, **super()._settings()}
+
+
+class LabelRR(LocalRandomizer):
+    """LPGNN's label LDP (k-ary randomized response, :func:`privgraph.methods.lpgnn.report_labels`) as a
+    transform: every training and validation node reports its label, keeping it with probability
+    e^ε/(e^ε + k − 1); ε-LDP per node label, local model.  The output holds ``y_reported`` (−1 where no
+    label was collected: the test nodes), ``label_epsilon`` and ``num_classes`` instead of ``y``, as a
+    release with ``label_epsilon`` does (so :func:`privgraph.fit` can denoise it).
+
+    ``seed``, ``rng`` and ``compose``: as :class:`PrivacyTransform`.
+
+    Args:
+        epsilon: ε per node label.
+        num_classes: k (default: the largest label + 1).
+    """
+
+    def __init__(
+        self,
+        epsilon: float,
+        *,
+        num_classes: int | None = None,
+        seed: int | None = None,
+        rng: RandomSource | None = None,
+        compose: bool = False,
+    ):
+        super().__init__(seed=seed, rng=rng, compose=compose)
+        self.epsilon, self.num_classes = check_epsilon(epsilon), num_classes
+
+    def randomize(self, data: Data, source: RandomSource) -> PrivacyGuarantee:
+        for name in ("y", "train_mask", "val_mask"):
+            if getattr(data, name, None) is None:
+                raise ValueError(f"LabelRR needs data.{name}")
+        labels = report_labels(data, self.epsilon, source, self.num_classes)
+        del data["y"]
+        data.y_reported, data.label_epsilon, data.num_classes = (
+            labels.reported,
+            labels.mechanism.epsilon,
+            labels.mechanism.k,
+        )
+        return labels.guarantee()
+
+    def _settings(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "num_classes": self.num_classes, **super()._settings()}
+
+
+__all__ = [
+    "LabelRR",
+    "LinkLDP",
+    "LocalRandomizer",
+    "MultiBit",
+    "PerturbFeatures",
+    "PrivacyTransform",
+    "Privatize",
+    "RepeatedReleaseError",
+    "privacy_report",
+]
