@@ -132,7 +132,7 @@ def noisy_mean(
     out = {}
     for n, s in summed.items():
         if rng is not None:  # drawn even when noise_std = 0, so the noiseless run samples as the private one
-            s = s + randn(tuple(s.shape), rng, s.dtype) * noise_std
+            s = s + (randn(tuple(s.shape), rng, s.dtype) * noise_std).to(s.device)  # drawn on the CPU
         out[n] = s / expected_batch
     return out
 
