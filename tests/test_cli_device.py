@@ -245,6 +245,7 @@ def test_a_run_and_a_sweep_on_cuda_record_the_gpu(tmp_path, grid_file):
     assert code == 0, text
     (record,) = ResultsStore(db).records()
     assert "cuda:" in record.config["device"], record.config["device"]
+    pytest.importorskip("ray")  # the sweep's part needs Ray (the sweep extra)
     summary = sweeps.sweep(grid_file, tmp_path / "s.jsonl", workers=2, gpus_per_trial=0.5)
     assert summary.failed == 0 and summary.ran == 4, summary.errors
     devices = {r.config["device"] for r in ResultsStore(tmp_path / "s.jsonl").records()}
