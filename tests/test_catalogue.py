@@ -44,6 +44,8 @@ LIGHT = [
     ["datasets", "--format", "json"],
     ["attacks"],
     ["run", "--help"],
+    ["ledger", "book.json", "--dataset", "mine", "--budget", "adjacency list=4"],
+    ["ledger", "book.json", "--format", "json"],
 ]
 # each: the command line and a piece of its one error line (exit 2)
 ERRORS = [
@@ -70,6 +72,7 @@ ERRORS = [
     (["attack", "link-stealing", "--method", "lpgnn", "--attack-param", "foo=1"], "has no parameter 'foo'"),
     (["audit", "lpgnn"], "lpgnn is private: give --epsilon"),
     (["audit", "nope"], "unknown method 'nope'"),
+    (["ledger", "missing.json"], "no ledger at missing.json"),
 ]
 
 SCRIPT = """
