@@ -44,6 +44,8 @@ LIGHT = [
     ["datasets", "--format", "json"],
     ["attacks"],
     ["run", "--help"],
+    ["ledger", "book.json", "--dataset", "mine", "--budget", "adjacency list=4"],
+    ["ledger", "book.json", "--format", "json"],
 ]
 # each: the command line and a piece of its one error line (exit 2)
 ERRORS = [
@@ -78,6 +80,7 @@ ERRORS = [
     (["audit", "rr", "--epsilon", "1", "--device", "gpu"], "unknown device 'gpu'"),
     (["sweep", "grid.toml", "--device", "mps:0"], "unknown device 'mps:0'"),
     (["demo", "--device", "gpu"], "unknown device 'gpu'"),
+    (["ledger", "missing.json"], "no ledger at missing.json"),
 ]
 
 SCRIPT = """

@@ -140,6 +140,14 @@ def test_every_method_releases_the_users_own_graph(name, tmp_path):
         assert any("seed 0" in n for n in g.notes)  # a seeded release says the seed removes the noise
     else:
         assert g.epsilon == 0.0 or math.isinf(g.epsilon)
+    # 1b. the spend it declares before any noise (what a Ledger checks) covers every unit its report spends
+    planned = {s.unit: s for s in cls(**SMALL.get(name, {})).planned_spend(EPSILON if cls.private else None)}
+    for unit, spent in by_unit.items():
+        declared = planned.get(unit)
+        if spent.epsilon == 0 and spent.delta == 0:
+            continue
+        assert declared is not None, f"{name} spends on {unit!r} but declares {list(planned)}"
+        assert spent.epsilon <= declared.epsilon + 1e-9 and spent.delta <= declared.delta + 1e-15, (name, unit)
     # 2. the raw private fields are not in the release: no input tensor of a protected field is
     # copied in, and every input field has a status
     raw, released = _raw_fields(data), _raw_fields(rel.data)

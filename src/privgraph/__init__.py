@@ -45,6 +45,7 @@ _LAZY = {
     "SecureRandom": "privgraph.mechanisms",
     "PrivacyGuarantee": "privgraph.accounting",
     "PrivacyReport": "privgraph.accounting",
+    "Ledger": "privgraph.accounting",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import copy
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ from privgraph.release import PrivateRelease
 from privgraph.train import TrainResult
 
 if TYPE_CHECKING:
+    from privgraph.accounting import Ledger
     from privgraph.attacks import AttackResult
 
 GENERATOR_NOTE = (
@@ -88,6 +90,7 @@ def privatize(
     label_epsilon: float | None = None,
     progress: ProgressHook | None = None,
     device: DeviceLike = None,
+    ledger: Ledger | None = None,
     **params: Any,
 ) -> PrivateRelease:
     """Release ``data`` once with ``method``.
@@ -111,6 +114,9 @@ def privatize(
             ``"cuda:1"``, ``"mps"``, a ``torch.device``; default ``$PRIVGRAPH_DEVICE``, else the CPU).
             The noise is drawn on the CPU from the release's source whatever the device, and the
             release is returned on the CPU (:mod:`privgraph.device`).
+        ledger: a :class:`~privgraph.Ledger` of the dataset: the method's declared spend is checked
+            against its budget and recorded before any noise is drawn (``BudgetExceeded`` if it does
+            not fit), and the report's spend recorded after.
         **params: the method's parameters (``privgraph.list_methods()[method]["parameters"]``).
 
     Returns:
@@ -126,6 +132,7 @@ def privatize(
         label_epsilon=label_epsilon,
         progress=progress,
         device=device,
+        ledger=ledger,
     )
 
 
@@ -140,6 +147,7 @@ def release_with(
     progress: ProgressHook | None = None,
     stream: tuple[int, ...] = (),
     device: DeviceLike = None,
+    ledger: Ledger | None = None,
     **options: Any,
 ) -> PrivateRelease:
     """:func:`privatize` with a built method: the one release path of ``privgraph release``, the
@@ -152,7 +160,8 @@ def release_with(
     what a caller that releases many times shares between releases instead of drawing it again
     (the pipeline's label reports of a trial, ``labels``; an autoencoder trained once per trial,
     ``trained``; HeteDP's ``training_seed``, ``on_epoch`` and ``replace_inputs``).  ``device``: where it
-    trains and post-processes (:mod:`privgraph.device`); the input is read on the CPU, where the noise is drawn."""
+    trains and post-processes (:mod:`privgraph.device`); the input is read on the CPU, where the noise is drawn.
+    ``ledger``: checked and recorded before the noise, completed after (:meth:`privgraph.Ledger.spend`)."""
     name = method.name
     if method.private and epsilon is None and not method.epsilon_optional:
         raise ValueError(f"{name} is private: give epsilon")
@@ -162,8 +171,11 @@ def release_with(
     if label_epsilon is not None and (method.task != Task.NODE_CLASSIFICATION or method.heterogeneous):
         raise ValueError(f"label_epsilon applies to node-classification methods, not to {name}")
     extra = {} if label_epsilon is None else {"label_epsilon": label_epsilon}
-    with on_device(device):
-        rel = method.privatize(_on_cpu(data), epsilon, source, progress, **extra, **options)
+    with ledger.spend(method, epsilon, label_epsilon) if ledger is not None else nullcontext() as receipt:
+        with on_device(device):
+            rel = method.privatize(_on_cpu(data), epsilon, source, progress, **extra, **options)
+        if receipt is not None:
+            receipt.done(rel.report)
     rel.report.guarantees = [g.with_note(note) if g.is_private else g for g in rel.report.guarantees]
     rel.randomness = {**randomness, **rel.randomness}
     return rel

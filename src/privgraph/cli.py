@@ -844,6 +844,13 @@ def release(
         help=DEVICE_HELP + "; where a method that trains (PPCVGAE, HeteDP) trains",
         rich_help_panel=METHOD,
     ),
+    ledger: Path | None = typer.Option(
+        None,
+        "--ledger",
+        help="the dataset's ledger (JSON): the release is checked against its budget before any noise "
+        "and recorded (`privgraph ledger FILE` prints it)",
+        rich_help_panel=PRIVACY,
+    ),
 ) -> None:
     """Privatize a graph (or train and release an embedding or link model) once and write it
     with its privacy report (OUTPUT + OUTPUT.json).  The noise comes from the OS cryptographic
@@ -879,9 +886,12 @@ def release(
     except ValueError as err:
         _fail(str(err))
 
+    book = None if ledger is None else _open_ledger(ledger, dataset=input.name if input else dataset)
     try:
         with console_progress() as progress:
-            path, report_path, rel = release_file(spec, output, progress, diagnostics, allow_non_private, notes)
+            path, report_path, rel = release_file(
+                spec, output, progress, diagnostics, allow_non_private, notes, book and book.for_file(output)
+            )
     except ValueError as err:  # what the input or the options do not allow: a user error
         _fail(str(err))
     except RuntimeError as err:
@@ -891,6 +901,104 @@ def release(
     if raw:
         out_console.print(f"fields written as given (not protected): {escape(', '.join(raw))}")
     out_console.print(f"wrote {path} and {report_path}")
+
+
+def _open_ledger(path: Path, dataset: str | None = None, budget: dict | None = None):
+    """The ledger at ``path`` (:class:`privgraph.accounting.Ledger`; a clear failure if unreadable)."""
+    from privgraph.accounting.ledger import Ledger
+
+    try:
+        return Ledger(path, budget, dataset=dataset)
+    except (OSError, ValueError) as err:  # json.JSONDecodeError is a ValueError
+        _fail(f"cannot use the ledger {path}: {err}")
+
+
+@app.command("ledger")
+def ledger_command(
+    path: Path = typer.Argument(..., help="the ledger file (JSON) of one dataset"),
+    budget: list[str] = typer.Option(
+        [],
+        "--budget",
+        help="set the budget of a unit: 'UNIT=EPS' or 'UNIT=EPS,DELTA' (repeat it; '*' for every unit "
+        "not named), e.g. --budget 'adjacency list=4'",
+    ),
+    dataset: str | None = typer.Option(None, "--dataset", help="the dataset the ledger is for (set once)"),
+    format: OutputFormat = FORMAT_OPTION,
+) -> None:
+    """Print a dataset's ledger: every release (method, ε and δ per unit, time, file), then each unit's
+    total by basic composition against its budget and what remains; --budget and --dataset set them."""
+    if not budget and dataset is None and not path.exists():
+        _fail(f"no ledger at {path} (create one with --dataset NAME --budget 'UNIT=EPS')")
+    book = _open_ledger(path, dataset)
+    if budget:
+        parsed = {}
+        for item in budget:
+            unit, sep, value = item.rpartition("=")
+            try:
+                parsed[unit.strip()] = tuple(float(v) for v in value.split(",")) if sep and unit.strip() else None
+                if parsed[unit.strip()] is None or len(parsed[unit.strip()]) not in (1, 2):
+                    raise ValueError
+            except ValueError:
+                _fail(f"--budget takes 'UNIT=EPS' or 'UNIT=EPS,DELTA', got {item!r}")
+        try:
+            book.set_budget({u: v[0] if len(v) == 1 else v for u, v in parsed.items()})
+        except ValueError as err:
+            _fail(f"--budget: {err}")
+    elif dataset is not None and book.dataset is None:
+        book.set_budget(book.budget)  # records the dataset
+    state = book.to_dict()
+    if format == OutputFormat.json:
+        print(json.dumps(state, indent=2))
+        return
+    print_ledger(state)
+
+
+def print_ledger(state: dict, console: Console = out_console) -> None:
+    """A ledger as tables: each release, then each unit's total against its budget."""
+    console.print(f"[bold]Ledger[/bold] {escape(state['path'])} — dataset {escape(str(state['dataset']))}")
+    budget = [
+        f"{unit}: ε = {b['epsilon']:g}" + (f", δ = {b['delta']:g}" if b["delta"] < 1 else "")
+        for unit, b in state["budget"].items()
+    ]
+    console.print("budget: " + escape("; ".join(budget) if budget else "none (releases are recorded, not limited)"))
+    releases = Table("#", "time (UTC)", "method", "status", "unit", "ε", "δ", "file")
+    for i, entry in enumerate(state["entries"], 1):
+        spends = entry["spent"] if entry["status"] == "done" and entry["spent"] is not None else entry["planned"]
+        status = entry["status"] + ("" if entry["status"] == "done" else " (counted as planned)")
+        for j, s in enumerate(spends or [{"unit": "—", "epsilon": 0, "delta": 0}]):
+            first = j == 0
+            releases.add_row(
+                str(i) if first else "",
+                entry["started"][:19] if first else "",
+                escape(entry["method"]) if first else "",
+                status if first else "",
+                escape(s["unit"]),
+                _fmt_eps(_ledger_float(s["epsilon"])),
+                f"{s['delta']:g}",
+                escape(entry["file"] or "") if first else "",
+            )
+    console.print(releases)
+    totals = Table("unit", "releases", "ε spent", "δ spent", "ε budget", "δ budget", "ε left", "δ left")
+    for t in state["totals"]:
+        b, left = t["budget"], t["remaining"]
+        totals.add_row(
+            escape(t["unit"]),
+            str(t["releases"]),
+            _fmt_eps(_ledger_float(t["epsilon"])),
+            f"{t['delta']:g}",
+            "—" if b is None else f"{b['epsilon']:g}",
+            "—" if b is None or b["delta"] >= 1 else f"{b['delta']:g}",
+            "—" if left is None else f"{left['epsilon']:g}",
+            "—" if left is None or b["delta"] >= 1 else f"{left['delta']:g}",
+        )
+    console.print(totals)
+    console.print(
+        f"[dim]totals by {escape(state['composition'])}; a unit without a budget is recorded, not limited[/dim]"
+    )
+
+
+def _ledger_float(x: float | str) -> float:
+    return math.inf if x == "inf" else float(x)
 
 
 def _adds_noise(method: str, epsilon: str | None) -> bool:

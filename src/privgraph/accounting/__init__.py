@@ -1,4 +1,5 @@
-"""Privacy guarantees and their composition; the RDP accountant of DP-SGD; ε and δ validation.
+"""Privacy guarantees and their composition; a ledger of releases against a budget; the RDP accountant
+of DP-SGD; ε and δ validation.
 
 The names are imported lazily (PEP 562), so ε validation (:mod:`privgraph.accounting.validation`)
 is read without loading NumPy and SciPy: the command line checks its ε before any heavy import."""
@@ -19,6 +20,7 @@ if TYPE_CHECKING:  # the names as the docs and type checkers see them; _LAZY imp
         compose,
         unprotected,
     )
+    from privgraph.accounting.ledger import BudgetExceeded, Ledger, Spend
     from privgraph.accounting.rdp import RDP_ORDERS, noise_multiplier_for, rdp_epsilon
     from privgraph.accounting.validation import MAX_EPSILON, check_delta, check_epsilon, check_epsilons
 
@@ -33,6 +35,9 @@ _LAZY = {
     "Unit": "guarantee",
     "compose": "guarantee",
     "unprotected": "guarantee",
+    "BudgetExceeded": "ledger",
+    "Ledger": "ledger",
+    "Spend": "ledger",
     "RDP_ORDERS": "rdp",
     "noise_multiplier_for": "rdp",
     "rdp_epsilon": "rdp",
@@ -52,6 +57,9 @@ __all__ = [
     "Unit",
     "compose",
     "unprotected",
+    "BudgetExceeded",
+    "Ledger",
+    "Spend",
     "RDP_ORDERS",
     "noise_multiplier_for",
     "rdp_epsilon",

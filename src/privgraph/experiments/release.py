@@ -26,12 +26,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from privgraph.api import release_with
 from privgraph.data.validation import input_graph_notes
 from privgraph.experiments.pipeline import ExperimentSpec
 from privgraph.progress import ProgressHook
 from privgraph.release import PrivateRelease
+
+if TYPE_CHECKING:
+    from privgraph.accounting import Ledger
 
 
 def check_release(spec: ExperimentSpec, allow_non_private: bool = False, progress: ProgressHook | None = None):
@@ -55,6 +59,7 @@ def release_file(
     diagnostics: bool = False,
     allow_non_private: bool = False,
     input_notes: Sequence[str] = (),
+    ledger: Ledger | None = None,
 ) -> tuple[Path, Path, PrivateRelease]:
     """Release ``spec``'s graph once (its first ε) and write it (module docstring).
 
@@ -68,6 +73,7 @@ def release_file(
             notes: reverse edges added, a trusted pickle, ...): the report states them without the
             counts taken from the data (:func:`~privgraph.data.validation.public_note`), the diagnostics
             (``input_file``) with them.
+        ledger: the dataset's :class:`~privgraph.Ledger`, checked before the noise and recorded after.
 
     Returns:
         The two paths and the :class:`~privgraph.release.PrivateRelease`.
@@ -89,6 +95,7 @@ def release_file(
         label_epsilon=spec.epsilon_y,
         progress=progress,
         device=spec.device,
+        ledger=ledger,
     )
     if "dense_adjacency" in rel.data:
         raise ValueError(

@@ -23,6 +23,7 @@ guarantee) and inherit ``privatize``; methods that train to release
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -30,6 +31,7 @@ import torch
 from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
+from privgraph.accounting.ledger import Spend
 from privgraph.data.transforms import one_hot_counts, one_hot_degree
 from privgraph.data.validation import input_graph_notes, validate_graph
 from privgraph.mechanisms import RandomSource, check_epsilon
@@ -275,6 +277,21 @@ class Method:
         label reports already collected (the pipeline's, one collection per trial and ε)."""
         return node_classification_release(self, data, epsilon, rng, progress, label_epsilon, labels)
 
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None) -> list[Spend]:
+        """What a release at ``epsilon`` spends per unit, declared before any noise is drawn (a
+        :class:`~privgraph.accounting.Ledger` checks it against its budget): ε — with the parameters' δ,
+        if any — on :attr:`unit`, ε = ∞ when no noise is added (a non-private method, or no ε), and
+        ``label_epsilon`` on the node labels.  Methods whose report names other units override it."""
+        return [self._spend(self.unit, epsilon), *label_spend(label_epsilon)]
+
+    def _spend(self, unit: str, epsilon: float | None, delta: float | None = None) -> Spend:
+        """(ε, δ) on ``unit``: ∞ without noise; δ defaults to the parameters' ``delta`` (0 without one)."""
+        if epsilon is None or not self.private:
+            return Spend(unit, math.inf)
+        return Spend(
+            unit, float(epsilon), float((getattr(self.params, "delta", None) or 0.0) if delta is None else delta)
+        )
+
     def kprop_steps(self, hp: Hyperparameters) -> int:
         return 0
 
@@ -402,6 +419,11 @@ def register_method(cls: type[Method]) -> type[Method]:
         raise TypeError(f"method name {cls.name!r} is taken by {METHODS[cls.name].__name__}")
     METHODS[cls.name] = cls
     return cls
+
+
+def label_spend(label_epsilon: float | None) -> list[Spend]:
+    """LPGNN's label LDP (``label_epsilon``) spends ε_y per node label; nothing without it."""
+    return [] if label_epsilon is None else [Spend(Unit.NODE_LABEL, float(label_epsilon))]
 
 
 def _privatized(guarantees: list[PrivacyGuarantee], units: tuple[str, ...]) -> str | None:

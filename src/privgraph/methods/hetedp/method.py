@@ -39,6 +39,7 @@ opt-in, never the default).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -47,6 +48,7 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 
 from privgraph.accounting import Budget, PrivacyGuarantee, PrivacyReport, Unit, check_share, unprotected
+from privgraph.accounting.ledger import Spend
 from privgraph.data.hetero import EdgeType, node_inputs
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
@@ -420,6 +422,24 @@ class HeteDP(HeteroMethod):
     epsilon_optional = True  # without ε: the same model without noise, no guarantee (stated)
     private_fields = ("x", "edge_index of the protected relation")
     public_fields = ("edge_index of the relations passing messages",)
+
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None) -> list[Spend]:
+        """(ε_f, δ) per node feature vector and (ε_s, δ) per edge of the protected relation: ε_f = share·ε
+        and ε_s = (1 − share)·ε, or ε_s = ε with features='none' (the accountant's ε_s is at most its
+        target).  ∞ where no edge-level or feature DP is claimed (calibration='paper', the paper's gradient
+        step or message-passing topology, no ε)."""
+        p = self.params
+        edge = Unit.EDGE if p.edge_type is None else f"{Unit.EDGE} of {tuple(p.edge_type)}"
+        if epsilon is None:
+            return [Spend(edge, math.inf)] + ([] if p.features == "none" else [Spend(Unit.NODE_FEATURES, math.inf)])
+        eps_f, eps_s = (0.0, epsilon) if p.features == "none" else (p.feature_share * epsilon, None)
+        eps_s = (1.0 - p.feature_share) * epsilon if eps_s is None else eps_s
+        no_edge_dp = p.topology == "message-passing" or p.gradient_step == "paper"
+        spends = [self._spend(edge, None if no_edge_dp else eps_s)]
+        if p.features != "none":
+            spends.append(self._spend(Unit.NODE_FEATURES, None if p.calibration == "paper" else eps_f))
+        return spends
+
     # the heterogeneous tasks' hooks (privgraph.experiments.tasks): the lp task releases the link model
     # (link_release of the params) and may choose feature_share on validation
     releases_link_model = True
@@ -640,6 +660,10 @@ class HeteDPFeatures(HeteroMethod):
     private = True
     private_fields = ("x",)
     public_fields = ("edge_index", *SPLIT_FIELDS)
+
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None) -> list[Spend]:
+        """(ε, δ) per node feature vector; ∞ with calibration='paper' (not DP)."""
+        return [self._spend(Unit.NODE_FEATURES, None if self.params.calibration == "paper" else epsilon)]
 
     def hetero_nc_release(self, target: str) -> Method:
         """The hetero-nc task's release: the features of the target type, which its HAN reads."""

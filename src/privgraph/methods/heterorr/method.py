@@ -37,6 +37,7 @@ import torch
 from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit, check_share
+from privgraph.accounting.ledger import Spend
 from privgraph.data.annotations import check_public_fraction, sample_public_nodes, split_edges
 from privgraph.data.transforms import standardize_columns
 from privgraph.mechanisms import RandomSource, check_epsilon
@@ -47,6 +48,7 @@ from privgraph.methods.base import (
     Method,
     MethodParams,
     Release,
+    label_spend,
     param,
     public_features,
     register_method,
@@ -294,6 +296,11 @@ def feature_rr_release(
     return params.finish(x, g, details)
 
 
+def waived(params: Any, epsilon: float | None) -> float | None:
+    """The edge ε a release declares before it runs: none (∞) when ``convergence='waive'`` may drop the claim."""
+    return None if getattr(params, "convergence", None) == "waive" else epsilon
+
+
 @register_method
 class FeatureRRMethod(Method):
     """FeatureRR alone (HeteroRR §III-A, Algorithm 1): per-feature budgets θ_i·ε (eq. 7) from SHAP
@@ -395,6 +402,10 @@ class EdgeRRMethod(_EdgeMethod):
     # --tune: the noise floor κ on validation; each candidate is a new release (k×ε, stated), although κ
     # itself is post-processing and could reuse one release's noisy counts
     release_search = {"noise_floor": [0.0, 2.0, 4.0]}
+
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None) -> list[Spend]:
+        """ε per private edge; ∞ with convergence='waive' (the claim is dropped if the MCMC does not converge)."""
+        return [self._spend(Unit.PRIVATE_EDGE, waived(self.params, epsilon)), *label_spend(label_epsilon)]
 
     def edges(self, data, epsilon, rng, progress):
         """EdgeRR's graph: public edges plus the sampled private subgraph (every edge private for privHRG)."""
@@ -500,6 +511,15 @@ class HeteroRR(Method):
     needs_private_edges = True
     private_fields = ("x", "edge_index")
     public_fields = (*SPLIT_FIELDS, "private_node_mask")
+
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None) -> list[Spend]:
+        """ε_f per node feature vector and ε_e per private edge (each ``epsilon`` unless given apart)."""
+        p = self.params
+        return [
+            self._spend(Unit.NODE_FEATURES, p.epsilon_f or epsilon),
+            self._spend(Unit.PRIVATE_EDGE, waived(p, p.epsilon_e or epsilon)),
+            *label_spend(label_epsilon),
+        ]
 
     def release(
         self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
