@@ -197,14 +197,14 @@ def table(results: Path) -> str:
     ]
     for r in rows:
         result = ", ".join(
-            f"{k} {v:.3f}"
+            f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
             for k, v in {**r.get("metrics", {}), **({"accuracy": r["accuracy"]} if "accuracy" in r else {})}.items()
-            if isinstance(v, float) and k in ("accuracy", "test_accuracy", "test_auc", "auc")
+            if isinstance(v, (int, float)) and k in ("accuracy", "test_accuracy", "test_auc", "auc", "epochs_run")
         )
         for part, seconds in r["parts"].items():
             lines.append(
                 f"| {r['case']} | {r['size']} | {r['device']} | {r['host_cpus']} | {r['torch']} | {part} | "
-                f"{seconds:.2f} | {result} |"
+                f"{seconds:.3g} | {result} |"
             )
     speedups = {}
     for r in rows:
