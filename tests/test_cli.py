@@ -3,6 +3,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from privgraph.api import load_release
 from privgraph.cli import app, expand_multi_value_options
 from privgraph.experiments import ResultsStore
 
@@ -197,17 +198,19 @@ def test_release_writes_graph_and_report(tmp_path, method):
     ]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
-    graph = torch.load(out)
+    saved = torch.load(out)  # plain tensors and values: torch alone reads them
     meta = json.loads((tmp_path / "g.pt.json").read_text())
-    assert type(graph).__name__ == "Data"  # torch.load gives the PyG object
-    assert graph.x.shape[0] == graph.num_nodes and graph.edge_index.shape[0] == 2
+    assert saved["format"] == meta["format"] == "privgraph-release/2" and saved["kind"] == "Data"
+    graph = saved["graph"]
+    assert torch.equal(load_release(out).data.edge_index, graph["edge_index"])  # privgraph reads it as a Data
+    assert graph["x"].shape[0] == graph["num_nodes"] and graph["edge_index"].shape[0] == 2
     assert meta["method"] == method and meta["epsilon"] == 2.0 and meta["provenance"]["private_ratio"] == 0.3
     unit = "node feature vector" if method == "featureldp" else "private edge"
     claimed = meta["privacy"]["by_unit"][unit]["epsilon"]
     assert claimed == ("inf" if method == "edgerr" else 2.0), claimed  # the JSON writes ε = ∞ as "inf"
     again = tmp_path / "h.pt"
     assert runner.invoke(app, args[:-1] + [str(again)]).exit_code == 0
-    assert torch.equal(torch.load(again)["edge_index"], graph["edge_index"])  # seeded: the same release
+    assert torch.equal(torch.load(again)["graph"]["edge_index"], graph["edge_index"])  # seeded: the same release
 
 
 def test_secure_note_reaches_every_guarantee(tmp_path):

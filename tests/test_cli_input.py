@@ -131,7 +131,7 @@ def test_pt_edge_list_and_npz_inputs_release_and_run(graph, tmp_path):
     for argv, res_release in zip(releases, released_by):
         out = argv[-1]
         assert res_release.returncode == 0, res_release.stderr
-        released = torch.load(out)
+        released = pg.load_release(out).data
         assert isinstance(released, Data) and released.num_nodes == N
         assert not torch.equal(released.x, graph.x)  # privatized, never the raw features
         meta = json.loads(out.with_name(out.name + ".json").read_text())
@@ -282,7 +282,7 @@ def test_an_edge_list_is_released_undirected_unless_directed(graph, tmp_path):
     ]
     code, text = invoke(*base, "-o", tmp_path / "u.pt", "--diagnostics")
     assert code == 0, text
-    released = torch.load(tmp_path / "u.pt", weights_only=True)
+    released = pg.load_release(tmp_path / "u.pt").data
     assert is_undirected(released.edge_index) and released.edge_index.shape[1] == 2 * und.shape[1]
     counted = (
         f"undirected: added the reverse direction of {und.shape[1]} edges listed one way only "
@@ -297,7 +297,7 @@ def test_an_edge_list_is_released_undirected_unless_directed(graph, tmp_path):
     assert meta["details"]["input_file"][0].startswith(counted)  # the curator's diagnostics have it
     code, text = invoke(*base, "--directed", "-o", tmp_path / "d.pt")
     assert code == 0, text
-    assert torch.equal(torch.load(tmp_path / "d.pt", weights_only=True).edge_index, und)
+    assert torch.equal(pg.load_release(tmp_path / "d.pt").data.edge_index, und)
     assert f"directed: {und.shape[1]} edges have no reverse (kept as given)" in text
     report = json.loads((tmp_path / "d.pt.json").read_text())["report"]
     assert "note: input graph: directed: edges without their reverse kept as given" in report
@@ -312,7 +312,7 @@ def test_a_graph_without_features_is_released_without_x(graph, tmp_path, method)
         "release", method, "--input", tmp_path / "edges.csv", *ratio, *params, "--epsilon", "2", "-o", tmp_path / "g.pt"
     )
     assert code == 0, text
-    released = torch.load(tmp_path / "g.pt", weights_only=True)
+    released = pg.load_release(tmp_path / "g.pt").data
     assert "x" not in released and is_undirected(released.edge_index)
     meta = json.loads((tmp_path / "g.pt.json").read_text())
     assert f"note: {NO_FEATURES_NOTE}" in meta["report"] and "x" not in meta["fields"]

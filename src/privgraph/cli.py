@@ -778,12 +778,32 @@ def _store(db: Path):
         _fail(f"cannot write the results database {db}: {err}")
 
 
+class ReleaseFormat(str, Enum):
+    """How ``release`` writes the data (privgraph.release_formats): each opens without privgraph."""
+
+    pt = "pt"
+    npz = "npz"
+    csv = "csv"
+
+
 @app.command()
 def release(
     method: str = typer.Argument(..., help=METHOD_HELP),
     output: Path = typer.Option(
-        ..., "-o", "--output", help="file for the released PyG object (torch.save)", rich_help_panel=OUTPUT
+        ...,
+        "-o",
+        "--output",
+        help="the release's file (its folder must exist unless --mkdir); the report goes to OUTPUT.json",
+        rich_help_panel=OUTPUT,
     ),
+    release_format: ReleaseFormat = typer.Option(
+        ReleaseFormat.pt,
+        "--format",
+        help="pt: a dict of tensors (torch.load); npz: arrays (numpy.load); csv: OUTPUT.edges.csv and "
+        "OUTPUT.nodes.csv (one per type for a heterogeneous graph)",
+        rich_help_panel=OUTPUT,
+    ),
+    mkdir: bool = typer.Option(False, "--mkdir", help="create OUTPUT's folder if missing", rich_help_panel=OUTPUT),
     dataset: str = DATASET_OPTION,
     input: Path | None = INPUT_OPTION,
     features: Path | None = FEATURES_OPTION,
@@ -859,6 +879,11 @@ def release(
         _fail("--secure and --reproducible exclude each other (--secure is the default)")
     epsilons = _epsilons([epsilon]) if epsilon is not None else []
     _prepare(method, param, [], None, epsilons, epsilon_y, None if input else dataset, device)
+    if not output.parent.is_dir():
+        if not mkdir:
+            _fail(f"cannot write {output}: the folder {output.parent} does not exist (--mkdir creates it)")
+        if not _writable(output.parent):
+            _fail(f"cannot write {output}: its folder cannot be created")
     data, notes = _read_input(
         input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle, device
     )
@@ -877,8 +902,6 @@ def release(
         data_root=str(data_root) if data_root else None,
         device=device,
     )
-    if not output.parent.exists() and not _writable(output.parent):
-        _fail(f"cannot write {output}: its folder cannot be created")
     from privgraph.experiments.release import check_release, release_file
 
     try:
@@ -890,7 +913,14 @@ def release(
     try:
         with console_progress() as progress:
             path, report_path, rel = release_file(
-                spec, output, progress, diagnostics, allow_non_private, notes, book and book.for_file(output)
+                spec,
+                output,
+                progress,
+                diagnostics,
+                allow_non_private,
+                notes,
+                release_format.value,
+                book and book.for_file(output),
             )
     except ValueError as err:  # what the input or the options do not allow: a user error
         _fail(str(err))
@@ -900,7 +930,7 @@ def release(
     raw = [name for name, status in rel.fields.items() if not status.startswith(("privatized", "withheld"))]
     if raw:
         out_console.print(f"fields written as given (not protected): {escape(', '.join(raw))}")
-    out_console.print(f"wrote {path} and {report_path}")
+    out_console.print(f"wrote {', '.join(str(f) for f in rel.files(output, release_format.value))}")
 
 
 def _open_ledger(path: Path, dataset: str | None = None, budget: dict | None = None):

@@ -17,12 +17,13 @@ train on it as often as you like (post-processing).  The release holds
 * ``model_state`` — released model weights, for methods that release a model
   (HeteDP's link reconstructor).
 
-``save`` writes ``data`` with ``torch.save`` (so ``torch.load(PATH, weights_only=True)``,
-after ``import privgraph.data.io``, gives the PyG object a data owner hands on), the
-rest as JSON beside it (``PATH.json``: the report, the status of every field,
-parameters, randomness, details), and a released model's weights to
-``PATH.model.pt``; ``load`` reads them back with ``weights_only=True`` (a file
-that needs more, which could run code, is refused).
+``save`` writes ``data`` in one of three formats that open without privgraph or PyG
+(:mod:`privgraph.release_formats`): ``pt`` (default; ``torch.load(PATH)`` gives a dict of
+plain tensors), ``npz`` (``numpy.load``) or ``csv`` (edge lists and node tables); the rest as
+JSON beside it (``PATH.json``: the report, the status of every field, parameters, randomness,
+details), and a released model's weights to ``PATH.model.pt``.  ``load`` reads a ``pt``
+release back with ``weights_only=True`` (a file that needs more, which could run code, is
+refused), and the pickled PyG object older releases hold (``privgraph-release/1``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from torch_geometric.data import Data, HeteroData
 
 from privgraph.accounting import PrivacyReport
 from privgraph.data.io import load_torch_file
+from privgraph.release_formats import FILE_FORMATS, FORMAT, FORMAT_V1, data_files, from_payload, write
 from privgraph.version import __version__
 
 PUBLIC = "public: copied as given"
@@ -48,8 +50,7 @@ DIAGNOSTICS_WITHHELD = (
     "include_diagnostics=True (--diagnostics)"
 )
 WITHHELD = "withheld: not in the release"
-FORMAT = "privgraph-release/1"
-UNTRUSTED_RELEASE = "privgraph writes a release of tensors and PyG data only: this file is not one as written"
+UNTRUSTED_RELEASE = "privgraph writes a release of tensors and plain values only: this file is not one as written"
 IN_CLEAR = ("public", "written in clear", "derived without protection")  # statuses of unprotected fields
 
 
@@ -76,8 +77,11 @@ class PrivateRelease:
     # with its inputs, which in message-passing mode read the protected edges the release withholds)
     trained: Any = field(default=None, repr=False)
 
-    def metadata(self, include_diagnostics: bool = False) -> dict[str, Any]:
-        """Everything but the tensors, JSON-ready; the details only with ``include_diagnostics``."""
+    def metadata(
+        self, include_diagnostics: bool = False, file_format: str = "pt", files: list[str] | None = None
+    ) -> dict[str, Any]:
+        """Everything but the tensors, JSON-ready; the details only with ``include_diagnostics``;
+        ``file_format`` and ``files`` (names) say where the data was written."""
         raw = self.fields_in_clear()
         lines = [self.report.plain_summary(), *self.report.lines()]
         if raw:
@@ -85,6 +89,8 @@ class PrivateRelease:
         return json_safe(
             {
                 "format": FORMAT,
+                "file_format": file_format,
+                "files": files or [],
                 "method": self.method,
                 "params": self.params,
                 "epsilon": self.epsilon,
@@ -103,36 +109,67 @@ class PrivateRelease:
         """The input fields written as given (public, or by a non-private method): not protected."""
         return [name for name, status in self.fields.items() if status.startswith(IN_CLEAR)]
 
-    def save(self, path: str | Path, include_diagnostics: bool = False) -> tuple[Path, Path]:
-        """Write ``data`` to ``path`` (``torch.save``), the report and metadata to ``path.json``
-        and released model weights, if any, to ``path.model.pt``.  Returns the two main paths.
+    def save(
+        self, path: str | Path, include_diagnostics: bool = False, format: str = "pt", mkdir: bool = False
+    ) -> tuple[Path, Path]:
+        """Write ``data`` to ``path`` in ``format`` (``pt``, ``npz`` or ``csv``: module docstring of
+        :mod:`privgraph.release_formats`), the report and metadata to ``path.json`` and released
+        model weights, if any, to ``path.model.pt``.  Returns the first data file and the report.
+        A missing folder is an error (``FileNotFoundError``) unless ``mkdir``.
 
         ``details`` are diagnostics computed on the raw data (e.g. how many rows were clipped,
         the exact number of private edges, the MCMC's likelihood trace): they are not covered by
         the guarantee, so they are left out unless ``include_diagnostics`` (the curator's copy)."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save(self.data, path)
+        if format not in FILE_FORMATS:
+            raise ValueError(f"unknown release format {format!r}: one of {', '.join(FILE_FORMATS)}")
+        if mkdir:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        elif not path.parent.is_dir():
+            raise FileNotFoundError(f"cannot write {path}: the folder {path.parent} does not exist")
+        files = write(self.data, path, format, self.method)
         if self.model_state is not None:
-            torch.save(self.model_state, _model_path(path))
+            torch.save({k: v.detach().cpu() for k, v in self.model_state.items()}, _model_path(path))
         report_path = _report_path(path)
-        report_path.write_text(json.dumps(self.metadata(include_diagnostics), indent=2))
-        return path, report_path
+        meta = self.metadata(include_diagnostics, format, [f.name for f in files])
+        report_path.write_text(json.dumps(meta, indent=2))
+        return files[0], report_path
+
+    def files(self, path: str | Path, format: str = "pt") -> list[Path]:
+        """Every file :meth:`save` writes for ``path`` and ``format``: the data, the report, the model."""
+        path = Path(path)
+        model = [_model_path(path)] if self.model_state is not None else []
+        return [*data_files(self.data, path, format), _report_path(path), *model]
 
     @classmethod
     def load(cls, path: str | Path) -> PrivateRelease:
         """Read a release written by :meth:`save` (details and params come back as JSON values;
-        :func:`privgraph.load_release` also types the params by the method's ``Params``).  The tensors are
-        read with ``torch.load(weights_only=True)`` (PyG's data classes allow-listed): a file that
-        holds anything else is refused (``ValueError``), as unpickling it could run code."""
+        :func:`privgraph.load_release` also types the params by the method's ``Params``): a ``pt``
+        release, or one of the older format (the pickled PyG object).  The tensors are read with
+        ``torch.load(weights_only=True)`` (PyG's data classes allow-listed for the older format): a
+        file that holds anything else is refused (``ValueError``), as unpickling it could run code.
+        ``npz`` and ``csv`` releases are for recipients without privgraph, not read back."""
         path = Path(path)
         report_path = _report_path(path)
         if not report_path.exists():
             raise ValueError(f"{path} has no {report_path.name} beside it: not a release written by privgraph")
         meta = json.loads(report_path.read_text())
-        if meta.get("format") != FORMAT:
+        if meta.get("format") not in (FORMAT, FORMAT_V1):
             raise ValueError(f"{report_path} is not a privgraph release report (format {meta.get('format')!r})")
+        file_format = meta.get("file_format", "pt")
+        if file_format != "pt":
+            raise ValueError(
+                f"{path} is a release in the {file_format} format, written for recipients without privgraph "
+                "(numpy.load, a csv reader); privgraph reads a release back from the pt format"
+            )
         data = load_torch_file(path, hint=UNTRUSTED_RELEASE)
+        if meta["format"] == FORMAT:
+            try:
+                data = from_payload(data)
+            except ValueError as err:
+                raise ValueError(f"{path}: {err}; {UNTRUSTED_RELEASE}") from None
+        elif not isinstance(data, (Data, HeteroData)):
+            raise ValueError(f"{path} holds a {type(data).__name__}, not a PyG object; {UNTRUSTED_RELEASE}")
         model = load_torch_file(_model_path(path), hint=UNTRUSTED_RELEASE) if _model_path(path).exists() else None
         details = meta["details"] if isinstance(meta["details"], dict) else {}
         return cls(

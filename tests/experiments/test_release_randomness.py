@@ -9,6 +9,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+from privgraph.api import load_release
 from privgraph.cli import app, expand_multi_value_options
 from privgraph.experiments import Experiment, ExperimentSpec, run_experiment
 from privgraph.experiments.release import release_file
@@ -54,7 +55,7 @@ def _release(method, secure, tmp_path, name, **kw):
         except ChainNotConverged:
             if attempt == 4:
                 raise
-    return torch.load(path, weights_only=False), json.loads(report_path.read_text())
+    return load_release(path).data, json.loads(report_path.read_text())
 
 
 @pytest.mark.parametrize("method", PRIVATE)
@@ -103,7 +104,7 @@ def _cli_release(tmp_path, name, *extra):
         ),
     )
     assert res.exit_code == 0, res.output
-    return torch.load(out, weights_only=False), json.loads(out.with_name(name + ".json").read_text())
+    return load_release(out).data, json.loads(out.with_name(name + ".json").read_text())
 
 
 def test_embedding_release_is_secret_by_default_and_cannot_be_undone_from_its_report(tmp_path):
@@ -252,7 +253,7 @@ def test_run_refuses_flags_the_embedding_and_hetero_paths_ignore(tmp_path):
     assert res.exit_code == 0, res.output
     meta = json.loads((tmp_path / "h.pt.json").read_text())
     assert meta["fields"]["paper__to__author.edge_index"].startswith("withheld")
-    released = torch.load(tmp_path / "h.pt", weights_only=False)
+    released = load_release(tmp_path / "h.pt").data
     assert ("paper", "to", "author") not in released.edge_types and (tmp_path / "h.pt.model.pt").exists()
 
 

@@ -4,14 +4,15 @@ The release is the Python API's (:func:`privgraph.api.release_with`, the
 method's ``privatize``) on the graph the pipeline's task loads (a dataset, or
 the user's own file with ``--input``) with the split of ``spec.seed``.  It is
 written by :meth:`privgraph.release.PrivateRelease.save`: ``OUTPUT`` holds the
-PyG ``Data``/``HeteroData`` of the released fields and the fields declared
-public, and ``OUTPUT.json`` the privacy report, the status of every input
+released fields and the fields declared public (``pt``: a dict of tensors,
+``npz``: arrays, ``csv``: ``OUTPUT.edges.csv`` and ``OUTPUT.nodes.csv``;
+:mod:`privgraph.release_formats`), and ``OUTPUT.json`` the privacy report, the status of every input
 field (privatized by what, public as given, or withheld), the method's
 parameters (every δ it uses among them), the randomness and where the input
-came from.  A recipient reads it back without running code from the file:
-``privgraph.load_release(OUTPUT)``, or ``torch.load(OUTPUT, weights_only=True)``
-after ``import privgraph.data.io`` (which allow-lists PyG's data classes).  Never
-load a received file with ``weights_only=False``: unpickling it could run code.
+came from.  A recipient reads it without privgraph (``torch.load(OUTPUT)``,
+``numpy.load(OUTPUT)``, a csv reader), or as a PyG object with
+``privgraph.load_release(OUTPUT)`` (``pt``).  Never load a received file with
+``weights_only=False``: unpickling it could run code.
 
 Randomness.  A release that leaves the building must use secret randomness:
 with ``spec.secure`` (the command line's default) every draw comes from the OS
@@ -59,6 +60,7 @@ def release_file(
     diagnostics: bool = False,
     allow_non_private: bool = False,
     input_notes: Sequence[str] = (),
+    format: str = "pt",
     ledger: Ledger | None = None,
 ) -> tuple[Path, Path, PrivateRelease]:
     """Release ``spec``'s graph once (its first ε) and write it (module docstring).
@@ -66,13 +68,14 @@ def release_file(
     Args:
         spec: the method, its parameters, the dataset or ``input``, ``epsilons[0]``, ``seed``, ``secure``,
             ``device`` (where a release that trains trains).
-        output: the file for the PyG object; the report goes to ``OUTPUT.json``.
+        output: the release's file (its folder must exist); the report goes to ``OUTPUT.json``.
         diagnostics: also write the release details (data-dependent; for the curator's own copy).
         allow_non_private: write the release of a method without a guarantee (refused otherwise).
         input_notes: what reading ``input`` changed or assumed (:func:`~privgraph.data.read_graph`'s
             notes: reverse edges added, a trusted pickle, ...): the report states them without the
             counts taken from the data (:func:`~privgraph.data.validation.public_note`), the diagnostics
             (``input_file``) with them.
+        format: ``pt``, ``npz`` or ``csv`` (:mod:`privgraph.release_formats`).
         ledger: the dataset's :class:`~privgraph.Ledger`, checked before the noise and recorded after.
 
     Returns:
@@ -97,11 +100,6 @@ def release_file(
         device=spec.device,
         ledger=ledger,
     )
-    if "dense_adjacency" in rel.data:
-        raise ValueError(
-            f"{spec.method} releases a dense weight operator (Blink-Soft), which is not written as a "
-            "graph; use variant hard or hybrid (--param variant=hybrid)"
-        )
     for note in input_graph_notes(input_notes):
         rel.report.guarantees[0] = rel.report.guarantees[0].with_note(note)
     if input_notes:
@@ -111,7 +109,7 @@ def release_file(
         "data_seed": spec.seed,
         "private_ratio": spec.private_ratio,
     }
-    path, report = rel.save(output, include_diagnostics=diagnostics)
+    path, report = rel.save(output, include_diagnostics=diagnostics, format=format)
     return path, report, rel
 
 

@@ -22,6 +22,7 @@ so each propagation multiplies by an n × hidden matrix, not n × features.
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -34,6 +35,18 @@ class BlockwiseAdjacency:
     num_nodes: int
     block: int = 1024
     max_cached_bytes: int = 512 * 2**20  # keep the float32 row blocks when n² · 4 bytes fit
+    release_name: str | None = None  # the name a release file gives the subclass (None: not written)
+
+    def release_state(self) -> dict[str, Any]:
+        """What defines P, as CPU tensors and plain values (no caches): a release file holds it."""
+        return {k: v.detach().cpu() if torch.is_tensor(v) else v for k, v in vars(self).items() if k[0] != "_"}
+
+    @classmethod
+    def from_release_state(cls, state: dict[str, Any]) -> BlockwiseAdjacency:
+        """The operator :meth:`release_state` describes."""
+        out = cls.__new__(cls)
+        vars(out).update(state)
+        return out
 
     def rows(self, start: int, stop: int) -> Tensor:
         """float32 [stop − start, n]: rows ``start:stop`` of P."""

@@ -9,6 +9,7 @@ import torch
 from sklearn.linear_model import LogisticRegression
 from typer.testing import CliRunner
 
+from privgraph.api import load_release
 from privgraph.attacks import attribute_inference, balanced_mask, known_attribute_features
 from privgraph.cli import app, expand_multi_value_options
 from privgraph.data import sensitive_sbm_graph
@@ -385,7 +386,7 @@ def test_cli_run_and_release(tmp_path):
         app, ["release", "ppcvgae", "--epsilon", "0.01", "-o", str(target), "--param", "epochs=10", "--diagnostics"]
     )
     assert res.exit_code == 0, res.output
-    saved = torch.load(target, weights_only=False)
+    saved = load_release(target).data
     meta = json.loads((tmp_path / "emb.pt.json").read_text())
     assert saved["z"].shape[0] == saved["num_nodes"] and "sens" not in saved
     assert meta["privacy"]["guarantees"][0]["epsilon"] == 0.01 and meta["details"]["noise_variance"] > 0

@@ -28,7 +28,10 @@ from privgraph.nn.dense import BlockwiseAdjacency
 
 
 class PosteriorAdjacency(BlockwiseAdjacency):
-    """The posterior matrix P of Algorithm 3 as row blocks (see module docstring)."""
+    """The posterior matrix P of Algorithm 3 as row blocks (see module docstring).  A release file
+    holds its ``beta``, ``states`` and ``shift`` (``release_state``): P_ij = σ(β_i + β_j + shift[s_ij]), P_ii = 0."""
+
+    release_name = "blink-posterior"
 
     def __init__(self, reports: LinkLDPReports, beta: np.ndarray, block: int = 1024):
         n = reports.num_nodes
