@@ -34,13 +34,8 @@ test: lint
 
 # The documentation site (MkDocs + mkdocstrings, API reference from the docstrings) into site/;
 # --strict: any warning (a broken link, a missing snippet, a docstring griffe cannot parse) fails.
-DOCS_STAMP := $(VENV)/.privgraph-docs-installed
-
-$(DOCS_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/pip install -e ".[docs]"
-	@touch $(DOCS_STAMP)
-
-docs: $(DOCS_STAMP)
+# The install above has the docs extra: nothing is installed again after `make demo`.
+docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:

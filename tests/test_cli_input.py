@@ -441,3 +441,27 @@ def test_hetedp_on_the_users_graph_needs_a_public_edge_count_before_any_work(tmp
     assert code == 0, text
     code, text = invoke("run", "hetedp", *common, "--task", "lp", "--db", tmp_path / "r.db")
     assert code == 2 and "release your own graph with privgraph release hetedp --input FILE" in text
+
+
+@pytest.mark.parametrize("method", ["lpgnn", "featurerr", "featureldp", "heterorr"])
+def test_a_feature_method_on_the_users_graph_needs_a_declared_domain(graph, tmp_path, method):
+    """No [0, 1] assumed for the user's features: without --domain (and no domain stored in a .pt) the
+    command is refused, one line naming --domain LO,HI, exit 2, nothing written; --domain 0,1 releases."""
+    _write_edge_list(tmp_path / "edges.csv", _one_way(graph), header=["source", "target"])
+    np.save(tmp_path / "x.npy", graph.x.numpy())
+    base = ["release", method, "--input", tmp_path / "edges.csv", "--features", tmp_path / "x.npy"]
+    code, text = invoke(*base, "--epsilon", "1", "-o", tmp_path / "o.pt")
+    assert code == 2 and text.startswith("error:") and text.count("error:") == 1, text
+    assert "--domain LO,HI" in text and not (tmp_path / "o.pt").exists()
+    stored = Data(x=graph.x, edge_index=graph.edge_index, y=graph.y)
+    torch.save(stored, tmp_path / "g.pt")
+    code, text = invoke("release", method, "--input", tmp_path / "g.pt", "--epsilon", "1", "-o", tmp_path / "p.pt")
+    assert code == 2 and "--domain LO,HI" in text, text
+    if method == "lpgnn":  # declared: the release goes through and the report states the domain
+        code, text = invoke(*base, "--domain", "0,1", "--epsilon", "1", "-o", tmp_path / "o.pt")
+        assert code == 0, text
+        assert "declared feature domain [0, 1]" in (tmp_path / "o.pt.json").read_text()
+        stored.feature_domain = (0.0, 1.0)  # a .pt that carries its domain needs no --domain
+        torch.save(stored, tmp_path / "g.pt")
+        code, text = invoke("release", method, "--input", tmp_path / "g.pt", "--epsilon", "1", "-o", tmp_path / "p.pt")
+        assert code == 0, text

@@ -11,9 +11,15 @@ unknown target stays plain code, without a warning).
 
 from __future__ import annotations
 
+import logging
 import re
 
-ROLE = re.compile(r":(?:func|class|mod|meth|data|attr|obj|exc):<code>(~?)([^<]+)</code>")
+ROLES = "func|class|mod|meth|data|attr|obj|exc"
+ROLE = re.compile(rf":(?:{ROLES}):<code>(~?)([^<]+)</code>")
+# a role whose leading colon griffe took as a "name: description" separator (a Returns line such as
+# "A :class:`X`: ..." renders as a value named A described "class:`X`: ..."): rephrase the docstring
+BROKEN = re.compile(rf"(?<![\w:])(?:{ROLES}):<code>~?[^<]+</code>")
+log = logging.getLogger("mkdocs.hooks.rst_roles")
 
 
 def _replace(match: re.Match) -> str:
@@ -24,5 +30,8 @@ def _replace(match: re.Match) -> str:
     return f"<code>{title}</code>"
 
 
-def on_page_content(html: str, **kwargs) -> str:
-    return ROLE.sub(_replace, html)
+def on_page_content(html: str, page=None, **kwargs) -> str:
+    html = ROLE.sub(_replace, html)
+    for broken in BROKEN.findall(html):  # a warning: `mkdocs build --strict` fails
+        log.warning("%s: a reST role lost its leading colon (griffe's Returns parsing?): %s", page, broken)
+    return html

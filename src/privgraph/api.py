@@ -120,8 +120,9 @@ def privatize(
         **params: the method's parameters (``privgraph.list_methods()[method]["parameters"]``).
 
     Returns:
-        A :class:`~privgraph.PrivateRelease`: the released ``data``, the privacy ``report``
-        (one guarantee per unit), the status of every input field, details and randomness.
+        The release, a :class:`~privgraph.PrivateRelease`: the released ``data``, the privacy ``report``
+        (one guarantee per unit, ``print(rel.report)``), the status of every input field, details and
+        randomness.
     """
     return release_with(
         method_class(method)(**params),
@@ -223,7 +224,7 @@ def fit(
             ``patience``, ``kprop_steps`` (LPGNN's K).
 
     Returns:
-        :class:`~privgraph.train.TrainResult` with ``test_accuracy``, ``val_accuracy`` and the
+        The fit, a :class:`~privgraph.train.TrainResult` with ``test_accuracy``, ``val_accuracy`` and the
         trained ``model`` (the state with the best validation accuracy).
     """
     method = get_method(release.method, **release.params)
@@ -289,7 +290,7 @@ def attack(
         **params: the attack's parameters (``privgraph attacks`` lists them).
 
     Returns:
-        :class:`~privgraph.attacks.AttackResult`: scores, truth, decisions, ``metrics``
+        The attack's outcome, an :class:`~privgraph.attacks.AttackResult`: scores, truth, decisions, ``metrics``
         (``attack_auc``, ``attack_advantage``, ``attack_tpr_at_1fpr``, ...) and the threat model.
     """
     with on_device(device):

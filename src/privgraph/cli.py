@@ -12,7 +12,7 @@ from types import UnionType
 from typing import Any, NoReturn, Union, get_args, get_origin
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 from rich.table import Table
 
@@ -24,8 +24,28 @@ app = typer.Typer(
     rich_markup_mode="rich",
     help="privgraph: privacy-preserving learning on graphs.",
 )
-err_console = Console(stderr=True)
-out_console = Console()
+
+
+class PipeConsole(Console):
+    """rich's Console, whose lines are not wrapped where it writes to no terminal (``privgraph methods | cat``,
+    a log): rich wraps at 80 columns there, splitting a table's cells (a description one word a line,
+    ``97.1 ±`` from ``1.7``); $COLUMNS, when set, still sets the width."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = Console.size.fget(self)
+        if self.is_terminal or self._width is not None or "COLUMNS" in self._environ:
+            return size
+        return ConsoleDimensions(PIPE_WIDTH, size.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)
+
+
+PIPE_WIDTH = 10_000  # columns of a console that writes to no terminal: no line of privgraph's is longer
+err_console = PipeConsole(stderr=True)
+out_console = PipeConsole()
 
 # options that accept several space-separated values (`--epsilon 0.1 0.5 1`)
 MULTI_VALUE_OPTIONS = ("--epsilon",)
@@ -34,6 +54,7 @@ MULTI_VALUE_OPTIONS = ("--epsilon",)
 class OutputFormat(str, Enum):
     table = "table"
     json = "json"
+    tsv = "tsv"
 
 
 def _version(value: bool) -> None:
@@ -51,6 +72,22 @@ def _main(
     ),
 ) -> None:
     """privgraph: privacy-preserving learning on graphs."""
+
+
+def print_tsv(table: Table) -> None:
+    """``--format tsv``: a table's header and rows on stdout, tab-separated (:mod:`csv`'s ``excel-tab``
+    dialect), without markup: one line a row, for ``cut``, a spreadsheet or ``csv.reader``."""
+    import csv
+
+    from rich.text import Text
+
+    def plain(cell: Any) -> str:
+        return cell.plain if isinstance(cell, Text) else Text.from_markup(str(cell)).plain
+
+    writer = csv.writer(sys.stdout, dialect="excel-tab", lineterminator="\n")
+    writer.writerow(plain(c.header) for c in table.columns)
+    for row in zip(*(c.cells for c in table.columns)):
+        writer.writerow(plain(c) for c in row)
 
 
 def _fmt_eps(eps: float | None) -> str:
@@ -123,13 +160,45 @@ def print_result(result, console: Console = out_console) -> None:
     columns (an attack's run: the target's utility and the attack's headline metrics, all of them in
     the JSON); ε_y only under label privacy; the chosen hyperparameters and release options and the
     attack's threat model below."""
+    table, choices = result_table(result)
+    console.print(table)
+    rows = result.summary()
+    by_eps: dict = {}
+    for r in rows:
+        by_eps.setdefault((r["epsilon"], r["epsilon_y"]), {})[r["metric"]] = r
+    split = next(
+        (_unit_budgets(m[result.metrics[0]]) for m in by_eps.values() if len(_unit_budgets(m[result.metrics[0]])) > 1),
+        None,
+    )
+    if split:
+        console.print(f"  [dim]ε per unit: {escape(' / '.join(split))}[/dim]")
+    for line in choices:
+        console.print(f"  [dim]chosen on validation: {escape(line)}[/dim]")
+    if result.attack:
+        threat = result.attack["threat_model"]
+        from privgraph.attacks import ThreatModel
+
+        console.print(
+            f"[bold]Threat model[/bold] ({escape(result.attack['name'])}): {escape(ThreatModel(**threat).describe())}"
+        )
+        console.print(
+            "  [dim]advantage: TPR − FPR of the attacker's decision; tpr@1%fpr: TPR at 1% FPR; all "
+            "metrics with --format json[/dim]"
+        )
+    print_reports(result.reports, console, {r["epsilon"]: r["releases"] for r in rows})
+
+
+def result_table(result) -> tuple[Table, list[str]]:
+    """:func:`print_result`'s table (one row per ε, one column per metric: %, mean ± 95% CI) and the
+    values chosen on validation, one line per ε."""
     rows = result.summary()
     by_eps: dict = {}
     for r in rows:
         by_eps.setdefault((r["epsilon"], r["epsilon_y"]), {})[r["metric"]] = r
     dataset = rows[0]["dataset"] if rows else result.spec.dataset
     attack = f"{result.attack['name']} against " if result.attack else ""
-    table = Table(title=f"{attack}{result.spec.method} on {dataset} ({result.model}): %, mean ± 95% CI")
+    title = f"{attack}{result.spec.method} on {dataset} ({result.model}): %, mean ± 95% CI"
+    table = Table(title=title, min_width=len(title))  # the title on one line where the width allows
     shown = result.columns
     label_private = any(eps_y is not None for _, eps_y in by_eps)
     table.add_column("ε", no_wrap=True)
@@ -155,27 +224,7 @@ def print_result(result, console: Console = out_console) -> None:
                 f"ε = {_fmt_eps(eps)}: "
                 + ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}" for k, v in chosen.items())
             )
-    console.print(table)
-    split = next(
-        (_unit_budgets(m[result.metrics[0]]) for m in by_eps.values() if len(_unit_budgets(m[result.metrics[0]])) > 1),
-        None,
-    )
-    if split:
-        console.print(f"  [dim]ε per unit: {escape(' / '.join(split))}[/dim]")
-    for line in choices:
-        console.print(f"  [dim]chosen on validation: {escape(line)}[/dim]")
-    if result.attack:
-        threat = result.attack["threat_model"]
-        from privgraph.attacks import ThreatModel
-
-        console.print(
-            f"[bold]Threat model[/bold] ({escape(result.attack['name'])}): {escape(ThreatModel(**threat).describe())}"
-        )
-        console.print(
-            "  [dim]advantage: TPR − FPR of the attacker's decision; tpr@1%fpr: TPR at 1% FPR; all "
-            "metrics with --format json[/dim]"
-        )
-    print_reports(result.reports, console, {r["epsilon"]: r["releases"] for r in rows})
+    return table, choices
 
 
 def _short(metric: str) -> str:
@@ -469,6 +518,11 @@ def _read_input(
             f"{method} reads the node features, but {path.name} comes with none: give --features FILE "
             "(the link-level methods release a graph without features)"
         )
+    if cls.needs_domain and getattr(data, "feature_domain", None) is None:
+        _fail(
+            f"{method} perturbs the features within a public domain, but none is declared for {path.name}: "
+            "give --domain LO,HI (the features' range, fixed without looking at them, e.g. --domain 0,1)"
+        )
     if isinstance(data, Data) and cls.simple_graph:
         try:
             check_graph(
@@ -568,7 +622,12 @@ HPARAM_OPTION = typer.Option(
 DB_OPTION = typer.Option(
     Path("results/privgraph.jsonl"), help="results store (JSON lines, one trial a line)", rich_help_panel=OUTPUT
 )
-FORMAT_OPTION = typer.Option(OutputFormat.table, "--format", help="table or json", rich_help_panel=OUTPUT)
+FORMAT_OPTION = typer.Option(
+    OutputFormat.table,
+    "--format",
+    help="table, json (everything) or tsv (the table, tab-separated)",
+    rich_help_panel=OUTPUT,
+)
 DEVICE_HELP = "cpu, cuda, cuda:N or mps; default $PRIVGRAPH_DEVICE, else cpu"
 DEVICE_OPTION = typer.Option(None, "--device", help=DEVICE_HELP, rich_help_panel=TRAINING)
 
@@ -670,6 +729,9 @@ def _run_and_print(spec: Any, db: Path, format: OutputFormat) -> None:
             _fail(str(err), 1)
     if format == OutputFormat.json:
         print(json.dumps(result.to_json(), indent=2))
+        return
+    if format == OutputFormat.tsv:
+        print_tsv(result_table(result)[0])
         return
     print_result(result)
     out_console.print(
@@ -1136,6 +1198,9 @@ def sweep(
         for s in chosen.settings:
             have = sum((s.key, t) in stored for t in range(s.trials))
             listing.add_row(s.table, escape(s.label), s.dataset, s.model, _fmt_eps(s.epsilon), str(s.trials), str(have))
+        if format == OutputFormat.tsv:
+            print_tsv(listing)
+            return
         out_console.print(listing)
         unique = chosen.unique_settings()
         out_console.print(
@@ -1301,6 +1366,8 @@ def audit_command(
         _fail(str(err))
     if format == OutputFormat.json:
         print(json.dumps(report.to_dict(), indent=2))
+    elif format == OutputFormat.tsv:
+        print_tsv(audit_table(report))
     else:
         print_audit(report)
     if report.violation:
@@ -1310,6 +1377,22 @@ def audit_command(
 def print_audit(report, console: Console = out_console) -> None:
     """The audit's rows: the ε asked for the unit, the claim, ε_LB (95 %), its ceiling, tightness, verdict;
     then each row's test and notes (why a VIOLATION)."""
+    console.print(audit_table(report))
+    console.print(
+        f"[dim]{report.input}, seed {report.seed}; ε_LB: {100 * report.confidence:g} % Clopper–Pearson "
+        "lower bound; max: the most these samples can show[/dim]"
+    )
+    for r in report.rows:
+        console.print(
+            f"[dim]{escape(r.label)}: {escape(r.test)}; 2 × {r.samples} releases in {r.seconds:.1f}s, "
+            f"FPR {r.fpr:.3f} and FNR {r.fnr:.3f} on the {r.evaluation} + {r.evaluation} held out[/dim]"
+        )
+        for note in r.notes:
+            console.print(f"[dim]  note: {escape(note)}[/dim]")
+
+
+def audit_table(report) -> Table:
+    """:func:`print_audit`'s table: one row per unit."""
     at = f" at ε = {report.epsilon:g}" if report.epsilon is not None else ""
     table = Table(title=f"audit of {report.method}{at}")
     table.add_column("unit")
@@ -1333,18 +1416,7 @@ def print_audit(report, console: Console = out_console) -> None:
             "—" if r.ratio is None else f"{r.ratio:.2f}",
             f"[{style}]{r.verdict}[/{style}]",
         )
-    console.print(table)
-    console.print(
-        f"[dim]{report.input}, seed {report.seed}; ε_LB: {100 * report.confidence:g} % Clopper–Pearson "
-        "lower bound; max: the most these samples can show[/dim]"
-    )
-    for r in report.rows:
-        console.print(
-            f"[dim]{escape(r.label)}: {escape(r.test)}; 2 × {r.samples} releases in {r.seconds:.1f}s, "
-            f"FPR {r.fpr:.3f} and FNR {r.fnr:.3f} on the {r.evaluation} + {r.evaluation} held out[/dim]"
-        )
-        for note in r.notes:
-            console.print(f"[dim]  note: {escape(note)}[/dim]")
+    return table
 
 
 @app.command()
@@ -1396,7 +1468,9 @@ def demo(
 @app.command("methods")
 def list_methods_command(
     method: str | None = typer.Argument(None, help="a method: print its parameters"),
-    format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
+    format: OutputFormat = typer.Option(
+        OutputFormat.table, "--format", help="table, json or tsv (the table, tab-separated)"
+    ),
 ) -> None:
     """List the registered methods (unit, task), or one method's parameters and defaults."""
     from privgraph.catalogue import load_catalogue
@@ -1413,21 +1487,24 @@ def list_methods_command(
             table.add_column(col)
         for name, e in registry.items():
             eps = "optional" if e["epsilon_optional"] else ("yes" if e["private"] else "—")
-            table.add_row(name, e["unit"], e["task"], eps, e["description"])
-        out_console.print(table)
+            table.add_row(name, e["unit"], e["task"], eps, escape(e["description"]))
+        print_tsv(table) if format == OutputFormat.tsv else out_console.print(table)
         return
     e = registry[method]
+    table = Table(title=f"{method} parameters (run|release {method} --param NAME=VALUE)")
+    for col in ("name", "type", "default", "help"):
+        table.add_column(col)
+    for p in e["parameters"]:
+        table.add_row(p["name"], escape(p["type"]), escape(repr(p["default"])), escape(p["help"]))
+    if format == OutputFormat.tsv:
+        print_tsv(table)
+        return
     out_console.print(f"[bold]{method}[/bold]: {escape(e['description'])}")
     out_console.print(
         f"unit: {e['unit']}; task: {e['task']}; takes a {e['graph']}; "
         f"protects {', '.join(e['private_fields']) or 'nothing'}; public: "
         f"{', '.join(e['public_fields']) or 'none'}"
     )
-    table = Table(title=f"{method} parameters (run|release {method} --param NAME=VALUE)")
-    for col in ("name", "type", "default", "help"):
-        table.add_column(col)
-    for p in e["parameters"]:
-        table.add_row(p["name"], escape(p["type"]), escape(repr(p["default"])), escape(p["help"]))
     out_console.print(table)
 
 
@@ -1435,12 +1512,15 @@ class DatasetsFormat(str, Enum):
     table = "table"
     json = "json"
     markdown = "markdown"
+    tsv = "tsv"
 
 
 @app.command()
 def datasets(
     format: DatasetsFormat = typer.Option(
-        DatasetsFormat.table, "--format", help="table, json (every field) or markdown (docs/datasets.md's table)"
+        DatasetsFormat.table,
+        "--format",
+        help="table, json (every field), markdown (docs/datasets.md's table) or tsv (the table, tab-separated)",
     ),
 ) -> None:
     """List every dataset the loaders know (the registry), its source, and whether $PRIVGRAPH_DATA holds it."""
@@ -1458,7 +1538,7 @@ def datasets(
     root = os.environ.get(DATA_ENV)
     status = {None: "built in", True: "yes", False: "no"}
     if not root:
-        out_console.print(
+        (err_console if format == DatasetsFormat.tsv else out_console).print(
             f"[yellow]${DATA_ENV} is not set:[/yellow] availability unknown; on a machine with "
             "internet the PyG datasets download on first use"
         )
@@ -1469,7 +1549,7 @@ def datasets(
         here = "built in" if e.layout is None else ("?" if not root else status[e.available()])
         kind = f"{SYNTHETIC} ({e.graph})" if e.synthetic else e.kind
         table.add_row(e.key, kind, ", ".join(e.tasks), escape(e.source), here)
-    out_console.print(table)
+    print_tsv(table) if format == DatasetsFormat.tsv else out_console.print(table)
 
 
 def _is_option(arg: str) -> bool:

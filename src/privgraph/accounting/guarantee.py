@@ -204,6 +204,10 @@ class PrivacyReport:
             )
         return sentence or "This release states no guarantee."
 
+    def __str__(self) -> str:
+        """``print(report)``: :meth:`lines`, one a line (each unit's guarantee, the per-node total, the notes)."""
+        return "\n".join(self.lines())
+
     def lines(self) -> list[str]:
         out = [g.describe() for g in self.by_unit().values()]
         if self.per_node is not None:

@@ -518,7 +518,7 @@ def run_experiment(
     """Run ``spec`` through the pipeline (module docstring); trials go to ``store`` when given.
 
     Returns:
-        The :class:`ExperimentResult`: every trial record, the report of each ε, the summary.
+        The run's :class:`ExperimentResult`: every trial record, the report of each ε, the summary.
     """
     return Experiment(spec, store, progress).run()
 

@@ -361,7 +361,7 @@ def sweep(
             (:func:`placement`).
 
     Returns:
-        A :class:`SweepSummary`.
+        The sweep's :class:`SweepSummary`.
     """
     if isinstance(grid, (str, Path)):
         grid = Grid.load(grid)

@@ -242,6 +242,9 @@ class Method:
     # its release reads data.x (False: the features are public and copied as given, so a graph without
     # them is released without them; training then reads a degree encoding, Release.features)
     needs_features: ClassVar[bool] = True
+    # its local feature mechanism's guarantee holds on a public feature domain (data.feature_domain, [0, 1]
+    # when absent): the command line refuses the user's own graph (--input) without one (--domain LO,HI)
+    needs_domain: ClassVar[bool] = False
     private_fields: ClassVar[tuple[str, ...]] = ("x",)
     public_fields: ClassVar[tuple[str, ...]] = ("edge_index", *SPLIT_FIELDS)
     tunable: ClassVar[tuple[str, ...]] = ("lr", "weight_decay", "dropout")

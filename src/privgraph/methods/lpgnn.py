@@ -70,6 +70,7 @@ class LPGNN(Method):
     Params = FeatureParams
     private = True
     tunable = ("lr", "weight_decay", "dropout", "kprop_steps")
+    needs_domain = True
 
     def release(
         self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None

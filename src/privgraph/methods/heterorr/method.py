@@ -314,6 +314,7 @@ class FeatureRRMethod(Method):
     description = "FeatureRR (HeteroRR): feature-LDP with per-feature budgets from SHAP importance and sensitivity"
     Params = FeatureRRParams
     private = True
+    needs_domain = True
 
     def release(
         self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
@@ -507,6 +508,7 @@ class HeteroRR(Method):
     description = "HeteroRR: FeatureRR features + EdgeRR graph (feature-LDP and private-edge DP)"
     Params = HeteroRRParams
     private = True
+    needs_domain = True
     simple_graph = True
     needs_private_edges = True
     private_fields = ("x", "edge_index")

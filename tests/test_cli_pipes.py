@@ -1,0 +1,105 @@
+"""The command line's output where stdout is no terminal (``privgraph methods | cat``, a log): tables are
+not wrapped at rich's 80 columns, ``--format tsv`` parses with :mod:`csv`, and help texts reflow."""
+
+import csv
+import inspect
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import typer.rich_utils
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from privgraph.catalogue import load_catalogue
+from privgraph.cli import PipeConsole, app
+from privgraph.experiments.demo import demo_table
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+runner = CliRunner()
+
+
+def piped(*args: str) -> str:
+    """``privgraph ARGS | cat``: stdout a pipe, no $COLUMNS (as in a log or a cron job)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env["PYTHONPATH"] = str(SRC)
+    res = subprocess.run(
+        [sys.executable, "-m", "privgraph", *args],
+        capture_output=True,  # stdout is a pipe, as in `privgraph methods | cat`
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+def test_piped_methods_keep_each_description_on_one_line():
+    out = piped("methods")
+    lines = out.splitlines()
+    for name, entry in load_catalogue()["methods"].items():
+        description = entry["info"]["description"]
+        row = [ln for ln in lines if f" {name} " in ln and description in ln]
+        assert row, f"{name}'s description is split across lines:\n{out}"
+
+
+def test_tsv_parses_with_csv():
+    methods = load_catalogue()["methods"]
+    rows = list(csv.reader(io.StringIO(piped("methods", "--format", "tsv")), dialect="excel-tab"))
+    assert rows[0] == ["name", "unit", "task", "ε", "description"]
+    assert {r[0]: r[4] for r in rows[1:]} == {n: e["info"]["description"] for n, e in methods.items()}
+    assert all(len(r) == 5 for r in rows)
+    params = list(csv.reader(io.StringIO(piped("methods", "blink", "--format", "tsv")), dialect="excel-tab"))
+    assert params[0] == ["name", "type", "default", "help"]
+    assert [r[0] for r in params[1:]] == [p["name"] for p in methods["blink"]["info"]["parameters"]]
+    res = runner.invoke(app, ["datasets", "--format", "tsv"])
+    assert res.exit_code == 0, res.output
+    data = list(csv.reader(io.StringIO(res.stdout), dialect="excel-tab"))
+    assert data[0] == ["name", "kind", "tasks", "source", "here"] and {"cora", "sbm"} <= {r[0] for r in data[1:]}
+
+
+def _result(method, rows):
+    return SimpleNamespace(spec=SimpleNamespace(method=method), summary=lambda: rows)
+
+
+def test_the_demo_table_keeps_mean_and_ci_together_in_a_pipe(monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    eps = [0.1, 0.5, 1.0, 2.0, 8.0]
+    results = [
+        _result("gcn-raw", [{"epsilon": None, "mean": 0.971, "ci95": 0.017, "trials": 3}]),
+        _result("lpgnn", [{"epsilon": e, "mean": 0.5 + e / 20, "ci95": 0.0123, "trials": 3} for e in eps]),
+    ]
+    file = io.StringIO()  # no terminal: what `privgraph demo | cat` writes to
+    PipeConsole(file=file).print(demo_table(results))
+    out = file.getvalue()
+    assert out.count("97.1 ± 1.7") == len(eps), out  # every cell whole, on one line
+    for e in eps:
+        assert f"{100 * (0.5 + e / 20):.1f} ± 1.2" in out, out
+    narrow = io.StringIO()  # $COLUMNS still sets the width
+    monkeypatch.setenv("COLUMNS", "60")
+    PipeConsole(file=narrow).print(demo_table(results))
+    assert max(map(len, narrow.getvalue().splitlines())) <= 60
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("name", sorted(get_command(app).commands))
+def test_help_reflows_docstrings_and_option_help(name, monkeypatch):
+    """Wide enough not to wrap, each paragraph of the command's docstring and each option's help is one
+    line of ``privgraph NAME --help``: no hard line break of the source survives."""
+    monkeypatch.setattr(typer.rich_utils, "MAX_WIDTH", 2000)
+    command = get_command(app).commands[name]
+    res = runner.invoke(app, [name, "--help"])
+    assert res.exit_code == 0, res.output
+    lines = [_one_line(ln.strip("│ ")) for ln in res.stdout.splitlines()]
+    texts = inspect.cleandoc(command.help or "").split("\n\n")
+    texts += [p.help for p in command.params if getattr(p, "help", None)]
+    for text in texts:
+        assert any(_one_line(text) in ln for ln in lines), f"{name} --help breaks {text!r}:\n{res.stdout}"
