@@ -1042,6 +1042,8 @@ def ledger_command(
     if format == OutputFormat.json:
         print(json.dumps(state, indent=2))
         return
+    if format == OutputFormat.tsv:
+        _fail("privgraph ledger prints its tables or --format json")
     print_ledger(state)
 
 
