@@ -231,6 +231,9 @@ class _ProcessExecutor:
 
     def close(self, wait: bool = True) -> None:
         """Shut the pool down; ``wait=False`` (an interrupted sweep) stops the running trials too."""
+        if not wait and hasattr(self.pool, "terminate_workers"):  # Python 3.14
+            self.pool.terminate_workers()
+            return
         if not wait:
             for process in list((getattr(self.pool, "_processes", None) or {}).values()):
                 process.terminate()
