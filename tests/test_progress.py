@@ -190,3 +190,13 @@ def test_heartbeat_repeats_an_unfinished_task_until_it_completes_or_closes():
     quiet("sweep", 0, 2)
     time.sleep(0.2)
     assert len(lines(quiet.stream)) == 1  # no heartbeat unless asked
+
+
+def test_a_note_on_a_terminal_is_printed_above_the_bar_and_stays():
+    stream = TtyStringIO()
+    with console_progress(stream, heartbeat=True) as progress:
+        progress("sweep", 0, 2)
+        progress.note("RR on sbm ε=1 trial 0: done in 17.3s")
+        progress("sweep", 1, 2)
+    assert "RR on sbm ε=1 trial 0: done in 17.3s" in stream.getvalue()
+    assert progress._beating is None  # no heartbeat thread on a terminal (rich redraws the bar itself)
