@@ -161,7 +161,7 @@ class FakeRay:
 
     def _submit(self, setting, trial, tuned, run_id, *rest):
         self.submitted.append((setting.key, trial, setting.spec.device))
-        self.results.append(sweeps.error_record(setting, trial, run_id, "not run"))
+        self.results.append((sweeps.error_record(setting, trial, run_id, "not run"), 0.0))  # timed_trial's result
         return len(self.results) - 1
 
     def wait(self, refs, num_returns=1):

@@ -165,3 +165,38 @@ def test_import_is_light():
     code = "import sys, privgraph.progress; print('rich' in sys.modules, 'torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_heartbeat_repeats_an_unfinished_task_until_it_completes_or_closes():
+    import time
+
+    stream = io.StringIO()
+    progress = console_progress(stream, interval=0.05, heartbeat=True)
+    progress("sweep", 0, 2)
+    time.sleep(0.4)
+    beats = [line for line in lines(stream) if line.startswith("[privgraph] sweep: 0/2")]
+    assert len(beats) >= 4, lines(stream)  # without an update: a line every interval
+    progress.note("trial 0: done in 0.4s")
+    progress("sweep", 2, 2)
+    n = len(lines(stream))
+    time.sleep(0.2)
+    assert len(lines(stream)) == n and lines(stream)[-2] == "[privgraph] trial 0: done in 0.4s"  # complete: quiet
+    progress("other", 0, 1)
+    progress.close()
+    n = len(lines(stream))
+    time.sleep(0.2)
+    assert len(lines(stream)) == n  # closed: the heartbeat stopped
+    quiet = console_progress(io.StringIO(), interval=0.05)
+    quiet("sweep", 0, 2)
+    time.sleep(0.2)
+    assert len(lines(quiet.stream)) == 1  # no heartbeat unless asked
+
+
+def test_a_note_on_a_terminal_is_printed_above_the_bar_and_stays():
+    stream = TtyStringIO()
+    with console_progress(stream, heartbeat=True) as progress:
+        progress("sweep", 0, 2)
+        progress.note("RR on sbm ε=1 trial 0: done in 17.3s")
+        progress("sweep", 1, 2)
+    assert "RR on sbm ε=1 trial 0: done in 17.3s" in stream.getvalue()
+    assert progress._beating is None  # no heartbeat thread on a terminal (rich redraws the bar itself)

@@ -16,7 +16,7 @@ from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 from rich.table import Table
 
-from privgraph.progress import console_progress
+from privgraph.progress import console_progress, format_duration
 
 app = typer.Typer(
     add_completion=False,
@@ -1173,14 +1173,19 @@ def sweep(
     retry_errors: bool = typer.Option(False, "--retry-errors", help="run again the trials stored with an error"),
     data_root: Path | None = DATA_ROOT_OPTION,
     dry_run: bool = typer.Option(False, "--dry-run", help="check the grid and list what would run"),
+    progress_every: float = typer.Option(
+        10.0, "--progress-every", min=0.01, help="seconds between progress lines when the output is not a terminal"
+    ),
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
     """Run an experiment grid (a paper's protocol): resumable, failures stored, one writer; in this process,
-    local worker processes or a Ray cluster (--executor), on the CPU or GPUs (--device, --gpus-per-trial)."""
+    local worker processes or a Ray cluster (--executor), on the CPU or GPUs (--device, --gpus-per-trial).
+    The grid and its datasets are checked first; each trial is stored, and shown, when it ends; Ctrl-C stops,
+    and the same command resumes."""
     device = _device(device)
     from privgraph.experiments.grid import Grid
     from privgraph.experiments.store import ResultsStore
-    from privgraph.experiments.sweep import placement
+    from privgraph.experiments.sweep import SweepInterrupted, placement
     from privgraph.experiments.sweep import sweep as run_sweep
 
     try:
@@ -1211,22 +1216,50 @@ def sweep(
         )
         return
 
-    def show_error(record) -> None:
-        last = (record.error or "").strip().splitlines()[-1:] or [""]
-        err_console.print(
-            f"[red]failed[/red] {escape(record.config.get('label', record.method))} on "
-            f"{record.dataset} ε={_fmt_eps(record.epsilon)} trial {record.trial}: {escape(last[0])}"
-        )
+    with console_progress(interval=progress_every, heartbeat=True) as progress:
 
-    with console_progress() as progress:
+        def show_error(record) -> None:  # every failed trial, when it is stored
+            last = (record.error or "").strip().splitlines()[-1:] or [""]
+            progress.note(
+                f"failed {record.config.get('label', record.method)} on {record.dataset} "
+                f"ε={_fmt_eps(record.epsilon)} trial {record.trial}: {last[0]}"
+            )
+
+        def show_trial(setting, record, seconds: float) -> None:  # every trial that ran, when it is stored
+            if record.ok:  # a failure has its line (show_error)
+                progress.note(
+                    f"{setting.label} on {setting.dataset} ε={_fmt_eps(setting.epsilon)} trial {record.trial}: "
+                    f"done in {format_duration(seconds)}"
+                )
+
         try:
             summary = run_sweep(
-                chosen, db, workers, address, retry_errors, progress, show_error, executor, device, gpus_per_trial
+                chosen,
+                db,
+                workers,
+                address,
+                retry_errors,
+                progress,
+                show_error,
+                executor,
+                device,
+                gpus_per_trial,
+                on_trial=show_trial,
+                notify=progress.note,
+                check_data=not address,  # a cluster's machines hold the data, maybe not this one
             )
-        except (ValueError, RuntimeError) as err:
+        except ValueError as err:  # the grid, its data or the store: nothing ran
+            _fail(str(err))
+        except RuntimeError as err:  # Ray did not start
             _fail(str(err), 1)
-        except KeyboardInterrupt:
-            _fail(f"interrupted: the finished trials are in {db}; the same command resumes", 130)
+        except KeyboardInterrupt as err:
+            progress.close()
+            stored = ResultsStore(db).stored() if db.exists() else set()
+            done = sum((s.key, t) in stored for s in chosen.unique_settings() for t in range(s.trials))
+            total = sum(s.trials for s in chosen.unique_settings())
+            ran = f" ({err.summary.ran + err.summary.failed} by this run)" if isinstance(err, SweepInterrupted) else ""
+            print(f"interrupted: {done} of {total} trials stored{ran}; run the same command to resume", file=sys.stderr)
+            raise typer.Exit(130) from None
     if format == OutputFormat.json:
         print(json.dumps(summary.to_dict(), indent=2))
     else:

@@ -4,6 +4,7 @@ and a console display for it that also works when stderr is piped."""
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,7 +43,11 @@ class ConsoleProgress:
       ``[privgraph] lpgnn on cora: 3/10 (30%), 12.4s elapsed, ETA 29s`` -- the
       first call of each task, then at most one line per ``interval`` seconds
       per task, and always the completion line (``done == total``); each line
-      is flushed.
+      is flushed.  With ``heartbeat``, a task not complete yet gets its line
+      again every ``interval`` seconds even without an update (a background
+      thread; for a task that is long between updates, like a sweep's trials).
+
+    :meth:`note` prints a line of its own (above the bar on a terminal).
 
     Use it as a context manager (the rich display is stopped on exit); it can
     also be called without one (the display starts on the first update, and
@@ -57,9 +62,14 @@ class ConsoleProgress:
         clock: Callable[[], float] | None = None,
         tty: bool | None = None,
         prefix: str = PREFIX,
+        heartbeat: bool = False,
     ):
         self.stream = sys.stderr if stream is None else stream
         self.interval = float(interval)
+        self.heartbeat = heartbeat
+        self._lock = threading.Lock()  # the heartbeat thread writes too
+        self._stop = threading.Event()
+        self._beating: threading.Thread | None = None
         self.clock = clock or time.monotonic
         self.prefix = prefix
         if tty is None:
@@ -81,7 +91,11 @@ class ConsoleProgress:
         self.close()
 
     def close(self) -> None:
-        """Stop the rich display (a no-op in piped mode)."""
+        """Stop the rich display, or the heartbeat in piped mode."""
+        self._stop.set()
+        if self._beating is not None:
+            self._beating.join()
+            self._beating = None
         if self._rich is not None:
             self._rich.stop()
             self._rich = None
@@ -91,8 +105,37 @@ class ConsoleProgress:
     def __call__(self, task: str, done: int, total: int) -> None:
         if self.tty:
             self._update_rich(task, done, total)
-        else:
+            return
+        with self._lock:
             self._update_lines(task, done, total)
+        if self.heartbeat and self._beating is None and not self._stop.is_set():
+            self._beating = threading.Thread(target=self._beat, name="progress-heartbeat", daemon=True)
+            self._beating.start()
+
+    def note(self, text: str) -> None:
+        """``text`` on a line of its own: above the bar on a terminal, between the progress lines when piped."""
+        with self._lock:
+            if self._rich is not None:
+                self._rich.console.print(text, markup=False, highlight=False)
+            else:
+                self.stream.write(f"{self.prefix} {text}\n")
+                self.stream.flush()
+
+    def _beat(self) -> None:
+        """The heartbeat (piped mode): each task not complete gets its line again ``interval`` seconds after its
+        last one, until :meth:`close`."""
+        while True:
+            with self._lock:
+                now = self.clock()
+                due = now + self.interval
+                for task, state in self._tasks.items():
+                    if state.completed:
+                        continue
+                    if now - state.last_print >= self.interval:
+                        self._write(task, state, now)
+                    due = min(due, state.last_print + self.interval)
+            if self._stop.wait(max(due - self.clock(), 0.01)):
+                return
 
     def _update_rich(self, task: str, done: int, total: int) -> None:
         if self._rich is None:
@@ -146,8 +189,11 @@ class ConsoleProgress:
             state.completed = True
         elif not first and now - state.last_print < self.interval:
             return
+        self._write(task, state, now)
+
+    def _write(self, task: str, state: _TaskState, now: float) -> None:
         state.last_print = now
-        self.stream.write(self.line(task, done, total, now - state.start) + "\n")
+        self.stream.write(self.line(task, state.done, state.total, now - state.start) + "\n")
         self.stream.flush()
 
     def line(self, task: str, done: int, total: int, elapsed: float) -> str:
@@ -168,7 +214,8 @@ def console_progress(
     interval: float = 10.0,
     clock: Callable[[], float] | None = None,
     tty: bool | None = None,
+    heartbeat: bool = False,
 ) -> ConsoleProgress:
     """A :class:`ConsoleProgress` on ``stream`` (default: ``sys.stderr`` at call time),
     to use as ``with console_progress() as progress: run(..., progress)``."""
-    return ConsoleProgress(stream, interval=interval, clock=clock, tty=tty)
+    return ConsoleProgress(stream, interval=interval, clock=clock, tty=tty, heartbeat=heartbeat)

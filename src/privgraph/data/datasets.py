@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 CACHE_ENV = "PRIVGRAPH_CACHE"
 
 
+# where PyG's classes download the raw files from (the registry's ``download``: checked before a sweep)
+PLANETOID_URL = "https://github.com/kimiyoung/planetoid/raw/master/data"
+MUSAE_URL = "https://graphmining.ai/datasets/ptg"
+
+
 class DatasetUnavailableError(RuntimeError):
     """Raw files are neither local nor downloadable."""
 
@@ -76,7 +81,12 @@ def _register_pyg(key: str, spec: DatasetSpec, source: str, files: tuple[str, ..
 
 
 _register_pyg(
-    "cora", DatasetSpec("Cora", "Cora", _planetoid("Cora")), "PyG Planetoid", ("ind.cora.*",), public_split=True
+    "cora",
+    DatasetSpec("Cora", "Cora", _planetoid("Cora")),
+    "PyG Planetoid",
+    ("ind.cora.*",),
+    public_split=True,
+    download=PLANETOID_URL,
 )
 _register_pyg(
     "citeseer",
@@ -84,6 +94,7 @@ _register_pyg(
     "PyG Planetoid",
     ("ind.citeseer.*",),
     public_split=True,
+    download=PLANETOID_URL,
 )
 _register_pyg(
     "pubmed",
@@ -91,6 +102,7 @@ _register_pyg(
     "PyG Planetoid",
     ("ind.pubmed.*",),
     public_split=True,
+    download=PLANETOID_URL,
 )
 _register_pyg(
     "facebook",
@@ -98,14 +110,22 @@ _register_pyg(
     "PyG FacebookPagePage (MUSAE)",
     ("facebook.npz",),
     aliases=("facebookpagepage",),
+    download=f"{MUSAE_URL}/facebook.npz",
 )
-_register_pyg("github", DatasetSpec("GitHub", "GitHub", _single("GitHub")), "PyG GitHub (MUSAE)", ("github.npz",))
+_register_pyg(
+    "github",
+    DatasetSpec("GitHub", "GitHub", _single("GitHub")),
+    "PyG GitHub (MUSAE)",
+    ("github.npz",),
+    download=f"{MUSAE_URL}/github.npz",
+)
 _register_pyg(
     "lastfm",
     DatasetSpec("LastFMAsia", "LastFMAsia", _single("LastFMAsia")),
     "PyG LastFMAsia",
     ("lastfm_asia.npz",),
     aliases=("lastfmasia",),
+    download=f"{MUSAE_URL}/lastfm_asia.npz",
 )
 
 

@@ -102,12 +102,17 @@ def _register_pyg(key: str, spec: DatasetSpec, source: str, files: tuple[str, ..
     )(loader)
 
 
+# where PyG's HGBDataset and MAGNN classes download the raw files from (the registry's ``download``)
+HGB_URL = "https://drive.google.com"
+MAGNN_URL = "https://www.dropbox.com"
+
 # Tasks follow HeteDP's Table II where the types exist; metapaths start and end at the classified type.
 _register_pyg(
     "acm",
     DatasetSpec("HGB-ACM", "HGB/acm", _hgb("acm")),
     "HGB (PyG HGBDataset)",
     ("raw/ACM/*.dat",),
+    download=HGB_URL,
     hetero=HeteroTask("paper", _to("paper", "author"), _to("author", "paper")),
     metapaths={"PAP": _path("paper", "author", "paper"), "PSP": _path("paper", "subject", "paper")},
 )
@@ -116,6 +121,7 @@ _register_pyg(
     DatasetSpec("HGB-DBLP", "HGB/dblp", _hgb("dblp")),
     "HGB (PyG HGBDataset)",
     ("DBLP.zip",),
+    download=HGB_URL,
     hetero=HeteroTask("author", _to("author", "paper"), _to("paper", "author")),
     metapaths={
         "APA": _path("author", "paper", "author"),
@@ -128,6 +134,7 @@ _register_pyg(
     DatasetSpec("HGB-IMDB", "HGB/imdb", _hgb("imdb")),
     "HGB (PyG HGBDataset)",
     ("IMDB.zip",),
+    download=HGB_URL,
     hetero=HeteroTask("movie", _to("movie", "actor"), _to("actor", "movie")),
     metapaths={"MDM": _path("movie", "director", "movie"), "MAM": _path("movie", "actor", "movie")},
 )
@@ -136,6 +143,7 @@ _register_pyg(
     DatasetSpec("DBLP (MAGNN)", "DBLP", _magnn("DBLP")),
     "MAGNN (PyG DBLP)",
     ("raw/*.np[yz]",),
+    download=MAGNN_URL,
     hetero=HeteroTask("author", _to("author", "paper"), _to("paper", "author")),
     metapaths={
         "APA": _path("author", "paper", "author"),
@@ -148,6 +156,7 @@ _register_pyg(
     DatasetSpec("IMDB (MAGNN)", "IMDB", _magnn("IMDB")),
     "MAGNN (PyG IMDB)",
     ("raw/*.np[yz]",),
+    download=MAGNN_URL,
     hetero=HeteroTask("movie", _to("movie", "actor"), _to("actor", "movie")),
     metapaths={"MDM": _path("movie", "director", "movie"), "MAM": _path("movie", "actor", "movie")},
 )

@@ -34,7 +34,15 @@ SYNTHETIC = "synthetic"
 GRAPHS = (HOMOGENEOUS, SENSITIVE, HETEROGENEOUS)  # what each loader reads: load, load_sensitive, load_hetero
 KINDS = (HOMOGENEOUS, HETEROGENEOUS, SENSITIVE, SYNTHETIC)  # listing order
 EVALUATION_TASKS = ("nc", "attribute", "hetero-nc", "lp")  # the experiment pipeline's tasks
-INHERITED = ("layout", "files", "tasks", "sensitive", "hetero", "metapaths")  # what a variant takes from its base
+INHERITED = (
+    "layout",
+    "files",
+    "tasks",
+    "sensitive",
+    "hetero",
+    "metapaths",
+    "download",
+)  # what a variant takes from its base
 
 EdgeType = tuple[str, str, str]
 Loader = Callable[..., Any]  # loader(root, seed, **options) -> Data | HeteroData
@@ -63,7 +71,9 @@ class DatasetInfo:
     ``options`` only for synthetic graphs).  ``layout`` is its folder under ``$PRIVGRAPH_DATA``
     (None: synthetic, built in) and ``files`` what the loader reads there.  ``sensitive`` names its
     sensitive attribute; ``hetero`` and ``metapaths`` (edge-type sequences from the classified type)
-    are the heterogeneous task; ``base`` the dataset this is another version of."""
+    are the heterogeneous task; ``base`` the dataset this is another version of.  ``download`` is the
+    address its loader fetches the raw files from when they are not under ``$PRIVGRAPH_DATA`` (None:
+    never downloaded)."""
 
     key: str
     graph: str
@@ -80,6 +90,7 @@ class DatasetInfo:
     metapaths: Mapping[str, tuple[EdgeType, ...]] = field(default_factory=dict, hash=False)
     base: str | None = None
     public_split: bool = False
+    download: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("tasks", "files", "aliases"):
@@ -116,12 +127,36 @@ class DatasetInfo:
             raise ValueError(f"{self.key} is read from files: {', '.join(sorted(options))} set a synthetic graph only")
         return self.loader(root, seed, **options)
 
-    def available(self) -> bool | None:
-        """Whether ``$PRIVGRAPH_DATA`` holds its folder; None: built in, or ``$PRIVGRAPH_DATA`` unset."""
-        root = os.environ.get(DATA_ENV)
-        if self.layout is None or not root:
+    def available(self, root: str | os.PathLike | None = None) -> bool | None:
+        """Whether ``root`` (default ``$PRIVGRAPH_DATA``) holds its files (every pattern of ``files`` under
+        ``layout``); None: built in, or no folder given."""
+        base = data_root(root)
+        if self.layout is None or base is None:
             return None
-        return (Path(root) / self.layout).is_dir()
+        return _holds(base / self.layout, self.files)
+
+    def unavailable(self, root: str | os.PathLike | None = None, timeout: float = 3.0) -> str | None:
+        """Why it cannot be loaded on this machine, in one sentence, or None: built in, its files under
+        ``root`` (default ``$PRIVGRAPH_DATA``) or in the cache (downloaded before), or its ``download``
+        host answers within ``timeout`` seconds.  Reads no data and imports no torch."""
+        if self.layout is None or self.available(root):
+            return None
+        from privgraph.data.datasets import cache_dir
+
+        if _holds(cache_dir() / "datasets" / self.layout, self.files):  # PyG's own copy of the raw files
+            return None
+        base = data_root(root)
+        where = f"its raw files are not under {base / self.layout}" if base else f"${DATA_ENV} is not set"
+        wanted = f"{self.layout}/" + (", ".join(self.files) if self.files else "")
+        fix = f"point ${DATA_ENV} (or --data-root) at a folder holding {wanted} (`privgraph datasets` lists them)"
+        if self.download is None:
+            return f"dataset {self.key}: {where}, and it is not downloadable: {fix}"
+        from privgraph import network
+
+        failure = network.unreachable(self.download, timeout)
+        if failure is None:
+            return None
+        return f"dataset {self.key}: {where}, and it cannot be downloaded here ({failure}): {fix}"
 
     def describe(self) -> dict[str, Any]:
         """Its metadata as JSON-ready values (everything but the loader)."""
@@ -149,6 +184,7 @@ class DatasetInfo:
             "metapaths": {k: [list(et) for et in p] for k, p in self.metapaths.items()},
             "base": self.base,
             "public_split": self.public_split,
+            "download": self.download,
         }
 
 
@@ -229,6 +265,13 @@ def data_root(root: str | os.PathLike | None) -> Path | None:
         return Path(root)
     env = os.environ.get(DATA_ENV)
     return Path(env) if env else None
+
+
+def _holds(folder: Path, patterns: Sequence[str]) -> bool:
+    """Whether ``folder`` exists and has a file (not a dangling link) for every glob pattern."""
+    if not folder.is_dir():
+        return False
+    return all(any(p.exists() for p in folder.glob(pattern)) for pattern in patterns)
 
 
 def _details(info: DatasetInfo) -> str:

@@ -271,6 +271,26 @@ class Grid:
             except ValueError as err:
                 raise ValueError(f"grid {self.name}, table {s.table}, {s.label} on {s.dataset}: {err}") from None
 
+    def check_data(self, settings: Iterable[GridSetting] | None = None, timeout: float = 3.0) -> None:
+        """The datasets of ``settings`` (default: every setting) can be read on this machine: their raw
+        files under the data folder or the cache, or their download host answering within ``timeout``
+        seconds (:meth:`~privgraph.data.registry.DatasetInfo.unavailable`); else ``ValueError``, one
+        sentence per missing dataset.  Reads no data: a sweep calls it before any trial or worker starts."""
+        from privgraph.data.registry import get_dataset
+
+        seen: dict[tuple[str, str | None, tuple[str, ...]], None] = {}
+        for s in self.unique_settings() if settings is None else settings:
+            if s.spec.input is None:
+                graphs = type(s.spec.build()[1]).datasets
+                seen.setdefault((s.dataset, s.spec.data_root, graphs))
+        missing = [
+            reason
+            for name, root, graphs in seen
+            if (reason := get_dataset(name, *graphs).unavailable(root, timeout)) is not None
+        ]
+        if missing:
+            raise ValueError(f"grid {self.name}: " + "; ".join(dict.fromkeys(missing)))
+
     def published_path(self) -> Path | None:
         """``benchmarks/published/NAME.toml`` beside the grids folder, if the grid names one."""
         if self.published is None:

@@ -13,6 +13,13 @@
   only the driver appends them to the JSON-lines store, one line per trial;
 * resuming: a trial whose (configuration hash, trial index) is stored is
   skipped (``retry_errors`` runs the failed ones again);
+* before any trial or worker starts, the grid and the data of the trials to run are checked
+  (:meth:`Grid.check_data <privgraph.experiments.grid.Grid.check_data>`: a missing dataset is a
+  ``ValueError`` at once, not a failure per trial after Ray's start);
+* each trial is stored as soon as it ends (``on_trial`` sees it then, with the seconds it took where it
+  ran); Ctrl-C stops the workers and raises :class:`SweepInterrupted` with the trials that ended stored;
+* Ray that does not start (or an ``address`` that does not answer) is a ``RuntimeError`` of one line that
+  says what to do instead;
 * a trial that raises is stored with its traceback and the sweep goes on;
 * a tuned setting chooses on trial 0 (as ``privgraph run`` does); its other
   trials start when trial 0 is in, with the choice trial 0 recorded, so a
@@ -40,6 +47,7 @@ import concurrent.futures
 import multiprocessing
 import multiprocessing.forkserver
 import os
+import signal
 import time
 import traceback
 import uuid
@@ -59,6 +67,7 @@ from privgraph.version import __version__
 WORKER_ENV = ("PRIVGRAPH_DATA", "PRIVGRAPH_CACHE", DEVICE_ENV)
 OBJECT_STORE_BYTES = 256 * 2**20  # a local cluster's object store: records are small
 EXECUTORS = ("auto", "local", "processes", "ray")
+RAY_CONNECT_SECONDS = 5.0  # how long --address's head may take to accept a connection before the sweep gives up
 # ``auto`` starts worker processes only when the trials left would take longer than this in this process
 # (the estimate: the mean time of the trials run here so far); a pool's start-up is a second or two a worker
 POOL_MIN_SECONDS = 10.0
@@ -84,6 +93,14 @@ def execute_trial(
         return error_record(setting, trial, run_id, traceback.format_exc(), time.perf_counter() - start)
     finally:
         torch.set_num_threads(previous)
+
+
+def timed_trial(*args: Any) -> tuple[TrialRecord, float]:
+    """:func:`execute_trial` (what an executor runs) and the seconds it took where it ran: loading the data,
+    the setting's choice (trial 0 of a tuned setting) and the trial, without the time it waited in a queue."""
+    start = time.perf_counter()
+    record = execute_trial(*args)
+    return record, time.perf_counter() - start
 
 
 def error_record(setting: GridSetting, trial: int, run_id: str, error: str, wall_time: float = 0.0) -> TrialRecord:
@@ -139,32 +156,35 @@ class SweepSummary:
 
 
 class _LocalExecutor:
-    """Runs each submitted trial at once, in this process."""
+    """Runs the submitted trials in this process, one per :meth:`wait`, in the order submitted (so each is
+    stored, and shown, as it ends)."""
 
     name = "local"
 
     def __init__(self) -> None:
-        self._done: list[tuple[Any, TrialRecord]] = []
+        self._queue: list[tuple[Any, tuple]] = []
 
     def submit(self, tag: Any, *args: Any) -> None:
-        self._done.append((tag, execute_trial(*args)))
+        self._queue.append((tag, args))
 
-    def wait(self) -> tuple[Any, TrialRecord]:
-        return self._done.pop(0)
+    def wait(self) -> tuple[Any, TrialRecord, float]:
+        tag, args = self._queue.pop(0)
+        return (tag, *timed_trial(*args))
 
     def pending(self) -> int:
-        return len(self._done)
+        return len(self._queue)
 
     def describe(self) -> str:
         return "in this process"
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         pass
 
 
 def _init_worker(env: dict[str, str]) -> None:
     """A pool worker: the driver's data settings and one thread per worker (no oversubscription)."""
     os.environ.update(env)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the driver, which stops the workers
     import torch
 
     torch.set_num_threads(1)
@@ -189,20 +209,19 @@ class _ProcessExecutor:
         env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         self.workers = workers
         self.pool = concurrent.futures.ProcessPoolExecutor(workers, ctx, initializer=_init_worker, initargs=(env,))
-        self.futures: dict[concurrent.futures.Future, tuple[Any, tuple]] = {}
+        self.futures: dict[concurrent.futures.Future, tuple[Any, tuple, float]] = {}
 
     def submit(self, tag: Any, *args: Any) -> None:
-        self.futures[self.pool.submit(execute_trial, *args)] = (tag, args)
+        self.futures[self.pool.submit(timed_trial, *args)] = (tag, args, time.perf_counter())
 
-    def wait(self) -> tuple[Any, TrialRecord]:
+    def wait(self) -> tuple[Any, TrialRecord, float]:
         done, _ = concurrent.futures.wait(self.futures, return_when=concurrent.futures.FIRST_COMPLETED)
         future = next(iter(done))
-        tag, args = self.futures.pop(future)
+        tag, args, submitted = self.futures.pop(future)
         try:
-            return tag, future.result()
+            return (tag, *future.result())
         except Exception as err:  # noqa: BLE001 - a worker that died (out of memory, killed)
-            setting, trial, _, run_id = args[:4]
-            return tag, error_record(setting, trial, run_id, f"the worker failed: {err!r}")
+            return _worker_failed(tag, args, err, time.perf_counter() - submitted)
 
     def pending(self) -> int:
         return len(self.futures)
@@ -210,8 +229,15 @@ class _ProcessExecutor:
     def describe(self) -> str:
         return f"{self.workers} worker processes"
 
-    def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+    def close(self, wait: bool = True) -> None:
+        """Shut the pool down; ``wait=False`` (an interrupted sweep) stops the running trials too."""
+        if not wait and hasattr(self.pool, "terminate_workers"):  # Python 3.14
+            self.pool.terminate_workers()
+            return
+        if not wait:
+            for process in list((getattr(self.pool, "_processes", None) or {}).values()):
+                process.terminate()
+        self.pool.shutdown(wait=wait, cancel_futures=True)
 
 
 class _AutoExecutor:
@@ -238,20 +264,19 @@ class _AutoExecutor:
         else:
             self.queue.append((tag, args))
 
-    def wait(self) -> tuple[Any, TrialRecord]:
+    def wait(self) -> tuple[Any, TrialRecord, float]:
         if self.pool is None and self.queue:
             tag, args = self.queue.pop(0)
-            start = time.perf_counter()
-            record = execute_trial(*args)
+            record, seconds = timed_trial(*args)
             self.local_trials += 1
-            self.local_seconds += time.perf_counter() - start
+            self.local_seconds += seconds
             estimate = self.local_seconds / self.local_trials * len(self.queue)
             if self.workers >= 2 and len(self.queue) >= 2 and estimate > self.min_seconds:
                 self.pool = _ProcessExecutor(min(self.workers, len(self.queue)))
                 for queued in self.queue:
                     self.pool.submit(queued[0], *queued[1])
                 self.queue = []
-            return tag, record
+            return tag, record, seconds
         assert self.pool is not None
         return self.pool.wait()
 
@@ -264,9 +289,9 @@ class _AutoExecutor:
             return f"{here} (the work was small: no worker started)"
         return f"{here}, then {self.pool.describe()}"
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         if self.pool is not None:
-            self.pool.close()
+            self.pool.close(wait)
 
 
 def ray_task_options(gpus_per_trial: float = 0.0) -> dict[str, Any]:
@@ -278,11 +303,25 @@ class _RayExecutor:
     """Trials as Ray tasks (one CPU and ``gpus_per_trial`` GPUs each); :meth:`wait` returns the next one to
     finish."""
 
-    def __init__(self, workers: int | None, address: str | None, gpus_per_trial: float = 0.0) -> None:
+    def __init__(
+        self,
+        workers: int | None,
+        address: str | None,
+        gpus_per_trial: float = 0.0,
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
+        if address and address != "auto" and "://" not in address:  # Ray retries an absent head for minutes
+            from privgraph import network
+
+            failure = network.unreachable(f"tcp://{address}", RAY_CONNECT_SECONDS)
+            if failure is not None:
+                raise RuntimeError(ray_start_failure(ConnectionError(failure), address))
         try:
             import ray
-        except ImportError as err:  # pragma: no cover - ray is a dependency
-            raise RuntimeError("sweeps run on Ray: pip install 'privgraph[sweep]'") from err
+        except ImportError:  # pragma: no cover - ray is a dependency
+            raise RuntimeError(
+                "the ray executor needs Ray: pip install 'privgraph[sweep]' (or --executor processes)"
+            ) from None
         self.ray = ray
         env = {k: os.environ[k] for k in WORKER_ENV if k in os.environ}
         env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
@@ -295,29 +334,42 @@ class _RayExecutor:
                 "log_to_driver": False,
             }
             if address:
-                ray.init(address=address, **kwargs)
+                (notify or _quiet)(f"joining the Ray cluster at {address}")
+                where = {"address": address}
             else:
-                ray.init(num_cpus=workers or os.cpu_count(), object_store_memory=OBJECT_STORE_BYTES, **kwargs)
+                cpus = workers or os.cpu_count()
+                (notify or _quiet)(
+                    f"starting a local Ray cluster of {cpus} CPUs (a minute or more on a busy machine; "
+                    "--executor processes starts in seconds)"
+                )
+                where = {"num_cpus": cpus, "object_store_memory": OBJECT_STORE_BYTES}
+            try:
+                ray.init(**where, **kwargs)
+            except Exception as err:  # noqa: BLE001 - Ray raises many kinds; the user gets one line and the fix
+                try:
+                    ray.shutdown()  # what part of a local cluster started
+                except Exception:  # noqa: BLE001, S110 - the start's reason is the one to report
+                    pass
+                raise RuntimeError(ray_start_failure(err, address)) from None
         if gpus_per_trial > 0 and not address:  # a cluster may add GPU nodes later; a local one never does
             gpus = ray.cluster_resources().get("GPU", 0)
             if gpus < gpus_per_trial:
                 self.close()
                 raise ValueError(f"a trial asks for {gpus_per_trial:g} GPU(s), but the local Ray cluster has {gpus:g}")
-        self.remote = ray.remote(**ray_task_options(gpus_per_trial))(execute_trial)
-        self.refs: dict[Any, Any] = {}
+        self.remote = ray.remote(**ray_task_options(gpus_per_trial))(timed_trial)
+        self.refs: dict[Any, tuple[Any, tuple, float]] = {}
         self.address = address
 
     def submit(self, tag: Any, *args: Any) -> None:
-        self.refs[self.remote.remote(*args)] = (tag, args)
+        self.refs[self.remote.remote(*args)] = (tag, args, time.perf_counter())
 
-    def wait(self) -> tuple[Any, TrialRecord]:
+    def wait(self) -> tuple[Any, TrialRecord, float]:
         (ref,), _ = self.ray.wait(list(self.refs), num_returns=1)
-        tag, args = self.refs.pop(ref)
+        tag, args, submitted = self.refs.pop(ref)
         try:
-            return tag, self.ray.get(ref)
+            return (tag, *self.ray.get(ref))
         except Exception as err:  # noqa: BLE001 - a worker that died (out of memory, killed)
-            setting, trial, _, run_id = args[:4]
-            return tag, error_record(setting, trial, run_id, f"the worker failed: {err!r}")
+            return _worker_failed(tag, args, err, time.perf_counter() - submitted)
 
     def pending(self) -> int:
         return len(self.refs)
@@ -325,9 +377,43 @@ class _RayExecutor:
     def describe(self) -> str:
         return f"the Ray cluster at {self.address}" if self.address else "a local Ray cluster"
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         if self.started:
             self.ray.shutdown()
+
+
+def ray_start_failure(err: BaseException, address: str | None) -> str:
+    """The one line a sweep prints when Ray does not start (or join ``address``): Ray's reason and the fix."""
+    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+    reason = f"{type(err).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+    if address:
+        return (
+            f"Ray could not join the cluster at {address} ({reason}): check that `ray start --head` runs there "
+            "(`ray status --address ADDRESS`), or drop --address to run on this machine"
+        )
+    return (
+        f"Ray did not start a local cluster ({reason}): run on this machine without Ray with --executor processes "
+        "(or auto), or start Ray first (`ray start --head`) and pass its address with --address"
+    )
+
+
+def _worker_failed(tag: Any, args: tuple, err: BaseException, seconds: float) -> tuple[Any, TrialRecord, float]:
+    """What :meth:`wait` returns for a trial whose worker died (out of memory, killed): its error record."""
+    setting, trial, _, run_id = args[:4]
+    return tag, error_record(setting, trial, run_id, f"the worker failed: {err!r}", seconds), seconds
+
+
+def _quiet(line: str) -> None:
+    """A ``notify`` that says nothing."""
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped a sweep: every trial that ended is stored, the running ones are not (the same
+    call resumes); ``summary`` is what it did until then."""
+
+    def __init__(self, summary: SweepSummary) -> None:
+        super().__init__(f"interrupted: {summary.skipped + summary.ran + summary.failed} trials stored")
+        self.summary = summary
 
 
 def sweep(
@@ -341,8 +427,15 @@ def sweep(
     executor: str = "auto",
     device: str | None = None,
     gpus_per_trial: float = 0.0,
+    on_trial: Callable[[GridSetting, TrialRecord, float], None] | None = None,
+    notify: Callable[[str], None] | None = None,
+    check_data: bool = True,
 ) -> SweepSummary:
     """Run every trial of ``grid`` that ``db`` does not hold (module docstring).
+
+    Before any trial or worker starts, the grid is checked (methods, parameters, devices) and so are the
+    datasets of the trials to run (:meth:`Grid.check_data <privgraph.experiments.grid.Grid.check_data>`):
+    ``ValueError`` says what is wrong.  Each trial's record is stored as soon as it ends.
 
     Args:
         grid: a :class:`~privgraph.experiments.grid.Grid` or the path of a grid file.
@@ -350,7 +443,7 @@ def sweep(
         workers: trials at a time (default: all CPUs); ``0`` or ``1`` runs them in this process.
         address: an existing Ray cluster to join (``ray start --head`` prints it); implies ``executor="ray"``.
         retry_errors: run again the trials stored with an error (their error rows are replaced).
-        progress: called as ``progress(name, done, total)`` after every trial.
+        progress: called as ``progress(name, done, total)`` before the first trial and after every trial.
         on_error: called with every failed trial's record.
         executor: ``auto`` (in this process while the work left is small, then ``workers`` local
             processes; Ray with ``address``), ``local`` (this process), ``processes`` (a local
@@ -359,9 +452,18 @@ def sweep(
             else ``$PRIVGRAPH_DEVICE``, else the CPU; with ``gpus_per_trial``: ``cuda``).
         gpus_per_trial: GPUs Ray gives each trial (e.g. 1, or 0.5 for two trials a GPU): Ray only
             (:func:`placement`).
+        on_trial: called with every trial that ran, once it is stored (before ``progress``): its setting, its
+            record and the seconds it took where it ran (loading the data, a tuned setting's choice and the
+            trial; :func:`timed_trial`).
+        notify: called with one line before a slow start (a local Ray cluster).
+        check_data: check that the datasets can be read here first (a cluster's machines may hold data that
+            this one does not: ``False`` skips the check).
 
     Returns:
         The sweep's :class:`SweepSummary`.
+
+    Raises:
+        SweepInterrupted: on Ctrl-C, once the workers are stopped (the trials that ended are stored).
     """
     if isinstance(grid, (str, Path)):
         grid = Grid.load(grid)
@@ -379,11 +481,15 @@ def sweep(
     if device is not None:  # not hashed: every setting keeps its key, so a stored trial is skipped on any device
         grid = replace(grid, settings=[replace(s, spec=replace(s.spec, device=device)) for s in grid.settings])
     grid.validate()
-    store = ResultsStore(db)
-    store.check_writable()
-    stored = store.stored(errors=not retry_errors)
+    store = ResultsStore(db) if Path(db).exists() else None  # a sweep refused before it starts creates no file
+    if store is not None:
+        store.check_writable()
+    stored = store.stored(errors=not retry_errors) if store is not None else set()
     settings = grid.unique_settings()
     todo = [(s, t) for s in settings for t in range(s.trials) if (s.key, t) not in stored]
+    if check_data:
+        grid.check_data({s.key: s for s, _ in todo}.values())
+    store = store or ResultsStore(db)
     if retry_errors:
         store.delete_errors({(s.key, t) for s, t in todo})
     total = sum(s.trials for s in settings)
@@ -392,8 +498,8 @@ def sweep(
     )
     progress = progress or (lambda name, done, total: None)
     label = f"sweep {grid.name}"
+    progress(label, summary.skipped, total)  # before anything starts: the clock of the progress display
     if not todo:
-        progress(label, total, total)
         return summary
 
     run_id = uuid.uuid4().hex[:12]
@@ -405,46 +511,49 @@ def sweep(
             first = next(iter(store.records(config_hash=s.key, trial=0)), None)
             tuned[s.key] = TunedSetting.from_record(first) if first is not None else None
     choosing = {s.key for s, t in todo if t == 0 and s.spec.tune}  # tuned settings whose trial 0 runs now
+
+    def finish(record: TrialRecord, ran: GridSetting | None = None, seconds: float = 0.0) -> None:
+        _finish(store, summary, on_error, record)
+        if ran is not None and on_trial is not None:
+            on_trial(ran, record, seconds)
+        progress(label, summary.skipped + summary.ran + summary.failed, total)
+
+    def not_chosen(s: GridSetting, t: int) -> TrialRecord:
+        return error_record(s, t, run_id, "trial 0 of this tuned setting, which makes the choice, failed")
+
     start = time.perf_counter()
-    runner = _executor(executor, workers, address, len(todo), gpus_per_trial)
+    runner: Any = None
     try:
+        runner = _executor(executor, workers, address, len(todo), gpus_per_trial, notify)
         for s, t in todo:
             if s.spec.tune and tuned.get(s.key) is None and t > 0:
                 if s.key in choosing:
                     waiting.setdefault(s.key, []).append(t)
-                    continue
-                _finish(
-                    store,
-                    summary,
-                    on_error,
-                    error_record(s, t, run_id, "trial 0 of this tuned setting, which makes the choice, failed"),
-                )
+                else:
+                    finish(not_chosen(s, t))
                 continue
             runner.submit((s.key, t), s, t, tuned.get(s.key), run_id)
-        done = summary.skipped + summary.failed
-        progress(label, done, total)
         while runner.pending():
-            (key, t), record = runner.wait()
-            _finish(store, summary, on_error, record)
+            (key, t), record, seconds = runner.wait()
+            finish(record, by_key[key], seconds)  # stored now: an interrupted sweep keeps every trial that ended
             if t == 0 and key in waiting:
                 rest = waiting.pop(key)
                 s = by_key[key]
-                if record.ok:
-                    for u in rest:
+                for u in rest:
+                    if record.ok:
                         runner.submit((key, u), s, u, TunedSetting.from_record(record), run_id)
-                else:
-                    for u in rest:
-                        _finish(
-                            store,
-                            summary,
-                            on_error,
-                            error_record(s, u, run_id, "trial 0 of this tuned setting, which makes the choice, failed"),
-                        )
-            progress(label, summary.skipped + summary.ran + summary.failed, total)
+                    else:
+                        finish(not_chosen(s, u))
+    except KeyboardInterrupt:
+        if runner is not None:
+            runner.close(wait=False)  # the running trials stop; they run again when the sweep resumes
+            runner = None
+        raise SweepInterrupted(summary) from None
     finally:
-        runner.close()
+        if runner is not None:
+            runner.close()
+            summary.executor = runner.describe()
         summary.seconds = time.perf_counter() - start
-        summary.executor = runner.describe()
     return summary
 
 
@@ -489,11 +598,18 @@ def placement(
     return executor, device
 
 
-def _executor(name: str, workers: int | None, address: str | None, trials: int, gpus_per_trial: float = 0.0) -> Any:
+def _executor(
+    name: str,
+    workers: int | None,
+    address: str | None,
+    trials: int,
+    gpus_per_trial: float = 0.0,
+    notify: Callable[[str], None] | None = None,
+) -> Any:
     """The executor ``name`` stands for (:func:`sweep`'s ``executor``) for ``trials`` trials."""
     parallel = workers if workers is not None else (os.cpu_count() or 1)
     if address or name == "ray":
-        return _RayExecutor(workers, address, gpus_per_trial)
+        return _RayExecutor(workers, address, gpus_per_trial, notify)
     if name == "local" or parallel <= 1 or trials <= 1:
         return _LocalExecutor()
     if name == "processes":
@@ -521,10 +637,13 @@ def _finish(
 __all__ = [
     "EXECUTORS",
     "POOL_MIN_SECONDS",
+    "SweepInterrupted",
     "SweepSummary",
     "error_record",
     "execute_trial",
     "placement",
+    "ray_start_failure",
     "ray_task_options",
     "sweep",
+    "timed_trial",
 ]
