@@ -11,13 +11,13 @@ from privgraph.data import hetero_sbm_graph
 from privgraph.data.hetero import node_inputs
 from privgraph.methods.hetedp.topology import TOPOLOGY_MODES, message_relations
 from privgraph.nn.hetero import RelationalVGAEEncoder
-from privgraph.train.dpsgd import ghost_clipped_noisy_gradient, linear_clipped_sum
-from privgraph.train.link_prediction import LinkInputs, example_loss
+from privgraph.train.dpsgd import RowTable, TableCall, ghost_clipped_noisy_gradient, linear_clipped_sum
+from privgraph.train.link_prediction import LinkInputs, example_loss, input_tables, table_losses
 
 ET, REV = ("paper", "to", "author"), ("author", "to", "paper")
 
 
-def _batch(mode: str, self_connection: bool = True, batch: int = 9, negatives: int = 3):
+def _batch(mode: str, self_connection: bool = True, batch: int = 9, negatives: int = 3, ids: bool = False):
     d = hetero_sbm_graph(seed=0, num_papers=60, num_authors=40)
     relations = message_relations(d.edge_types, ET, REV, mode)
     inputs = LinkInputs.build(node_inputs(d, dim=5, seed=0), d.edge_index_dict, relations)
@@ -29,11 +29,11 @@ def _batch(mode: str, self_connection: bool = True, batch: int = 9, negatives: i
     edges = d[ET].edge_index[:, torch.randint(0, d[ET].edge_index.shape[1], (batch,), generator=g)]
     neg_u = torch.randint(0, 60, (batch, negatives), generator=g)
     neg_v = torch.randint(0, 40, (batch, negatives), generator=g)
-    rows = (
-        inputs.rows("paper", torch.cat([edges[0, :, None], neg_u], 1)),
-        inputs.rows("author", torch.cat([edges[1, :, None], neg_v], 1)),
-        torch.randn(batch, 2 * (negatives + 1), 4, generator=g) * 3,
-    )
+    sources, destinations = torch.cat([edges[0, :, None], neg_u], 1), torch.cat([edges[1, :, None], neg_v], 1)
+    draws = torch.randn(batch, 2 * (negatives + 1), 4, generator=g) * 3
+    rows = (inputs.rows("paper", sources), inputs.rows("author", destinations), draws)
+    if ids:
+        return model, rows, relations, inputs, (sources, destinations, draws)
     return model, rows, relations
 
 
@@ -75,6 +75,42 @@ def test_ghost_clipped_sum_equals_the_one_example_loop(mode, self_connection):
             assert 0 < int((got_norms > c).sum()) < len(got_norms)
             for k in (f"rel.{'__'.join(r)}.weight" for r in relations):
                 assert float(got[k].abs().sum()) > 0  # the messages' weights are trained
+
+
+@pytest.mark.parametrize("self_connection", [True, False])
+@pytest.mark.parametrize("mode", TOPOLOGY_MODES)
+def test_input_layers_applied_to_whole_tables_give_the_same_clipped_sum(mode, self_connection):
+    """table_losses (each type's input layer applied once to its node table, the means aggregated in the
+    hidden dimension, the norms from the tables' Gram matrices) gives the per-example losses, norms and
+    clipped sum of the one-example-at-a-time autograd reference; and input_tables leaves a type's rows
+    gathered when that costs fewer products (here: every type with a batch of 1 row per call)."""
+    model, rows, relations, inputs, ids = _batch(mode, self_connection, ids=True)
+    tables = input_tables(inputs, ["paper", "author"], self_connection, 8, 1e6)  # every type that can be: tabled
+    expected = {"paper", "author"} if self_connection else set()
+    expected |= {r[0] for r in relations if r[2] in ("paper", "author")}
+    assert set(tables) == expected
+    assert not input_tables(inputs, ["paper", "author"], self_connection, 8, 1.0)
+    senders = {r[0] for r in relations}  # without the means' aggregation, a type that sends them is gathered
+    assert set(input_tables(LinkInputs(inputs.x, inputs.means), ["paper", "author"], self_connection, 8, 1e6)) == (
+        expected - senders
+    )
+    loss, calls = table_losses(model, inputs, tables, "paper", "author", *ids, 0.5)
+    assert {c.layer for c in calls} == {f"inp.{t}" for t in tables}
+    assert torch.allclose(loss, example_loss(model, None, "paper", "author", *rows, 0.5), rtol=1e-5, atol=1e-5)
+    _, norms = _reference(model, rows, math.inf)
+    for c in (float(norms.median()), math.inf):
+        want, want_norms = _reference(model, rows, c)
+        got, got_norms = linear_clipped_sum(
+            model, lambda: table_losses(model, inputs, tables, "paper", "author", *ids, 0.5), c
+        )
+        assert list(got) == list(want)
+        assert torch.allclose(got_norms, want_norms, rtol=1e-5, atol=1e-6)
+        for k in want:
+            assert torch.allclose(got[k], want[k], atol=1e-5), (mode, c, k)
+        if c < math.inf:
+            assert 0 < int((got_norms > c).sum()) < len(got_norms)
+            for t in tables:
+                assert float(got[f"inp.{t}.weight"].abs().sum()) > 0
 
 
 def test_an_example_moves_the_ghost_sum_by_at_most_c():
@@ -140,3 +176,14 @@ def test_ghost_clipping_refuses_what_it_cannot_split_by_example():
     lin = nn.Linear(3, 2)
     with pytest.raises(ValueError, match="leading dimension"):  # a call on a row shared by every example
         linear_clipped_sum(lin, lambda: lin(torch.randn(1, 3)).sum() + torch.zeros(4), 1.0)
+    x = torch.randn(5, 3)
+    rows = RowTable.build(torch.eye(5).to_sparse(), x)
+    assert torch.allclose(rows.gram, x @ x.t(), atol=1e-6)
+
+    def both():  # the layer called on gathered rows and read from a table in one batch
+        index = torch.arange(4)[:, None]
+        out = rows.outputs(lin.weight)[index] + lin.bias
+        return (lin(x[index]) + out).sum((1, 2)), [TableCall("", out, index, rows)]
+
+    with pytest.raises(ValueError, match="not also called"):
+        linear_clipped_sum(lin, both, 1.0)

@@ -50,8 +50,15 @@ class RelationalVGAEEncoder(nn.Module):
     def forward(self, node_type: str, x: Tensor, means: dict[str, Tensor] | None = None) -> tuple[Tensor, Tensor]:
         own = self.inp[node_type]
         h = own(x) if self.self_connection else x.new_zeros(*x.shape[:-1], own.out_features)
-        for key, m in (means or {}).items():
-            h = h + self.rel[key](self.inp[key.split("__")[0]](m))
+        return self.combine(node_type, h, {key: self.inp[key.split("__")[0]](m) for key, m in (means or {}).items()})
+
+    def combine(self, node_type: str, own: Tensor, projected: dict[str, Tensor]) -> tuple[Tensor, Tensor]:
+        """Eq. 18 after the input layers: ``own`` = the node's projected input (zeros without the self
+        connection), ``projected[key]`` = the input layer of the relation's source type applied to the
+        neighbour mean; returns μ and log σ."""
+        h = own
+        for key, p in projected.items():
+            h = h + self.rel[key](p)
         h = torch.relu(h)
         return self.mu[node_type](h), self.logstd[node_type](h).clamp(-10, 10)
 

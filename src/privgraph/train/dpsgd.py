@@ -16,6 +16,7 @@ link-prediction numbers rest on, never as a default."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -154,24 +155,75 @@ def clipped_noisy_gradient(
     return noisy_mean(summed, noise_std, expected_batch, rng), norms
 
 
-def linear_clipped_sum(model: nn.Module, losses: Callable[[], Tensor], clip: float) -> tuple[dict[str, Tensor], Tensor]:
+@dataclass(frozen=True)
+class RowTable:
+    """The rows a linear layer reads, fixed for the whole training: V = S X, with S [M, N] sparse (CSR) and
+    X [N, in] (e.g. a node type's inputs, S stacking the identity and mean aggregations), and their Gram
+    matrix V Vᵀ [M, M], computed once (as S (X Xᵀ) Sᵀ).  A step then reads V through it in the layer's
+    output dimension only: the outputs S (X Wᵀ), each example's ‖Σ_r g_r a_rᵀ‖² from Gram entries, and the
+    clipped sum (Sᵀ Ĝ)ᵀ X — one product over the N rows of X, however many of V's rows a batch reads."""
+
+    select: Tensor
+    select_t: Tensor
+    table: Tensor
+    gram: Tensor
+
+    @classmethod
+    def build(cls, select: Tensor, table: Tensor) -> RowTable:
+        select = select.coalesce() if select.layout == torch.sparse_coo else select.to_sparse_coo().coalesce()
+        with warnings.catch_warnings():  # "sparse CSR support is in beta": products with a constant matrix only
+            warnings.filterwarnings("ignore", "Sparse CSR tensor support is in beta", UserWarning)
+            s, st = select.to_sparse_csr(), select.t().coalesce().to_sparse_csr()
+        return cls(s, st, table, s @ (s @ (table @ table.t())).t())
+
+    def outputs(self, weight: Tensor) -> Tensor:
+        """S (X Wᵀ) [M, out]: the layer's outputs on every row of V, bias excluded."""
+        return self.select @ nn.functional.linear(self.table, weight)
+
+    def weight_sum(self, positions: Tensor, grads: Tensor) -> Tensor:
+        """Σ_j grads_j V[positions_j]ᵀ [out, in] for rows ``positions`` [...] with output gradients ``grads``
+        [..., out], as (Sᵀ (Σ of the grads by row of V))ᵀ X."""
+        flat = grads.reshape(-1, grads.shape[-1])
+        by_row = torch.zeros(self.gram.shape[0], flat.shape[1], dtype=flat.dtype, device=flat.device)
+        return (self.select_t @ by_row.index_add_(0, positions.reshape(-1), flat)).t() @ self.table
+
+
+@dataclass(frozen=True)
+class TableCall:
+    """A call of the linear layer ``layer`` (its name in the model) on the rows ``positions`` [B, R] of
+    ``rows`` (:class:`RowTable`) that the forward pass never forms: ``out`` [B, R, out] holds W a + b for
+    them (from :meth:`RowTable.outputs`: W is linear, so the layer is applied to the N rows of X once and
+    S's aggregation taken in the output dimension)."""
+
+    layer: str
+    out: Tensor
+    positions: Tensor
+    rows: RowTable
+
+
+def linear_clipped_sum(
+    model: nn.Module, losses: Callable[[], Tensor | tuple[Tensor, list[TableCall]]], clip: float
+) -> tuple[dict[str, Tensor], Tensor]:
     """Eq. 22's clipped sum Σ_i min(1, C/‖g_i‖)·g_i and the norms ‖g_i‖ of the per-example gradients
     g_i, without forming any g_i (ghost clipping: Goodfellow 2015, "Efficient per-example gradient
     computations"; Li et al. 2022, "Large language models can be strong differentially private
     learners", §4), for a model whose parameters all belong to ``nn.Linear`` layers.
 
-    ``losses()`` runs the model on a batch and returns the per-example losses [B].  The weights must be
-    used through calls of their layers only (the calls are recorded by forward hooks), and every call
-    must take an input whose leading dimension is the example, and example i's loss
+    ``losses()`` runs the model on a batch and returns the per-example losses [B], or them and the
+    :class:`TableCall` s it made.  The weights must be used through calls of their layers only (the calls
+    are recorded by forward hooks) or, for a layer never called, through table calls of one
+    :class:`RowTable`; every call must have a leading dimension that is the example, and example i's loss
     must read row i of each call only (no batch statistics, no message between examples' rows).
     Then the gradient G of Σ_i loss_i with respect to a call's output has, in row i, example i's own
     gradient, and for a layer with inputs a_ir and output gradients g_ir (r: example i's rows over
     all calls of the layer) example i's weight gradient is Σ_r g_ir a_irᵀ, with squared norm
     Σ_{r,s} (a_ir·a_is)(g_ir·g_is) (the dot products in the model's precision, their
     products summed in float64) and bias gradient Σ_r g_ir; the clipped sum
-    is one product (s ⊙ G)ᵀA.  The same values as clipping vmapped per-example gradients
-    (:func:`clipped_noisy_gradient`), up to float summation order.  Returns the clipped sum by
-    parameter name (the model's order; zeros for a layer not called) and the norms before clipping."""
+    is one product (s ⊙ G)ᵀA (table calls: a_ir·a_is read from the table's Gram matrix, the sum
+    from :meth:`RowTable.weight_sum`).  The same values as clipping vmapped
+    per-example gradients (:func:`clipped_noisy_gradient`), up to float summation order.  Returns the
+    clipped sum by parameter name (the model's order; zeros for a layer not called) and the norms before
+    clipping."""
     linears = {name: m for name, m in model.named_modules() if isinstance(m, nn.Linear)}
     owned = {f"{name}.{p}".lstrip(".") for name, m in linears.items() for p, _ in m.named_parameters(recurse=False)}
     params = dict(model.named_parameters())
@@ -187,10 +239,11 @@ def linear_clipped_sum(model: nn.Module, losses: Callable[[], Tensor], clip: flo
 
     handles = [m.register_forward_hook(recorder(name)) for name, m in linears.items()]
     try:
-        loss = losses()
+        result = losses()
     finally:
         for h in handles:
             h.remove()
+    loss, table_calls = (result, []) if isinstance(result, Tensor) else result
     batch = loss.shape[0]
     records = [(name, x, out) for name, cs in calls.items() for x, out in cs]
     for name, x, _ in records:
@@ -199,12 +252,25 @@ def linear_clipped_sum(model: nn.Module, losses: Callable[[], Tensor], clip: flo
                 f"{name} was called on an input of shape {tuple(x.shape)}: its leading dimension must be "
                 f"the example ({batch})"
             )
-    out_grads = torch.autograd.grad(loss.sum(), [out for _, _, out in records], allow_unused=True)
+    tabled: dict[str, list[tuple[TableCall, Tensor]]] = {}  # a layer's table calls and their output gradients
+    for c in table_calls:
+        if c.layer not in linears or c.layer in calls or c.out.dim() < 2 or c.out.shape[0] != batch:
+            raise ValueError(
+                f"a table call of {c.layer!r} with output {tuple(c.out.shape)}: it must name a nn.Linear of the "
+                f"model that is not also called, and lead with the example ({batch})"
+            )
+        if tabled.get(c.layer) and tabled[c.layer][0][0].rows is not c.rows:
+            raise ValueError(f"the table calls of {c.layer!r} must read one RowTable")
+        tabled.setdefault(c.layer, [])
+    outs = [out for _, _, out in records] + [c.out for c in table_calls]
+    out_grads = torch.autograd.grad(loss.sum(), outs, allow_unused=True)
+    out_grads = [torch.zeros_like(out) if g is None else g for out, g in zip(outs, out_grads, strict=True)]
     blocks: dict[str, list[tuple[Tensor, Tensor]]] = {}  # a layer's calls: (inputs [B, R, in], grads [B, R, out])
-    for (name, x, out), g in zip(records, out_grads, strict=True):
-        g = torch.zeros_like(out) if g is None else g
+    for (name, x, _), g in zip(records, out_grads[: len(records)], strict=True):
         blocks.setdefault(name, []).append((x.reshape(batch, -1, x.shape[-1]), g.reshape(batch, -1, g.shape[-1])))
-    squared = torch.zeros(batch, dtype=torch.float64)
+    for c, g in zip(table_calls, out_grads[len(records) :], strict=True):
+        tabled[c.layer].append((c, g))
+    squared = torch.zeros(batch, dtype=torch.float64, device=loss.device)
     for name, calls_of in blocks.items():  # Σ over pairs of calls (c, c') of ⟨A_c A_c'ᵀ, G_c G_c'ᵀ⟩ per example
         for i, (a, g) in enumerate(calls_of):
             for j, (a2, g2) in enumerate(calls_of[i:], i):
@@ -214,12 +280,25 @@ def linear_clipped_sum(model: nn.Module, losses: Callable[[], Tensor], clip: flo
                 squared += inner if i == j else 2 * inner
         if linears[name].bias is not None:
             squared += sum(g.sum(1) for _, g in calls_of).double().square().sum(-1)
+    joined: dict[str, tuple[RowTable, Tensor, Tensor]] = {}  # a layer's table calls as one: rows, positions, grads
+    for name, calls_of in tabled.items():
+        rows = calls_of[0][0].rows
+        pos = torch.cat([c.positions.reshape(batch, -1) for c, _ in calls_of], 1)
+        g = torch.cat([g.reshape(batch, -1, g.shape[-1]) for _, g in calls_of], 1)
+        joined[name] = rows, pos, g
+        gram = torch.take(rows.gram, pos[:, :, None] * rows.gram.shape[0] + pos[:, None, :])  # a_r·a_s by example
+        squared += (gram.double() * torch.bmm(g, g.transpose(1, 2)).double()).sum((1, 2))
+        if linears[name].bias is not None:
+            squared += g.sum(1).double().square().sum(-1)
     norms = squared.clamp_min(0).sqrt()
     scale = clip_factors(norms, clip).to(loss.dtype)[:, None, None]
     summed = {}
     for pname, p in params.items():
         name, _, kind = pname.rpartition(".")
-        if name not in blocks:
+        if name in joined:
+            rows, pos, g = joined[name]
+            summed[pname] = (g * scale).sum((0, 1)) if kind == "bias" else rows.weight_sum(pos, g * scale)
+        elif name not in blocks:
             summed[pname] = torch.zeros_like(p)
         elif kind == "bias":
             summed[pname] = sum((g * scale).sum((0, 1)) for _, g in blocks[name])
@@ -232,7 +311,7 @@ def linear_clipped_sum(model: nn.Module, losses: Callable[[], Tensor], clip: flo
 
 def ghost_clipped_noisy_gradient(
     model: nn.Module,
-    losses: Callable[[], Tensor] | None,
+    losses: Callable[[], Tensor | tuple[Tensor, list[TableCall]]] | None,
     clip: float,
     noise_std: float,
     expected_batch: float,

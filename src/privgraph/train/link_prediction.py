@@ -16,7 +16,11 @@ Each step clips every example's gradient exactly without forming it (ghost clipp
 :func:`~privgraph.train.dpsgd.ghost_clipped_noisy_gradient`): the encoder is linear layers, and
 since the means are inputs, example i's loss reads its own rows only — in every topology, the
 message-passing one included — so the batch's backward pass holds each example's own output
-gradients.
+gradients.  Where it costs fewer products (:func:`input_tables`), a node type's input layer is applied
+once per step to its whole feature table and the neighbour means are taken in the hidden dimension
+(mean_u W x_u = W mean_u x_u), each example's norm read from the table's Gram matrix, computed once
+(:func:`table_losses`, :class:`~privgraph.train.dpsgd.RowTable`): the same per-example gradients, clipped
+to C, the same noise.
 """
 
 from __future__ import annotations
@@ -41,10 +45,21 @@ from privgraph.progress import ProgressHook
 from privgraph.train.dpsgd import (
     DPSGDConfig,
     DPSGDResult,
+    RowTable,
+    TableCall,
     ghost_clipped_noisy_gradient,
     paper_gradient_step,
     plan_sampling,
 )
+
+
+def mean_adjacency(edge_index: Tensor, num_src: int, num_dst: int, dtype: torch.dtype) -> Tensor:
+    """The sparse [num_dst, num_src] matrix of mean aggregation over ``edge_index`` (source → destination):
+    row v holds 1/deg(v) at v's neighbours (an empty row where none)."""
+    deg = torch.bincount(edge_index[1], minlength=num_dst).clamp_min(1).to(dtype)
+    return torch.sparse_coo_tensor(
+        edge_index.flip(0), 1.0 / deg[edge_index[1]], (num_dst, num_src), check_invariants=True
+    )
 
 
 def neighbour_means(
@@ -53,15 +68,20 @@ def neighbour_means(
     """Per relation r = (s, ·, t): row v is the mean of ``x[s]`` over v's r-neighbours (zeros
     where none), a sparse product.  It is one RGCN layer's aggregation taken before the weights
     (mean_u W x_u = W mean_u x_u), so it is computed once, before training."""
-    out = {}
-    for et in relations:
-        s, _, t = et
-        ei = edge_index_dict[et]
-        n_dst, n_src = x[t].shape[0], x[s].shape[0]
-        deg = torch.bincount(ei[1], minlength=n_dst).clamp_min(1).to(x[s].dtype)
-        adj = torch.sparse_coo_tensor(ei.flip(0), 1.0 / deg[ei[1]], (n_dst, n_src), check_invariants=True)
-        out[et] = torch.sparse.mm(adj, x[s])
-    return out
+    return _aggregate(x, _adjacencies(x, edge_index_dict, relations))
+
+
+def _aggregate(x: dict[str, Tensor], adjacency: dict[EdgeType, Tensor]) -> dict[EdgeType, Tensor]:
+    return {et: torch.sparse.mm(adj, x[et[0]]) for et, adj in adjacency.items()}
+
+
+def _adjacencies(
+    x: dict[str, Tensor], edge_index_dict: dict[EdgeType, Tensor], relations: Sequence[EdgeType]
+) -> dict[EdgeType, Tensor]:
+    return {
+        et: mean_adjacency(edge_index_dict[et], x[et[0]].shape[0], x[et[2]].shape[0], x[et[0]].dtype)
+        for et in relations
+    }
 
 
 @dataclass
@@ -71,6 +91,9 @@ class LinkInputs:
 
     x: dict[str, Tensor]
     means: dict[EdgeType, Tensor] = field(default_factory=dict)
+    # the mean aggregation per relation (:func:`mean_adjacency`), means[r] = adjacency[r] @ x[r's source]: with
+    # it for every relation, DP-SGD projects each source type's inputs once per step (:func:`table_losses`)
+    adjacency: dict[EdgeType, Tensor] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -79,7 +102,8 @@ class LinkInputs:
         edge_index_dict: dict[EdgeType, Tensor] | None = None,
         relations: Sequence[EdgeType] = (),
     ) -> LinkInputs:
-        return cls(x, neighbour_means(x, edge_index_dict or {}, relations))
+        adjacency = _adjacencies(x, edge_index_dict or {}, relations)
+        return cls(x, _aggregate(x, adjacency), adjacency)
 
     def rows(self, node_type: str, index: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
         """Inputs of nodes ``index`` of ``node_type``: own rows and neighbour means by relation key."""
@@ -156,30 +180,37 @@ def train_link_model_dp(
     # the authors' step reads the batch's summed gradient only: one backward pass instead of per-example ones
     batch_grad = grad(lambda p, *rows: vmap(loss_of, in_dims=(None, 0, 0, 0))(p, *rows).sum())
     paper = config.gradient_step == "paper"
+    rows_per_call = expected_batch * (config.negatives + 1)
+    # the types whose input layer each step applies to their whole table (the same gradients, less work)
+    encoded = [src_type, dst_type]
+    tables = {} if paper else input_tables(inputs, encoded, config.self_connection, config.hidden, rows_per_call)
+
+    def gather(sources: Tensor, destinations: Tensor, draws: Tensor) -> tuple:
+        return inputs.rows(src_type, sources), inputs.rows(dst_type, destinations), draws
+
+    def step_losses(sources: Tensor, destinations: Tensor, draws: Tensor) -> tuple[Tensor, list[TableCall]]:
+        return table_losses(model, inputs, tables, src_type, dst_type, sources, destinations, draws, config.kl_weight)
+
     epoch_ends = {max(1, round(e * steps / config.epochs)): e for e in range(1, config.epochs + 1)}
     clipped_share = []
     for step in range(steps):
         chosen = (rand((num_edges,), g) < sample_rate).nonzero().flatten()
-        rows = None  # an empty Poisson batch still releases noise
+        batch = None  # an empty Poisson batch still releases noise
         if chosen.numel():
             u, v = edges[0, chosen], edges[1, chosen]
             neg_u = integers(num_src, (chosen.numel(), config.negatives), g)
             neg_v = integers(num_dst, (chosen.numel(), config.negatives), g)
             draws = randn((chosen.numel(), 2 + 2 * config.negatives, config.latent), g)
-            rows = (
-                inputs.rows(src_type, torch.cat([u[:, None], neg_u], dim=1)),
-                inputs.rows(dst_type, torch.cat([v[:, None], neg_v], dim=1)),
-                draws,
-            )
+            batch = (torch.cat([u[:, None], neg_u], dim=1), torch.cat([v[:, None], neg_v], dim=1), draws)
         if paper:  # the authors' step (not DP): on the batch's summed gradient
             grads = (
-                batch_grad({k: p.detach() for k, p in model.named_parameters()}, *rows)
-                if rows is not None
+                batch_grad({k: p.detach() for k, p in model.named_parameters()}, *gather(*batch))
+                if batch is not None
                 else {k: torch.zeros_like(p) for k, p in model.named_parameters()}
             )
             noisy = paper_gradient_step(grads, config.clip, sigma * config.clip, g)
         else:  # exact per-example gradients clipped, none of them formed (ghost clipping)
-            losses = None if rows is None else (lambda rows=rows: loss_of(None, *rows))
+            losses = None if batch is None else (lambda batch=batch: step_losses(*batch))
             noisy, norms = ghost_clipped_noisy_gradient(model, losses, clip, sigma * config.clip, expected_batch, g)
             if norms.numel():
                 clipped_share.append(float((norms > clip).float().mean()))
@@ -226,15 +257,110 @@ def example_loss(
     def encode(node_type: str, x: Tensor, means: dict[str, Tensor]) -> tuple[Tensor, Tensor]:
         return model(node_type, x, means) if params is None else functional_call(model, params, (node_type, x, means))
 
-    mu_u, ls_u = encode(src_type, xs, ms)
-    mu_v, ls_v = encode(dst_type, xd, md)
-    rows = xs.shape[-2]
+    return vgae_loss(*encode(src_type, xs, ms), *encode(dst_type, xd, md), draws, kl_weight)
+
+
+def vgae_loss(mu_u: Tensor, ls_u: Tensor, mu_v: Tensor, ls_v: Tensor, draws: Tensor, kl_weight: float) -> Tensor:
+    """Eq. 20–21 from the encodings (μ, log σ) [..., k + 1, latent] of u then the u'_k and of v then the v'_k
+    (:func:`example_loss`)."""
+    rows = mu_u.shape[-2]
     z_u = mu_u + draws[..., :rows, :] * ls_u.exp()
     z_v = mu_v + draws[..., rows:, :] * ls_v.exp()
     scores = (z_u * z_v).sum(-1)
     rec = -nn.functional.logsigmoid(scores[..., 0]) - nn.functional.logsigmoid(-scores[..., 1:]).sum(-1)
     kl = gaussian_kl(mu_u[..., 0, :], ls_u[..., 0, :]) + gaussian_kl(mu_v[..., 0, :], ls_v[..., 0, :])
     return rec + kl_weight * kl
+
+
+# a RowTable's Gram matrix is M² floats: above this size, the type's rows are gathered each step instead
+MAX_GRAM_BYTES = 2**29
+
+
+@dataclass(frozen=True)
+class InputTable:
+    """A node type's rows for its input layer (:class:`~privgraph.train.dpsgd.RowTable`): its own inputs
+    (block key: the type) and the neighbour means of each relation it sends (key: the relation), block
+    ``offsets[key]`` + node id."""
+
+    rows: RowTable
+    offsets: dict[str | EdgeType, int]
+
+
+def input_tables(
+    inputs: LinkInputs, encoded: Sequence[str], self_connection: bool, hidden: int, batch_rows: float
+) -> dict[str, InputTable]:
+    """The node types whose input layer DP-SGD applies to the whole table (:func:`table_losses`): those
+    for which that costs fewer products than applying it to the ≈ ``batch_rows`` rows per call a step gathers
+    (one call per encoded type — ``encoded`` lists the example's two types — with the self connection,
+    one per relation sent to one), whose means' aggregation ``inputs.adjacency`` holds and whose Gram
+    matrix fits in :data:`MAX_GRAM_BYTES`.  Both ways compute the same gradients."""
+    out = {}
+    for t, x in inputs.x.items():
+        n, d = x.shape
+        if not all(r in inputs.adjacency for r in inputs.means if r[0] == t):
+            continue  # its means' aggregation is not known: its rows are gathered
+        blocks: list[tuple[str | EdgeType, Tensor]] = []
+        if self_connection and t in encoded:
+            eye, ones = torch.arange(n, device=x.device), torch.ones(n, dtype=x.dtype, device=x.device)
+            blocks.append((t, torch.sparse_coo_tensor(torch.stack([eye, eye]), ones, (n, n), check_invariants=True)))
+        blocks += [(r, inputs.adjacency[r]) for r in inputs.means if r[0] == t and r[2] in encoded]
+        if not blocks:
+            continue
+        calls = sum(encoded.count(k if isinstance(k, str) else k[2]) for k, _ in blocks)
+        m = n * len(blocks)
+        nnz = sum(a._nnz() for _, a in blocks)
+        table_cost = 2 * (n * d + nnz) * hidden  # products with the table and the aggregations, per step
+        rows_cost = 2 * batch_rows * calls * d * hidden  # with the gathered rows (and a Gram matrix per example)
+        if table_cost < rows_cost and m * m * x.element_size() <= MAX_GRAM_BYTES:
+            select = torch.cat([a.coalesce() for _, a in blocks]) if len(blocks) > 1 else blocks[0][1]
+            out[t] = InputTable(RowTable.build(select, x), {k: i * n for i, (k, _) in enumerate(blocks)})
+    return out
+
+
+def table_losses(
+    model: RelationalVGAEEncoder,
+    inputs: LinkInputs,
+    tables: dict[str, InputTable],
+    src_type: str,
+    dst_type: str,
+    sources: Tensor,
+    destinations: Tensor,
+    draws: Tensor,
+    kl_weight: float,
+) -> tuple[Tensor, list[TableCall]]:
+    """:func:`example_loss` on the node ids ``sources`` / ``destinations`` [B, k + 1] (u then the u'_k, v
+    then the v'_k), computed as eq. 18 allows: a type in ``tables`` (:func:`input_tables`) has its input
+    layer applied once to its whole table, P = X Wᵀ, and a relation's term W·mean(x) + b is mean(P) + b
+    (the mean is linear): aggregated in the hidden dimension instead of the input's.  Those calls are
+    returned for ghost clipping (:class:`~privgraph.train.dpsgd.TableCall`: exact per-example gradients);
+    the other types' rows are gathered and every other layer is called as a module, as in
+    :func:`example_loss`.  Returns the per-example losses and the table calls."""
+    projected = {t: tab.rows.outputs(model.inp[t].weight) for t, tab in tables.items()}
+    calls: list[TableCall] = []
+
+    def tabled(t: str, key: str | EdgeType, index: Tensor) -> Tensor:
+        layer, tab = model.inp[t], tables[t]
+        positions = index + tab.offsets[key]
+        out = projected[t][positions] + layer.bias
+        calls.append(TableCall(f"inp.{t}", out, positions, tab.rows))
+        return out
+
+    def encode(node_type: str, index: Tensor) -> tuple[Tensor, Tensor]:
+        layer = model.inp[node_type]
+        if not model.self_connection:
+            own = inputs.x[node_type].new_zeros(*index.shape, layer.out_features)
+        elif node_type in tables:
+            own = tabled(node_type, node_type, index)
+        else:
+            own = layer(inputs.x[node_type][index])
+        means = {
+            relation_key(r): tabled(r[0], r, index) if r[0] in tables else model.inp[r[0]](m[index])
+            for r, m in inputs.means.items()
+            if r[2] == node_type
+        }
+        return model.combine(node_type, own, means)
+
+    return vgae_loss(*encode(src_type, sources), *encode(dst_type, destinations), draws, kl_weight), calls
 
 
 @torch.no_grad()
