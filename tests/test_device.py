@@ -148,3 +148,19 @@ def test_cuda_attack_queries_the_gpu_target():
     trained = pg.fit(rel, seed=0, epochs=50, device="cuda")
     result = pg.attack(trained, "linkteller", truth=data, seed=0, device="cuda", nodes=40)
     assert 0.0 <= result.metrics["attack_auc"] <= 1.0
+
+
+@needs_cuda
+def test_cuda_hetedp_link_model_has_the_cpu_guarantee_and_noise_stream():
+    from privgraph.data.synthetic import hetero_sbm_graph
+
+    data = hetero_sbm_graph(seed=0)
+    params = {"edge_type": ("paper", "to", "author"), "epochs": 2, "batch_size": 64, "edge_count": 900}
+    cpu = pg.privatize(data, "hetedp", epsilon=2.0, seed=3, **params)
+    gpu = pg.privatize(data, "hetedp", epsilon=2.0, seed=3, device="cuda", **params)
+    assert [g.describe() for g in cpu.report.guarantees] == [g.describe() for g in gpu.report.guarantees]
+    for t in data.node_types:  # the released (noisy) features: drawn on the CPU, bit-identical
+        assert torch.equal(cpu.data[t].x, gpu.data[t].x), t
+    for name, weight in gpu.model_state.items():  # DP-SGD on the GPU: the same draws, rounding only
+        assert weight.device.type == "cpu"
+        torch.testing.assert_close(weight, cpu.model_state[name], rtol=1e-3, atol=1e-3)

@@ -151,9 +151,9 @@ class DatasetInfo:
         fix = f"point ${DATA_ENV} (or --data-root) at a folder holding {wanted} (`privgraph datasets` lists them)"
         if self.download is None:
             return f"dataset {self.key}: {where}, and it is not downloadable: {fix}"
-        from privgraph import network
+        from privgraph.network import unreachable
 
-        failure = network.unreachable(self.download, timeout)
+        failure = unreachable(self.download, timeout)
         if failure is None:
             return None
         return f"dataset {self.key}: {where}, and it cannot be downloaded here ({failure}): {fix}"

@@ -311,9 +311,9 @@ class _RayExecutor:
         notify: Callable[[str], None] | None = None,
     ) -> None:
         if address and address != "auto" and "://" not in address:  # Ray retries an absent head for minutes
-            from privgraph import network
+            from privgraph.network import unreachable
 
-            failure = network.unreachable(f"tcp://{address}", RAY_CONNECT_SECONDS)
+            failure = unreachable(f"tcp://{address}", RAY_CONNECT_SECONDS)
             if failure is not None:
                 raise RuntimeError(ray_start_failure(ConnectionError(failure), address))
         try:

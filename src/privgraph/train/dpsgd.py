@@ -322,7 +322,8 @@ def ghost_clipped_noisy_gradient(
     empty Poisson batch, whose sum is zero and which still draws the noise).  Returns the gradient
     and the per-example norms before clipping."""
     if losses is None:
-        summed, norms = {k: torch.zeros_like(p) for k, p in model.named_parameters()}, torch.zeros(0)
+        summed = {k: torch.zeros_like(p) for k, p in model.named_parameters()}
+        norms = torch.zeros(0, device=next(model.parameters()).device)
     else:
         summed, norms = linear_clipped_sum(model, losses, clip)
     return noisy_mean(summed, noise_std, expected_batch, rng), norms
@@ -354,7 +355,7 @@ def paper_gradient_step(
         clipped = rows / torch.clamp(torch.linalg.vector_norm(rows, dim=-1, keepdim=True) / clip, min=1.0)
         step = normalize(clipped.sum(0), dim=0)
         if rng is not None and noise_std > 0:
-            step = step + normalize(randn(tuple(step.shape), rng, step.dtype) * noise_std, dim=0)
+            step = step + normalize(randn(tuple(step.shape), rng, step.dtype) * noise_std, dim=0).to(step.device)
         if g.dim() == 2:
             out[name] = (step / rows.shape[0]).expand_as(rows).t().contiguous()
         else:

@@ -25,6 +25,7 @@ to C, the same noise.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from torch_geometric.data import HeteroData
 from privgraph.accounting.rdp import noise_multiplier_for, rdp_epsilon
 from privgraph.data.hetero import EdgeType
 from privgraph.data.validation import check_graph
+from privgraph.device import current_device, to_device
 from privgraph.mechanisms.randomness import RandomSource, integers, make_generator, rand, randn
 from privgraph.nn.cvgae import gaussian_kl
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
@@ -105,6 +107,10 @@ class LinkInputs:
         adjacency = _adjacencies(x, edge_index_dict or {}, relations)
         return cls(x, _aggregate(x, adjacency), adjacency)
 
+    def to(self, device: torch.device | str) -> LinkInputs:
+        """The same inputs on ``device``."""
+        return LinkInputs(*(to_device(part, torch.device(device)) for part in (self.x, self.means, self.adjacency)))
+
     def rows(self, node_type: str, index: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
         """Inputs of nodes ``index`` of ``node_type``: own rows and neighbour means by relation key."""
         return self.x[node_type][index], {relation_key(r): m[index] for r, m in self.means.items() if r[2] == node_type}
@@ -147,7 +153,10 @@ def train_link_model_dp(
 
     ``on_epoch(e, model)``, if given, is called after expected epoch e = 1 … ``config.epochs`` (after
     step round(e·T/epochs)) with the current weights: every iterate is covered by the accountant's ε,
-    so what it reads is post-processing; it must not draw from ``rng`` (results stay those without it)."""
+    so what it reads is post-processing; it must not draw from ``rng`` (results stay those without it).
+
+    It trains on :func:`~privgraph.device.current_device` (the inputs and the model are moved there; every
+    draw is made on the CPU from ``rng`` and moved) and returns the model on the CPU."""
     check_examples(inputs, edges, edge_type)
     src_type, _, dst_type = edge_type
     num_edges = int(edges.shape[1])
@@ -163,6 +172,8 @@ def train_link_model_dp(
     else:
         g, init_seed = rng, int(integers(2**31, (1,), rng)[0])
     torch.manual_seed(init_seed)
+    device = current_device()  # the sampling and every draw stay on the CPU (rng); the model trains on device
+    inputs = inputs.to(device)
     model = RelationalVGAEEncoder(
         {t: v.shape[1] for t, v in inputs.x.items()},
         list(dict.fromkeys((src_type, dst_type))),
@@ -170,7 +181,7 @@ def train_link_model_dp(
         config.hidden,
         config.latent,
         config.self_connection,
-    )
+    ).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     num_src, num_dst = inputs.x[src_type].shape[0], inputs.x[dst_type].shape[0]
 
@@ -201,7 +212,10 @@ def train_link_model_dp(
             neg_u = integers(num_src, (chosen.numel(), config.negatives), g)
             neg_v = integers(num_dst, (chosen.numel(), config.negatives), g)
             draws = randn((chosen.numel(), 2 + 2 * config.negatives, config.latent), g)
-            batch = (torch.cat([u[:, None], neg_u], dim=1), torch.cat([v[:, None], neg_v], dim=1), draws)
+            batch = tuple(
+                t.to(device)
+                for t in (torch.cat([u[:, None], neg_u], dim=1), torch.cat([v[:, None], neg_v], dim=1), draws)
+            )
         if paper:  # the authors' step (not DP): on the batch's summed gradient
             grads = (
                 batch_grad({k: p.detach() for k, p in model.named_parameters()}, *gather(*batch))
@@ -220,7 +234,8 @@ def train_link_model_dp(
         opt.step()
         if on_epoch is not None and step + 1 in epoch_ends:
             with torch.no_grad():
-                on_epoch(epoch_ends[step + 1], model)
+                # the caller's inputs are on the CPU: it reads a CPU copy of the weights
+                on_epoch(epoch_ends[step + 1], model if device.type == "cpu" else copy.deepcopy(model).cpu())
         if progress is not None and (step % 50 == 0 or step == steps - 1):
             progress("DP-SGD (link reconstruction)", step + 1, steps)
     spent = rdp_epsilon(sigma, sample_rate, steps, delta) if private else math.inf
@@ -232,7 +247,7 @@ def train_link_model_dp(
         "edges": num_edges,
         "relations": [relation_key(r) for r in inputs.means],
     }
-    return DPSGDResult(model, spent, delta, sigma, sample_rate, steps, details)
+    return DPSGDResult(model.cpu(), spent, delta, sigma, sample_rate, steps, details)
 
 
 def example_loss(
