@@ -2,9 +2,11 @@ import os
 
 # Test workloads are tiny: one thread per library avoids oversubscription, which slows small problems down
 # by an order of magnitude when the cores are busy (and under pytest-xdist, whose workers share the cores).
-# BLAS/OpenMP read these when they load, so they are set before numpy, scipy or torch is imported here;
-# the CLI's subprocesses inherit them.
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+# BLAS/OpenMP and numba read these when they load, so they are set before numpy, scipy, numba or torch is
+# imported here; the CLI's subprocesses inherit them.  numba's parallel kernels (Blink's pair scans) take one
+# thread per core otherwise: on a busy core each call waits for its second thread (a 24-node release took
+# 54 ms with one thread and 88 ms with two, at load 8 on 2 cores).
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import warnings  # noqa: E402

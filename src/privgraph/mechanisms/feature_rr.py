@@ -34,6 +34,7 @@ only: its guarantee states the true total ``Σ_i ε_i`` and that it is not ε-LD
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import torch
 
@@ -80,9 +81,18 @@ def transition_matrix(lam: torch.Tensor, k: int) -> torch.Tensor:
 
 
 def calibrate_lambda(budgets: torch.Tensor, k: int, tol: float = 1e-12, chunk: int = 1024) -> torch.Tensor:
-    """Per budget ε_i, the largest λ with worst-case log ratio ≤ ε_i (bisection on the exact ratio)."""
+    """Per budget ε_i, the largest λ with worst-case log ratio ≤ ε_i (bisection on the exact ratio).
+    Memoised per (distinct budgets, k): a release at the same ε and shares is calibrated once."""
     budgets = budgets.to(torch.float64)
     unique, inverse = torch.unique(budgets, return_inverse=True)
+    out = torch.tensor(_calibrate_unique(tuple(unique.tolist()), int(k), float(tol), int(chunk)), dtype=torch.float64)
+    return out[inverse]
+
+
+@lru_cache(maxsize=1024)
+def _calibrate_unique(budgets: tuple[float, ...], k: int, tol: float, chunk: int) -> tuple[float, ...]:
+    """:func:`calibrate_lambda` of distinct budgets (a tuple: hashable, immutable for the cache)."""
+    unique = torch.tensor(budgets, dtype=torch.float64)
     out = torch.zeros_like(unique)
     for s in range(0, unique.numel(), chunk):
         eps = unique[s : s + chunk]
@@ -100,7 +110,7 @@ def calibrate_lambda(budgets: torch.Tensor, k: int, tol: float = 1e-12, chunk: i
             if float((hi - lo).max()) <= tol * max(1.0, float(hi.max())):
                 break
         out[s : s + chunk] = torch.where(eps > 0, lo, torch.zeros_like(lo))
-    return out[inverse]
+    return tuple(out.tolist())
 
 
 class FeatureRR(FeatureMechanism):

@@ -13,7 +13,7 @@ from torch_geometric.utils import to_undirected
 from privgraph.data import mark_private_edges, private_nodes, sbm_graph, split_edges
 from privgraph.mechanisms import MAX_EPSILON
 from privgraph.methods import get_method
-from privgraph.methods.heterorr import hrg, kernels
+from privgraph.methods.heterorr import hrg, kernels, scores
 from privgraph.methods.heterorr.edges import edge_rand, edge_rr, lap_graph
 from privgraph.methods.heterorr.hrg import (
     Dendrogram,
@@ -22,7 +22,7 @@ from privgraph.methods.heterorr.hrg import (
     noisy_probabilities,
     sample_private_edges,
 )
-from privgraph.methods.heterorr.scores import budget_shares, sensitivity_scores
+from privgraph.methods.heterorr.scores import budget_shares, importance_scores, sensitivity_scores
 
 
 def _graph(n=60, p=0.12, seed=0, ratio=0.3):
@@ -333,6 +333,20 @@ def test_budget_shares_eq7_and_bad_gamma():
     assert declared and np.allclose(beta_s, [2 / 3, 0.0, 1 / 3])
     uniform, declared = sensitivity_scores(x, None)
     assert not declared and np.allclose(uniform, 1 / 3)
+
+
+def test_importance_scores_memo_is_the_fit_of_its_own_public_nodes():
+    """α of eq. 6 is memoised on the public nodes' x and y: a repeated call (any seed) returns the fit's
+    values, a copy; other labels are fitted anew."""
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.rand(30, 4, generator=g), torch.randint(0, 3, (30,), generator=g)
+    fresh = scores._importance(x.double().numpy(), y.numpy())
+    first = importance_scores(x, y, seed=1)
+    assert np.array_equal(first, fresh) and np.isclose(first.sum(), 1.0)
+    first[:] = 0.0  # the caller's copy: the memo keeps its own
+    assert np.array_equal(importance_scores(x, y, seed=2), fresh)
+    other = 1 - y.clamp(max=1)
+    assert np.array_equal(importance_scores(x, other), scores._importance(x.double().numpy(), other.numpy()))
 
 
 def test_featurerr_and_heterorr_releases(gen):

@@ -14,22 +14,39 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 
+_IMPORTANCE: dict[str, np.ndarray] = {}  # importance_scores' memo: digest of the public nodes' x and y → α
+_IMPORTANCE_SIZE = 64
+
 
 def importance_scores(x_public: torch.Tensor, y_public: torch.Tensor, seed: int = 0) -> np.ndarray:
-    """α of eq. 6 from a logistic regression on public nodes, explained by ``shap``."""
+    """α of eq. 6 from a logistic regression on public nodes, explained by ``shap``.
+
+    Memoised on the public nodes' features and labels: the fit (lbfgs draws nothing, so ``seed`` cannot change
+    it) and its linear SHAP values are deterministic, so repeated releases of one graph fit once."""
+    x = np.ascontiguousarray(x_public.detach().cpu().numpy().astype(np.float64))
+    y = np.ascontiguousarray(y_public.detach().cpu().numpy())
+    if x.shape[0] < 2 or np.unique(y).size < 2:
+        raise ValueError("importance scores need at least two public nodes of two different classes")
+    key = hashlib.sha256(b"|".join([str((x.shape, y.dtype.str)).encode(), x.tobytes(), y.tobytes()])).hexdigest()
+    if key not in _IMPORTANCE:
+        if len(_IMPORTANCE) >= _IMPORTANCE_SIZE:
+            _IMPORTANCE.pop(next(iter(_IMPORTANCE)))  # the oldest
+        _IMPORTANCE[key] = _importance(x, y)
+    return _IMPORTANCE[key].copy()
+
+
+def _importance(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """α of eq. 6, computed (:func:`importance_scores` memoises it)."""
     import shap
     from sklearn.linear_model import LogisticRegression
 
-    x = x_public.detach().cpu().numpy().astype(np.float64)
-    y = y_public.detach().cpu().numpy()
-    if x.shape[0] < 2 or np.unique(y).size < 2:
-        raise ValueError("importance scores need at least two public nodes of two different classes")
-    model = LogisticRegression(max_iter=1000, random_state=seed).fit(x, y)
+    model = LogisticRegression(solver="lbfgs", max_iter=1000).fit(x, y)
     values = np.abs(np.asarray(shap.LinearExplainer(model, x).shap_values(x)))
     if values.ndim == 3:  # (nodes, features, classes)
         values = values.sum(axis=2)
