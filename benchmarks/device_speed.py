@@ -101,8 +101,9 @@ def _with_threads(threads: int | None):
 def case_trial(rec: Recorder, args, name: str, **spec) -> None:
     """One pipeline trial per device (CPU first)."""
     from privgraph.device import on_device
-    from privgraph.experiments.pipeline import ExperimentSpec, run_experiment
+    from privgraph.experiments.pipeline import Experiment, ExperimentSpec, run_experiment
 
+    Experiment(ExperimentSpec(**spec)).task.load()  # the dataset's processing (cached) is not timed
     for threads, device in [(t, _devices(args)[0]) for t in args.cpu_threads] + [(None, _devices(args)[1])]:
         _with_threads(threads or os.cpu_count())
         with on_device(device):
