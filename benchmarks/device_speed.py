@@ -227,13 +227,15 @@ def table(results: Path) -> str:
             "",
             "HeteDP's DP-SGD link-prediction trial on ACM on two cores (issue 32's target: under a minute), before",
             f"and after the table path of its per-example clipping. Machine: {stored['machine']}; measured",
-            f"{stored['measured']} by `{stored['command']}`. The same seed, the same σ and ε; the AUC moves by rounding.",
+            f"{stored['measured']} by `{stored['command']}`.",
+            "The same seed, the same σ and ε; the AUC moves by rounding.",
             "",
             "| code | commit | trial seconds | test ROC-AUC | edge ε |",
             "|---|---|---|---|---|",
         ]
         lines += [
-            f"| {r['code']} | {r['commit']} | {r['trial_wall_s']:.1f} | {r['test_roc_auc']:.4f} | {r['edge_epsilon']:.6f} |"
+            f"| {r['code']} | {r['commit']} | {r['trial_wall_s']:.1f} | {r['test_roc_auc']:.4f} "
+            f"| {r['edge_epsilon']:.6f} |"
             for r in stored["rows"]
         ]
     return "\n".join(lines) + "\n"
