@@ -322,13 +322,16 @@ def input_tables(
         if not blocks:
             continue
         calls = sum(encoded.count(k if isinstance(k, str) else k[2]) for k, _ in blocks)
-        m = n * len(blocks)
+        offsets: dict[str | EdgeType, int] = {}
+        m = 0  # a relation's block has one row per node it sends to: the blocks' row counts differ
+        for key, block in blocks:
+            offsets[key], m = m, m + block.shape[0]
         nnz = sum(a._nnz() for _, a in blocks)
         table_cost = 2 * (n * d + nnz) * hidden  # products with the table and the aggregations, per step
         rows_cost = 2 * batch_rows * calls * d * hidden  # with the gathered rows (and a Gram matrix per example)
         if table_cost < rows_cost and m * m * x.element_size() <= MAX_GRAM_BYTES:
             select = torch.cat([a.coalesce() for _, a in blocks]) if len(blocks) > 1 else blocks[0][1]
-            out[t] = InputTable(RowTable.build(select, x), {k: i * n for i, (k, _) in enumerate(blocks)})
+            out[t] = InputTable(RowTable.build(select, x), offsets)
     return out
 
 
