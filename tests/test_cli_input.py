@@ -307,7 +307,8 @@ def test_an_edge_list_is_released_undirected_unless_directed(graph, tmp_path):
 def test_a_graph_without_features_is_released_without_x(graph, tmp_path, method):
     _write_edge_list(tmp_path / "edges.csv", _one_way(graph))
     ratio = [] if method == "blink" else ["--private-ratio", "1"]
-    params = ["--param", "mcmc_steps=200"] if method == "edgerr" else []
+    # a 200-move chain (OS randomness) passes its convergence check only by chance: its claim is waived here
+    params = ["--param", "mcmc_steps=200", "--param", "convergence=waive"] if method == "edgerr" else []
     code, text = invoke(
         "release", method, "--input", tmp_path / "edges.csv", *ratio, *params, "--epsilon", "2", "-o", tmp_path / "g.pt"
     )
