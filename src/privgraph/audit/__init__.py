@@ -1,7 +1,7 @@
 """Empirical lower bounds on ε for every method, checked against its claim (``privgraph audit``).
 
-    import privgraph as pg
-    report = pg.audit("blink", epsilon=2.0, samples=2000)
+    from privgraph.audit import audit
+    report = audit("blink", epsilon=2.0, samples=2000)
     for row in report.rows: print(row.label, row.epsilon, row.epsilon_lb, row.verdict)
 
 :mod:`~privgraph.audit.bounds` turns a test's errors into ε_LB (Clopper–Pearson),
