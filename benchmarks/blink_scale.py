@@ -47,7 +47,7 @@ def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def one(n: int, eps: float, delta: float) -> dict:
+def one(n: int, eps: float, delta: float, stages: tuple[str, ...] = STAGES) -> dict:
     import numpy as np
     import torch
 
@@ -79,16 +79,20 @@ def one(n: int, eps: float, delta: float) -> dict:
     del edges
     fit = stage("mle", lambda: beta_mle(clip_degrees(reports.noisy_degrees, n), tol=1e-6))
     out["mle"].update(iterations=fit.iterations, exact=fit.exact)
-    hard = stage("hard", lambda: hard_graph(reports, fit.beta))
-    out["hard"].update(edges=int(hard.edge_index.shape[1]), visited_pairs=hard.visited_pairs)
-    del hard
-    hybrid = stage("hybrid", lambda: hybrid_graph(reports, fit.beta))
-    out["hybrid"].update(edges=int(hybrid.edge_index.shape[1]), visited_pairs=hybrid.visited_pairs)
-    del hybrid
-    soft = stage("soft", lambda: soft_graph(reports, fit.beta))
-    out["soft"].update(edges=int(soft.graph.edge_index.shape[1]), dropped_fraction=soft.details["dropped_fraction"])
-    out["total_wall_s"] = sum(out[s]["wall_s"] for s in STAGES)
-    out["total_cpu_s"] = sum(out[s]["cpu_s"] for s in STAGES)
+    if "hard" in stages:
+        hard = stage("hard", lambda: hard_graph(reports, fit.beta))
+        out["hard"].update(edges=int(hard.edge_index.shape[1]), visited_pairs=hard.visited_pairs)
+        del hard
+    if "hybrid" in stages:
+        hybrid = stage("hybrid", lambda: hybrid_graph(reports, fit.beta))
+        out["hybrid"].update(edges=int(hybrid.edge_index.shape[1]), visited_pairs=hybrid.visited_pairs)
+        del hybrid
+    if "soft" in stages:
+        soft = stage("soft", lambda: soft_graph(reports, fit.beta))
+        out["soft"].update(edges=int(soft.graph.edge_index.shape[1]), dropped_fraction=soft.details["dropped_fraction"])
+    out["stages"] = [s for s in STAGES if s in out]
+    out["total_wall_s"] = sum(out[s]["wall_s"] for s in out["stages"])
+    out["total_cpu_s"] = sum(out[s]["cpu_s"] for s in out["stages"])
     return out
 
 
@@ -97,6 +101,7 @@ def run(args: argparse.Namespace) -> None:
     for n in args.sizes:
         load = os.getloadavg()
         cmd = [sys.executable, __file__, "--child", str(n), "--epsilon", str(args.epsilon), "--delta", str(args.delta)]
+        cmd += ["--stages", *args.stages]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode:
             sys.exit(f"n = {n} failed:\n{res.stderr[-3000:]}")
@@ -108,7 +113,9 @@ def run(args: argparse.Namespace) -> None:
         RESULTS.write_text(
             json.dumps(
                 {
-                    "command": "python benchmarks/blink_scale.py run --sizes " + " ".join(str(k) for k in sorted(rows)),
+                    "command": "python benchmarks/blink_scale.py run --sizes "
+                    + " ".join(str(k) for k in sorted(rows))
+                    + ("" if tuple(args.stages) == STAGES else " --stages " + " ".join(args.stages)),
                     "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
                     "rows": [rows[k] for k in sorted(rows)],
                 },
@@ -152,8 +159,8 @@ def table() -> str:
         "|---" * (len(STAGES) + 6) + "|",
     ]
     for r in rows:
-        cells = " | ".join(f"{r[s]['cpu_s']:.1f}" for s in STAGES)
-        peak = max(r[s]["peak_rss_mib"] for s in STAGES)
+        cells = " | ".join(f"{r[s]['cpu_s']:.1f}" if s in r else "—" for s in STAGES)
+        peak = max(r[s]["peak_rss_mib"] for s in STAGES if s in r)
         lines.append(
             f"| {r['n']:,} | {r['edges']:,} | {cells} | {r['total_cpu_s']:.1f} | {r['total_wall_s']:.1f} | "
             f"{peak:,.0f} | {r['load_before']:.1f} → {r['load_after']:.1f} |"
@@ -166,11 +173,16 @@ def table() -> str:
         "| Soft edges | Soft dropped mass | RSS after client MiB |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+
+    def part(r: dict, stage: str, key: str, fmt: str) -> str:
+        return format(r[stage][key], fmt) if stage in r else "—"
+
     for r in rows:
         lines.append(
-            f"| {r['n']:,} | {r['mle']['iterations']} | {r['hard']['edges']:,} | {r['hard']['visited_pairs']:,} | "
-            f"{r['hybrid']['edges']:,} | {r['hybrid']['visited_pairs']:,} | {r['soft']['edges']:,} | "
-            f"{r['soft']['dropped_fraction']:.1%} | {r['client']['peak_rss_mib']:,.0f} |"
+            f"| {r['n']:,} | {r['mle']['iterations']} | {part(r, 'hard', 'edges', ',')} | "
+            f"{part(r, 'hard', 'visited_pairs', ',')} | {part(r, 'hybrid', 'edges', ',')} | "
+            f"{part(r, 'hybrid', 'visited_pairs', ',')} | {part(r, 'soft', 'edges', ',')} | "
+            f"{part(r, 'soft', 'dropped_fraction', '.1%')} | {r['client']['peak_rss_mib']:,.0f} |"
         )
     if len(rows) >= 2:
         ns = [r["n"] for r in rows]
@@ -183,17 +195,23 @@ def table() -> str:
             "| stage | exponent |",
             "|---|---|",
         ]
-        for s in STAGES:
+        timed = [s for s in STAGES if all(s in r for r in rows)]  # the stages every size timed
+        for s in timed:
             lines.append(f"| {STAGE_NAMES[s]} | {_slope(ns, [r[s]['cpu_s'] for r in rows]):.2f} |")
-        lines.append(f"| total | {_slope(ns, [r['total_cpu_s'] for r in rows]):.2f} |")
-        lines.append(
-            f"| Hybrid pairs visited | {_slope(ns, [max(r['hybrid']['visited_pairs'], 1) for r in rows]):.2f} |"
-        )
+        lines.append(f"| total ({', '.join(timed)}) | {_slope(ns, [r['total_cpu_s'] for r in rows]):.2f} |")
+        if "hybrid" in timed:
+            pairs = [max(r["hybrid"]["visited_pairs"], 1) for r in rows]
+            lines.append(f"| Hybrid pairs visited | {_slope(ns, pairs):.2f} |")
     lines += [
         "",
         "Blink-Soft's exact posterior (n ≤ 20,000 by default) holds the n² evidence states as bytes: 16 GiB",
         "allow n ≈ 131,000, so above 20,000 nodes Blink-Soft is the truncated graph (pairs with P > 10⁻³,",
-        "the dropped posterior mass stated), which is what this table times.",
+        "the dropped posterior mass stated)"
+        + (
+            ", which is what this table times."
+            if all("soft" in r for r in rows)
+            else "; these rows did not time it (`--stages`)."
+        ),
         "",
     ]
     return "\n".join(lines)
@@ -206,9 +224,10 @@ def main() -> None:
     ap.add_argument("--epsilon", type=float, default=4.0)
     ap.add_argument("--delta", type=float, default=0.1)
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES), help="the server stages to time")
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(one(args.child, args.epsilon, args.delta)))
+        print(json.dumps(one(args.child, args.epsilon, args.delta, tuple(args.stages))))
     elif args.command == "run":
         run(args)
     else:
