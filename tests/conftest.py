@@ -56,3 +56,28 @@ def pytest_configure(config):
 @pytest.fixture
 def gen():
     return torch.Generator().manual_seed(1234)
+
+
+TINY_GRID = """
+name = "tiny"
+[defaults]
+trials = 2
+synthetic = { num_nodes = 80, num_features = 8 }
+hyperparameters = { epochs = 5, patience = 5 }
+
+[[tables]]
+name = "nc"
+datasets = ["sbm"]
+models = ["gcn"]
+epsilons = [1, 4]
+
+[[tables.rows]]
+label = "RR"
+method = "rr"
+"""
+
+
+@pytest.fixture
+def tiny_grid() -> str:
+    """A sweep grid of four fast trials (RR on an 80-node SBM, GCN, ε ∈ {1, 4}, two trials each)."""
+    return TINY_GRID

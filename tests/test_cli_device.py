@@ -21,23 +21,6 @@ from privgraph.experiments import Grid, ResultsStore, config_hash
 # the module (privgraph.experiments.sweep, the attribute, is the function)
 sweeps = importlib.import_module("privgraph.experiments.sweep")
 
-GRID = """
-name = "tiny-device"
-[defaults]
-trials = 2
-synthetic = { num_nodes = 80, num_features = 8 }
-hyperparameters = { epochs = 5, patience = 5 }
-
-[[tables]]
-name = "nc"
-datasets = ["sbm"]
-models = ["gcn"]
-epsilons = [1, 4]
-
-[[tables.rows]]
-label = "RR"
-method = "rr"
-"""
 FAST = ["--set", "epochs=5", "--set", "patience=5"]
 
 
@@ -48,9 +31,9 @@ def invoke(*args, env=None):
 
 
 @pytest.fixture
-def grid_file(tmp_path):
+def grid_file(tmp_path, tiny_grid):
     path = tmp_path / "grid.toml"
-    path.write_text(GRID)
+    path.write_text(tiny_grid)
     return path
 
 
@@ -189,7 +172,7 @@ def test_a_trial_asks_ray_for_its_gpus_and_runs_on_cuda(tmp_path, grid_file, mon
         sweeps.sweep(grid_file, tmp_path / "t.jsonl", workers=2, gpus_per_trial=1)
 
 
-def test_gpus_per_trial_runs_on_ray_and_cuda_only(tmp_path, grid_file, monkeypatch):
+def test_gpus_per_trial_runs_on_ray_and_cuda_only(tiny_grid, tmp_path, grid_file, monkeypatch):
     grid = Grid.load(grid_file)
     monkeypatch.delenv("PRIVGRAPH_DEVICE", raising=False)
     assert sweeps.placement(grid, "auto", None, None, None, 0.5) == ("ray", "cuda")
@@ -212,7 +195,7 @@ def test_gpus_per_trial_runs_on_ray_and_cuda_only(tmp_path, grid_file, monkeypat
             sweeps.placement(grid, *args)
     # a device from the grid file or $PRIVGRAPH_DEVICE (what the workers read) is checked too
     on_gpu = tmp_path / "on_gpu.toml"
-    on_gpu.write_text(GRID.replace("trials = 2", 'trials = 2\ndevice = "cuda"'))
+    on_gpu.write_text(tiny_grid.replace("trials = 2", 'trials = 2\ndevice = "cuda"'))
     assert {s.spec.device for s in Grid.load(on_gpu).settings} == {"cuda"}
     with pytest.raises(ValueError, match="device 'cuda' on Ray"):
         sweeps.placement(Grid.load(on_gpu), "ray")
@@ -232,7 +215,7 @@ def test_gpus_per_trial_runs_on_ray_and_cuda_only(tmp_path, grid_file, monkeypat
         assert code == 2 and text.startswith("error:") and text.count("error:") == 1 and needle in text, text
     code, text, _ = invoke("sweep", grid_file, "--db", db, "--gpus-per-trial", "-1")
     assert code == 2 and "--gpus-per-trial" in text, text
-    on_gpu.write_text(GRID.replace("trials = 2", 'trials = 2\ndevice = "gpu"'))
+    on_gpu.write_text(tiny_grid.replace("trials = 2", 'trials = 2\ndevice = "gpu"'))
     with pytest.raises(ValueError, match="RR on sbm: unknown device 'gpu'"):  # a grid file's device: its spelling
         Grid.load(on_gpu).validate()
     assert not db.exists()

@@ -27,26 +27,6 @@ from privgraph.experiments import Grid, ResultsStore
 sweeps = importlib.import_module("privgraph.experiments.sweep")  # the module (the attribute is the function)
 REPO = Path(__file__).resolve().parents[2]
 
-GRID = """
-name = "ux"
-[defaults]
-trials = 2
-synthetic = { num_nodes = 80, num_features = 8 }
-hyperparameters = { epochs = 5, patience = 5 }
-
-[[tables]]
-name = "nc"
-datasets = ["sbm"]
-models = ["gcn"]
-epsilons = [1, 4]
-
-[[tables.rows]]
-label = "RR"
-method = "rr"
-"""
-
-NEEDS_CORA = GRID.replace('datasets = ["sbm"]', 'datasets = ["cora", "sbm"]')
-
 
 def invoke(*args: object) -> tuple[int, str, BaseException | None]:
     res = CliRunner().invoke(app, [str(a) for a in args])
@@ -98,9 +78,9 @@ def no_data(tmp_path, monkeypatch):
     return tmp_path / "data"
 
 
-def test_a_missing_dataset_is_one_line_and_exit_2_before_ray_or_any_trial(tmp_path, no_data, monkeypatch):
+def test_a_missing_dataset_is_one_line_and_exit_2_before_ray_or_any_trial(tiny_grid, tmp_path, no_data, monkeypatch):
     grid = tmp_path / "grid.toml"
-    grid.write_text(NEEDS_CORA)
+    grid.write_text(tiny_grid.replace('datasets = ["sbm"]', 'datasets = ["cora", "sbm"]'))
     ray = FakeRay()
     monkeypatch.setitem(sys.modules, "ray", ray)
     seen = stand_in(monkeypatch, tmp_path / "s.jsonl")
@@ -108,7 +88,7 @@ def test_a_missing_dataset_is_one_line_and_exit_2_before_ray_or_any_trial(tmp_pa
     code, out, _ = invoke("sweep", grid, "--executor", "ray", "--workers", "2", "--db", tmp_path / "s.jsonl")
     seconds = time.perf_counter() - start
     text = " ".join(out.split())
-    assert code == 2 and text.startswith("error: grid ux: dataset cora:") and text.count("error:") == 1, text
+    assert code == 2 and text.startswith("error: grid tiny: dataset cora:") and text.count("error:") == 1, text
     # (the line may wrap where $COLUMNS sets a width, as under pytest-xdist: the path is compared without spaces)
     assert f"notunder{no_data / 'Cora' / 'raw'}" in "".join(out.split())
     assert "cannot be downloaded here (no network)" in text
@@ -164,9 +144,9 @@ def test_a_host_that_does_not_answer_is_reported_within_the_timeout(monkeypatch)
         (["--address", "10.0.0.1:6379"], "Ray could not join the cluster at 10.0.0.1:6379 (ConnectionError:"),
     ],
 )
-def test_ray_failing_to_start_is_one_line_with_the_fix(tmp_path, monkeypatch, args, needle):
+def test_ray_failing_to_start_is_one_line_with_the_fix(tiny_grid, tmp_path, monkeypatch, args, needle):
     grid = tmp_path / "grid.toml"
-    grid.write_text(GRID)
+    grid.write_text(tiny_grid)
     kind = ConnectionError if "--address" in args else RuntimeError
     ray = FakeRay(kind("The current node timed out during startup.\n" + "  File ray/_private/node.py\n" * 70))
     monkeypatch.setitem(sys.modules, "ray", ray)
@@ -186,16 +166,18 @@ def test_ray_failing_to_start_is_one_line_with_the_fix(tmp_path, monkeypatch, ar
 
 
 # ------------------------------------------------------------------------------------ what a sweep shows
-def test_each_trial_is_stored_and_shown_when_it_ends_with_its_time_and_a_line_every_interval(tmp_path, monkeypatch):
+def test_each_trial_is_stored_and_shown_when_it_ends_with_its_time_and_a_line_every_interval(
+    tiny_grid, tmp_path, monkeypatch
+):
     grid, db = tmp_path / "grid.toml", tmp_path / "s.jsonl"
-    grid.write_text(GRID.replace("epsilons = [1, 4]", "epsilons = [1]"))  # 2 trials
+    grid.write_text(tiny_grid.replace("epsilons = [1, 4]", "epsilons = [1]"))  # 2 trials
     seen = stand_in(monkeypatch, db, seconds=0.6)
     code, out, _ = invoke("sweep", grid, "--executor", "local", "--db", db, "--progress-every", "0.1")
     assert code == 0, out
     assert seen == [0, 1]  # trial 1 started with trial 0 stored
     times = [float(x) for x in re.findall(r"RR on sbm ε=1 trial \d: done in ([\d.]+)s", out)]
     assert len(times) == 2 and all(0.6 <= x < 3 for x in times), out  # the trial's own time, not 0.0s
-    waiting = re.findall(r"sweep ux: 0/2 \(0%\), ([\d.]+)s elapsed", out)
+    waiting = re.findall(r"sweep tiny: 0/2 \(0%\), ([\d.]+)s elapsed", out)
     assert len(waiting) >= 4, out  # a line every 0.1 s while trial 0 runs (without a heartbeat: one)
     assert [float(x) for x in waiting] == sorted(float(x) for x in waiting) and float(waiting[-1]) >= 0.4
     lines = out.splitlines()
@@ -203,9 +185,11 @@ def test_each_trial_is_stored_and_shown_when_it_ends_with_its_time_and_a_line_ev
     assert "1/2" in lines[first_done + 1], out  # the trial's line, then the count it makes
 
 
-def test_ctrl_c_then_the_same_command_resumes_with_nothing_lost_or_duplicated_in_process(tmp_path, monkeypatch):
+def test_ctrl_c_then_the_same_command_resumes_with_nothing_lost_or_duplicated_in_process(
+    tiny_grid, tmp_path, monkeypatch
+):
     grid, db = tmp_path / "grid.toml", tmp_path / "s.jsonl"
-    grid.write_text(GRID)  # 4 trials
+    grid.write_text(tiny_grid)  # 4 trials
     stand_in(monkeypatch, db, interrupt_at=3)
     code, out, _ = invoke("sweep", grid, "--executor", "local", "--db", db)
     line = "interrupted: 2 of 4 trials stored (2 by this run); run the same command to resume"
@@ -218,11 +202,11 @@ def test_ctrl_c_then_the_same_command_resumes_with_nothing_lost_or_duplicated_in
     assert len(keys) == 4 and set(keys.values()) == {1}
 
 
-def test_sigint_stops_a_sweep_and_the_same_command_resumes(tmp_path):
+def test_sigint_stops_a_sweep_and_the_same_command_resumes(tiny_grid, tmp_path):
     """Ctrl-C as a terminal sends it: SIGINT to the sweep's process group (the driver and any workers).  In this
     process by default (fast); ``PRIVGRAPH_TEST_SIGINT_EXECUTOR=processes`` runs it with worker processes."""
     grid, db = tmp_path / "grid.toml", tmp_path / "s.jsonl"
-    grid.write_text(GRID.replace("epochs = 5, patience = 5", "epochs = 100, patience = 100"))  # 4 trials
+    grid.write_text(tiny_grid.replace("epochs = 5, patience = 5", "epochs = 100, patience = 100"))  # 4 trials
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "PRIVGRAPH_CACHE": str(tmp_path / "cache")}
     command = [sys.executable, "-m", "privgraph.cli", "sweep", str(grid), "--db", str(db)]
     command += ["--executor", os.environ.get("PRIVGRAPH_TEST_SIGINT_EXECUTOR", "local")]
