@@ -137,6 +137,14 @@ def privatize(
     )
 
 
+def check_epsilon_argument(method: Method, epsilon: float | None) -> None:
+    """A private method needs ε (unless it also runs without noise), a non-private baseline refuses one."""
+    if method.private and epsilon is None and not method.epsilon_optional:
+        raise ValueError(f"{method.name} is private: give epsilon")
+    if not method.private and epsilon is not None:
+        raise ValueError(f"{method.name} is a non-private baseline: it takes no epsilon")
+
+
 def release_with(
     method: Method,
     data: Data | HeteroData,
@@ -164,10 +172,7 @@ def release_with(
     trains and post-processes (:mod:`privgraph.device`); the input is read on the CPU, where the noise is drawn.
     ``ledger``: checked and recorded before the noise, completed after (:meth:`privgraph.Ledger.spend`)."""
     name = method.name
-    if method.private and epsilon is None and not method.epsilon_optional:
-        raise ValueError(f"{name} is private: give epsilon")
-    if not method.private and epsilon is not None:
-        raise ValueError(f"{name} is a non-private baseline: it takes no epsilon")
+    check_epsilon_argument(method, epsilon)
     source, randomness, note = _source(seed, rng, tuple(stream))
     if label_epsilon is not None and (method.task != Task.NODE_CLASSIFICATION or method.heterogeneous):
         raise ValueError(f"label_epsilon applies to node-classification methods, not to {name}")

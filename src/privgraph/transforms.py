@@ -58,7 +58,7 @@ from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
 from privgraph.accounting import PrivacyGuarantee, PrivacyReport
-from privgraph.api import _source, release_with
+from privgraph.api import _source, check_epsilon_argument, release_with
 from privgraph.device import DeviceLike
 from privgraph.mechanisms import FEATURE_MECHANISMS, RandomSource, check_epsilon, get_feature_mechanism
 from privgraph.methods import Task, method_class
@@ -197,10 +197,7 @@ class Privatize(PrivacyTransform):
                 f"{method} releases for {self.method.task.value}: Privatize takes node-classification methods "
                 "(use privgraph.privatize for the others)"
             )
-        if self.method.private and epsilon is None:
-            raise ValueError(f"{method} is private: give epsilon")
-        if not self.method.private and epsilon is not None:
-            raise ValueError(f"{method} is a non-private baseline: it takes no epsilon")
+        check_epsilon_argument(self.method, epsilon)
         self.epsilon, self.label_epsilon, self.device, self.params = epsilon, label_epsilon, device, params
 
     def release(self, data: Data, seed: int | None, rng: RandomSource | None, stream: tuple[int, ...]) -> Data:
@@ -397,9 +394,6 @@ class LabelRR(LocalRandomizer):
         self.epsilon, self.num_classes = check_epsilon(epsilon), num_classes
 
     def randomize(self, data: Data, source: RandomSource) -> PrivacyGuarantee:
-        for name in ("y", "train_mask", "val_mask"):
-            if getattr(data, name, None) is None:
-                raise ValueError(f"LabelRR needs data.{name}")
         labels = report_labels(data, self.epsilon, source, self.num_classes)
         del data["y"]
         data.y_reported, data.label_epsilon, data.num_classes = (
