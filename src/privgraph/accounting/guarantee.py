@@ -28,6 +28,9 @@ class Unit:
     EDGE = "edge"  # of one relation of a heterogeneous graph: "edge of (src, rel, dst)"
     SENSITIVE_ATTRIBUTE = "sensitive attribute"
     NODE = "node (features and label)"
+    # node-level DP (GAP-NDP, node-level DP-SGD): a node with its features, its label and all its
+    # edges is added or removed; EDGE above is also edge-level DP's unit on a homogeneous graph
+    NODE_WITH_EDGES = "node (features, label and edges)"
 
 
 class TrustModel:

@@ -34,6 +34,7 @@ _UNIT_ORDER = (
     Unit.NODE_FEATURES,
     Unit.NODE_LABEL,
     Unit.NODE,
+    Unit.NODE_WITH_EDGES,
     Unit.ADJACENCY_LIST,
     Unit.PRIVATE_EDGE,
     Unit.EDGE,
