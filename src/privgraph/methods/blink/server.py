@@ -110,12 +110,14 @@ def beta_mle(
             return log_d + x - np.log(expected_degrees(x, exact_limit))
 
     beta = np.zeros(n)
-    hist_g: list[np.ndarray] = []
-    hist_f: list[np.ndarray] = []
+    # the last ``memory`` differences of g and of f = g − β, oldest first (rows; shifted in place)
+    diff_g, diff_f = np.empty((memory, n)), np.empty((memory, n))
+    filled = 0
+    last_g = last_f = None
     change = math.inf
     for it in range(1, max_iter + 1):
         g = phi(beta)
-        if not np.all(np.isfinite(g)) or np.abs(g).max() > BETA_LIMIT:
+        if not np.abs(g).max() <= BETA_LIMIT:  # also NaN
             # no finite MLE: the degree sequence lies on the boundary of the β-model's polytope (frequent
             # on small graphs, where many noisy degrees clip to 1 or n − 2); stop at the last finite
             # iterate, clipped, and say it did not converge
@@ -124,20 +126,22 @@ def beta_mle(
         change = float(np.abs(f).max())
         if change < tol:
             return BetaMLE(g, it, True, change, n <= exact_limit)
-        hist_g.append(g)
-        hist_f.append(f)
-        if memory and len(hist_f) > 1:
-            hist_g, hist_f = hist_g[-(memory + 1) :], hist_f[-(memory + 1) :]
-            dF = np.stack([b - a for a, b in zip(hist_f[:-1], hist_f[1:])], axis=1)
-            dG = np.stack([b - a for a, b in zip(hist_g[:-1], hist_g[1:])], axis=1)
+        if memory and last_f is not None:
+            if filled == memory:
+                diff_g[:-1], diff_f[:-1] = diff_g[1:].copy(), diff_f[1:].copy()
+            else:
+                filled += 1
+            diff_g[filled - 1], diff_f[filled - 1] = g - last_g, f - last_f
             try:
-                gamma, *_ = np.linalg.lstsq(dF, f, rcond=None)
-                candidate = g - dG @ gamma
+                # (n, k) C-ordered as the stacked history was: the same BLAS calls, bit-identical iterates
+                gamma, *_ = np.linalg.lstsq(np.ascontiguousarray(diff_f[:filled].T), f, rcond=None)
+                candidate = g - np.ascontiguousarray(diff_g[:filled].T) @ gamma
             except np.linalg.LinAlgError:  # a degenerate history (small graphs): take the plain step
                 candidate = g
             beta = candidate if np.all(np.isfinite(candidate)) else g
         else:
             beta = g
+        last_g, last_f = g, f
     return BetaMLE(beta, max_iter, False, change, n <= exact_limit)
 
 
