@@ -160,7 +160,8 @@ def test_pipeline_attacks_state_the_guarantee_and_beat_chance():
     rec = shadow.records[0]
     answers = rec.config["attack"]["threat_model"]["answers"]
     assert "HAN over the metapath graphs" in answers and "(1, 1e-05)-DP per node feature vector" in answers
-    assert 0 <= rec.metrics["attack_auc"] <= 1 and rec.config["attack"]["details"]["shadow_nodes"] >= 20
+    details = rec.config["attack"]["details"]
+    assert 0 <= rec.metrics["attack_auc"] <= 1 and details["shadow_nodes"] >= 20 and details["shadow_accuracy"] > 0.5
     link = run_experiment(
         ExperimentSpec(method="hetedp", task="lp", trials=1, params=HETEDP_LP, attack="link-score")
     ).records[0]
@@ -168,6 +169,17 @@ def test_pipeline_attacks_state_the_guarantee_and_beat_chance():
     answers = link.config["attack"]["threat_model"]["answers"]
     assert "HeteDP's released link model" in answers and "no protection" in answers
     assert link.config["attack"]["details"]["public_edges"] > 0  # the held-out edges are not candidates
+
+
+def test_lp_baseline_answers_with_its_best_epoch_embeddings():
+    """RGCN trained for link prediction passes messages over the relation's training edges: its own score
+    finds them, and the threat model says nothing is protected."""
+    rec = run_experiment(
+        ExperimentSpec(method="rgcn", task="lp", trials=1, hyperparameters={"epochs": 30}, attack="link-score")
+    ).records[0]
+    assert rec.metrics["attack_auc"] > 0.6 and 0 <= rec.metrics["roc_auc"] <= 1
+    answers = rec.config["attack"]["threat_model"]["answers"]
+    assert "rgcn's link predictor" in answers and "no protection" in answers
 
 
 @pytest.mark.parametrize(
