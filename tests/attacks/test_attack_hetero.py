@@ -198,6 +198,15 @@ def test_meaningless_combinations_are_refused_with_the_reason(spec, message):
         ExperimentSpec(**spec).validate()
 
 
+def test_api_attack_on_a_heterogeneous_release_says_where_its_targets_are():
+    import privgraph as pg
+
+    data = hetero_sbm_graph(num_papers=40, num_authors=30)
+    release = pg.privatize(data, "hetedp-features", epsilon=1.0, seed=0)
+    with pytest.raises(ValueError, match="heterogeneous method: its targets are trained by a task"):
+        pg.attack(release, "link-stealing", truth=data)
+
+
 def test_cli_attacks_metapath2vec_link_predictor(tmp_path):
     args = ["attack", "link-stealing", "--method", "metapath2vec", "--task", "lp", "--trials", "1"]
     res = CliRunner().invoke(
