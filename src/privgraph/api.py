@@ -315,6 +315,12 @@ def _attack(
         fitted, context = target, target.context
     elif isinstance(target, PrivateRelease):
         method = get_method(target.method, **target.params)
+        if method.heterogeneous:
+            raise ValueError(
+                f"{target.method} is a heterogeneous method: its targets are trained by a task on a registered "
+                f"dataset (privgraph attack ATTACK --method {target.method}, --task lp for a link model; or "
+                "ExperimentSpec(attack=...)); privgraph.attacks.hetero builds them from a trained model"
+            )
         if method.task == Task.EMBEDDING:
             tgt = embedding_target(target.method, truth, target.data.z, target.epsilon)
             attacker.check(tgt)

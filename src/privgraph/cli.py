@@ -770,6 +770,12 @@ def attack(
     epsilon_y: float | None = EPSILON_Y_OPTION,
     secure: bool = SECURE_OPTION,
     param: list[str] = PARAM_OPTION,
+    task: str | None = typer.Option(
+        None,
+        help="the task whose model is attacked (default: the method's own; heterogeneous methods: nc, "
+        "their node classifier; lp: their link model)",
+        rich_help_panel=TRAINING,
+    ),
     model: str | None = MODEL_OPTION,
     trials: int = TRIALS_OPTION,
     seed: int = SEED_OPTION,
@@ -788,7 +794,7 @@ def attack(
         _fail(str(err))
     values = _assign(attack_param, hints(entry["params"]), "--attack-param", f"attack {name!r}", "parameter")
     epsilons = _epsilons(epsilon)
-    _prepare(method, param, hparam, None, epsilons, epsilon_y, None if input else dataset, device)
+    _prepare(method, param, hparam, task, epsilons, epsilon_y, None if input else dataset, device)
     data, _ = _read_input(
         input, method, features, labels, private_edges, private_column, domain, clip, directed, trust_pickle, device
     )
@@ -799,6 +805,7 @@ def attack(
         dataset=input.stem if input else dataset,
         input=data,
         epsilons=epsilons,
+        task=task,
         model=model,
         trials=trials,
         seed=seed,

@@ -49,7 +49,7 @@ def test_embedding_release_attribute_attack_is_the_task_s_own():
         (dict(method="ppcvgae", dataset="planted", attack="attribute", attack_params={"case": "a"}), "--case"),
         (dict(method="ppcvgae", dataset="planted", attack="membership-confidence"), "inference API"),
         (dict(method="mlp", dataset="sbm", attack="linkteller"), "never uses"),
-        (dict(method="hetedp", dataset="dblp", attack="link-stealing"), "not supported yet"),
+        (dict(method="hetedp", task="lp", attack="membership-confidence"), "link model"),
     ],
 )
 def test_bad_attack_specs_are_refused_before_work(spec, message):

@@ -1,9 +1,12 @@
-"""Attacks that audit a method: membership inference, link stealing, LinkTeller, attribute inference.
+"""Attacks that audit a method: membership inference, link stealing, LinkTeller, a link predictor's own
+score (link-score), attribute inference.
 
 Every attack is registered in :data:`ATTACKS` (``privgraph attack NAME``, :func:`privgraph.attack`),
 runs against a :class:`Target` (a model trained on a method's release as ``privgraph run`` trains
 it, or a released embedding), states its :class:`ThreatModel`, and returns an
-:class:`AttackResult` scored by :func:`~privgraph.attacks.metrics.attack_metrics`.
+:class:`AttackResult` scored by :func:`~privgraph.attacks.metrics.attack_metrics`.  The targets of the
+heterogeneous methods (HeteDP, RGCN, HGT, metapath2vec) and the views of their graph the attacks read:
+:mod:`privgraph.attacks.hetero`.
 """
 
 from privgraph.attacks import link, membership  # noqa: E402, F401 (the modules register their attacks)

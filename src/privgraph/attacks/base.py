@@ -71,6 +71,8 @@ class Target:
         shadow: trains a target with the same method, ε and settings on an attacker's
             auxiliary graph (the shadow attack), given the graph and a seed.
         utility: the target's utility metrics (test accuracy, ...).
+        pair_score: a link predictor's own score of pairs (u, v) of ``truth``'s nodes (a release
+            that predicts the protected relation: HeteDP's link model, the lp task's baselines).
     """
 
     method: str
@@ -84,6 +86,7 @@ class Target:
     uses_graph: bool = True
     shadow: Callable[[Data, int], Target] | None = None
     utility: dict[str, float] = field(default_factory=dict)
+    pair_score: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         # the server answers where its model was trained: its features and graph are moved there once,

@@ -5,7 +5,9 @@ from Graph Neural Networks via Influence Analysis", IEEE S&P 2022, arXiv 2108.06
 The secret links are the true undirected edges of ``target.truth``; when the truth marks private
 edges (``private_edge_mask``: EdgeRR, EdgeRand, LapGraph, HeteroRR), only those are secret: the
 public edges are known to the attacker and are never candidates.  Non-links are sampled uniformly
-among the node pairs u < v that are not edges, public or private (seeded).
+among the node pairs u < v that are not edges, public or private (seeded); on a bipartite truth
+(``truth.bipartite`` = b: a relation between two node types, nodes [0, b) of one and [b, n) of the
+other, :mod:`privgraph.attacks.hetero`) among the pairs of one node of each type only.
 
 * ``link-stealing``: He et al.'s Attack-0, unsupervised: the closer two nodes' posteriors, the
   likelier a link; eight distances, no training.
@@ -14,6 +16,8 @@ among the node pairs u < v that are not edges, public or private (seeded).
   partial graph A* and a shadow dataset D', into Attack-0 … Attack-7; Attack-2 knows F only and
   is unsupervised; the authors' ``attack_3.py`` is the partial-graph one): an MLP on pair features
   of the posteriors, trained on known links and non-links.
+* ``link-score``: a link-prediction release's own score of each pair (HeteDP's link model and the
+  heterogeneous lp task's baselines): the query such a release answers, on the protected relation.
 * ``linkteller``: Wu et al.'s Algorithm 1, influence analysis through the inference API with
   features the attacker chooses.
 
@@ -113,19 +117,24 @@ class LinkCandidates:
         else:
             self.secret, self.public = np.unique(codes), np.empty(0, dtype=np.int64)
         self.edges = np.union1d(self.secret, self.public)
+        bipartite = getattr(truth, "bipartite", None)
+        self.bipartite = None if bipartite is None else int(bipartite)
         if self.secret.size == 0:
             raise ValueError("the graph has no secret links to attack (no edges, or none marked private)")
 
     def non_links(self, count: int, rng: np.random.Generator, exclude: np.ndarray | None = None) -> np.ndarray:
-        """``count`` distinct uniform pairs u < v that are not edges (nor in ``exclude``)."""
+        """``count`` distinct uniform pairs u < v that are not edges (nor in ``exclude``); on a bipartite
+        truth, u among the first ``bipartite`` nodes and v among the others."""
         taken = self.edges if exclude is None else np.union1d(self.edges, exclude)
-        pairs = self.n * (self.n - 1) // 2
+        b = self.bipartite
+        pairs = self.n * (self.n - 1) // 2 if b is None else b * (self.n - b)
         if count > pairs - taken.size:
             raise ValueError(f"the graph has fewer than {count} non-linked pairs")
         out = np.empty(0, dtype=np.int64)
         while out.size < count:
-            u = rng.integers(0, self.n, size=2 * (count - out.size) + 16)
-            v = rng.integers(0, self.n, size=u.size)
+            size = 2 * (count - out.size) + 16
+            u = rng.integers(0, self.n if b is None else b, size=size)
+            v = rng.integers(0 if b is None else b, self.n, size=size)
             lo, hi = np.minimum(u, v), np.maximum(u, v)
             code = (lo * self.n + hi)[lo != hi]
             out = np.union1d(out, code[~np.isin(code, taken)])
@@ -196,6 +205,35 @@ class _PairAttack(Attack):
             "public_edges": int(links.public.size),
         }
 
+    def pairs(self, target: Target, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """The candidate pair codes and their truth that :meth:`run` scores: balanced, every secret link
+        (at most ``max_pairs // 2``, a seeded sample) and as many non-links."""
+        links = LinkCandidates(target)
+        return self.balanced(links, links.secret, self.params.max_pairs, np.random.default_rng(seed))
+
+    def top_half(
+        self,
+        target: Target,
+        links: LinkCandidates,
+        scores: np.ndarray,
+        truth: np.ndarray,
+        metrics: dict[str, float] | None = None,
+        **details: object,
+    ) -> AttackResult:
+        """The result of ``scores`` on balanced candidates, the top half called links (the attacker knows
+        the prior, not the labels); ``metrics`` join :func:`attack_metrics`'."""
+        k = truth.size // 2
+        predicted = top_k(scores, k)
+        return AttackResult(
+            self.name,
+            scores,
+            truth,
+            predicted,
+            {**attack_metrics(scores, truth, predicted, k), **(metrics or {})},
+            self.threat_model(target),
+            {**details, **self.counts(links, truth)},
+        )
+
 
 @register_attack
 class LinkStealing(_PairAttack):
@@ -218,33 +256,19 @@ class LinkStealing(_PairAttack):
     )
     Params = LinkStealingParams
 
-    def pairs(self, target: Target, seed: int) -> tuple[np.ndarray, np.ndarray]:
-        """The candidate pair codes and their truth that :meth:`run` scores."""
-        links = LinkCandidates(target)
-        return self.balanced(links, links.secret, self.params.max_pairs, np.random.default_rng(seed))
-
     def run(self, target: Target, seed: int) -> AttackResult:
         self.check(target)
         vectors = self.node_vectors(target)
         links = LinkCandidates(target)
-        codes, truth = self.balanced(links, links.secret, self.params.max_pairs, np.random.default_rng(seed))
+        codes, truth = self.pairs(target, seed)
         u, v = links.split(codes)
         dist = pair_distances(vectors[u], vectors[v])
         k = truth.size // 2
-        scores = -dist[self.params.distance]
-        predicted = top_k(scores, k)
-        metrics = attack_metrics(scores, truth, predicted, k)
-        metrics.update(
-            {f"attack_auc_{d}": attack_metrics(-dist[d], truth, top_k(-dist[d], k))["attack_auc"] for d in DISTANCES}
-        )
-        return AttackResult(
-            self.name,
-            scores,
-            truth,
-            predicted,
-            metrics,
-            self.threat_model(target),
-            {"distance": self.params.distance, **self.counts(links, truth)},
+        per_distance = {
+            f"attack_auc_{d}": attack_metrics(-dist[d], truth, top_k(-dist[d], k))["attack_auc"] for d in DISTANCES
+        }
+        return self.top_half(
+            target, links, -dist[self.params.distance], truth, per_distance, distance=self.params.distance
         )
 
 
@@ -332,6 +356,52 @@ class LinkStealingSupervised(_PairAttack):
             self.threat_model(target),
             {"known_pairs": int(train_truth.size), **self.counts(links, truth)},
         )
+
+
+@dataclass(frozen=True)
+class LinkScoreParams(AttackParams):
+    max_pairs: int | None = param(
+        20000, "at most this many candidate pairs, half links (default 20000; none: every secret link)"
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        if self.max_pairs is not None and self.max_pairs < 4:
+            raise ValueError(f"max_pairs must be at least 4, got {self.max_pairs}")
+
+
+@register_attack
+class LinkScore(_PairAttack):
+    """The link predictor's own answer: a release that predicts the protected relation (HeteDP's
+    DP-SGD link model, eq. 19's μ_u·μ_v; the lp task's RGCN/HGT/metapath2vec inner products) is
+    asked, pair by pair, whether the pair is a link, and its score is the attack's score.  No
+    attack model: this is the query the release is built to answer, so its AUC on the training
+    edges (the secret links: DP-SGD's examples) against uniform non-links is what DP-SGD's ε_s
+    bounds.  Candidates and decision as :class:`LinkStealing` (balanced; the top half are called
+    links)."""
+
+    name = "link-score"
+    description = "the target link predictor's own score of each candidate pair (link-prediction releases)"
+    threat = ThreatModel(
+        queries="the link predictor's score of each candidate pair (of the protected relation)",
+        knowledge="nothing else; that half of the candidate pairs are links (its decision rule)",
+    )
+    Params = LinkScoreParams
+
+    def check(self, target: Target) -> None:
+        super().check(target)
+        if target.pair_score is None:
+            raise ValueError(
+                f"link-score reads a link predictor's score of a pair; the {target.method} target predicts "
+                "no links (use link-stealing: the distance between its nodes' outputs)"
+            )
+
+    def run(self, target: Target, seed: int) -> AttackResult:
+        self.check(target)
+        links = LinkCandidates(target)
+        codes, truth = self.pairs(target, seed)
+        u, v = links.split(codes)
+        return self.top_half(target, links, np.asarray(target.pair_score(u, v), dtype=np.float64), truth)
 
 
 @dataclass(frozen=True)
@@ -463,6 +533,7 @@ class LinkTeller(Attack):
 __all__ = [
     "DISTANCES",
     "LinkCandidates",
+    "LinkScore",
     "LinkStealing",
     "LinkStealingSupervised",
     "LinkTeller",

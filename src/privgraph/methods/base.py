@@ -406,8 +406,9 @@ class HeteroMethod(Method):
 
     def train_link_baseline(
         self, data: Any, task: Any, splits: Any, seed: int, hidden: int, epochs: int
-    ) -> tuple[float, float]:
-        """The lp task's (validation, test) ROC-AUC of a method that releases no link model."""
+    ) -> tuple[float, float, dict[str, Any]]:
+        """The lp task's (validation, test) ROC-AUC of a method that releases no link model, and its
+        embeddings of the relation's two endpoint types (their inner product scores a pair)."""
         raise NotImplementedError(f"{self.name} trains no link-prediction model of its own")
 
 

@@ -168,10 +168,7 @@ class EvaluationTask:
     # ---------------------------------------------------------------- attacks
     def check_attack(self, attack: Any) -> None:
         """Refuse, before any work, an attack this task's targets cannot answer."""
-        raise ValueError(
-            f"attacks run against node-classification and embedding methods on a Data; "
-            f"{self.spec.method} ({self.name} task) is not supported yet"
-        )
+        raise ValueError(f"the {self.name} task trains no target that {attack.name} could query")
 
     def attack_target(
         self,

@@ -83,6 +83,14 @@ class _HeteroTask(EvaluationTask):
     def release_stream(self, eps_index, candidate):
         return (eps_index, 0) if candidate is None else (eps_index, 1 + candidate)
 
+    def check_attack(self, attack: Any) -> None:
+        """What no heterogeneous target answers (the tasks refine it, :mod:`privgraph.attacks.hetero`)."""
+        if attack.needs_sensitive:
+            raise ValueError(
+                f"{attack.name} infers a sensitive attribute: the heterogeneous datasets carry none (use a "
+                "dataset with one: german, credit, recidivism, planted)"
+            )
+
     def link_method(self, method: Method, examples: Tensor) -> tuple[Method, str | None]:
         """HeteDP as the task releases it: the dataset's relation (``edge_type``, ``reverse``) and DP-SGD's
         public ``edge_count`` N — as given, or (the tasks run on named datasets, public and split from a

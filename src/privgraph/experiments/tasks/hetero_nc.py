@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from sklearn.metrics import f1_score
 from torch import Tensor
-from torch_geometric.data import HeteroData
+from torch_geometric.data import Data, HeteroData
 
 from privgraph.accounting import PrivacyReport, Unit, unprotected
 from privgraph.data.hetero import metapath_graph
@@ -164,11 +164,8 @@ class HeteroNodeClassification(_HeteroTask):
         return released
 
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):
-        from privgraph.data.hetero import node_inputs
         from privgraph.methods.hetedp.baselines import metapath2vec_node_embeddings
         from privgraph.methods.hetedp.nc import EpochEmbeddings, classify_epochs
-        from privgraph.nn.hetero import HANClassifier, HGTClassifier, RGCNClassifier
-        from privgraph.train import train_node_classifier
 
         model, target = self.method.hetero_nc_model(), self.hetero_task.node_type
         y = tdata[target].y
@@ -177,7 +174,6 @@ class HeteroNodeClassification(_HeteroTask):
             masks = _nc_masks(tdata, target, trial_seed, self.spec.split)
             metrics, val_score = classify_epochs(released.payload, y, masks, p.nc_selection, p.nc_embedding, trial_seed)
             return Evaluation(metrics, val_score)
-        classes = int(y.max()) + 1
         if model == "metapath2vec":
             z = metapath2vec_node_embeddings(
                 tdata,
@@ -189,21 +185,110 @@ class HeteroNodeClassification(_HeteroTask):
             clf, (train, val, test) = _m2v_classifier(z, tdata, target, trial_seed, self.spec.split, self.method.params)
             predicted = torch.from_numpy(clf.predict(z[test].numpy()))
             val_acc = float((torch.from_numpy(clf.predict(z[val].numpy())) == y[val]).float().mean())
-            return Evaluation(_f1(y[test], predicted), val_acc)
-        train, val, test = _nc_masks(tdata, target, trial_seed, self.spec.split)
-        if model == "han":
-            graph = metapath_graph(tdata, self.key, trial_seed)
-            x = graph[target].x.float() if released.payload is None else released.payload
-            torch.manual_seed(trial_seed)
+            return Evaluation(_f1(y[test], predicted), val_acc, z)
+        masks = _nc_masks(tdata, target, trial_seed, self.spec.split)
+        trained, result = self._train_classifier(tdata, released.payload, masks, hp, trial_seed)
+        return Evaluation(_f1(y[masks[2]], result.test_predictions), result.val_accuracy, trained)
+
+    def _train_classifier(
+        self, data: HeteroData, x: Tensor | None, masks: tuple[Tensor, Tensor, Tensor], hp: Any, seed: int
+    ) -> tuple[tuple[Any, dict[str, Tensor], dict[Any, Tensor]], Any]:
+        """The task's classifier (HAN over the dataset's metapaths on the target type's features ``x``,
+        the clean ones when None; RGCN or HGT end to end) trained on ``data`` with the split ``masks``
+        from ``seed``: ((model, inputs, relations), the training result)."""
+        from privgraph.data.hetero import node_inputs
+        from privgraph.nn.hetero import HANClassifier, HGTClassifier, RGCNClassifier
+        from privgraph.train import train_node_classifier
+
+        kind, target = self.method.hetero_nc_model(), self.hetero_task.node_type
+        y = data[target].y
+        classes = int(y.max()) + 1
+        if kind == "han":
+            graph = metapath_graph(data, self.key, seed)
+            x = graph[target].x.float() if x is None else x
+            torch.manual_seed(seed)
             model = HANClassifier(x.shape[1], hp.hidden, classes, graph.metadata(), target)
             inputs, edges = {target: x}, graph.edge_index_dict
         else:
-            torch.manual_seed(trial_seed)
-            inputs = node_inputs(tdata, seed=trial_seed)
-            cls = RGCNClassifier if model == "rgcn" else HGTClassifier
-            model = cls({t: v.shape[1] for t, v in inputs.items()}, hp.hidden, classes, tdata.metadata(), target)
-            edges = tdata.edge_index_dict
+            torch.manual_seed(seed)
+            inputs = node_inputs(data, seed=seed)
+            cls = RGCNClassifier if kind == "rgcn" else HGTClassifier
+            model = cls({t: v.shape[1] for t, v in inputs.items()}, hp.hidden, classes, data.metadata(), target)
+            edges = data.edge_index_dict
+        train, val, test = masks
         result = train_node_classifier(
             model, inputs, edges, y, y, train, val, test, lr=0.005, weight_decay=1e-3, epochs=hp.epochs, patience=None
         )
-        return Evaluation(_f1(y[test], result.test_predictions), result.val_accuracy)
+        return (model, inputs, edges), result
+
+    # ---------------------------------------------------------------- attacks
+    def check_attack(self, attack):
+        """Node classifiers (HAN, RGCN, HGT) answer membership and link attacks on the target type;
+        metapath2vec's embeddings link stealing only (:mod:`privgraph.attacks.hetero`)."""
+        kind, task = self.method.hetero_nc_model(), self.hetero_task
+        super().check_attack(attack)
+        if kind == "link-vgae":
+            raise ValueError(
+                "nc_model='link-vgae' classifies the link model's embeddings epoch by epoch (no one model "
+                "answers queries): attack HeteDP's link model with --task lp (link-score, link-stealing)"
+            )
+        if attack.name == "link-score":
+            raise ValueError(
+                f"link-score reads a link predictor's score of a pair; the hetero-nc task's target is a node "
+                f"classifier ({kind}): use link-stealing here, or --task lp for a link model"
+            )
+        if kind == "metapath2vec" and attack.needs_model:
+            raise ValueError(
+                f"{attack.name} queries a model's inference API; metapath2vec releases fixed embeddings "
+                "(attack them with link-stealing)"
+            )
+        if attack.family == "link" and task.node_type not in (task.edge_type[0], task.edge_type[2]):
+            raise ValueError(
+                f"the protected relation {task.edge_type} does not touch the classified type {task.node_type!r}: "
+                "a node classifier's posteriors say nothing pairwise about it"
+            )
+
+    def attack_target(self, tdata, released, evaluation, hp, trial_seed, eps, eps_index):
+        """The trained classifier as the attacks query it (:func:`~privgraph.attacks.hetero.classifier_target`):
+        posteriors of the target type over the server's graph, the truth the target type's view (its split,
+        the protected relation through its metapath); its ``shadow`` releases (HeteDP: the target type's
+        features at the same ε, from the attacker's seed) and trains the same classifier on the attacker's
+        graph: its target-type nodes with every node of the other types and their relations.  metapath2vec:
+        its embeddings of the target type (an embedding release)."""
+        from privgraph.api import release_with
+        from privgraph.attacks.hetero import classifier_target, guarantee_words, target_type_view
+        from privgraph.attacks.target import embedding_target
+        from privgraph.mechanisms import derive_seed, make_generator
+
+        kind, task, target = self.method.hetero_nc_model(), self.hetero_task, self.hetero_task.node_type
+        masks = _nc_masks(tdata, target, trial_seed, self.spec.split)
+        truth = target_type_view(tdata, target, task.edge_type, masks)
+        guarantee = guarantee_words(released.report)
+        utility = {"micro_f1": evaluation.metrics["micro_f1"]}
+        if kind == "metapath2vec":
+            out = embedding_target(self.spec.method, truth, evaluation.model, None, utility)
+            out.answers = f"metapath2vec's embeddings of the {target} nodes, walked over the input graph: {guarantee}"
+            return out
+        answers = (
+            f"{'HAN over the metapath graphs' if kind == 'han' else kind.upper() + ' over the relations'} of the "
+            f"input graph (the graph and labels are not protected), on the {target} features "
+            + ("of the release" if kind == "han" and eps is not None else "as given")
+            + f": {guarantee}"
+        )
+        method = self.method
+
+        def shadow(aux: Data, seed: int):
+            sub = tdata.subgraph({target: aux.node_id})
+            aux_masks = (aux.train_mask, aux.val_mask, aux.test_mask)
+            x = None
+            if kind == "han" and eps is not None:
+                rng = make_generator(derive_seed(seed, 1))
+                x = release_with(method.hetero_nc_release(target), sub, eps, rng=rng).data[target].x
+            trained, result = self._train_classifier(sub, x, aux_masks, hp, derive_seed(seed, 4))
+            view = target_type_view(sub, target, task.edge_type, aux_masks)
+            return classifier_target(
+                self.spec.method, view, *trained, target, answers, utility={"accuracy": result.test_accuracy}
+            )
+
+        model, inputs, edges = evaluation.model
+        return classifier_target(self.spec.method, truth, model, inputs, edges, target, answers, shadow, utility)

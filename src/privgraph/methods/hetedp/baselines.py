@@ -136,12 +136,14 @@ def train_link_baseline(
     hidden: int = 64,
     epochs: int = 100,
     walks: WalkSettings | None = None,
-) -> tuple[float, float]:
+) -> tuple[float, float, dict[str, Tensor]]:
     """Link prediction of ``task.edge_type`` by ``method`` (one of :data:`LINK_BASELINES`) on the
     ``splits`` (train, val, test) of :func:`~privgraph.data.hetero.link_split`; returns the
-    (validation, test) ROC-AUC.  RGCN / HGT: ``epochs`` of full-batch training, the test AUC
-    of the epoch with the best validation AUC; metapath2vec: embeddings over the training edges
-    of the relation and its reverse, ``walks`` (:class:`WalkSettings`; ``hidden`` and ``epochs`` unused)."""
+    (validation, test) ROC-AUC and the embeddings (on the CPU) of the relation's two endpoint types that
+    score a pair by their inner product (what an attack queries).  RGCN / HGT: ``epochs`` of
+    full-batch training, the test AUC of the epoch with the best validation AUC and that epoch's
+    embeddings over the training graph; metapath2vec: embeddings over the training edges of the
+    relation and its reverse, ``walks`` (:class:`WalkSettings`; ``hidden`` and ``epochs`` unused)."""
     if method not in LINK_BASELINES:
         raise ValueError(f"unknown link-prediction baseline {method!r}; choose from {LINK_BASELINES}")
     train, val, test = splits
@@ -158,7 +160,8 @@ def train_link_baseline(
         def dot(pairs: Tensor) -> Tensor:
             return (z[src][pairs[0]] * z[dst][pairs[1]]).sum(-1)
 
-        return split_auc(val, task.edge_type, dot), split_auc(test, task.edge_type, dot)
+        kept = {t: z[t] for t in (src, dst)}
+        return split_auc(val, task.edge_type, dot), split_auc(test, task.edge_type, dot), kept
     torch.manual_seed(seed)
     device = current_device()
     inputs = to_device(node_inputs(data, seed=seed), device)
@@ -174,7 +177,7 @@ def train_link_baseline(
         pairs = pairs.to(device)
         return (h[src][pairs[0]] * h[dst][pairs[1]]).sum(-1)
 
-    best = (-1.0, 0.0)
+    best: tuple[float, float, dict[str, Tensor]] = (-1.0, 0.0, {})
     for _ in range(epochs):
         model.train()
         neg = torch.stack(
@@ -192,5 +195,7 @@ def train_link_baseline(
         with torch.no_grad():
             v = split_auc(val, task.edge_type, lambda p: scores(val, p).cpu())
             if v > best[0]:
-                best = (v, split_auc(test, task.edge_type, lambda p: scores(test, p).cpu()))
+                h = model.embed(inputs, graphs[id(train)])
+                kept = {t: h[t].cpu() for t in (src, dst)}
+                best = (v, split_auc(test, task.edge_type, lambda p: scores(test, p).cpu()), kept)
     return best

@@ -724,9 +724,9 @@ class _HeteroBaseline(HeteroMethod):
 
     def train_link_baseline(
         self, data: HeteroData, task: Any, splits: Any, seed: int, hidden: int, epochs: int
-    ) -> tuple[float, float]:
-        """The lp task's (validation, test) ROC-AUC of this baseline
-        (:func:`~privgraph.methods.hetedp.baselines.train_link_baseline`)."""
+    ) -> tuple[float, float, dict[str, Tensor]]:
+        """The lp task's (validation, test) ROC-AUC of this baseline and its embeddings of the relation's
+        endpoint types (:func:`~privgraph.methods.hetedp.baselines.train_link_baseline`)."""
         from privgraph.methods.hetedp.baselines import train_link_baseline
 
         return train_link_baseline(self.name, data, task, splits, seed, hidden, epochs, walks=self.walks())
