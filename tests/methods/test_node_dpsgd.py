@@ -180,3 +180,46 @@ def test_learns_without_noise_and_is_worse_with_much_noise():
             assert math.isinf(rel.report.guarantees[0].epsilon)
     assert accuracy[None] > 0.8  # 3 classes: chance is 1/3
     assert accuracy[0.1] < accuracy[None] - 0.1
+
+
+# ---------------------------------------------------------------- audit
+
+
+def test_step_audit_consistent_and_catches_a_degree_blind_copy():
+    """The white-box audit of the node-level step: consistent at the accountant's σ; a copy whose noise takes
+    the sensitivity as C (ignoring the K+1 terms a node reaches) is caught."""
+    from privgraph.audit import audit_node_dpsgd_step
+    from privgraph.audit.node_dpsgd import reached_terms
+
+    assert reached_terms(3, 0) == 4  # the degree bound leaves the canary K out-edges of its 3K + 1
+    row = audit_node_dpsgd_step(1.0, max_degree=3, samples=6000)
+    assert row.verdict == "consistent" and row.epsilon_lb <= 1.0
+    blind = audit_node_dpsgd_step(1.0, max_degree=3, samples=6000, noise_std_of=lambda s, k, c: s * c)
+    assert blind.verdict == "VIOLATION" and blind.epsilon_lb > 1.0
+
+
+def test_black_box_audit_runs_through_the_registered_definition():
+    from privgraph.audit import audit, definition
+    from privgraph.audit.node_dpsgd import _node_dpsgd
+
+    assert definition("node-dpsgd") is _node_dpsgd
+    report = audit("node-dpsgd", 2.0, samples=16, epochs=1)
+    (row,) = report.rows
+    assert row.unit == Unit.NODE_WITH_EDGES and row.epsilon == 2.0 and row.verdict == "consistent"
+
+
+# ---------------------------------------------------------------- attack
+
+
+def test_membership_inference_runs_and_reports():
+    from privgraph.attacks import get_attack, train_target
+
+    data = small_data(2)
+    method = get_method("node-dpsgd", epochs=30, batch_size=32, max_degree=5, lr=0.02)
+    auc = {}
+    for eps in (None, 0.5):
+        target = train_target(method, data, eps, 0)
+        result = get_attack("membership-confidence").run(target, 0)
+        auc[eps] = result.metrics["attack_auc"]
+        assert 0.0 <= auc[eps] <= 1.0 and len(result.scores) == len(result.truth)
+    assert auc[0.5] < 0.6  # little to learn about members at small ε

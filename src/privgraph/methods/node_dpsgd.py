@@ -51,8 +51,8 @@ COVERAGE = (
     "and edges in Ĝ replaced by nothing (its training slot stays, so the number N of training nodes, like the "
     "split, is public)",
     "predictions computed through the graph at inference time are not covered: a node's prediction reads its "
-    "neighbours' features and edges directly (Daigavane et al. §3 protect the parameters only, and say that "
-    "private inference needs other means)",
+    "neighbours' features and edges directly (Daigavane et al. define and prove privacy of the learned GNN "
+    "parameters only; Sajadmanesh et al.'s GAP contrasts its own inference-time guarantee with this)",
     "the sampling of Ĝ from the input graph is not covered by the accountant: removing a node from the input "
     "may change which edges its neighbours keep; the theorem, like the GAP authors' code, holds for the "
     "degree-bounded graph (exactly node-level DP on inputs whose in- and out-degrees are already ≤ K)",
@@ -302,6 +302,33 @@ class NodeDPSGD(Method):
             return unprotected(Unit.NODE_WITH_EDGES, mechanism + " without noise", trust_model=TrustModel.CENTRAL)
         return PrivacyGuarantee(Unit.NODE_WITH_EDGES, TrustModel.CENTRAL, epsilon, p.delta, mechanism, COVERAGE)
 
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
+        """Train (steps 1–3): the server's view is the model's weights (``model_state``) and the guarantee;
+        no features or graph are released."""
+        if not isinstance(data, Data):
+            raise TypeError(f"{self.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
+        for name in ("x", "edge_index", "y", "train_mask"):
+            if getattr(data, name, None) is None:
+                raise ValueError(f"{self.name} needs data.{name}")
+        epsilon = None if epsilon is None else self.check_epsilon_given(epsilon)
+        data, _ = validate_graph(data, undirected=False, self_loops=False)
+        training = self.train(data, epsilon, rng, progress)
+        p = self.params
+        details = {
+            "noise_multiplier": training.noise_multiplier,
+            "accountant_epsilon": training.epsilon,
+            "noise_std": noise_std(training.noise_multiplier, p.max_degree, p.clip),
+            "steps": training.steps,
+            "num_train": training.num_train,
+            "batch_size": training.batch_size,
+            "train_seconds": training.seconds,
+            "mechanism": "node-level DP-SGD",
+        }
+        state = {k: v.detach().clone() for k, v in training.model.state_dict().items()}
+        return Release(None, self.guarantee(training, epsilon), details, model_state=state)
+
     def privatize(
         self,
         data: Any,
@@ -312,42 +339,26 @@ class NodeDPSGD(Method):
         *,
         labels: Any = None,
     ) -> PrivateRelease:
-        """Train (steps 1–3) and release the model's weights with the split; x, y and the edges are withheld."""
+        """:meth:`release` as a :class:`PrivateRelease`: the weights (``model_state``) and the split; x, y and
+        the edges are withheld."""
         if label_epsilon is not None or labels is not None:
             raise ValueError(f"{self.name} protects the labels inside its unit: label LDP does not apply")
-        if not isinstance(data, Data):
-            raise TypeError(f"{self.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
-        for name in ("x", "edge_index", "y", "train_mask"):
-            if getattr(data, name, None) is None:
-                raise ValueError(f"{self.name} needs data.{name}")
-        epsilon = None if epsilon is None else self.check_epsilon_given(epsilon)
-        data, _ = validate_graph(data, undirected=False, self_loops=False)
-        training = self.train(data, epsilon, rng, progress)
+        release = self.release(data, epsilon, rng, progress)
         out = Data(num_nodes=data.num_nodes)
         fields = {name: WITHHELD for name in input_fields(data)}
         for name in self.public_fields:
             if name in data:
                 out[name] = data[name]
                 fields[name] = PUBLIC
-        details = {
-            "noise_multiplier": training.noise_multiplier,
-            "accountant_epsilon": training.epsilon,
-            "noise_std": noise_std(training.noise_multiplier, self.params.max_degree, self.params.clip),
-            "steps": training.steps,
-            "num_train": training.num_train,
-            "batch_size": training.batch_size,
-            "train_seconds": training.seconds,
-            "mechanism": "node-level DP-SGD",
-        }
         return PrivateRelease(
             self.name,
             self.params.to_dict(),
             epsilon,
             out,
-            PrivacyReport([self.guarantee(training, epsilon)]),
+            PrivacyReport([release.guarantee]),
             fields,
-            details,
-            model_state={k: v.detach().clone() for k, v in training.model.state_dict().items()},
+            release.details,
+            model_state=release.model_state,
         )
 
     def load_model(self, state: dict[str, Tensor]) -> NodeDPSGDNet:
