@@ -249,7 +249,6 @@ class NodeDPSGD(Method):
     unit = Unit.NODE_WITH_EDGES
     Params = NodeDPSGDParams
     private = True
-    epsilon_optional = True  # without ε: the same training without noise (no protection)
     private_fields = ("x", "y", "edge_index")
     public_fields = ("train_mask", "val_mask", "test_mask")
     tunable: ClassVar[tuple[str, ...]] = ()  # the release is the trained model: fit retrains nothing
@@ -306,7 +305,8 @@ class NodeDPSGD(Method):
         self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
     ) -> Release:
         """Train (steps 1–3): the server's view is the model's weights (``model_state``) and the guarantee;
-        no features or graph are released."""
+        no features or graph are released.  ``epsilon=None`` (refused by :func:`privgraph.privatize`, which
+        requires an ε): the same training without noise, reported as unprotected (comparisons in code)."""
         if not isinstance(data, Data):
             raise TypeError(f"{self.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
         for name in ("x", "edge_index", "y", "train_mask"):
@@ -323,7 +323,6 @@ class NodeDPSGD(Method):
             "steps": training.steps,
             "num_train": training.num_train,
             "batch_size": training.batch_size,
-            "train_seconds": training.seconds,
             "mechanism": "node-level DP-SGD",
         }
         state = {k: v.detach().clone() for k, v in training.model.state_dict().items()}
