@@ -8,7 +8,7 @@
 :mod:`~privgraph.audit.neighbours` and :mod:`~privgraph.audit.definitions` say
 what each method's units, neighbouring inputs and tests are,
 :mod:`~privgraph.audit.runner` runs them, :mod:`~privgraph.audit.dpsgd` audits
-the DP-SGD step HeteDP trains with.
+the DP-SGD step HeteDP trains with, :mod:`~privgraph.audit.node_dpsgd` node-level DP-SGD's step.
 """
 
 from privgraph.audit.bounds import (
@@ -23,6 +23,7 @@ from privgraph.audit.bounds import (
 from privgraph.audit.definitions import AUDITS, KINDS, AuditInput, audits, audits_kind, definition
 from privgraph.audit.graphs import audit_graph, audit_hetero_graph
 from privgraph.audit.neighbours import Neighbours
+from privgraph.audit.node_dpsgd import audit_node_dpsgd_step  # also registers node-dpsgd's definition
 from privgraph.audit.runner import (
     CONSISTENT,
     DEFAULT_SAMPLES,
@@ -48,6 +49,7 @@ __all__ = [
     "VIOLATION",
     "audit",
     "audit_graph",
+    "audit_node_dpsgd_step",
     "audit_hetero_graph",
     "audit_units",
     "audits",

@@ -40,6 +40,7 @@ from privgraph.methods.heterorr.method import (
     PrivHRG,
     PublicEdgesOnly,
 )
+from privgraph.methods.node_dpsgd import NodeDPSGD
 
 
 def method_class(name: str) -> type[Method]:
@@ -61,6 +62,7 @@ __all__ = [
     "METHODS",
     "MLP",
     "MethodParams",
+    "NodeDPSGD",
     "SEARCH_SPACE",
     "Task",
     "Release",

@@ -181,9 +181,11 @@ class Release:
     # the local reports as the untrusted server received them (link-LDP methods): what the LDP guarantee
     # covers, observed by privgraph.audit; carried to PrivateRelease.reports, never saved
     reports: Any = field(default=None, repr=False)
+    # the weights of a model trained inside the release (node-dpsgd): fit evaluates it instead of training
+    model_state: dict[str, torch.Tensor] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if self.x is None and NO_FEATURES_NOTE not in self.guarantee.notes:
+        if self.x is None and self.model_state is None and NO_FEATURES_NOTE not in self.guarantee.notes:
             self.guarantee = self.guarantee.with_note(NO_FEATURES_NOTE)
 
     @classmethod
@@ -201,13 +203,17 @@ class Release:
             edge_weight=data.get("edge_weight"),
             adjacency=data.get("dense_adjacency"),
             reports=release.reports,
+            model_state=release.model_state,
         )
 
     def features(self, data: Data) -> torch.Tensor:
         """What the classifier reads: ``x``, or without features the one-hot degree encoding of
-        the graph it propagates over (:data:`NO_FEATURES_NOTE`; Blink-Soft: the rounded row sums)."""
+        the graph it propagates over (:data:`NO_FEATURES_NOTE`; Blink-Soft: the rounded row sums); a model
+        released instead of features (``model_state``) answers on the data's own features."""
         if self.x is not None:
             return self.x
+        if self.model_state is not None:
+            return data.x.to(torch.float32)
         graph = self.graph(data)
         if isinstance(graph, BlockwiseAdjacency):
             degrees = torch.cat([rows.sum(dim=1) for _, _, rows in graph.blocks()]).round().long()
