@@ -36,4 +36,4 @@ def link_ldp(
     epsilon, delta = check_epsilon(epsilon), check_degree_share(delta)
     edge_index = check_graph(edge_index, num_nodes, undirected=True).edge_index
     src, dst = edge_index.cpu().numpy().astype("int64")
-    return RandomizedResponseReports.from_edges(src, dst, num_nodes, epsilon, delta, rng)
+    return RandomizedResponseReports.from_edges(src, dst, num_nodes, epsilon, delta, rng, symmetric=True)
