@@ -255,8 +255,8 @@ def test_band_kernel_states_and_graphs_equal_the_plain_computation_on_edge_cases
         # Hard: the passing pairs in the plain loop's order, both directions
         hard = hard_graph(rep, beta)
         pairs = np.array(_plain_band_loop(rep, beta, state_bounds(0.0, rep.epsilon_adjacency), np.full(3, math.inf)))
-        pairs = pairs.reshape(-1, 2).T
-        assert torch.equal(hard.edge_index, torch.from_numpy(np.stack([np.r_[pairs[0], pairs[1]], np.r_[pairs[1], pairs[0]]])))
+        first, second = pairs.reshape(-1, 2).T
+        assert torch.equal(hard.edge_index, torch.from_numpy(np.stack([np.r_[first, second], np.r_[second, first]])))
         # Hybrid: the top ⌊‖P‖₁⌋/2 pairs by (−logit, i·n + j), weights σ(logit) as float32
         norm, _ = posterior_norm(rep, beta)
         k = int(math.floor(norm)) // 2
