@@ -1,15 +1,18 @@
 """Blink at scale: client (Algorithm 1) plus server (β-MLE, posterior, Blink-Hard, Blink-Hybrid and the
 truncated Blink-Soft graph) on synthetic sparse SBM graphs (average degree ≈ 10) at ε = 4, δ = 0.1.
 
-    python benchmarks/blink_scale.py run --sizes 100000 300000 1000000 3000000
+    python benchmarks/blink_scale.py run --sizes 100000 300000 1000000 3000000 --stages client mle hard hybrid
+    python benchmarks/blink_scale.py run --sizes 100000 --stages soft --results benchmarks/results/blink_scale_soft.json
     python benchmarks/blink_scale.py table
 
 ``run`` measures each size in its own process (so that peak memory, ``ru_maxrss``, is its own) and
 merges one row per size into ``--results`` (``benchmarks/results/blink_scale.json``, committed; a
-rerun of a size replaces it).  Each stage records wall seconds, CPU seconds (user + system, all
-threads: the machine is shared, and CPU time is what a stage costs) and the peak RSS reached by the
-end of the stage.  ``table`` writes ``docs/benchmarks/blink_scale.md`` from that file, with the growth
-exponent of each stage fitted on log time against log n.
+rerun of a size replaces it; truncated Soft, which is far costlier, has its own file).  Each stage
+records wall seconds, CPU seconds (user + system, all threads: the machine is shared, and CPU time is
+what a stage costs), the peak RSS reached by the end of the stage (``ru_maxrss``: it includes
+generating the input graph) and the stage's own peak RSS (Linux's VmHWM, reset before the stage).  ``table`` writes
+``docs/benchmarks/blink_scale.md`` from these files, with the growth exponent of each stage fitted on
+log time against log n.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "blink_scale.json"
+SOFT_RESULTS = ROOT / "benchmarks" / "results" / "blink_scale_soft.json"
 PAGE = ROOT / "docs" / "benchmarks" / "blink_scale.md"
 STAGES = ("client", "mle", "hard", "hybrid", "soft")
 STAGE_NAMES = {
@@ -45,6 +49,23 @@ def _cpu() -> float:
 
 def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _reset_peak() -> None:
+    """Reset the kernel's peak-RSS mark (VmHWM, Linux ≥ 4.0): the next reading is the coming stage's own peak."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def _own_peak_mib() -> float | None:
+    """Peak RSS since the last :func:`_reset_peak` (None where /proc is missing)."""
+    try:
+        line = next(x for x in Path("/proc/self/status").read_text().splitlines() if x.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return None
+    return int(line.split()[1]) / 1024
 
 
 def one(n: int, eps: float, delta: float, stages: tuple[str, ...] = STAGES) -> dict:
@@ -70,9 +91,11 @@ def one(n: int, eps: float, delta: float, stages: tuple[str, ...] = STAGES) -> d
     out: dict = {"n": n, "edges": int(edges.shape[1]), "epsilon": eps, "delta": delta, "input_rss_mib": _rss_mib()}
 
     def stage(name: str, run):
+        _reset_peak()
         wall, cpu = time.perf_counter(), _cpu()
         value = run()
         out[name] = {"wall_s": time.perf_counter() - wall, "cpu_s": _cpu() - cpu, "peak_rss_mib": _rss_mib()}
+        out[name]["own_peak_rss_mib"] = _own_peak_mib()
         return value
 
     reports = stage("client", lambda e=edges: link_ldp(e, n, eps, delta, make_generator(0)))
@@ -89,7 +112,11 @@ def one(n: int, eps: float, delta: float, stages: tuple[str, ...] = STAGES) -> d
         del hybrid
     if "soft" in stages:
         soft = stage("soft", lambda: soft_graph(reports, fit.beta))
-        out["soft"].update(edges=int(soft.graph.edge_index.shape[1]), dropped_fraction=soft.details["dropped_fraction"])
+        out["soft"].update(
+            edges=int(soft.graph.edge_index.shape[1]),
+            visited_pairs=soft.graph.visited_pairs,
+            dropped_fraction=soft.details["dropped_fraction"],
+        )
     out["stages"] = [s for s in STAGES if s in out]
     out["total_wall_s"] = sum(out[s]["wall_s"] for s in out["stages"])
     out["total_cpu_s"] = sum(out[s]["cpu_s"] for s in out["stages"])
@@ -97,7 +124,8 @@ def one(n: int, eps: float, delta: float, stages: tuple[str, ...] = STAGES) -> d
 
 
 def run(args: argparse.Namespace) -> None:
-    rows = {r["n"]: r for r in json.loads(RESULTS.read_text())["rows"]} if RESULTS.exists() else {}
+    results = Path(args.results)
+    rows = {r["n"]: r for r in json.loads(results.read_text())["rows"]} if results.exists() else {}
     for n in args.sizes:
         load = os.getloadavg()
         cmd = [sys.executable, __file__, "--child", str(n), "--epsilon", str(args.epsilon), "--delta", str(args.delta)]
@@ -110,12 +138,13 @@ def run(args: argparse.Namespace) -> None:
         row["measured"] = time.strftime("%Y-%m-%d")
         rows[n] = row
         print(json.dumps(row), flush=True)
-        RESULTS.write_text(
+        results.write_text(
             json.dumps(
                 {
                     "command": "python benchmarks/blink_scale.py run --sizes "
                     + " ".join(str(k) for k in sorted(rows))
-                    + ("" if tuple(args.stages) == STAGES else " --stages " + " ".join(args.stages)),
+                    + ("" if tuple(args.stages) == STAGES else " --stages " + " ".join(args.stages))
+                    + ("" if results.resolve() == RESULTS else f" --results {results.resolve().relative_to(ROOT)}"),
                     "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
                     "rows": [rows[k] for k in sorted(rows)],
                 },
@@ -151,19 +180,24 @@ def table() -> str:
         "",
         "CPU seconds are user + system time of all threads (the machine is shared with other jobs: the",
         "load average before and after each size is listed, and wall time is inflated by it); peak RSS",
-        "is the process's maximum resident memory at the end of each stage, so it includes the input graph.",
+        "is the process's maximum resident memory at the end of each stage, so it includes generating the input",
+        "graph; a stage's own peak (Linux's VmHWM, reset when the stage starts) includes what is resident then",
+        "(the interpreter, torch and numba, about 0.5 GiB, and the reports).",
         "",
         "## CPU seconds per stage",
         "",
-        "| n | directed edges | " + " | ".join(STAGES) + " | total CPU s | total wall s | peak RSS MiB | load |",
-        "|---" * (len(STAGES) + 6) + "|",
+        "| n | directed edges | " + " | ".join(STAGES) + " | total CPU s | total wall s | peak RSS MiB "
+        "| stages' own peak MiB | load |",
+        "|---" * (len(STAGES) + 7) + "|",
     ]
     for r in rows:
         cells = " | ".join(f"{r[s]['cpu_s']:.1f}" if s in r else "—" for s in STAGES)
         peak = max(r[s]["peak_rss_mib"] for s in STAGES if s in r)
+        own = [r[s].get("own_peak_rss_mib") for s in STAGES if s in r]
+        own_cell = f"{max(own):,.0f}" if all(x is not None for x in own) else "—"
         lines.append(
             f"| {r['n']:,} | {r['edges']:,} | {cells} | {r['total_cpu_s']:.1f} | {r['total_wall_s']:.1f} | "
-            f"{peak:,.0f} | {r['load_before']:.1f} → {r['load_after']:.1f} |"
+            f"{peak:,.0f} | {own_cell} | {r['load_before']:.1f} → {r['load_after']:.1f} |"
         )
     lines += [
         "",
@@ -202,6 +236,37 @@ def table() -> str:
         if "hybrid" in timed:
             pairs = [max(r["hybrid"]["visited_pairs"], 1) for r in rows]
             lines.append(f"| Hybrid pairs visited | {_slope(ns, pairs):.2f} |")
+        target = 10_000_000
+        if ns[-1] < target:
+            last = rows[-1]
+            cpu = {s: last[s]["cpu_s"] * (target / ns[-1]) ** _slope(ns, [r[s]["cpu_s"] for r in rows]) for s in timed}
+            lines += [
+                "",
+                f"n = {target:,} was not run here (see the load column: the machine was shared). Extrapolated from",
+                f"n = {ns[-1]:,} with each stage's exponent above — a projection, not a measurement: "
+                + ", ".join(f"{s} {cpu[s]:,.0f}" for s in timed)
+                + f", total {sum(cpu.values()):,.0f} CPU seconds"
+                + f" (≥ {sum(cpu.values()) / 2 / 60:,.0f} min wall on 2 cores).",
+            ]
+    if SOFT_RESULTS.exists():
+        soft = json.loads(SOFT_RESULTS.read_text())
+        lines += [
+            "",
+            "## Blink-Soft, truncated",
+            "",
+            "Measured by `" + soft["command"] + "` (the largest size run: its output, pairs with P > 10⁻³,",
+            "is far larger than Hybrid's, and so are its time and memory):",
+            "",
+            "| n | Soft CPU s | Soft wall s | edges kept | pairs visited | dropped mass | peak RSS MiB | load |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for r in soft["rows"]:
+            s = r["soft"]
+            lines.append(
+                f"| {r['n']:,} | {s['cpu_s']:.1f} | {s['wall_s']:.1f} | {s['edges']:,} | {s['visited_pairs']:,} | "
+                f"{s['dropped_fraction']:.1%} | {s['peak_rss_mib']:,.0f} | "
+                f"{r['load_before']:.1f} → {r['load_after']:.1f} |"
+            )
     lines += [
         "",
         "Blink-Soft's exact posterior (n ≤ 20,000 by default) holds the n² evidence states as bytes: 16 GiB",
@@ -210,7 +275,8 @@ def table() -> str:
         + (
             ", which is what this table times."
             if all("soft" in r for r in rows)
-            else "; these rows did not time it (`--stages`)."
+            else "; these rows did not time it (`--stages`)"
+            + ("; its own section above does." if SOFT_RESULTS.exists() else ".")
         ),
         "",
     ]
@@ -225,6 +291,7 @@ def main() -> None:
     ap.add_argument("--delta", type=float, default=0.1)
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES), help="the server stages to time")
+    ap.add_argument("--results", default=str(RESULTS), help="the results file to merge into")
     args = ap.parse_args()
     if args.child:
         print(json.dumps(one(args.child, args.epsilon, args.delta, tuple(args.stages))))

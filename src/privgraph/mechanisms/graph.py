@@ -74,7 +74,9 @@ def laplace_unit_llr(x: np.ndarray) -> np.ndarray:
 def _edge_keys(src: np.ndarray, dst: np.ndarray, num_nodes: int) -> np.ndarray:
     """The sorted distinct keys i·n + j of the directed edges: a sort and a comparison of neighbours,
     O(E log E) (numpy's ``np.unique`` hashes int64 keys first, and is ~50× slower at 10⁷ keys)."""
-    keys = np.sort(np.asarray(src, dtype=np.int64) * num_nodes + np.asarray(dst, dtype=np.int64))
+    keys = np.asarray(src, dtype=np.int64) * num_nodes  # one array, added to and sorted in place
+    keys += np.asarray(dst, dtype=np.int64)
+    keys.sort()
     if keys.size > 1:
         new = keys[1:] != keys[:-1]
         if not new.all():
@@ -106,14 +108,23 @@ class RandomizedResponseReports:
     _keys: np.ndarray  # uint64 [n], each node's secret PRF key
     _edge_keys: np.ndarray  # sorted int64 i*n + j over true directed edges
     _csr: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    _symmetric: bool | None = field(default=None, repr=False)  # True: the edges were validated undirected
 
     score_description: ClassVar[str] = "likelihood ratio of u's randomized-response bit about v and its Laplace degree"
 
     @classmethod
     def from_edges(
-        cls, src: np.ndarray, dst: np.ndarray, num_nodes: int, epsilon: float, delta: float, rng: RandomSource
+        cls,
+        src: np.ndarray,
+        dst: np.ndarray,
+        num_nodes: int,
+        epsilon: float,
+        delta: float,
+        rng: RandomSource,
+        symmetric: bool | None = None,
     ) -> RandomizedResponseReports:
-        """Algorithm 1 for every node at once, on the simple undirected graph with directed edges ``src, dst``."""
+        """Algorithm 1 for every node at once, on the simple undirected graph with directed edges ``src, dst``
+        (``symmetric=True``: the caller has validated that, and :meth:`is_symmetric` need not check it)."""
         epsilon = check_epsilon(epsilon)
         delta = check_degree_share(delta)
         src = np.asarray(src, dtype=np.int64)
@@ -126,7 +137,7 @@ class RandomizedResponseReports:
             noisy = torch.from_numpy(degrees) + noise
         else:  # no budget on degrees: nothing is sent
             noisy = torch.full((num_nodes,), float("nan"), dtype=torch.float64)
-        return cls(num_nodes, epsilon, delta, noisy, keys, _edge_keys(src, dst, num_nodes))
+        return cls(num_nodes, epsilon, delta, noisy, keys, _edge_keys(src, dst, num_nodes), _symmetric=symmetric)
 
     def budgets(self) -> tuple[Budget, Budget]:
         """(degree, adjacency list): δε for the Laplace degree, (1 − δ)ε for randomized response."""
@@ -172,8 +183,17 @@ class RandomizedResponseReports:
         if self._csr is None:
             n = self.num_nodes
             indptr = np.searchsorted(self._edge_keys, np.arange(n + 1, dtype=np.int64) * n).astype(np.int64)
-            self._csr = (indptr, (self._edge_keys % n).astype(np.int64))
+            self._csr = (indptr, self._edge_keys % n)
         return self._csr
+
+    def is_symmetric(self) -> bool:
+        """Whether every true edge (i, j) has its (j, i): then the compiled kernels read A_ji as A_ij
+        (checked once, O(E log deg), unless the constructor was told)."""
+        if self._symmetric is None:
+            from privgraph.methods.blink.kernels import is_symmetric  # compiled; imported on first use
+
+            self._symmetric = bool(is_symmetric(*self.csr()))
+        return self._symmetric
 
     def kernel_args(self) -> tuple:
         """``(keys, indptr, indices, p_flip, stream)`` as the compiled kernels take them."""

@@ -159,9 +159,10 @@ def test_pairs_above_visits_the_band_and_returns_exactly_the_passing_pairs(tau, 
     assert visited == int((beta[a] + beta[b] > tau - 2 * rep.epsilon_adjacency).sum())
 
 
-def _plain_band_loop(rep, beta, low, high):
+def _plain_band_loop(rep, beta, low, high, states=False):
     """The pair loop of ``kernels.collect_band`` written plainly: chunk c takes sorted rows c, c + 64, …,
-    each row its partners in ascending β, every pair tested on its evidence state."""
+    each row its partners in ascending β, every pair tested on its evidence state (from the reports' own
+    bits, ``rep.evidence``: no kernel, no symmetry assumed); with ``states``, (i, j, state) triples."""
     n = rep.num_nodes
     order = np.argsort(beta, kind="stable")
     b = beta[order]
@@ -173,7 +174,8 @@ def _plain_band_loop(rep, beta, low, high):
             i, j, s = np.full(x.size, order[a]), order[x], b[a] + b[x]
             t = rep.evidence(i, j)
             keep = (low[t] < s) & (s <= high[t])
-            out += list(zip(np.minimum(i, j)[keep].tolist(), np.maximum(i, j)[keep].tolist()))
+            pair = (np.minimum(i, j)[keep].tolist(), np.maximum(i, j)[keep].tolist())
+            out += list(zip(*pair, t[keep].tolist())) if states else list(zip(*pair))
     return out
 
 
@@ -191,10 +193,86 @@ def test_band_kernel_output_equals_the_plain_pair_loop_in_order(eps):
     for tau, below in [(0.0, math.inf), (-4.0, math.inf), (-4.0, -2.5), (-1.0, 3.0), (-6.0, -5.0)]:
         low = state_bounds(tau, rep.epsilon_adjacency)
         high = state_bounds(below, rep.epsilon_adjacency) if math.isfinite(below) else np.full(3, math.inf)
-        i, j, _ = kernels.collect_band(beta, keys, indptr, indices, p_flip, stream, low, high)
+        i, j, _, _ = kernels.collect_band(beta, keys, indptr, indices, p_flip, stream, low, high)
         want = _plain_band_loop(rep, beta, low, high)
         assert len(want) > 0
         assert list(zip(i.tolist(), j.tolist())) == want
+
+
+def _edge_case_reports(n, kind, eps, seed):
+    """Reports on ``n`` nodes: no edges, a random undirected graph, or (``directed``) edges listed in one
+    direction only (built past ``link_ldp``'s validation, to exercise the kernels' asymmetric path)."""
+    from privgraph.mechanisms.graph import RandomizedResponseReports
+
+    rng = np.random.default_rng(seed)
+    if kind == "empty" or n < 2:
+        src = dst = np.zeros(0, np.int64)
+    else:
+        a, b = np.triu_indices(n, 1)
+        keep = rng.random(a.size) < 0.3
+        a, b = a[keep], b[keep]
+        src, dst = (a, b) if kind == "directed" else (np.concatenate([a, b]), np.concatenate([b, a]))
+    if kind == "directed":
+        return RandomizedResponseReports.from_edges(src, dst, n, eps, 0.2, make_generator(seed))
+    return link_ldp(torch.from_numpy(np.stack([src, dst])), n, eps, 0.2, make_generator(seed))
+
+
+def _edge_case_beta(n, kind, seed):
+    rng = np.random.default_rng(seed)
+    if kind == "zero":  # all-zero degrees clip to 1: one constant β, every β-sum tied
+        return np.full(n, -1.5)
+    if kind == "ties":
+        return np.round(rng.normal(-2.0, 1.5, size=n), 0)
+    return rng.normal(-2.0, 1.5, size=n)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 70])
+@pytest.mark.parametrize("graph_kind", ["empty", "random", "directed"])
+@pytest.mark.parametrize("beta_kind", ["zero", "ties", "normal"])
+def test_band_kernel_states_and_graphs_equal_the_plain_computation_on_edge_cases(n, graph_kind, beta_kind):
+    # the kernel reads Ã_ji with j's key from the β-sorted copy and A_ji = A_ij when the edges are
+    # symmetric, and returns each pair's evidence state (Hybrid's and Soft's weights come from it):
+    # pairs, order and states must equal the plain loop's on the reports' own bits, on empty and
+    # directed graphs, n = 1, 2, tied β; the graphs then equal the brute-force ones to the bit
+    from privgraph.methods.blink.server import state_bounds, thresholded_graph
+
+    seed = 100 * n + len(graph_kind) + len(beta_kind)
+    for eps in (0.5, 4.0):
+        rep = _edge_case_reports(n, graph_kind, eps, seed)
+        beta = _edge_case_beta(n, beta_kind, seed)
+        keys, indptr, indices, p_flip, stream = rep.kernel_args()
+        assert rep.is_symmetric() == (graph_kind != "directed" or indices.size == 0)
+        for tau, below in [(0.0, math.inf), (-4.0, math.inf), (-4.0, -2.5), (-1.0, 3.0), (-9.0, -5.0)]:
+            low = state_bounds(tau, rep.epsilon_adjacency)
+            high = state_bounds(below, rep.epsilon_adjacency) if math.isfinite(below) else np.full(3, math.inf)
+            want = _plain_band_loop(rep, beta, low, high, states=True)
+            for symmetric in {rep.is_symmetric(), False}:  # the shortcut and the lookup of A_ji
+                i, j, t, _ = kernels.collect_band(beta, keys, indptr, indices, p_flip, stream, low, high, 0, symmetric)
+                assert t.dtype == np.uint8
+                assert list(zip(i.tolist(), j.tolist(), t.tolist())) == want
+        a, b = np.triu_indices(n, 1)
+        logit = posterior_logit(beta[a] + beta[b], rep.evidence(a, b), rep.epsilon_adjacency)
+        # Hard: the passing pairs in the plain loop's order, both directions
+        hard = hard_graph(rep, beta)
+        pairs = np.array(_plain_band_loop(rep, beta, state_bounds(0.0, rep.epsilon_adjacency), np.full(3, math.inf)))
+        first, second = pairs.reshape(-1, 2).T
+        assert torch.equal(hard.edge_index, torch.from_numpy(np.stack([np.r_[first, second], np.r_[second, first]])))
+        # Hybrid: the top ⌊‖P‖₁⌋/2 pairs by (−logit, i·n + j), weights σ(logit) as float32
+        norm, _ = posterior_norm(rep, beta)
+        k = int(math.floor(norm)) // 2
+        hyb = hybrid_graph(rep, beta)
+        top = np.lexsort((a * n + b, -logit))[:k]
+        want_ei = np.stack([np.r_[a[top], b[top]], np.r_[b[top], a[top]]])
+        assert torch.equal(hyb.edge_index, torch.from_numpy(want_ei).long())
+        p = 0.5 * (1.0 + np.tanh(0.5 * logit[top]))
+        assert torch.equal(hyb.edge_weight, torch.from_numpy(np.r_[p, p]).float())
+        # truncated Soft: pairs with P > 0.05, weights from the kernel's states
+        soft = thresholded_graph(rep, beta, 0.05)
+        keep = {(x, y): w for x, y, w in zip(a.tolist(), b.tolist(), (0.5 * (1.0 + np.tanh(0.5 * logit))).tolist())}
+        got = list(zip(soft.edge_index[0].tolist(), soft.edge_index[1].tolist(), soft.edge_weight.tolist()))
+        half = got[: len(got) // 2]
+        assert sorted((x, y) for x, y, _ in half) == sorted(pq for pq, w in keep.items() if w > 0.05)
+        assert all(w == np.float32(keep[(x, y)]) for x, y, w in half)
 
 
 def test_integer_flip_threshold_equals_the_float_comparison():

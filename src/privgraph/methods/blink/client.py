@@ -35,5 +35,5 @@ def link_ldp(
     edge would count twice in the degree and double its sensitivity, so duplicates are refused)."""
     epsilon, delta = check_epsilon(epsilon), check_degree_share(delta)
     edge_index = check_graph(edge_index, num_nodes, undirected=True).edge_index
-    src, dst = edge_index.cpu().numpy().astype("int64")
-    return RandomizedResponseReports.from_edges(src, dst, num_nodes, epsilon, delta, rng)
+    src, dst = edge_index.cpu().numpy().astype("int64", copy=False)  # a view of the validated edges
+    return RandomizedResponseReports.from_edges(src, dst, num_nodes, epsilon, delta, rng, symmetric=True)

@@ -86,23 +86,40 @@ def evidence_rows(rows, n, keys, indptr, indices, p_flip, stream):
 
 
 @nb.njit(inline="always", cache=True)
-def _passes(keys, indptr, indices, p_flip, stream, i, j, s, low, high) -> bool:
-    """Whether pair (i, j) with β-sum ``s`` is emitted: its state t passes iff
-    low[t] < s ≤ high[t].  Bits are evaluated lazily, only when they matter."""
+def _pair_state(keys, indptr, indices, p_flip, stream, symmetric, i, j, key_j, s, low, high) -> np.int64:
+    """The evidence state t of pair (i, j) with β-sum ``s`` if it is emitted (low[t] < s ≤ high[t]),
+    else −1.  Bits are evaluated lazily, only when they matter; j's bit reads j's key ``key_j`` (from
+    the β-sorted copy: sequential in the partner loop) and, when the true edges are ``symmetric``,
+    A_ji = A_ij (no lookup in j's row, a cache miss per pair on large graphs)."""
     in0 = s > low[0] and s <= high[0]
     in1 = s > low[1] and s <= high[1]
     in2 = s > low[2] and s <= high[2]
-    if in0 and in1 and in2:
-        return True
     if not (in0 or in1 or in2):
-        return False
-    b1 = _bit(keys, indptr, indices, p_flip, stream, i, j)
+        return -1
+    edge = _is_edge(indptr, indices, i, j)
+    b1 = np.int64(edge != (_prf(keys[i], j, stream) < p_flip))
     if b1 == 0 and not (in0 or in1):
-        return False
+        return -1
     if b1 == 1 and not (in1 or in2):
-        return False
-    t = b1 + _bit(keys, indptr, indices, p_flip, stream, j, i)
-    return (in0 and t == 0) or (in1 and t == 1) or (in2 and t == 2)
+        return -1
+    if not symmetric:
+        edge = _is_edge(indptr, indices, j, i)
+    t = b1 + np.int64(edge != (_prf(key_j, i, stream) < p_flip))
+    if (in0 and t == 0) or (in1 and t == 1) or (in2 and t == 2):
+        return t
+    return -1
+
+
+@nb.njit(parallel=True, cache=True)
+def is_symmetric(indptr: np.ndarray, indices: np.ndarray) -> bool:
+    """Whether the CSR edge set is symmetric: every (i, j) has its (j, i) (O(E log deg))."""
+    n = indptr.size - 1
+    missing = np.zeros(n, np.int64)
+    for i in nb.prange(n):
+        for e in range(indptr[i], indptr[i + 1]):
+            if not _is_edge(indptr, indices, indices[e], i):
+                missing[i] += 1
+    return missing.sum() == 0
 
 
 _CHUNKS = 64  # rows are dealt to chunks round-robin: neighbouring sorted rows cost alike
@@ -138,22 +155,26 @@ def _sorted_neighbour_positions(order, indptr, indices):
 
 
 @nb.njit(parallel=True, cache=True)
-def _band_collect(order, b, start, cap, keys, indptr, indices, nbr_pos, p_flip, flip_below, stream, low, high):
+def _band_collect(
+    order, b, start, cap, keys, sorted_keys, indptr, indices, nbr_pos, symmetric, p_flip, flip_below, stream, low, high
+):
     """One pass: chunk c handles sorted rows c, c + C, c + 2C, …; it writes up to
-    ``cap`` pairs and counts all (a count above ``cap`` means: rerun bigger).
+    ``cap`` pairs (and their evidence states) and counts all (a count above ``cap`` means: rerun bigger).
 
     Row a's partners x (ascending, so β-sums ascend) split in two.  Where the β-sum is at most
     min(low[0], low[1], high[2]) only evidence state 2 can pass, so Ã_ij must be 1: node i's flips of a
     whole block of partners are drawn in a branch-free (vectorised) loop as integer Philox bits
     (flip ⟺ bits < ``flip_below``, :func:`~privgraph.mechanisms.prf.uniform_below_bits`), and
     Ã_ij = flip XOR edge, the edges read from i's neighbours' sorted positions ``nbr_pos`` in
-    step; only pairs with Ã_ij = 1 go to :func:`_passes`.  Where nothing can pass (β-sum in
-    (high[2], min(low[0], low[1])]) is skipped; the rest goes to :func:`_passes` pair by pair.
-    Every pair is decided by :func:`_passes` or rejected where it would reject (Ã_ij = 0 and no
-    state other than 2 in its window), in the order of x: the output is that of the plain loop."""
+    step; only pairs with Ã_ij = 1 draw Ã_ji, from ``sorted_keys[x]`` (read in order) and, for
+    ``symmetric`` edges, the same edge bit.  Where nothing can pass (β-sum in (high[2],
+    min(low[0], low[1])]) is skipped; the rest goes to :func:`_pair_state` pair by pair.  Every
+    pair is decided as :func:`_pair_state` decides it, in the order of x: the output is that of
+    the plain loop."""
     n = b.size
     out_i = np.empty((_CHUNKS, cap), np.int64)
     out_j = np.empty((_CHUNKS, cap), np.int64)
+    out_t = np.empty((_CHUNKS, cap), np.uint8)
     counts = np.zeros(_CHUNKS, np.int64)
     only2 = min(low[0], low[1], high[2])  # below: states 0 and 1 are out of their windows
     none_below = min(low[0], low[1])  # in (high[2], none_below]: no state in its window
@@ -179,22 +200,30 @@ def _band_collect(order, b, start, cap, keys, indptr, indices, nbr_pos, p_flip, 
                     if e < e_end and nbr_pos[e] == x:
                         edge = True
                         e += 1
-                    if (draws[t] < flip_below) != edge:  # Ã_ij = 1
-                        j = order[x]
-                        if _passes(keys, indptr, indices, p_flip, stream, i, j, b[a] + b[x], low, high):
-                            if m < cap:
-                                out_i[c, m] = min(i, j)
-                                out_j[c, m] = max(i, j)
-                            m += 1
+                    if (draws[t] < flip_below) != edge:  # Ã_ij = 1: state 2 iff Ã_ji = 1, if in its window
+                        s = b[a] + b[x]
+                        if s > low[2] and s <= high[2]:
+                            j = order[x]
+                            edge_ji = edge if symmetric else _is_edge(indptr, indices, j, i)
+                            if (_bits(sorted_keys[x], i, stream) < flip_below) != edge_ji:
+                                if m < cap:
+                                    out_i[c, m] = min(i, j)
+                                    out_j[c, m] = max(i, j)
+                                    out_t[c, m] = 2
+                                m += 1
             for x in range(x_rest, n):
                 j = order[x]
-                if _passes(keys, indptr, indices, p_flip, stream, i, j, b[a] + b[x], low, high):
+                state = _pair_state(
+                    keys, indptr, indices, p_flip, stream, symmetric, i, j, sorted_keys[x], b[a] + b[x], low, high
+                )
+                if state >= 0:
                     if m < cap:
                         out_i[c, m] = min(i, j)
                         out_j[c, m] = max(i, j)
+                        out_t[c, m] = state
                     m += 1
         counts[c] = m
-    return out_i, out_j, counts
+    return out_i, out_j, out_t, counts
 
 
 @nb.njit(inline="always", cache=True)
@@ -264,20 +293,24 @@ def collect_band(
     low: np.ndarray,
     high: np.ndarray,
     expected: float | None = None,
-) -> tuple[np.ndarray, np.ndarray, int]:
+    symmetric: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Pairs i < j whose evidence state t satisfies low[t] < β_i + β_j ≤ high[t].
 
     Visits only pairs with β-sum > min(low) (a contiguous range of the sorted β
     for each node) in one compiled, parallel pass whose buffers are sized from
     ``expected`` (a second pass runs only if they overflow); returns
-    ``(i, j, visited)`` with i < j, each pair once.
+    ``(i, j, states, visited)`` with i < j, each pair once, and its evidence state (uint8).
+    ``symmetric``: the edges (CSR ``indptr, indices``) are undirected, so A_ji is read as A_ij.
     """
     order, b, start, visited = _band(beta, float(np.min(low)))
     args = (
         keys,
+        np.ascontiguousarray(keys[order]),
         indptr,
         indices,
         _sorted_neighbour_positions(order, indptr, indices),
+        bool(symmetric),
         np.float64(p_flip),
         np.uint64(uniform_below_bits(p_flip)),
         np.uint64(stream),
@@ -285,9 +318,9 @@ def collect_band(
         np.asarray(high, np.float64),
     )
     cap = int(1.5 * (expected or 0) / _CHUNKS) + 1024
-    out_i, out_j, counts = _band_collect(order, b, start, cap, *args)
+    out_i, out_j, out_t, counts = _band_collect(order, b, start, cap, *args)
     if counts.max() > cap:
         cap = int(counts.max())
-        out_i, out_j, counts = _band_collect(order, b, start, cap, *args)
+        out_i, out_j, out_t, counts = _band_collect(order, b, start, cap, *args)
     take = np.arange(cap)[None, :] < counts[:, None]
-    return out_i[take], out_j[take], visited
+    return out_i[take], out_j[take], out_t[take], visited

@@ -202,18 +202,35 @@ def pairs_above(
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Pairs i < j with ``logit_threshold`` < logit P_ij ≤ ``below``, visiting only
     pairs with β_i + β_j > τ − 2ε_a (compiled, :func:`kernels.collect_band`)."""
+    i, j, _, visited = _pairs_with_states(reports, beta, logit_threshold, below, expected)
+    return i, j, visited
+
+
+def _pairs_with_states(
+    reports: LinkLDPReports,
+    beta: np.ndarray,
+    logit_threshold: float,
+    below: float = math.inf,
+    expected: _ExpectedPassing | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """:func:`pairs_above` with each pair's evidence state (uint8), which the kernel has evaluated."""
     eps_a, p_flip = reports.epsilon_adjacency, reports.p_flip
     high = state_bounds(below, eps_a) if math.isfinite(below) else np.full(3, math.inf)
     expected = expected or _ExpectedPassing(beta, eps_a, p_flip)
     count = expected(logit_threshold) - (expected(below) if math.isfinite(below) else 0.0)
     keys, indptr, indices, _, stream = reports.kernel_args()
     return kernels.collect_band(
-        beta, keys, indptr, indices, p_flip, stream, state_bounds(logit_threshold, eps_a), high, count
+        beta,
+        keys,
+        indptr,
+        indices,
+        p_flip,
+        stream,
+        state_bounds(logit_threshold, eps_a),
+        high,
+        count,
+        reports.is_symmetric(),
     )
-
-
-def _logits(reports: LinkLDPReports, beta: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    return posterior_logit(beta[i] + beta[j], reports.evidence(i, j), reports.epsilon_adjacency)
 
 
 def hard_graph(reports: LinkLDPReports, beta: np.ndarray) -> EstimatedGraph:
@@ -228,8 +245,8 @@ def thresholded_graph(reports: LinkLDPReports, beta: np.ndarray, min_probability
     if not 0.0 < min_probability < 1.0:
         raise ValueError(f"min_probability must lie in (0, 1), got {min_probability}")
     tau = math.log(min_probability) - math.log1p(-min_probability)
-    i, j, visited = pairs_above(reports, beta, tau)
-    ei, ew = _symmetric(i, j, _sigmoid(_logits(reports, beta, i, j)))
+    i, j, states, visited = _pairs_with_states(reports, beta, tau)
+    ei, ew = _symmetric(i, j, _sigmoid(posterior_logit(beta[i] + beta[j], states, reports.epsilon_adjacency)))
     return EstimatedGraph(ei, ew, visited, tau)
 
 
@@ -319,22 +336,23 @@ def hybrid_graph(
         mid = 0.5 * (a + b)
         a, b = (mid, b) if expected(mid) >= target else (a, mid)
     tau, previous, step = a, math.inf, 1.0
-    found_i, found_j, visited = [], [], 0
+    found_i, found_j, found_states, visited = [], [], [], 0
     while True:
         cost = kernels.band_size(beta, tau - 2 * eps_a) - (
             kernels.band_size(beta, previous - 2 * eps_a) if math.isfinite(previous) else 0
         )
         if visited + cost > max_visits:
             raise RuntimeError(f"Blink-Hybrid would visit more than max_visits={max_visits} candidate pairs")
-        i, j, v = pairs_above(reports, beta, tau, previous, expected)
+        i, j, states, v = _pairs_with_states(reports, beta, tau, previous, expected)
         found_i.append(i)
         found_j.append(j)
+        found_states.append(states)
         visited += v
         if sum(x.size for x in found_i) >= k or tau < lo_tau:
             break
         previous, tau, step = tau, tau - step, 2 * step
     i, j = np.concatenate(found_i), np.concatenate(found_j)
-    logit = _logits(reports, beta, i, j)
+    logit = posterior_logit(beta[i] + beta[j], np.concatenate(found_states), eps_a)
     # ≥ k pairs pass τ and every other pair does not, so the top k are among them;
     # sort by logit descending, ties by pair index
     order = np.lexsort((i * n + j, -logit))[:k]
