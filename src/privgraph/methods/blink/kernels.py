@@ -110,18 +110,6 @@ def _pair_state(keys, indptr, indices, p_flip, stream, symmetric, i, j, key_j, s
     return -1
 
 
-@nb.njit(parallel=True, cache=True)
-def is_symmetric(indptr: np.ndarray, indices: np.ndarray) -> bool:
-    """Whether the CSR edge set is symmetric: every (i, j) has its (j, i) (O(E log deg))."""
-    n = indptr.size - 1
-    missing = np.zeros(n, np.int64)
-    for i in nb.prange(n):
-        for e in range(indptr[i], indptr[i + 1]):
-            if not _is_edge(indptr, indices, indices[e], i):
-                missing[i] += 1
-    return missing.sum() == 0
-
-
 _CHUNKS = 64  # rows are dealt to chunks round-robin: neighbouring sorted rows cost alike
 _BLOCK = 256  # partners whose flips are drawn in one vectorised loop
 
