@@ -82,17 +82,21 @@ def test_one_hop_noise_has_the_calibrated_scale():
     assert torch.equal(noisy_neighbour_sum(x, edge_index, 0.0, None), neighbour_sum(x, edge_index))
 
 
-def test_edge_sensitivity_is_one(graph):
-    """Edge level: adding one edge u → v moves only row v of a hop's (noiseless) sum, by the unit vector x_u."""
+def test_edge_sensitivity_is_root_two(graph):
+    """Edge level: adding one undirected link u – v moves rows u and v of a hop's (noiseless) sum, each by a
+    unit vector (‖·‖_F = √2, the release's Δ); one directed entry alone moves one row by 1 (the authors' Δ)."""
     x = F.normalize(torch.randn(graph.num_nodes, 8, generator=torch.Generator().manual_seed(0)), dim=-1)
     base = neighbour_sum(x, graph.edge_index)
-    worst = 0.0
-    for u, v in [(0, 5), (17, 250), (299, 1), (42, 42)]:
-        plus = torch.cat([graph.edge_index, torch.tensor([[u], [v]])], 1)
+    present = set(map(tuple, graph.edge_index.t().tolist()))
+    for u, v in [(0, 5), (17, 250), (299, 1)]:
+        assert (u, v) not in present
+        plus = torch.cat([graph.edge_index, torch.tensor([[u, v], [v, u]])], 1)
         diff = neighbour_sum(x, plus) - base
-        assert torch.count_nonzero(diff.norm(dim=1) > 1e-6) == 1
-        worst = max(worst, float(diff.norm()))
-    assert worst == pytest.approx(1.0, abs=1e-5)
+        assert set((diff.norm(dim=1) > 1e-6).nonzero().flatten().tolist()) == {u, v}
+        assert float(diff.norm()) == pytest.approx(math.sqrt(2), abs=1e-5)
+        one = neighbour_sum(x, torch.cat([graph.edge_index, torch.tensor([[u], [v]])], 1)) - base
+        assert float(one.norm()) == pytest.approx(1.0, abs=1e-5)
+    assert get_method("gap-edp").sensitivity() == math.sqrt(2)
 
 
 def test_degree_bound_and_node_sensitivity(graph):
@@ -124,7 +128,9 @@ def test_guarantees_and_calibration(graph):
     assert g.unit == Unit.EDGE and g.epsilon == 2.0
     assert g.delta == 10.0 ** -len(str(graph.num_edges))  # the authors' auto δ < 1/|E|
     assert g.delta < 1 / graph.num_edges
-    assert edp.details["noise_std"] == pytest.approx(analytic_gaussian_sigma(2.0, g.delta, math.sqrt(2)))
+    sigma = analytic_gaussian_sigma(2.0, g.delta, math.sqrt(2))  # K = 2 hops: one Gaussian of sensitivity √K
+    assert edp.details["noise_multiplier"] == pytest.approx(sigma)
+    assert edp.details["noise_std"] == pytest.approx(sigma * math.sqrt(2))  # Δ = √2 per hop
     assert edp.fields["edge_index"].startswith("withheld") and "y" in edp.data
     ndp = pg.privatize(graph, "gap-ndp", epsilon=4.0, seed=0, max_degree=5, batch_size=32, **FAST)
     g = ndp.report.guarantees[0]

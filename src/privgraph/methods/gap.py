@@ -12,8 +12,10 @@ Three modules, trained one after the other (the paper's Fig. 2 and Algorithm 1):
 3. **classifier** — a multi-MLP: one MLP per hop table, their outputs concatenated, normalised, and a
    head MLP (the authors' ``MultiMLP`` with ``combine='cat'``), trained on the cached tables.
 
-Edge level (``gap-edp``): one edge changes one row of a hop's sum by a unit vector, Δ = 1; the K
-aggregations are K Gaussian mechanisms, together one Gaussian of sensitivity √K, calibrated exactly
+Edge level (``gap-edp``): one undirected link (u → v and v → u) changes rows u and v of a hop's sum by
+unit vectors, Δ = √2 (the authors' code: Δ = 1, one directed entry, which on an undirected graph such as
+Facebook protects half a link); the K aggregations with noise σΔ are together one Gaussian of noise
+multiplier σ/√K, calibrated exactly
 (the analytic Gaussian, :func:`~privgraph.mechanisms.analytic_gaussian_sigma`; the authors: autodp's
 ``ComposeGaussian`` of ``ExactGaussianMechanism``).  The encoder reads no edge and the classifier
 reads only the noisy tables: both are post-processing, so the classifier is trained by :meth:`fit`.
@@ -44,9 +46,10 @@ from torch_geometric.data import Data
 from torch_geometric.utils import scatter
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.accounting.ledger import Spend
 from privgraph.accounting.rdp import composed_noise_multiplier
 from privgraph.device import current_device, to_device
-from privgraph.mechanisms import RandomSource, analytic_gaussian_sigma
+from privgraph.mechanisms import RandomSource, analytic_gaussian_sigma, make_generator
 from privgraph.mechanisms.randomness import integers, rand, randn
 from privgraph.methods.base import SPLIT_FIELDS, Hyperparameters, Method, MethodParams, Release, param, register_method
 from privgraph.progress import ProgressHook
@@ -201,13 +204,26 @@ def noisy_neighbour_sum(x: Tensor, edge_index: Tensor, noise_std: float, rng: Ra
 
 def perturbed_aggregation(
     x: Tensor, edge_index: Tensor, hops: int, noise_std: float, rng: RandomSource | None
-) -> list[Tensor]:
+) -> tuple[list[Tensor], list[Tensor]]:
     """Algorithm 1 (PMA): x⁰ = normalize(x); x^k = normalize(Aᵀx^{k−1} + N(0, noise_std²)) for
-    k = 1 … K (:func:`noisy_neighbour_sum`)."""
-    tables = [F.normalize(x, dim=-1)]
+    k = 1 … K (:func:`noisy_neighbour_sum`).  Returns the tables [x⁰ … x^K] and the K noisy sums."""
+    tables, sums = [F.normalize(x, dim=-1)], []
     for _ in range(hops):
-        tables.append(F.normalize(noisy_neighbour_sum(tables[-1], edge_index, noise_std, rng), dim=-1))
-    return tables
+        sums.append(noisy_neighbour_sum(tables[-1], edge_index, noise_std, rng))
+        tables.append(F.normalize(sums[-1], dim=-1))
+    return tables, sums
+
+
+@dataclass
+class AggregationRelease:
+    """The aggregation module alone on given embeddings (the DP part of GAP-EDP): the tables, the K noisy
+    sums before normalisation, the graph aggregated over and the guarantee — what :mod:`privgraph.audit`
+    observes (a white-box release step, as its DP-SGD audit observes one step)."""
+
+    tables: list[Tensor]
+    sums: list[Tensor]
+    edge_index: Tensor
+    guarantee: PrivacyGuarantee
 
 
 # ------------------------------------------------------------------------------------------- DP-SGD
@@ -277,6 +293,9 @@ def evaluate(model: nn.Module, x: Tensor, data: Data, seconds: float, epochs: in
 _NO_GRAPH = torch.empty(2, 0, dtype=torch.long)  # the MLPs read no graph (train_node_classifier's argument)
 
 
+AUTO_DELTA_MAX = 0.1  # auto_delta's largest value (a count below 10)
+
+
 def auto_delta(count: int) -> float:
     """The authors' δ = 10^-(number of digits of ``count``) (< 1/count)."""
     return 10.0 ** -len(str(max(int(count), 1)))
@@ -286,6 +305,7 @@ def _seed(rng: RandomSource) -> int:
     return int(integers(2**31, (1,), rng)[0])
 
 
+X_TABLES = "x = [x⁰, …, x^K] side by side, x⁰ the encoder's embedding, x^k the noisy k-hop aggregate"
 ANSWERS = (
     "the release's cached noisy aggregates (GAP answers from the tables it computed once: a query's "
     "features replace rows of the [x⁰ … x^K] table the classifier reads, no edge is read again and no "
@@ -302,6 +322,16 @@ class _GAP(Method):
     node_level: ClassVar[bool] = False
     private_fields: ClassVar[tuple[str, ...]] = ("edge_index",)
     public_fields: ClassVar[tuple[str, ...]] = SPLIT_FIELDS
+    simple_graph: ClassVar[bool] = True  # the unit is an undirected link (validated: symmetric, no self-loops)
+
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None) -> list[Spend]:
+        """ε on the unit with the given δ; the auto δ depends on the data, unknown before it is read, so it
+        is declared at its largest value, 10^-1 (never below what the release spends: give ``delta`` to
+        declare it exactly)."""
+        if label_epsilon is not None:
+            raise ValueError(f"{self.name} does not collect label reports")
+        delta = self.params.delta if self.params.delta is not None else AUTO_DELTA_MAX
+        return [self._spend(self.unit, epsilon, delta)]
 
     def delta(self, data: Data) -> float:
         given = self.params.delta
@@ -348,7 +378,9 @@ class _GAP(Method):
         return data.edge_index
 
     def sensitivity(self) -> float:
-        return 1.0
+        """Δ of one hop's sum: one undirected link is two directed entries (u → v, v → u), so rows u and v
+        each move by a unit vector, Δ = √2 (the authors' Δ = 1 counts one directed entry)."""
+        return math.sqrt(2)
 
     def release(
         self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
@@ -358,12 +390,27 @@ class _GAP(Method):
         seed = _seed(rng)
         emb, details = self.encode(data, sigma, rng, seed)
         edge_index = to_device(self.graph_for_aggregation(data, rng), emb.device)
-        tables = perturbed_aggregation(emb, edge_index, self.params.hops, sigma * self.sensitivity(), rng)
+        tables, _ = perturbed_aggregation(emb, edge_index, self.params.hops, sigma * self.sensitivity(), rng)
         x = torch.cat(tables, dim=-1).cpu()
         details.update(noise_multiplier=sigma, noise_std=sigma * self.sensitivity(), delta=delta, seed=seed)
         model_state = self.train_released_classifier(x, data, sigma, rng, seed, details)
         details["release_seconds"] = time.perf_counter() - start
         return Release(x, self.guarantee(epsilon, sigma, delta), details, model_state=model_state)
+
+    def embeddings(self, data: Data, seed: int) -> Tensor:
+        """The encoder module's x⁰ of every node, trained once from ``seed`` without noise (the audit's fixed
+        input: under edge-level DP the encoder reads no edge, so both neighbouring graphs share it)."""
+        return self.encode(data, 0.0, make_generator(seed), seed)[0].cpu()
+
+    def release_aggregation(
+        self, x0: Tensor, data: Data, epsilon: float | None, rng: RandomSource, edge_index: Tensor | None = None
+    ) -> AggregationRelease:
+        """The aggregation module of :meth:`release` on given embeddings ``x0``, over ``edge_index`` (default
+        ``data``'s; GAP-NDP: a degree-bounded graph), with the noise the release calibrates for ε."""
+        sigma, delta = self.calibrate(data, epsilon)
+        graph = data.edge_index if edge_index is None else edge_index
+        tables, sums = perturbed_aggregation(x0, graph, self.params.hops, sigma * self.sensitivity(), rng)
+        return AggregationRelease(tables, sums, graph, self.guarantee(epsilon, sigma, delta))
 
     def train_released_classifier(
         self, x: Tensor, data: Data, sigma: float, rng: RandomSource, seed: int, details: dict[str, Any]
@@ -379,12 +426,14 @@ class _GAP(Method):
             TrustModel.CENTRAL,
             eps,
             delta if math.isfinite(eps) else 0.0,
-            f"GAP aggregation perturbation (K={p.hops} Gaussian hops, σ={sigma:.4g}, Δ=1)",
+            f"GAP aggregation perturbation (K={p.hops} Gaussian hops, noise multiplier σ={sigma:.4g}, Δ=√2)",
             (
                 "released: the K+1 hop tables [x⁰, …, x^K] (as x, row-normalised); x⁰ is the encoder's embedding "
                 "of the node's own features, trained on the features and training labels alone (public under "
-                "edge-level DP); the K noisy aggregates are the DP part, one Gaussian of sensitivity √K calibrated "
-                "exactly (analytic Gaussian, Balle & Wang 2018) as the authors' autodp ComposeGaussian",
+                "edge-level DP); the K noisy aggregates are the DP part: one undirected link moves two rows of each "
+                "hop's sum by unit vectors (Δ = √2; the authors' code uses 1, one directed entry); K hops of noise σΔ "
+                "are one Gaussian of noise multiplier σ/√K, calibrated exactly (analytic Gaussian, Balle & Wang "
+                "2018) as the authors' autodp ComposeGaussian",
                 "δ: " + ("given" if p.delta is not None else "the authors' 10^-(digits of the directed edge count)"),
                 "the graph itself is not released; the classifier is trained on the tables (post-processing)",
             ),
@@ -392,6 +441,15 @@ class _GAP(Method):
 
     def answers(self, release: Release, epsilon: float | None) -> str:
         return ANSWERS
+
+    def privatize(self, data: Any, epsilon: float | None, rng: RandomSource, *args: Any, **kwargs: Any) -> Any:
+        """The node-classification release, with the status of ``x`` saying what it holds: GAP's hop tables."""
+        rel = super().privatize(data, epsilon, rng, *args, **kwargs)
+        rel.fields["x"] = self.features_status(rel.fields["x"])
+        return rel
+
+    def features_status(self, status: str) -> str:
+        return status + " (the features are public under edge-level DP); released as GAP's hop tables: " + X_TABLES
 
     def fit(
         self, release: Release, data: Data, model: str, hp: Hyperparameters, seed: int, labels: Any = None
@@ -456,6 +514,9 @@ class GAPNode(_GAP):
 
     def sensitivity(self) -> float:
         return math.sqrt(self.params.max_degree)
+
+    def features_status(self, status: str) -> str:
+        return status + ": the DP-SGD encoder's hop tables, " + X_TABLES
 
     def graph_for_aggregation(self, data: Data, rng: RandomSource) -> Tensor:
         return bound_out_degree(data.edge_index, data.num_nodes, self.params.max_degree, rng)
@@ -522,6 +583,7 @@ class GAPNode(_GAP):
 
 
 __all__ = [
+    "AggregationRelease",
     "GAPClassifier",
     "GAPEdge",
     "GAPEncoder",
