@@ -23,6 +23,9 @@ SMALL = {  # keep the slow ones short
     "ppcvgae": {"epochs": 10},
     "vgae": {"epochs": 10},
     "dpgcn": {"epochs": 10},
+    "gap-edp": {"encoder_epochs": 5, "epochs": 5},
+    "gap-inf": {"encoder_epochs": 5, "epochs": 5},
+    "gap-ndp": {"encoder_epochs": 2, "epochs": 2, "batch_size": 16, "max_degree": 5},
     "hetedp": {"edge_type": ("paper", "written_by", "author"), "epochs": 2, "batch_size": 64, "edge_count": 200},
 }
 

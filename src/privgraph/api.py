@@ -222,7 +222,8 @@ def fit(
         seed: initialisation seed.
         truth: under label privacy the release has no ``y``: the model trains on the denoised
             reports (K_y = ``label_steps``), and the test accuracy is measured on ``truth.y``
-            if given (the experimenter's view), else it is NaN.
+            if given (the experimenter's view), else it is NaN.  A release that is a trained model
+            (``model_state``: GAP-NDP, node-dpsgd) is evaluated on ``truth``, which it then needs.
         device: where to train (:mod:`privgraph.device`; default ``$PRIVGRAPH_DEVICE``, else the CPU);
             the trained ``model`` stays there.
         **hyperparameters: ``lr``, ``weight_decay``, ``dropout``, ``hidden``, ``epochs``,
@@ -236,7 +237,14 @@ def fit(
     if method.task != Task.NODE_CLASSIFICATION:
         raise ValueError(f"{release.method} releases for {method.task.value}; pg.fit trains node classifiers")
     data, labels = release.data, None
-    if "y_reported" in data:  # label LDP: train on the denoised reports, test against the truth if given
+    if release.model_state is not None:  # a model trained inside the release (node-level DP): evaluated only
+        if truth is None:
+            raise ValueError(
+                f"{release.method} releases a trained model and withholds y: pass truth=data (the graph with its "
+                "labels and split) to evaluate it"
+            )
+        data = truth
+    elif "y_reported" in data:  # label LDP: train on the denoised reports, test against the truth if given
         labels = LabelReports(data.y_reported, RandomizedResponse(float(data.label_epsilon), int(data.num_classes)))
         data = copy.copy(data)
         data.y = truth.y if truth is not None else data.y_reported

@@ -127,14 +127,54 @@ def rdp_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: 
 @lru_cache(maxsize=1024)
 def noise_multiplier_for(epsilon: float, delta: float, sample_rate: float, steps: int, rel_tol: float = 1e-4) -> float:
     """The smallest σ (to ``rel_tol``, rounded up) whose accountant ε is ≤ ``epsilon``: the
-    bracket is doubled until it holds ε, then bisected; the σ returned always meets the target.
-    Memoised: a setting (ε, δ, q, T) repeated across trials and candidates is calibrated once."""
+    bracket is doubled until it holds ε, then bisected; the σ returned always meets the target
+    (:func:`composed_noise_multiplier` with one part).  Memoised: a setting (ε, δ, q, T) repeated
+    across trials and candidates is calibrated once."""
     if not (epsilon > 0 and math.isfinite(epsilon)):
         raise ValueError(f"epsilon_s must be a finite number > 0, got {epsilon}")
+    return composed_noise_multiplier(epsilon, delta, ((sample_rate, steps),), rel_tol)
+
+
+def composed_rdp(parts: tuple[tuple[float, float, int], ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(orders, RDP of the composition): each part (σ, q, steps) is ``steps`` Poisson-subsampled
+    Gaussian steps of rate q and noise multiplier σ (q = 1: the plain Gaussian); RDP adds up over
+    the parts at each order (Mironov 2017, Prop. 1)."""
+    if not parts:
+        raise ValueError("a composition needs at least one part")
+    total = None
+    for sigma, rate, steps in parts:
+        if steps < 0:
+            raise ValueError(f"steps must be >= 0, got {steps}")
+        orders, rdp = rdp_orders(sigma, rate)
+        term = np.zeros_like(rdp) if steps == 0 else rdp * steps
+        total = term if total is None else total + term
+    return orders, total
+
+
+def composed_epsilon(parts: tuple[tuple[float, float, int], ...], delta: float) -> float:
+    """ε at δ of the composition of ``parts`` (:func:`composed_rdp`), by the RDP conversion of
+    :func:`rdp_to_epsilon`: what dp-accounting's ``RdpAccountant`` gives for a ``ComposedDpEvent`` of
+    ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ)), steps)`` terms."""
+    check_delta(delta)
+    orders, rdp = composed_rdp(parts)
+    return rdp_to_epsilon(orders, rdp, delta)
+
+
+@lru_cache(maxsize=256)
+def composed_noise_multiplier(
+    epsilon: float, delta: float, parts: tuple[tuple[float, int], ...], rel_tol: float = 1e-4
+) -> float:
+    """The smallest σ (to ``rel_tol``, rounded up) such that the composition of the ``parts``
+    (q, steps), every one with the same noise multiplier σ, has ε ≤ ``epsilon`` at ``delta``: one
+    noise scale shared by all the mechanisms, found by bisection as GAP calibrates its composed
+    mechanism (github sisaman/GAP, ``core/privacy/mechanisms/noisy.py``: one ``noise_scale`` for
+    the encoder's DP-SGD, the K aggregations and the classifier's DP-SGD)."""
+    if not (epsilon > 0 and math.isfinite(epsilon)):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
     check_delta(delta)
 
     def fits(sigma: float) -> bool:
-        return rdp_epsilon(sigma, sample_rate, steps, delta) <= epsilon
+        return composed_epsilon(tuple((sigma, q, t) for q, t in parts), delta) <= epsilon
 
     hi = 1.0
     while not fits(hi):

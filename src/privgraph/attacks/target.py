@@ -22,6 +22,9 @@ def model_uses_graph(model: nn.Module) -> bool:
 
 def answering_graph(method: Method, release: Release, epsilon: float | None) -> str:
     """In words: which graph answers the target's queries."""
+    own = method.answers(release, epsilon)
+    if own is not None:
+        return own
     if release.adjacency is not None or release.edge_index is not None:
         eps = "" if epsilon is None else f", ε={epsilon:g}"
         return f"the graph the server holds: {method.name}'s release{eps}"

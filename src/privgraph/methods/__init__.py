@@ -29,6 +29,7 @@ from privgraph.methods.blink.baselines import (
 )
 from privgraph.methods.blink.ldpgen import LDPGen
 from privgraph.methods.blink.method import Blink
+from privgraph.methods.gap import GAPEdge, GAPInf, GAPNode
 from privgraph.methods.blink.solitude import Solitude
 from privgraph.methods.heterorr.method import (
     EdgeRand,

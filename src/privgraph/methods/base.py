@@ -181,7 +181,7 @@ class Release:
     # the local reports as the untrusted server received them (link-LDP methods): what the LDP guarantee
     # covers, observed by privgraph.audit; carried to PrivateRelease.reports, never saved
     reports: Any = field(default=None, repr=False)
-    # the weights of a model trained inside the release (node-dpsgd): fit evaluates it instead of training
+    # the weights of a model trained inside the release (GAP-NDP's classifier, node-dpsgd): fit evaluates it
     model_state: dict[str, torch.Tensor] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -358,6 +358,11 @@ class Method:
         result.model = net
         return result
 
+    def answers(self, release: Release, epsilon: float | None) -> str | None:
+        """In words, how a model trained on ``release`` answers inference queries, where the graph the
+        release holds does not say it (:func:`privgraph.attacks.target.answering_graph`); None: it does."""
+        return None
+
     def check_epsilon_given(self, epsilon: float | None, name: str | None = None) -> float:
         """ε of a private method: given, finite, in (0, MAX_EPSILON]."""
         if epsilon is None:
@@ -517,4 +522,5 @@ def node_classification_release(
         fields,
         {**release.details, **({"input_graph": graph_notes} if graph_notes else {})},
         reports=release.reports,
+        model_state=release.model_state,
     )

@@ -1,0 +1,191 @@
+"""GAP (Sajadmanesh et al. 2023): the composed accountant against dp-accounting, the aggregation's
+noise scale and sensitivities (EDP: one edge moves one hop sum by ≤ 1; NDP: the degree bound and
+one node moving ≤ D rows by ≤ 1), reproducibility, ε = ∞ equal to gap-inf, the guarantees, and
+accuracy on a planted graph above a features-only MLP (fails when the aggregation is broken)."""
+
+import logging
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from scipy import stats
+
+import privgraph as pg
+from privgraph.accounting import Unit
+from privgraph.accounting.rdp import RDP_ORDERS, composed_epsilon, composed_noise_multiplier
+from privgraph.data import sbm_graph
+from privgraph.mechanisms import analytic_gaussian_sigma, make_generator
+from privgraph.methods import get_method
+from privgraph.methods.gap import bound_out_degree, neighbour_sum, noisy_neighbour_sum
+
+FAST = {"encoder_epochs": 30, "epochs": 40}
+PARTS = [
+    ((1.1, 0.05, 200), (1.1, 1.0, 2), (1.1, 0.05, 100)),
+    ((3.0, 0.256, 390), (3.0, 1.0, 3), (3.0, 0.256, 390)),
+    ((0.8, 0.01, 1000),),
+    ((5.0, 1.0, 4),),
+    ((2.0, 0.1, 0), (2.0, 1.0, 1)),
+]
+
+
+@pytest.fixture(scope="module")
+def graph():
+    # 4 blocks, homophily 0.8, weak features: an MLP ~0.51, gap-inf ~0.95 (the authors' default epochs)
+    return sbm_graph(num_nodes=300, num_features=60, feature_signal=0.1, avg_degree=10, seed=0)
+
+
+def _dp_accounting(parts, delta):
+    import dp_accounting
+
+    logging.getLogger("absl").setLevel(logging.ERROR)
+    accountant = dp_accounting.rdp.RdpAccountant(orders=list(RDP_ORDERS))
+    events = []
+    for sigma, q, steps in parts:
+        step = dp_accounting.GaussianDpEvent(sigma)
+        if q < 1:
+            step = dp_accounting.PoissonSampledDpEvent(q, step)
+        events.append(dp_accounting.SelfComposedDpEvent(step, steps))
+    accountant.compose(dp_accounting.ComposedDpEvent(events))
+    return float(accountant.get_epsilon(delta))
+
+
+@pytest.mark.parametrize("parts", PARTS)
+@pytest.mark.parametrize("delta", [1e-5, 1e-3])
+def test_composed_epsilon_matches_dp_accounting(parts, delta):
+    assert composed_epsilon(parts, delta) == pytest.approx(_dp_accounting(parts, delta), abs=1e-6)
+
+
+def test_composed_noise_multiplier_is_the_smallest_that_fits():
+    parts = ((0.256, 390), (1.0, 2), (0.256, 390))
+    sigma = composed_noise_multiplier(2.0, 1e-4, parts)
+    assert composed_epsilon(tuple((sigma, q, t) for q, t in parts), 1e-4) <= 2.0
+    assert composed_epsilon(tuple((sigma * 0.999, q, t) for q, t in parts), 1e-4) > 2.0
+    assert _dp_accounting(tuple((sigma, q, t) for q, t in parts), 1e-4) <= 2.0 + 1e-6
+
+
+def test_one_hop_noise_has_the_calibrated_scale():
+    """Noise of a hop on a known input: the residual's entries are N(0, std²) (χ² test of the scale,
+    a normality test, and mean zero)."""
+    x = F.normalize(torch.randn(500, 16, generator=torch.Generator().manual_seed(3)), dim=-1)
+    edge_index = torch.randint(0, 500, (2, 3000), generator=torch.Generator().manual_seed(4))
+    std = 2.5
+    residual = noisy_neighbour_sum(x, edge_index, std, make_generator(0)) - neighbour_sum(x, edge_index)
+    z = residual.flatten().double() / std
+    chi2 = float((z**2).sum())
+    assert stats.chi2.sf(chi2, z.numel()) > 1e-3 and stats.chi2.cdf(chi2, z.numel()) > 1e-3
+    assert stats.normaltest(z.numpy()).pvalue > 1e-3
+    assert abs(float(z.mean())) < 5 / math.sqrt(z.numel())
+    # the same rng state gives the same noise; no noise without a scale
+    again = noisy_neighbour_sum(x, edge_index, std, make_generator(0)) - neighbour_sum(x, edge_index)
+    assert torch.equal(residual, again)
+    assert torch.equal(noisy_neighbour_sum(x, edge_index, 0.0, None), neighbour_sum(x, edge_index))
+
+
+def test_edge_sensitivity_is_root_two(graph):
+    """Edge level: adding one undirected link u – v moves rows u and v of a hop's (noiseless) sum, each by a
+    unit vector (‖·‖_F = √2, the release's Δ); one directed entry alone moves one row by 1 (the authors' Δ)."""
+    x = F.normalize(torch.randn(graph.num_nodes, 8, generator=torch.Generator().manual_seed(0)), dim=-1)
+    base = neighbour_sum(x, graph.edge_index)
+    present = set(map(tuple, graph.edge_index.t().tolist()))
+    for u, v in [(0, 5), (17, 250), (299, 1)]:
+        assert (u, v) not in present
+        plus = torch.cat([graph.edge_index, torch.tensor([[u, v], [v, u]])], 1)
+        diff = neighbour_sum(x, plus) - base
+        assert set((diff.norm(dim=1) > 1e-6).nonzero().flatten().tolist()) == {u, v}
+        assert float(diff.norm()) == pytest.approx(math.sqrt(2), abs=1e-5)
+        one = neighbour_sum(x, torch.cat([graph.edge_index, torch.tensor([[u], [v]])], 1)) - base
+        assert float(one.norm()) == pytest.approx(1.0, abs=1e-5)
+    assert get_method("gap-edp").sensitivity() == math.sqrt(2)
+
+
+def test_degree_bound_and_node_sensitivity(graph):
+    """Node level: after bounding, every node has ≤ D out-edges (all kept when it has fewer), the edges
+    are a subset of the input's; removing a node's edges from the bounded graph moves at most D rows of
+    a hop's sum, each by ≤ 1 (‖·‖_F ≤ √D)."""
+    D = 3
+    bounded = bound_out_degree(graph.edge_index, graph.num_nodes, D, make_generator(1))
+    out = torch.bincount(bounded[0], minlength=graph.num_nodes)
+    full = torch.bincount(graph.edge_index[0], minlength=graph.num_nodes)
+    assert int(out.max()) <= D and torch.equal(out, full.clamp(max=D))
+    given = set(map(tuple, graph.edge_index.t().tolist()))
+    assert set(map(tuple, bounded.t().tolist())) <= given
+    assert not torch.equal(bounded, bound_out_degree(graph.edge_index, graph.num_nodes, D, make_generator(2)))
+    x = F.normalize(torch.randn(graph.num_nodes, 8, generator=torch.Generator().manual_seed(0)), dim=-1)
+    base = neighbour_sum(x, bounded)
+    for v in (0, 7, int(full.argmax())):
+        keep = (bounded[0] != v) & (bounded[1] != v)
+        diff = neighbour_sum(x, bounded[:, keep]) - base
+        diff[v] = 0  # the removed node's own row is not in the neighbouring release
+        rows = diff.norm(dim=1)
+        assert int((rows > 1e-6).sum()) <= D and float(rows.max()) <= 1 + 1e-5
+        assert float(diff.norm()) <= math.sqrt(D) + 1e-5
+
+
+def test_guarantees_and_calibration(graph):
+    edp = pg.privatize(graph, "gap-edp", epsilon=2.0, seed=0, **FAST)
+    g = edp.report.guarantees[0]
+    assert g.unit == Unit.EDGE and g.epsilon == 2.0
+    assert g.delta == 10.0 ** -len(str(graph.num_edges))  # the authors' auto δ < 1/|E|
+    assert g.delta < 1 / graph.num_edges
+    sigma = analytic_gaussian_sigma(2.0, g.delta, math.sqrt(2))  # K = 2 hops: one Gaussian of sensitivity √K
+    assert edp.details["noise_multiplier"] == pytest.approx(sigma)
+    assert edp.details["noise_std"] == pytest.approx(sigma * math.sqrt(2))  # Δ = √2 per hop
+    assert edp.fields["edge_index"].startswith("withheld") and "y" in edp.data
+    ndp = pg.privatize(graph, "gap-ndp", epsilon=4.0, seed=0, max_degree=5, batch_size=32, **FAST)
+    g = ndp.report.guarantees[0]
+    assert g.unit == Unit.NODE_WITH_EDGES and g.epsilon == 4.0
+    n_train = int(graph.train_mask.sum())
+    assert g.delta == 10.0 ** -len(str(n_train))
+    sigma, q = ndp.details["noise_multiplier"], 32 / n_train
+    parts = ((sigma, q, 30 * n_train // 32), (sigma, 1.0, 2), (sigma, q, 40 * n_train // 32))
+    assert ndp.details["steps"] == [t for _, _, t in parts]
+    assert (
+        composed_epsilon(parts, g.delta)
+        <= 4.0
+        < composed_epsilon(tuple((s * 0.99, q, t) for s, q, t in parts), g.delta)
+    )
+    assert ndp.details["noise_std"] == pytest.approx(sigma * math.sqrt(5))
+    assert ndp.model_state is not None and ndp.fields["x"].startswith("privatized")
+
+
+def test_seeded_reproducibility_and_infinite_epsilon(graph):
+    a = pg.privatize(graph, "gap-edp", epsilon=1.0, seed=5, **FAST)
+    b = pg.privatize(graph, "gap-edp", epsilon=1.0, seed=5, **FAST)
+    c = pg.privatize(graph, "gap-edp", epsilon=1.0, seed=6, **FAST)
+    assert torch.equal(a.data.x, b.data.x) and not torch.equal(a.data.x, c.data.x)
+    assert pg.fit(a, seed=1).test_accuracy == pg.fit(b, seed=1).test_accuracy
+    inf = pg.privatize(graph, "gap-inf", seed=5, **FAST)
+    free = pg.privatize(graph, "gap-edp", epsilon=None, seed=5, **FAST)
+    assert torch.equal(inf.data.x, free.data.x)
+    assert math.isinf(free.report.guarantees[0].epsilon)
+    # the hop tables are row-normalised: the release holds K+1 unit vectors per node
+    tables = a.data.x.reshape(graph.num_nodes, 3, -1)
+    assert torch.allclose(tables.norm(dim=-1), torch.ones(graph.num_nodes, 3), atol=1e-5)
+
+
+def test_ndp_fit_evaluates_the_released_classifier(graph):
+    rel = pg.privatize(graph, "gap-ndp", epsilon=None, seed=0, max_degree=5, batch_size=32, **FAST)
+    first, second = pg.fit(rel, seed=0), pg.fit(rel, seed=7)
+    assert first.test_accuracy == second.test_accuracy  # nothing trained in fit: the released weights
+    assert first.test_accuracy > 0.5  # noiseless DP-SGD pipeline learns
+
+
+def test_aggregation_beats_features_only(graph):
+    """On the planted graph (weak features, homophilous blocks) the hop tables carry the label signal:
+    GAP at ε = ∞ and at a large ε beats a features-only MLP; with K = 0 (no aggregation) it does not."""
+    mlp = pg.fit(pg.privatize(graph, "mlp", seed=0), seed=0).test_accuracy
+    inf = pg.fit(pg.privatize(graph, "gap-inf", seed=0), seed=0).test_accuracy
+    edp = pg.fit(pg.privatize(graph, "gap-edp", epsilon=16.0, seed=0), seed=0).test_accuracy
+    flat = pg.fit(pg.privatize(graph, "gap-inf", seed=0, hops=0), seed=0).test_accuracy
+    assert inf > mlp + 0.25 and edp > mlp + 0.25
+    assert flat < mlp + 0.1
+
+
+def test_parameters_are_validated():
+    with pytest.raises(ValueError, match="batch normalisation"):
+        get_method("gap-ndp", batch_norm=True)
+    with pytest.raises(ValueError, match="max_degree"):
+        get_method("gap-ndp", max_degree=0)
+    with pytest.raises(ValueError, match="delta"):
+        get_method("gap-edp", delta=2.0)
