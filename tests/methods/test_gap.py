@@ -166,7 +166,10 @@ def test_seeded_reproducibility_and_infinite_epsilon(graph):
 
 def test_ndp_fit_evaluates_the_released_classifier(graph):
     rel = pg.privatize(graph, "gap-ndp", epsilon=None, seed=0, max_degree=5, batch_size=32, **FAST)
-    first, second = pg.fit(rel, seed=0), pg.fit(rel, seed=7)
+    assert "y" not in rel.data and rel.fields["y"].startswith("withheld")  # the labels are in the node-level unit
+    with pytest.raises(ValueError, match="truth=data"):
+        pg.fit(rel)
+    first, second = pg.fit(rel, seed=0, truth=graph), pg.fit(rel, seed=7, truth=graph)
     assert first.test_accuracy == second.test_accuracy  # nothing trained in fit: the released weights
     assert first.test_accuracy > 0.5  # noiseless DP-SGD pipeline learns
 

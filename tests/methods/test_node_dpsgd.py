@@ -11,6 +11,7 @@ import torch
 from scipy import stats
 from torch_geometric.data import Data
 
+import privgraph as pg
 from privgraph.accounting import Unit
 from privgraph.accounting.node_level import node_level_epsilon
 from privgraph.data.synthetic import sbm_graph
@@ -165,6 +166,10 @@ def test_release_reproducible_and_guarantee():
     for name in ("x", "y", "edge_index"):  # the unit's fields are never copied
         assert name not in a.data and a.fields[name].startswith("withheld")
     assert any("not covered" in note for note in g.notes)
+    with pytest.raises(ValueError, match="truth=data"):  # no y in the release: the user's labels evaluate it
+        pg.fit(a)
+    fitted = [pg.fit(a, seed=s, truth=data).test_accuracy for s in (0, 3)]
+    assert fitted[0] == fitted[1]  # the released weights evaluated, nothing trained
     spend = method.planned_spend(4.0)
     assert spend[0].unit == Unit.NODE_WITH_EDGES and spend[0].epsilon == 4.0 and spend[0].delta == 1e-5
 
