@@ -385,7 +385,6 @@ class _GAP(Method):
     def release(
         self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
     ) -> Release:
-        start = time.perf_counter()
         sigma, delta = self.calibrate(data, epsilon)
         seed = _seed(rng)
         emb, details = self.encode(data, sigma, rng, seed)
@@ -394,7 +393,6 @@ class _GAP(Method):
         x = torch.cat(tables, dim=-1).cpu()
         details.update(noise_multiplier=sigma, noise_std=sigma * self.sensitivity(), delta=delta, seed=seed)
         model_state = self.train_released_classifier(x, data, sigma, rng, seed, details)
-        details["release_seconds"] = time.perf_counter() - start
         return Release(x, self.guarantee(epsilon, sigma, delta), details, model_state=model_state)
 
     def embeddings(self, data: Data, seed: int) -> Tensor:
