@@ -122,7 +122,7 @@ class SparseTensor(pyg_typing.SparseTensor):
         if self._csr is None or (dtype is not None and self._csr.dtype != dtype):
             rowptr, col, value = self.csr()
             value = torch.ones(self.nnz(), dtype=dtype or torch.float) if value is None else value.to(dtype)
-            self._csr = torch.sparse_csr_tensor(rowptr, col, value, self._sizes)
+            self._csr = torch.sparse_csr_tensor(rowptr, col, value, self._sizes, check_invariants=True)
         return self._csr
 
 
