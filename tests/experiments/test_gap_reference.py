@@ -65,3 +65,14 @@ def test_the_page_is_the_report_of_the_stored_trials():
     assert script.PAGE.read_text() == script.page_text(script._stored(script.RESULTS)), (
         "docs/benchmarks/gap_reference.md is stale: rerun python benchmarks/gap_reference.py page"
     )
+
+
+def test_report_marks_another_implementations_rows_as_reference_code():
+    from privgraph.experiments.report import Cell, Line, markdown_table
+
+    lines = [
+        Line("gap-edp", "gap", {1.0: Cell(0.9, 0.01, 2)}),
+        Line("gap-edp (reference)", "gap", {1.0: Cell(0.91, 0.0, 1)}),
+    ]
+    rows = markdown_table(lines, [1.0], 100.0).splitlines()[2:]
+    assert "| ours |" in rows[0] and "| reference code |" in rows[1] and "ours" not in rows[1]

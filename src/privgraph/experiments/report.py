@@ -147,8 +147,9 @@ def markdown_table(
     published_trials: Any = None,
     show_model: bool = True,
 ) -> str:
-    """The table: one "ours" line per row (mean ± 95% CI, trials; a tuned setting states the ε it spent),
-    then "paper" and "Δ" lines where ``published`` (keyed by (label, ε), already on ``scale``) has numbers."""
+    """The table: one "ours" line per row ("reference code" for a "… (reference)" method; mean ± 95% CI,
+    trials; a tuned setting states the ε it spent), then "paper" and "Δ" lines where ``published`` (keyed by
+    (label, ε), already on ``scale``) has numbers."""
     published = published or {}
     head = ["method"] + (["model"] if show_model else []) + ["", *(_eps_label(e) for e in epsilons), "trials"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -168,7 +169,10 @@ def markdown_table(
         trials = (str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}") if counts else "0"
         if failed:
             trials += f" ({failed} failed)"
-        out.append("| " + " | ".join(lead + ["ours", *cells, trials]) + " |")
+        # trials another implementation ran, stored as records of "<method> (reference)"
+        # (benchmarks/gap_reference.py: the authors' code on the same splits) are not ours
+        source = "reference code" if ln.label.endswith("(reference)") else "ours"
+        out.append("| " + " | ".join(lead + [source, *cells, trials]) + " |")
         paper = {e: published.get((ln.label, e)) for e in epsilons}
         if any(v is not None for v in paper.values()):
             blank = [""] * len(lead)
