@@ -5,8 +5,8 @@
 
 Runs ``benchmarks/grids/scaling.toml`` (24 independent trials) once per worker
 count, each time into a fresh store, with the sweep's default executor
-(``auto``: one worker runs in this process, two hand the trials after the
-first to worker processes) or ``--executor``'s, and reports the wall time of
+(``auto``: one worker runs in this process, two are worker processes forked
+from it) or ``--executor``'s, and reports the wall time of
 the whole sweep (every start-up included), where the trials ran, the load
 average and the speed-up over the first count.  It also
 checks that every count stored the same results (one torch thread per trial,

@@ -220,10 +220,12 @@ def test_sweep_on_two_ray_workers_resumes_records_failures_and_matches_in_proces
 @pytest.mark.parametrize("executor", ["processes", "auto"])
 def test_worker_processes_store_the_records_of_the_trials_run_in_process(tmp_path, monkeypatch, executor):
     """Whichever executor runs a trial, the store holds the same record (config hash, seed, metrics);
-    ``auto`` with no threshold hands the trials after the first to the pool (and says so)."""
+    ``auto`` with no threshold hands the trials after the first to the pool (and says so).  Here the workers
+    come from the forkserver (what a driver with other threads gets); the forked pool is tested below."""
     import privgraph.experiments.sweep as sweep_module
 
     monkeypatch.setattr(sweep_module, "POOL_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(sweep_module, "fork_is_safe", lambda: False)
     path = write(tmp_path, TINY)
     failures = []
     summary = sweep(path, tmp_path / "pool.jsonl", workers=2, executor=executor, on_error=failures.append)
@@ -238,10 +240,56 @@ def test_worker_processes_store_the_records_of_the_trials_run_in_process(tmp_pat
         assert pool[key].seed == record.seed and outcome(pool[key].metrics) == outcome(record.metrics)
 
 
+FORKED_SWEEP = """
+import json, sys, threading
+from privgraph.experiments import ResultsStore
+from privgraph.experiments.sweep import fork_is_safe, sweep
+
+assert fork_is_safe()  # a fresh interpreter: one Python thread
+summary = sweep(sys.argv[1], sys.argv[2], workers=2)
+stop = threading.Event()
+thread = threading.Thread(target=stop.wait)
+thread.start()
+unsafe = fork_is_safe()  # another Python thread alive
+stop.set()
+thread.join()
+print(json.dumps({"executor": summary.executor, "ran": summary.ran, "unsafe": unsafe}))
+"""
+
+
+def test_auto_forks_its_workers_when_this_is_the_only_thread_and_they_store_the_same_records(tmp_path):
+    """``auto`` in a driver with one Python thread forks its workers at once (no in-process first trial, no
+    forkserver imports) and hands them every trial; with another thread alive it would not fork.  Run in a
+    fresh interpreter: pytest's workers have threads of their own."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    path = write(tmp_path, TINY)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    out = subprocess.run(
+        [sys.executable, "-c", FORKED_SWEEP, str(path), str(tmp_path / "forked.jsonl")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=True,
+    )
+    said = json.loads(out.stdout.strip().splitlines()[-1])
+    assert said == {"executor": "2 worker processes (forked)", "ran": 9, "unsafe": False}
+    sweep(path, tmp_path / "local.jsonl", workers=0)
+    forked, here = by_key(tmp_path / "forked.jsonl"), by_key(tmp_path / "local.jsonl")
+    assert forked.keys() == here.keys() and len(here) == 9
+    for key, record in here.items():
+        assert forked[key].seed == record.seed and outcome(forked[key].metrics) == outcome(record.metrics)
+
+
 def test_auto_runs_a_small_sweep_in_process_and_refuses_contradictions(tmp_path, monkeypatch):
     import privgraph.experiments.sweep as sweep_module
 
     monkeypatch.setattr(sweep_module, "POOL_MIN_SECONDS", 3600.0)  # the 9 trials: far less work than this
+    monkeypatch.setattr(sweep_module, "fork_is_safe", lambda: False)  # the forkserver path: in process first
     path = write(tmp_path, TINY)
     summary = sweep(path, tmp_path / "a.jsonl", workers=2)
     assert summary.ran == 9 and summary.executor == "9 in this process (the work was small: no worker started)"

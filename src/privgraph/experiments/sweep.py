@@ -27,7 +27,10 @@
   guarantee of the setting (``docs/privacy.md``).
 
 ``workers=0`` (or ``executor="local"``) runs every trial in this process, one
-after another.
+after another.  Without Ray (``executor="auto"`` or ``"processes"``), the worker
+processes are forked from this one when that is safe (:func:`fork_is_safe`:
+Linux, no other Python thread), before the progress display starts a thread;
+else they come from a ``forkserver`` that imports privgraph once.
 
 Devices: ``device`` (``privgraph sweep --device``) runs every trial there (it is
 not part of a setting's identity: the stored trials stay the same settings).
@@ -48,6 +51,8 @@ import multiprocessing
 import multiprocessing.forkserver
 import os
 import signal
+import sys
+import threading
 import time
 import traceback
 import uuid
@@ -197,6 +202,26 @@ def _forkserver() -> Any:
     return ctx
 
 
+def fork_is_safe() -> bool:
+    """Whether worker processes may be forked from this process now: on Linux, with no Python thread but
+    this one (a thread could hold a lock, of stdout or of logging, that its copy in the child never
+    releases).  The native thread pools torch and numpy keep are idle between calls and are not copied;
+    each worker sets one torch thread, as PyTorch's own forked ``DataLoader`` workers do.  Elsewhere (macOS
+    frameworks are not fork-safe) and with other threads alive (a notebook's kernel, a progress display)
+    the workers come from a ``forkserver``."""
+    return (
+        sys.platform.startswith("linux")
+        and "fork" in multiprocessing.get_all_start_methods()
+        and threading.active_count() == 1
+    )
+
+
+def _pool_context() -> Any:
+    """Where a pool's workers come from: forked from this process when :func:`fork_is_safe` (they start in
+    milliseconds with everything imported), else from the ``forkserver`` (which imports privgraph once)."""
+    return multiprocessing.get_context("fork") if fork_is_safe() else _forkserver()
+
+
 class _ProcessExecutor:
     """Trials in a pool of ``workers`` local processes (``forkserver``: forked from a server that
     imported privgraph once, never from the driver's threads); :meth:`wait` returns the next to finish."""
@@ -204,12 +229,15 @@ class _ProcessExecutor:
     name = "processes"
 
     def __init__(self, workers: int) -> None:
-        ctx = _forkserver()
+        ctx = _pool_context()
         env = {k: os.environ[k] for k in WORKER_ENV if k in os.environ}
         env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         self.workers = workers
+        self.forked = ctx.get_start_method() == "fork"
         self.pool = concurrent.futures.ProcessPoolExecutor(workers, ctx, initializer=_init_worker, initargs=(env,))
         self.futures: dict[concurrent.futures.Future, tuple[Any, tuple, float]] = {}
+        if self.forked:  # a fork pool forks every worker at its first task: now, while this is the only thread
+            self.pool.submit(os.getpid).result()
 
     def submit(self, tag: Any, *args: Any) -> None:
         self.futures[self.pool.submit(timed_trial, *args)] = (tag, args, time.perf_counter())
@@ -227,7 +255,7 @@ class _ProcessExecutor:
         return len(self.futures)
 
     def describe(self) -> str:
-        return f"{self.workers} worker processes"
+        return f"{self.workers} worker processes" + (" (forked)" if self.forked else "")
 
     def close(self, wait: bool = True) -> None:
         """Shut the pool down; ``wait=False`` (an interrupted sweep) stops the running trials too."""
@@ -241,20 +269,26 @@ class _ProcessExecutor:
 
 
 class _AutoExecutor:
-    """In this process while the work left is small, then a process pool (module docstring).
+    """Worker processes when they start at no cost, else in this process while the work left is small, then a
+    process pool (module docstring).
 
-    Trials are queued; :meth:`wait` runs the next queued one here, timed, until the queue's
-    estimated time (mean trial time so far × trials queued) exceeds ``min_seconds`` with at
-    least two trials queued: then the queue, and every later trial, goes to ``workers`` processes."""
+    When workers can be forked from this process (:func:`fork_is_safe`), they are, at once, and every
+    trial goes to them: they start in milliseconds.  Otherwise trials are queued; :meth:`wait` runs the next
+    queued one here, timed, until the queue's estimated time (mean trial time so far × trials queued)
+    exceeds ``min_seconds`` with at least two trials queued: then the queue, and every later trial, goes to
+    ``workers`` processes from the ``forkserver`` (started now, so its imports overlap the first trial)."""
 
     name = "auto"
 
-    def __init__(self, workers: int, min_seconds: float | None = None) -> None:
+    def __init__(self, workers: int, min_seconds: float | None = None, trials: int | None = None) -> None:
         self.workers = workers
         self.min_seconds = POOL_MIN_SECONDS if min_seconds is None else min_seconds
         self.queue: list[tuple[Any, tuple]] = []
         self.pool: _ProcessExecutor | None = None
         self.local_trials, self.local_seconds = 0, 0.0
+        if workers >= 2 and fork_is_safe():
+            self.pool = _ProcessExecutor(min(workers, trials or workers))
+            return
         _forkserver()
         multiprocessing.forkserver.ensure_running()  # its imports overlap the first trial here (another core)
 
@@ -285,6 +319,8 @@ class _AutoExecutor:
 
     def describe(self) -> str:
         here = f"{self.local_trials} in this process"
+        if self.pool is not None and not self.local_trials:
+            return self.pool.describe()
         if self.pool is None:
             return f"{here} (the work was small: no worker started)"
         return f"{here}, then {self.pool.describe()}"
@@ -498,8 +534,8 @@ def sweep(
     )
     progress = progress or (lambda name, done, total: None)
     label = f"sweep {grid.name}"
-    progress(label, summary.skipped, total)  # before anything starts: the clock of the progress display
     if not todo:
+        progress(label, summary.skipped, total)
         return summary
 
     run_id = uuid.uuid4().hex[:12]
@@ -524,7 +560,11 @@ def sweep(
     start = time.perf_counter()
     runner: Any = None
     try:
-        runner = _executor(executor, workers, address, len(todo), gpus_per_trial, notify)
+        if executor in ("auto", "processes") and not address:  # fork the workers before a display starts a thread
+            runner = _executor(executor, workers, address, len(todo), gpus_per_trial, notify)
+        progress(label, summary.skipped, total)  # before any trial: the clock of the progress display
+        if runner is None:
+            runner = _executor(executor, workers, address, len(todo), gpus_per_trial, notify)
         for s, t in todo:
             if s.spec.tune and tuned.get(s.key) is None and t > 0:
                 if s.key in choosing:
@@ -614,7 +654,7 @@ def _executor(
         return _LocalExecutor()
     if name == "processes":
         return _ProcessExecutor(min(parallel, trials))
-    return _AutoExecutor(parallel)
+    return _AutoExecutor(parallel, trials=trials)
 
 
 def _finish(
@@ -641,6 +681,7 @@ __all__ = [
     "SweepSummary",
     "error_record",
     "execute_trial",
+    "fork_is_safe",
     "placement",
     "ray_start_failure",
     "ray_task_options",
