@@ -122,11 +122,27 @@ def test_degree_bound_and_node_sensitivity(graph):
         assert float(diff.norm()) <= math.sqrt(D) + 1e-5
 
 
+def test_edge_level_default_delta_reads_no_edge(graph):
+    """Under edge-level DP |E| is private: the default δ (printed in every report) must not change between
+    neighbouring graphs, even where the authors' rule, 10^-(digits of |E|), would (999,999 -> 1,000,000)."""
+    from privgraph.methods.gap import auto_delta
+
+    method = get_method("gap-edp")
+    keep = graph.edge_index[0] < graph.edge_index[1]
+    one_link_less = graph.clone()
+    pairs = graph.edge_index[:, keep][:, 1:]
+    one_link_less.edge_index = torch.cat([pairs, pairs.flip(0)], dim=1)
+    assert one_link_less.num_edges == graph.num_edges - 2
+    assert method.delta(graph) == method.delta(one_link_less) < 1 / graph.num_edges
+    assert auto_delta(1_000_000) != auto_delta(999_999)  # the authors' rule at a power of ten
+
+
 def test_guarantees_and_calibration(graph):
     edp = pg.privatize(graph, "gap-edp", epsilon=2.0, seed=0, **FAST)
     g = edp.report.guarantees[0]
     assert g.unit == Unit.EDGE and g.epsilon == 2.0
-    assert g.delta == 10.0 ** -len(str(graph.num_edges))  # the authors' auto δ < 1/|E|
+    n = graph.num_nodes
+    assert g.delta == 10.0 ** -len(str(n * (n - 1)))  # from the public node count, < 1/|E| on any graph
     assert g.delta < 1 / graph.num_edges
     sigma = analytic_gaussian_sigma(2.0, g.delta, math.sqrt(2))  # K = 2 hops: one Gaussian of sensitivity √K
     assert edp.details["noise_multiplier"] == pytest.approx(sigma)
@@ -162,6 +178,42 @@ def test_seeded_reproducibility_and_infinite_epsilon(graph):
     # the hop tables are row-normalised: the release holds K+1 unit vectors per node
     tables = a.data.x.reshape(graph.num_nodes, 3, -1)
     assert torch.allclose(tables.norm(dim=-1), torch.ones(graph.num_nodes, 3), atol=1e-5)
+
+
+def test_sparse_features_take_the_sparse_first_layer_with_the_dense_result(graph, monkeypatch):
+    """Bag-of-words features (a few non-zeros a row) are read as a sparse matrix by the edge-level encoder
+    (not by GAP-NDP's DP-SGD, which clips dense rows): the first layer's output and weight gradient equal
+    the dense product's to float rounding.  (Whole trainings are not compared: Adam normalises every
+    gradient entry, so rounding-level differences in tiny entries become steps of size lr.)"""
+    from privgraph.methods import gap
+
+    gen = torch.Generator().manual_seed(0)
+    x = (torch.rand(graph.num_nodes, 200, generator=gen) < 0.02).float()
+    assert gap.sparse_input(x).is_sparse and not gap.sparse_input(torch.randn(5, 4)).is_sparse
+    layer = gap.SparseInputLinear(200, 16)
+    dense_out = layer(x)
+    (dense_grad,) = torch.autograd.grad(dense_out.square().sum(), layer.weight)
+    sparse_out = layer(gap.sparse_input(x))
+    (sparse_grad,) = torch.autograd.grad(sparse_out.square().sum(), layer.weight)
+    assert torch.allclose(dense_out, sparse_out, atol=1e-5) and torch.allclose(dense_grad, sparse_grad, atol=1e-4)
+
+    seen = {}
+    for cls in (gap.GAPEdge, gap.GAPNode):
+        original = cls.train_encoder
+
+        def spy(self, encoder, x, *args, original=original, **kwargs):
+            seen[self.name] = x.is_sparse
+            return original(self, encoder, x, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "train_encoder", spy)
+    sparse_graph = graph.clone()
+    sparse_graph.x = x
+    few = {"encoder_epochs": 2, "epochs": 2}
+    edp = pg.privatize(sparse_graph, "gap-edp", epsilon=1.0, seed=0, **few)
+    pg.privatize(sparse_graph, "gap-ndp", epsilon=4.0, seed=0, max_degree=5, batch_size=32, **few)
+    assert seen == {"gap-edp": True, "gap-ndp": False}
+    tables = edp.data.x.reshape(graph.num_nodes, 3, -1)
+    assert not tables.is_sparse and torch.allclose(tables.norm(dim=-1), torch.ones(graph.num_nodes, 3), atol=1e-5)
 
 
 def test_ndp_fit_evaluates_the_released_classifier(graph):

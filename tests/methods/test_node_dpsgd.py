@@ -172,6 +172,9 @@ def test_release_reproducible_and_guarantee():
     assert fitted[0] == fitted[1]  # the released weights evaluated, nothing trained
     spend = method.planned_spend(4.0)
     assert spend[0].unit == Unit.NODE_WITH_EDGES and spend[0].epsilon == 4.0 and spend[0].delta == 1e-5
+    for gap_or_not in (method, get_method("gap-ndp")):  # the labels are in the unit: no label LDP on top
+        with pytest.raises(ValueError, match="label LDP does not apply"):
+            gap_or_not.privatize(data, 4.0, make_generator(5), label_epsilon=1.0)
 
 
 def test_learns_without_noise_and_is_worse_with_much_noise():

@@ -463,7 +463,11 @@ def node_classification_release(
     the method's public fields.  With ``label_epsilon`` the training and validation nodes report
     their labels by k-ary randomized response (LPGNN's label LDP): the release holds
     ``y_reported`` (−1 where nothing was collected), ``label_epsilon`` and ``num_classes``, never ``y``.
-    ``labels``: reports already collected from ``data`` (instead of ``label_epsilon``)."""
+    ``labels``: reports already collected from ``data`` (instead of ``label_epsilon``), refused when the
+    method's unit holds the labels (``y`` among its private fields: node-level DP).  A private ``x`` that the
+    release does not carry (a model release) is withheld."""
+    if (label_epsilon is not None or labels is not None) and "y" in method.private_fields:
+        raise ValueError(f"{method.name} protects the labels inside its unit: label LDP does not apply")
     if not isinstance(data, Data):
         raise TypeError(f"{method.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
     for name in ("x", "edge_index") if method.needs_features else ("edge_index",):
@@ -488,7 +492,7 @@ def node_classification_release(
     feature_status = _privatized(guarantees, (Unit.NODE_FEATURES,))
     out.x = release.x  # None (no x in the release) when the input has no features and the method reads none
     if "x" in method.private_fields:
-        fields["x"] = feature_status or "privatized"
+        fields["x"] = (feature_status or "privatized") if release.x is not None else WITHHELD
     elif "x" in data:
         fields["x"] = PUBLIC if method.private else "written in clear: " + (feature_status or "non-private method")
     link = _privatized(guarantees, (Unit.ADJACENCY_LIST, Unit.PRIVATE_EDGE))

@@ -73,7 +73,9 @@ class GAPParams(MethodParams):
     dropout: float = param(0.0, "dropout rate")
     batch_norm: bool = param(True, "batch normalisation in the MLPs (the authors' default; off under node-level DP)")
     delta: float | None = param(
-        None, "δ; None: the authors' auto value 10^-(number of digits of |E|) (EDP) or of the training-node count (NDP)"
+        None,
+        "δ; None: 10^-(number of digits) of n(n-1), the directed pairs of the public node set (EDP; the authors "
+        "used |E|, private under edge-level DP), or of the training-node count (NDP, the authors' rule)",
     )
 
     def validate(self) -> None:
@@ -108,13 +110,36 @@ class GAPNodeParams(GAPParams):
 # ----------------------------------------------------------------------------------------------- models
 
 
+SPARSE_INPUT_DENSITY = 0.05  # the edge-level encoder reads features with at most this share of non-zeros as sparse
+
+
+class SparseInputLinear(nn.Linear):
+    """``nn.Linear`` (same weights and state) that also takes a sparse COO input: x Wᵀ + b over the
+    non-zeros only.  Bag-of-words features (FacebookPagePage: 0.3 % non-zero of 4,714) make the dense
+    product 92 % of a GAP-EDP trial; the sparse one is about 6× faster, equal to float rounding."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not x.is_sparse:
+            return super().forward(x)
+        out = torch.sparse.mm(x, self.weight.t())
+        return out if self.bias is None else out + self.bias
+
+
+def sparse_input(x: Tensor, max_density: float = SPARSE_INPUT_DENSITY) -> Tensor:
+    """``x`` as a coalesced sparse COO matrix when at most ``max_density`` of it is non-zero, else ``x``."""
+    if x.numel() and int(torch.count_nonzero(x)) <= max_density * x.numel():
+        return x.to_sparse().coalesce()
+    return x
+
+
 def mlp(in_dim: int, hidden: int, out_dim: int, layers: int, dropout: float, batch_norm: bool) -> nn.Sequential:
     """The authors' ``MLP``: ``layers`` linear layers (hidden width, then ``out_dim``) with batch norm,
-    dropout and SELU between them, the last one plain; no layer: the identity."""
+    dropout and SELU between them, the last one plain; no layer: the identity.  The first layer also
+    takes a sparse input (:class:`SparseInputLinear`)."""
     dims = [in_dim] + [hidden] * (layers - 1) + [out_dim] * (layers > 0)
     parts: list[nn.Module] = []
     for i in range(layers):
-        parts.append(nn.Linear(dims[i], dims[i + 1]))
+        parts.append((SparseInputLinear if i == 0 else nn.Linear)(dims[i], dims[i + 1]))
         if i < layers - 1:
             parts += [nn.BatchNorm1d(dims[i + 1])] if batch_norm else []
             parts += [nn.Dropout(dropout), nn.SELU()]
@@ -301,6 +326,19 @@ def auto_delta(count: int) -> float:
     return 10.0 ** -len(str(max(int(count), 1)))
 
 
+def auto_delta_count(data: Data, node_level: bool) -> int:
+    """The count the default δ is below the inverse of, taken from what the release may depend on without
+    noise: the training nodes under node-level DP (the split is public, as DP-SGD's sampling rate needs it);
+    under edge-level DP the directed pairs n(n-1) of the public node set, an upper bound on the directed edge
+    count.  The authors' EDP rule, 10^-(digits of |E|), reads |E|: private under edge-level DP, and δ (printed
+    in every report) changes between neighbouring graphs at a power of ten, an un-noised statistic of the
+    edges."""
+    if node_level:
+        return int(data.train_mask.sum())
+    n = int(data.num_nodes)
+    return n * (n - 1)
+
+
 def _seed(rng: RandomSource) -> int:
     return int(integers(2**31, (1,), rng)[0])
 
@@ -323,6 +361,7 @@ class _GAP(Method):
     private_fields: ClassVar[tuple[str, ...]] = ("edge_index",)
     public_fields: ClassVar[tuple[str, ...]] = SPLIT_FIELDS
     simple_graph: ClassVar[bool] = True  # the unit is an undirected link (validated: symmetric, no self-loops)
+    sparse_encoder_input: ClassVar[bool] = True  # sparse features stay sparse in the encoder (sparse_input)
 
     def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None) -> list[Spend]:
         """ε on the unit with the given δ; the auto δ depends on the data, unknown before it is read, so it
@@ -337,7 +376,7 @@ class _GAP(Method):
         given = self.params.delta
         if given is not None:
             return float(given)
-        return auto_delta(int(data.train_mask.sum()) if self.node_level else data.num_edges)
+        return auto_delta(auto_delta_count(data, self.node_level))
 
     def calibrate(self, data: Data, epsilon: float | None) -> tuple[float, float]:
         """(σ, δ): the noise multiplier for ε at δ (0, 0 without noise)."""
@@ -358,6 +397,8 @@ class _GAP(Method):
         torch.manual_seed(torch_seed)
         device = current_device()
         encoder = GAPEncoder(x.shape[1], int(data.y.max()) + 1, p).to(device)
+        if self.sparse_encoder_input:
+            x = sparse_input(x)
         details = self.train_encoder(encoder, x, data, sigma, rng)
         with torch.no_grad():
             return encoder.eval().embed(to_device(x, device)), details
@@ -432,7 +473,8 @@ class _GAP(Method):
                 "hop's sum by unit vectors (Δ = √2; the authors' code uses 1, one directed entry); K hops of noise σΔ "
                 "are one Gaussian of noise multiplier σ/√K, calibrated exactly (analytic Gaussian, Balle & Wang "
                 "2018) as the authors' autodp ComposeGaussian",
-                "δ: " + ("given" if p.delta is not None else "the authors' 10^-(digits of the directed edge count)"),
+                "δ: "
+                + ("given" if p.delta is not None else "10^-(digits of n(n-1)): below 1/|E| on any graph, from n"),
                 "the graph itself is not released; the classifier is trained on the tables (post-processing)",
             ),
         )
@@ -496,6 +538,7 @@ class GAPNode(_GAP):
     node_level = True
     simple_graph = True
     Params: ClassVar[type[MethodParams]] = GAPNodeParams
+    sparse_encoder_input = False  # DP-SGD's per-example clipping reads dense rows
     private_fields: ClassVar[tuple[str, ...]] = ("x", "y", "edge_index")
     public_fields: ClassVar[tuple[str, ...]] = SPLIT_FIELDS[1:]  # the split only: y is in the unit, withheld
 

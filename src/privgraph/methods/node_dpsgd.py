@@ -29,7 +29,7 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyGuarantee, PrivacyReport, TrustModel, Unit
+from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.accounting.guarantee import unprotected
 from privgraph.accounting.node_level import node_level_epsilon, node_level_noise_multiplier
 from privgraph.accounting.validation import check_delta
@@ -39,7 +39,6 @@ from privgraph.mechanisms import RandomSource
 from privgraph.mechanisms.randomness import integers, sample_subsets, uniform
 from privgraph.methods.base import Hyperparameters, Method, MethodParams, Release, param, register_method
 from privgraph.progress import ProgressHook
-from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 from privgraph.train.dpsgd import linear_clipped_sum, noisy_mean
 
 CONVS = ("sage", "gcn")
@@ -327,38 +326,6 @@ class NodeDPSGD(Method):
         }
         state = {k: v.detach().clone() for k, v in training.model.state_dict().items()}
         return Release(None, self.guarantee(training, epsilon), details, model_state=state)
-
-    def privatize(
-        self,
-        data: Any,
-        epsilon: float | None,
-        rng: RandomSource,
-        progress: ProgressHook | None = None,
-        label_epsilon: float | None = None,
-        *,
-        labels: Any = None,
-    ) -> PrivateRelease:
-        """:meth:`release` as a :class:`PrivateRelease`: the weights (``model_state``) and the split; x, y and
-        the edges are withheld."""
-        if label_epsilon is not None or labels is not None:
-            raise ValueError(f"{self.name} protects the labels inside its unit: label LDP does not apply")
-        release = self.release(data, epsilon, rng, progress)
-        out = Data(num_nodes=data.num_nodes)
-        fields = {name: WITHHELD for name in input_fields(data)}
-        for name in self.public_fields:
-            if name in data:
-                out[name] = data[name]
-                fields[name] = PUBLIC
-        return PrivateRelease(
-            self.name,
-            self.params.to_dict(),
-            epsilon,
-            out,
-            PrivacyReport([release.guarantee]),
-            fields,
-            release.details,
-            model_state=release.model_state,
-        )
 
     def load_model(self, state: dict[str, Tensor]) -> NodeDPSGDNet:
         """The released network from its weights."""
