@@ -3,16 +3,15 @@
     PRIVGRAPH_DATA=../shared/datasets python benchmarks/sweep_scaling.py --workers 1 2
     PRIVGRAPH_DATA=../shared/datasets python benchmarks/sweep_scaling.py --workers 1 2 --executor ray
 
-Runs ``benchmarks/grids/scaling.toml`` (24 independent trials) once per worker
-count, each time into a fresh store, with the sweep's default executor
-(``auto``: one worker runs in this process, two are worker processes forked
-from it) or ``--executor``'s, and reports the wall time of
-the whole sweep (every start-up included), where the trials ran, the load
-average and the speed-up over the first count.  It also
-checks that every count stored the same results (one torch thread per trial,
-seeded).  Results go to ``benchmarks/results/sweep_scaling.json``, and the
-table to ``docs/results/_sweep_scaling.md`` (``--table`` remakes it from the
-JSON alone).
+Runs ``benchmarks/grids/scaling.toml`` (24 independent trials) ``--repeat`` times per
+worker count (default 3, the counts interleaved so that a busy spell of the shared machine
+hits both), each time into a fresh store, with the sweep's default executor (``auto``: one
+worker runs in this process, two are worker processes forked from it) or ``--executor``'s,
+and reports the median wall time of the whole sweep (every start-up included), every run's
+time, where the trials ran, the load average and the speed-up over the first count.  It also
+checks that every run stored the same results (one torch thread per trial, seeded).  Results
+go to ``benchmarks/results/sweep_scaling.json``, and the table to
+``docs/results/_sweep_scaling.md`` (``--table`` remakes it from the JSON alone).
 """
 
 from __future__ import annotations
@@ -38,6 +37,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(HERE / "results" / "sweep_scaling.json"))
     ap.add_argument("--markdown", default=str(HERE.parent / "docs" / "results" / "_sweep_scaling.md"))
     ap.add_argument("--executor", default="auto", help="the sweep's executor (auto, local, processes, ray)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each worker count (the table shows the median)")
     ap.add_argument("--table", action="store_true", help="only remake the table from the stored JSON")
     args = ap.parse_args()
     if args.table:
@@ -45,29 +45,34 @@ def main() -> None:
         return
 
     grid = Grid.load(args.grid)
-    rows, outcomes = [], []
+    runs, outcomes = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        for workers in args.workers:
-            db = Path(tmp) / f"w{workers}.jsonl"
-            load = os.getloadavg()[0]
-            start = time.perf_counter()
-            summary = sweep(grid, db, workers=workers, executor=args.executor)
-            seconds = time.perf_counter() - start
-            if summary.failed:
-                raise SystemExit(f"{summary.failed} trials failed: {summary.errors[:3]}")
-            trial_seconds = sum(r.wall_time for r in ResultsStore(db).records())
-            outcomes.append(sorted((r.config_hash, r.trial, r.metrics["accuracy"]) for r in ResultsStore(db).records()))
-            rows.append(
-                {
-                    "workers": workers,
-                    "trials": summary.ran,
-                    "seconds": round(seconds, 1),
-                    "trial_seconds": round(trial_seconds, 1),
-                    "executor": summary.executor,
-                    "load_avg_1m": round(load, 2),
-                }
-            )
-            print(json.dumps(rows[-1]), flush=True)
+        for repeat in range(args.repeat):  # the counts interleaved, so a busy spell of the machine hits both
+            for workers in args.workers:
+                db = Path(tmp) / f"w{workers}-{repeat}.jsonl"
+                load = os.getloadavg()[0]
+                start = time.perf_counter()
+                summary = sweep(grid, db, workers=workers, executor=args.executor)
+                seconds = time.perf_counter() - start
+                if summary.failed:
+                    raise SystemExit(f"{summary.failed} trials failed: {summary.errors[:3]}")
+                records = list(ResultsStore(db).records())
+                outcomes.append(sorted((r.config_hash, r.trial, r.metrics["accuracy"]) for r in records))
+                runs.append(
+                    {
+                        "workers": workers,
+                        "trials": summary.ran,
+                        "seconds": round(seconds, 1),
+                        "trial_seconds": round(sum(r.wall_time for r in records), 1),
+                        "executor": summary.executor,
+                        "load_avg_1m": round(load, 2),
+                    }
+                )
+                print(json.dumps(runs[-1]), flush=True)
+    rows = []
+    for workers in args.workers:  # the median run of each count (by wall time)
+        mine = sorted((r for r in runs if r["workers"] == workers), key=lambda r: r["seconds"])
+        rows.append({**mine[(len(mine) - 1) // 2], "runs": [r["seconds"] for r in runs if r["workers"] == workers]})
     for row in rows:
         row["speedup"] = round(rows[0]["seconds"] / row["seconds"], 2)
     same = all(o == outcomes[0] for o in outcomes)
@@ -96,11 +101,15 @@ def write_table(result: dict, path: Path) -> None:
         "",
         f"Executor: `{result.get('executor', 'ray')}`.",
         "",
-        "| workers | trials | ran | wall time (s) | sum of trial times (s) | speed-up | load (1 min) |",
-        "|---|---|---|---|---|---|---|",
+        "Each row is the median run of its worker count (by wall time; all runs' wall times beside it, the "
+        "counts interleaved); the sum of trial times and the load are that run's.",
+        "",
+        "| workers | trials | ran | wall time (s) | all runs (s) | sum of trial times (s) | speed-up | load (1 min) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| {r['workers']} | {r['trials']} | {r.get('executor', 'Ray')} | {r['seconds']} | {r['trial_seconds']} "
+        f"| {r['workers']} | {r['trials']} | {r.get('executor', 'Ray')} | {r['seconds']} "
+        f"| {', '.join(str(s) for s in r.get('runs', [r['seconds']]))} | {r['trial_seconds']} "
         f"| {r['speedup']}× | {r.get('load_avg_1m', '—')} |"
         for r in result["rows"]
     ]
