@@ -225,7 +225,7 @@ def test_worker_processes_store_the_records_of_the_trials_run_in_process(tmp_pat
     import privgraph.experiments.sweep as sweep_module
 
     monkeypatch.setattr(sweep_module, "POOL_MIN_SECONDS", 0.0)
-    monkeypatch.setattr(sweep_module, "fork_is_safe", lambda: False)
+    monkeypatch.setattr(sweep_module, "fork_is_safe", lambda cpu_trials=True: False)
     path = write(tmp_path, TINY)
     failures = []
     summary = sweep(path, tmp_path / "pool.jsonl", workers=2, executor=executor, on_error=failures.append)
@@ -285,11 +285,24 @@ def test_auto_forks_its_workers_when_this_is_the_only_thread_and_they_store_the_
         assert forked[key].seed == record.seed and outcome(forked[key].metrics) == outcome(record.metrics)
 
 
+def test_workers_of_trials_on_an_accelerator_are_never_forked(tmp_path, monkeypatch):
+    """A child cannot use CUDA once its parent has touched it: trials on a GPU get forkserver workers."""
+    from privgraph.device import DEVICE_ENV
+    from privgraph.experiments.sweep import accelerators, fork_is_safe
+
+    monkeypatch.delenv(DEVICE_ENV, raising=False)
+    grid = Grid.load(write(tmp_path, TINY))
+    assert accelerators(grid) == [] and accelerators(grid, "cuda:1") == ["cuda:1"]
+    monkeypatch.setenv(DEVICE_ENV, "cuda")
+    assert accelerators(grid) == ["cuda"] and accelerators(grid, "cpu") == []
+    assert not fork_is_safe(cpu_trials=False)
+
+
 def test_auto_runs_a_small_sweep_in_process_and_refuses_contradictions(tmp_path, monkeypatch):
     import privgraph.experiments.sweep as sweep_module
 
     monkeypatch.setattr(sweep_module, "POOL_MIN_SECONDS", 3600.0)  # the 9 trials: far less work than this
-    monkeypatch.setattr(sweep_module, "fork_is_safe", lambda: False)  # the forkserver path: in process first
+    monkeypatch.setattr(sweep_module, "fork_is_safe", lambda cpu_trials=True: False)  # the forkserver path: in process first
     path = write(tmp_path, TINY)
     summary = sweep(path, tmp_path / "a.jsonl", workers=2)
     assert summary.ran == 9 and summary.executor == "9 in this process (the work was small: no worker started)"

@@ -29,7 +29,7 @@
 ``workers=0`` (or ``executor="local"``) runs every trial in this process, one
 after another.  Without Ray (``executor="auto"`` or ``"processes"``), the worker
 processes are forked from this one when that is safe (:func:`fork_is_safe`:
-Linux, no other Python thread), before the progress display starts a thread;
+Linux, trials on the CPU, no other Python thread), before the progress display starts a thread;
 else they come from a ``forkserver`` that imports privgraph once.
 
 Devices: ``device`` (``privgraph sweep --device``) runs every trial there (it is
@@ -202,24 +202,28 @@ def _forkserver() -> Any:
     return ctx
 
 
-def fork_is_safe() -> bool:
-    """Whether worker processes may be forked from this process now: on Linux, with no Python thread but
-    this one (a thread could hold a lock, of stdout or of logging, that its copy in the child never
-    releases).  The native thread pools torch and numpy keep are idle between calls and are not copied;
+def fork_is_safe(cpu_trials: bool = True) -> bool:
+    """Whether worker processes may be forked from this process now: on Linux, for trials on the CPU (a
+    child cannot use CUDA once its parent has touched it), with CUDA not initialised here, and with no
+    Python thread but this one (a thread could hold a lock, of stdout or of logging, that its copy in the
+    child never releases).  The native thread pools torch and numpy keep are idle between calls and are not copied;
     each worker sets one torch thread, as PyTorch's own forked ``DataLoader`` workers do.  Elsewhere (macOS
     frameworks are not fork-safe) and with other threads alive (a notebook's kernel, a progress display)
     the workers come from a ``forkserver``."""
+    torch = sys.modules.get("torch")
     return (
-        sys.platform.startswith("linux")
+        cpu_trials
+        and sys.platform.startswith("linux")
         and "fork" in multiprocessing.get_all_start_methods()
         and threading.active_count() == 1
+        and not (torch is not None and torch.cuda.is_initialized())
     )
 
 
-def _pool_context() -> Any:
+def _pool_context(cpu_trials: bool = True) -> Any:
     """Where a pool's workers come from: forked from this process when :func:`fork_is_safe` (they start in
     milliseconds with everything imported), else from the ``forkserver`` (which imports privgraph once)."""
-    return multiprocessing.get_context("fork") if fork_is_safe() else _forkserver()
+    return multiprocessing.get_context("fork") if fork_is_safe(cpu_trials) else _forkserver()
 
 
 class _ProcessExecutor:
@@ -228,8 +232,8 @@ class _ProcessExecutor:
 
     name = "processes"
 
-    def __init__(self, workers: int) -> None:
-        ctx = _pool_context()
+    def __init__(self, workers: int, cpu_trials: bool = True) -> None:
+        ctx = _pool_context(cpu_trials)
         env = {k: os.environ[k] for k in WORKER_ENV if k in os.environ}
         env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         self.workers = workers
@@ -280,13 +284,16 @@ class _AutoExecutor:
 
     name = "auto"
 
-    def __init__(self, workers: int, min_seconds: float | None = None, trials: int | None = None) -> None:
+    def __init__(
+        self, workers: int, min_seconds: float | None = None, trials: int | None = None, cpu_trials: bool = True
+    ) -> None:
         self.workers = workers
         self.min_seconds = POOL_MIN_SECONDS if min_seconds is None else min_seconds
         self.queue: list[tuple[Any, tuple]] = []
         self.pool: _ProcessExecutor | None = None
         self.local_trials, self.local_seconds = 0, 0.0
-        if workers >= 2 and fork_is_safe():
+        self.cpu_trials = cpu_trials
+        if workers >= 2 and fork_is_safe(cpu_trials):
             self.pool = _ProcessExecutor(min(workers, trials or workers))
             return
         _forkserver()
@@ -306,7 +313,7 @@ class _AutoExecutor:
             self.local_seconds += seconds
             estimate = self.local_seconds / self.local_trials * len(self.queue)
             if self.workers >= 2 and len(self.queue) >= 2 and estimate > self.min_seconds:
-                self.pool = _ProcessExecutor(min(self.workers, len(self.queue)))
+                self.pool = _ProcessExecutor(min(self.workers, len(self.queue)), self.cpu_trials)
                 for queued in self.queue:
                     self.pool.submit(queued[0], *queued[1])
                 self.queue = []
@@ -561,7 +568,7 @@ def sweep(
     runner: Any = None
     try:
         if executor in ("auto", "processes") and not address:  # fork the workers before a display starts a thread
-            runner = _executor(executor, workers, address, len(todo), gpus_per_trial, notify)
+            runner = _executor(executor, workers, address, len(todo), gpus_per_trial, notify, not accelerators(grid))
         progress(label, summary.skipped, total)  # before any trial: the clock of the progress display
         if runner is None:
             runner = _executor(executor, workers, address, len(todo), gpus_per_trial, notify)
@@ -627,15 +634,21 @@ def placement(
             )
         return "ray", "cuda"
     if address or executor == "ray":
-        default = os.environ.get(DEVICE_ENV)
-        wanted = {device} if device is not None else {s.spec.device or default for s in grid.settings}
-        gpu = sorted(d for d in wanted if d and parse_device(d) != "cpu")
+        gpu = accelerators(grid, device)
         if gpu:
             raise ValueError(
                 f"device {gpu[0]!r} on Ray needs gpus_per_trial > 0 (e.g. 1, or 0.5 for two trials a GPU): "
                 "Ray hides the GPUs from a trial that asks for none"
             )
     return executor, device
+
+
+def accelerators(grid: Grid, device: str | None = None) -> list[str]:
+    """The devices other than the CPU that the trials of ``grid`` run on: ``device``, else each setting's,
+    else ``$PRIVGRAPH_DEVICE`` (checked without torch)."""
+    default = os.environ.get(DEVICE_ENV)
+    wanted = {device} if device is not None else {s.spec.device or default for s in grid.settings}
+    return sorted(d for d in wanted if d and parse_device(d) != "cpu")
 
 
 def _executor(
@@ -645,16 +658,18 @@ def _executor(
     trials: int,
     gpus_per_trial: float = 0.0,
     notify: Callable[[str], None] | None = None,
+    cpu_trials: bool = True,
 ) -> Any:
-    """The executor ``name`` stands for (:func:`sweep`'s ``executor``) for ``trials`` trials."""
+    """The executor ``name`` stands for (:func:`sweep`'s ``executor``) for ``trials`` trials (``cpu_trials``:
+    all of them run on the CPU, so a pool's workers may be forked)."""
     parallel = workers if workers is not None else (os.cpu_count() or 1)
     if address or name == "ray":
         return _RayExecutor(workers, address, gpus_per_trial, notify)
     if name == "local" or parallel <= 1 or trials <= 1:
         return _LocalExecutor()
     if name == "processes":
-        return _ProcessExecutor(min(parallel, trials))
-    return _AutoExecutor(parallel, trials=trials)
+        return _ProcessExecutor(min(parallel, trials), cpu_trials)
+    return _AutoExecutor(parallel, trials=trials, cpu_trials=cpu_trials)
 
 
 def _finish(
