@@ -302,7 +302,7 @@ def test_auto_runs_a_small_sweep_in_process_and_refuses_contradictions(tmp_path,
     import privgraph.experiments.sweep as sweep_module
 
     monkeypatch.setattr(sweep_module, "POOL_MIN_SECONDS", 3600.0)  # the 9 trials: far less work than this
-    monkeypatch.setattr(sweep_module, "fork_is_safe", lambda cpu_trials=True: False)  # the forkserver path: in process first
+    monkeypatch.setattr(sweep_module, "fork_is_safe", lambda cpu_trials=True: False)  # forkserver path: here first
     path = write(tmp_path, TINY)
     summary = sweep(path, tmp_path / "a.jsonl", workers=2)
     assert summary.ran == 9 and summary.executor == "9 in this process (the work was small: no worker started)"
