@@ -56,6 +56,7 @@ import threading
 import time
 import traceback
 import uuid
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -241,7 +242,11 @@ class _ProcessExecutor:
         self.pool = concurrent.futures.ProcessPoolExecutor(workers, ctx, initializer=_init_worker, initargs=(env,))
         self.futures: dict[concurrent.futures.Future, tuple[Any, tuple, float]] = {}
         if self.forked:  # a fork pool forks every worker at its first task: now, while this is the only thread
-            self.pool.submit(os.getpid).result()
+            with warnings.catch_warnings():
+                # Python >= 3.12 warns of any OS thread; the others here are torch's and numpy's idle native
+                # pools (fork_is_safe), which hold no lock the child needs
+                warnings.filterwarnings("ignore", r"This process .* is multi-threaded", DeprecationWarning)
+                self.pool.submit(os.getpid).result()
 
     def submit(self, tag: Any, *args: Any) -> None:
         self.futures[self.pool.submit(timed_trial, *args)] = (tag, args, time.perf_counter())
