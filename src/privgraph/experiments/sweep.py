@@ -228,8 +228,8 @@ def _pool_context(cpu_trials: bool = True) -> Any:
 
 
 class _ProcessExecutor:
-    """Trials in a pool of ``workers`` local processes (``forkserver``: forked from a server that
-    imported privgraph once, never from the driver's threads); :meth:`wait` returns the next to finish."""
+    """Trials in a pool of ``workers`` local processes, forked from this one when :func:`fork_is_safe`, else
+    from a ``forkserver`` that imported privgraph once; :meth:`wait` returns the next to finish."""
 
     name = "processes"
 
