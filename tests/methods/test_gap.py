@@ -162,7 +162,11 @@ def test_guarantees_and_calibration(graph):
         < composed_epsilon(tuple((s * 0.99, q, t) for s, q, t in parts), g.delta)
     )
     assert ndp.details["noise_std"] == pytest.approx(sigma * math.sqrt(5))
-    assert ndp.model_state is not None and ndp.fields["x"].startswith("privatized")
+    # the release is the modules' weights; the hop tables (a row per node, x⁰ a function of the node's own
+    # features) are not: node-level DP covers the trained weights, not per-node outputs
+    assert {k.split(".")[0] for k in ndp.model_state} == {"encoder", "classifier", "noise_std"}
+    assert float(ndp.model_state["noise_std"]) == pytest.approx(ndp.details["noise_multiplier"] * math.sqrt(5))
+    assert "x" not in ndp.data and ndp.fields["x"].startswith("withheld")
 
 
 def test_seeded_reproducibility_and_infinite_epsilon(graph):
@@ -216,13 +220,21 @@ def test_sparse_features_take_the_sparse_first_layer_with_the_dense_result(graph
     assert not tables.is_sparse and torch.allclose(tables.norm(dim=-1), torch.ones(graph.num_nodes, 3), atol=1e-5)
 
 
-def test_ndp_fit_evaluates_the_released_classifier(graph):
+def test_ndp_fit_evaluates_the_released_classifier(graph, tmp_path):
     rel = pg.privatize(graph, "gap-ndp", epsilon=None, seed=0, max_degree=5, batch_size=32, **FAST)
     assert "y" not in rel.data and rel.fields["y"].startswith("withheld")  # the labels are in the node-level unit
     with pytest.raises(ValueError, match="truth=data"):
         pg.fit(rel)
-    first, second = pg.fit(rel, seed=0, truth=graph), pg.fit(rel, seed=7, truth=graph)
-    assert first.test_accuracy == second.test_accuracy  # nothing trained in fit: the released weights
+    first, again = pg.fit(rel, seed=0, truth=graph), pg.fit(rel, seed=0, truth=graph)
+    saved = tmp_path / "ndp"
+    rel.save(saved)  # a recipient's copy answers the same: the model is self-contained
+    assert pg.fit(pg.PrivateRelease.load(saved), seed=0, truth=graph).test_accuracy == first.test_accuracy
+    assert first.test_accuracy == again.test_accuracy  # the seed fixes the inference's bounding and noise
+    model = first.model  # nothing trained in fit: the released weights answer
+    for name, value in model.classifier.state_dict().items():
+        assert torch.equal(value, rel.model_state[f"classifier.{name}"])
+    for name, value in model.encoder.state_dict().items():
+        assert torch.equal(value, rel.model_state[f"encoder.{name}"])
     assert first.test_accuracy > 0.5  # noiseless DP-SGD pipeline learns
 
 

@@ -192,6 +192,39 @@ class GAPClassifier(nn.Module):
         return self.head(self.mid(self.embed(x)))
 
 
+class GAPNodeModel(nn.Module):
+    """GAP-NDP's released modules answering for a graph (the authors' ``predict``): the encoder's x⁰ of the
+    features given (the raw features without an encoder), K hops over the graph given with its out-degrees
+    bounded to D and the release's noise, then the classifier.  The bounding and the noise are drawn from
+    ``seed``, so the same query gets the same answer."""
+
+    def __init__(
+        self,
+        encoder: GAPEncoder | None,
+        classifier: GAPClassifier,
+        hops: int,
+        max_degree: int,
+        noise_std: float,
+        seed: int,
+    ):
+        super().__init__()
+        self.encoder, self.classifier = encoder, classifier
+        self.hops, self.max_degree, self.noise_std, self.seed = hops, max_degree, noise_std, seed
+
+    def tables(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        x0 = x.to(torch.float32) if self.encoder is None else self.encoder.embed(x.to(torch.float32))
+        rng = make_generator(self.seed)
+        graph = bound_out_degree(edge_index.cpu(), x.shape[0], self.max_degree, rng).to(x0.device)
+        tables, _ = perturbed_aggregation(x0, graph, self.hops, self.noise_std, rng)
+        return torch.cat(tables, dim=-1)
+
+    def embed(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        return self.classifier.embed(self.tables(x, edge_index))
+
+    def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        return self.classifier(self.tables(x, edge_index))
+
+
 # ------------------------------------------------------------------------------------------ aggregation
 
 
@@ -293,11 +326,14 @@ def train_dpsgd(
     model.eval()
 
 
-def evaluate(model: nn.Module, x: Tensor, data: Data, seconds: float, epochs: int) -> TrainResult:
-    """The released classifier's accuracies on the split (no training)."""
+def evaluate(
+    model: nn.Module, x: Tensor, data: Data, seconds: float, epochs: int, edge_index: Tensor | None = None
+) -> TrainResult:
+    """The released classifier's accuracies on the split (no training); ``edge_index``: the graph a model
+    that aggregates (:class:`GAPNodeModel`) reads."""
     model.eval()
     with torch.no_grad():
-        out = model(x)
+        out = model(x) if edge_index is None else model(x, edge_index)
     y = data.y.to(out.device)
     masks = [data[m].to(out.device) for m in ("train_mask", "val_mask", "test_mask")]
     return TrainResult(
@@ -387,13 +423,15 @@ class _GAP(Method):
             return 0.0, delta
         return analytic_gaussian_sigma(eps, delta, math.sqrt(self.params.hops)), delta
 
-    def encode(self, data: Data, sigma: float, rng: RandomSource, torch_seed: int) -> tuple[Tensor, dict[str, Any]]:
+    def encode(
+        self, data: Data, sigma: float, rng: RandomSource, torch_seed: int
+    ) -> tuple[Tensor, dict[str, Any], GAPEncoder | None]:
         """The encoder module: the embeddings x⁰ of every node (the raw features without an encoder;
-        :func:`perturbed_aggregation` normalises them) and the training's details."""
+        :func:`perturbed_aggregation` normalises them), the training's details and the trained encoder."""
         p = self.params
         x = data.x.to(torch.float32)
         if p.encoder_layers == 0 or p.encoder_epochs == 0:
-            return x, {}
+            return x, {}, None
         torch.manual_seed(torch_seed)
         device = current_device()
         encoder = GAPEncoder(x.shape[1], int(data.y.max()) + 1, p).to(device)
@@ -401,7 +439,7 @@ class _GAP(Method):
             x = sparse_input(x)
         details = self.train_encoder(encoder, x, data, sigma, rng)
         with torch.no_grad():
-            return encoder.eval().embed(to_device(x, device)), details
+            return encoder.eval().embed(to_device(x, device)), details, encoder
 
     def train_encoder(
         self, encoder: GAPEncoder, x: Tensor, data: Data, sigma: float, rng: RandomSource
@@ -426,15 +464,22 @@ class _GAP(Method):
     def release(
         self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
     ) -> Release:
-        sigma, delta = self.calibrate(data, epsilon)
-        seed = _seed(rng)
-        emb, details = self.encode(data, sigma, rng, seed)
-        edge_index = to_device(self.graph_for_aggregation(data, rng), emb.device)
-        tables, _ = perturbed_aggregation(emb, edge_index, self.params.hops, sigma * self.sensitivity(), rng)
-        x = torch.cat(tables, dim=-1).cpu()
-        details.update(noise_multiplier=sigma, noise_std=sigma * self.sensitivity(), delta=delta, seed=seed)
+        x, sigma, delta, seed, details, _ = self.hop_tables(data, epsilon, rng)
         model_state = self.train_released_classifier(x, data, sigma, rng, seed, details)
         return Release(x, self.guarantee(epsilon, sigma, delta), details, model_state=model_state)
+
+    def hop_tables(
+        self, data: Data, epsilon: float | None, rng: RandomSource
+    ) -> tuple[Tensor, float, float, int, dict[str, Any], GAPEncoder | None]:
+        """The encoder and aggregation modules: the tables [x⁰ … x^K] side by side, σ, δ, the seed of the
+        modules' initialisation, the details and the trained encoder (None: the raw features)."""
+        sigma, delta = self.calibrate(data, epsilon)
+        seed = _seed(rng)
+        emb, details, encoder = self.encode(data, sigma, rng, seed)
+        edge_index = to_device(self.graph_for_aggregation(data, rng), emb.device)
+        tables, _ = perturbed_aggregation(emb, edge_index, self.params.hops, sigma * self.sensitivity(), rng)
+        details.update(noise_multiplier=sigma, noise_std=sigma * self.sensitivity(), delta=delta, seed=seed)
+        return torch.cat(tables, dim=-1).cpu(), sigma, delta, seed, details, encoder
 
     def embeddings(self, data: Data, seed: int) -> Tensor:
         """The encoder module's x⁰ of every node, trained once from ``seed`` without noise (the audit's fixed
@@ -557,8 +602,54 @@ class GAPNode(_GAP):
     def sensitivity(self) -> float:
         return math.sqrt(self.params.max_degree)
 
+    def release(
+        self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> Release:
+        """The three modules trained; the release is their weights (``model_state``: ``encoder.*``,
+        ``classifier.*``, and ``noise_std``, the aggregation noise inference adds).  The hop tables stay
+        inside: they have a row per node, and x⁰, the encoder's output of the node's own features, is a
+        function of the unit that no noise covers (node-level DP covers the trained weights, as in the
+        paper's analysis, not per-node outputs)."""
+        x, sigma, delta, seed, details, encoder = self.hop_tables(data, epsilon, rng)
+        state = self.train_released_classifier(x, data, sigma, rng, seed, details) or {}
+        state = {f"classifier.{k}": v for k, v in state.items()}
+        if encoder is not None:
+            state.update({f"encoder.{k}": v.detach().cpu() for k, v in encoder.state_dict().items()})
+        state["noise_std"] = torch.tensor(sigma * self.sensitivity())  # the inference's noise (σ is public)
+        return Release(None, self.guarantee(epsilon, sigma, delta), details, model_state=state)
+
+    def answers(self, release: Release, epsilon: float | None) -> str:
+        return (
+            "the released encoder and classifier (GAPNodeModel, the authors' predict): a query's features are "
+            "encoded and aggregated over the server's graph, bounded to D out-edges, with noise of the "
+            "release's scale (one fixed draw), then classified"
+        )
+
     def features_status(self, status: str) -> str:
-        return status + ": the DP-SGD encoder's hop tables, " + X_TABLES
+        return (
+            status + ": GAP-NDP releases its modules' weights (model_state), not the hop tables, whose rows "
+            "(x⁰: the encoder's output of each node's own features) no node-level noise covers"
+        )
+
+    def load_model(self, release: Release, seed: int) -> GAPNodeModel:
+        """The released modules as one model (:class:`GAPNodeModel`), its inference noise drawn from ``seed``."""
+        p, state = self.params, release.model_state or {}
+        encoder_state = {k[len("encoder.") :]: v for k, v in state.items() if k.startswith("encoder.")}
+        classifier_state = {k[len("classifier.") :]: v for k, v in state.items() if k.startswith("classifier.")}
+        if not classifier_state:
+            raise ValueError("this gap-ndp release holds no classifier weights")
+        encoder = None
+        if encoder_state:
+            encoder = GAPEncoder(encoder_state["body.0.weight"].shape[1], encoder_state["head.0.weight"].shape[0], p)
+            encoder.load_state_dict(encoder_state)
+        head = sorted(
+            (int(k.split(".")[1]), v) for k, v in classifier_state.items() if k.startswith("head.") and v.dim() == 2
+        )
+        base = classifier_state.get("bases.0.0.weight")
+        width = base.shape[1] if base is not None else head[0][1].shape[1] // (p.hops + 1)
+        classifier = GAPClassifier(width, head[-1][1].shape[0], p)
+        classifier.load_state_dict(classifier_state)
+        return GAPNodeModel(encoder, classifier, p.hops, p.max_degree, float(state["noise_std"]), seed)
 
     def graph_for_aggregation(self, data: Data, rng: RandomSource) -> Tensor:
         return bound_out_degree(data.edge_index, data.num_nodes, self.params.max_degree, rng)
@@ -596,8 +687,12 @@ class GAPNode(_GAP):
             f"GAP-NDP: DP-SGD encoder + {p.hops} Gaussian hops (Δ=√D, D={p.max_degree}) + DP-SGD classifier, "
             f"one noise multiplier σ={sigma:.4g}, RDP composition",
             (
-                "released: the encoder's output tables [x⁰, …, x^K] (as x) and the classifier's weights "
-                "(model_state); all three modules are covered by the composed guarantee",
+                "released: the encoder's and the classifier's weights (model_state), covered by the composed "
+                "guarantee of the three modules; the hop tables are not released (a row per node, x⁰ the "
+                "encoder's output of the node's own features: per-node outputs are outside node-level DP)",
+                "inference (pg.fit, attacks) runs the released modules on the querier's graph and features "
+                "(GAPNodeModel, the authors' predict): outputs for a node are a function of its own data, not "
+                "covered",
                 "the sensitivity √D is that of the degree-bounded graph (each node keeps at most D sampled "
                 "out-edges), as in the paper's analysis: the re-sampling of a neighbour's kept edges when a "
                 "node is removed is not part of that argument",
@@ -613,15 +708,10 @@ class GAPNode(_GAP):
     ) -> TrainResult:
         """The released classifier (``model_state``) evaluated on the split: trained inside the release
         by DP-SGD, so nothing is trained here (another fit would spend budget)."""
-        if release.model_state is None:
-            raise ValueError("this gap-ndp release holds no classifier weights")
         start = time.perf_counter()
-        p = self.params
-        x = release.features(data)
-        net = GAPClassifier(x.shape[1] // (p.hops + 1), int(data.y.max()) + 1, p)
-        net.load_state_dict(release.model_state)
-        device = current_device()
-        return evaluate(net.to(device), x.to(device), data, time.perf_counter() - start, p.epochs)
+        net = self.load_model(release, seed).to(current_device())
+        x, edge_index = to_device(data.x.to(torch.float32)), to_device(data.edge_index)
+        return evaluate(net, x, data, time.perf_counter() - start, self.params.epochs, edge_index)
 
 
 __all__ = [
