@@ -585,7 +585,9 @@ class GAPNode(_GAP):
     Params: ClassVar[type[MethodParams]] = GAPNodeParams
     sparse_encoder_input = False  # DP-SGD's per-example clipping reads dense rows
     private_fields: ClassVar[tuple[str, ...]] = ("x", "y", "edge_index")
-    public_fields: ClassVar[tuple[str, ...]] = SPLIT_FIELDS[1:]  # the split only: y is in the unit, withheld
+    # nothing in clear: y is in the unit, and the split would publish the node set, which the add/remove
+    # relation of the paper's analysis (σC per example, Δ = √D for a removed node) keeps private
+    public_fields: ClassVar[tuple[str, ...]] = ()
 
     def parts(self, data: Data) -> tuple[tuple[float, int], ...]:
         """(q, T) of the encoder's DP-SGD, the K aggregations (q = 1) and the classifier's DP-SGD."""
@@ -696,8 +698,11 @@ class GAPNode(_GAP):
                 "the sensitivity √D is that of the degree-bounded graph (each node keeps at most D sampled "
                 "out-edges), as in the paper's analysis: the re-sampling of a neighbour's kept edges when a "
                 "node is removed is not part of that argument",
-                "y is withheld (the labels are in the unit): the released classifier is evaluated against the "
-                "experimenter's labels (pg.fit(release, truth=data))",
+                "neighbouring graphs differ by one node added or removed (the paper's relation): y and the split "
+                "are withheld (the labels are in the unit; the split would publish the node set), and the "
+                "released modules are evaluated on the experimenter's data (pg.fit(release, truth=data)); the node "
+                "counts are treated as public, as in the paper and in Opacus's sample rate: the release states n, "
+                "and the training-node count N sets q = B/N, σ and the default δ",
                 "δ: " + ("given" if p.delta is not None else "the authors' 10^-(digits of the training-node count)"),
                 "last DP-SGD iterates kept (the authors select the encoder's epoch on validation accuracy)",
             ),
