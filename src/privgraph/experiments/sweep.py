@@ -299,7 +299,7 @@ class _AutoExecutor:
         self.local_trials, self.local_seconds = 0, 0.0
         self.cpu_trials = cpu_trials
         if workers >= 2 and fork_is_safe(cpu_trials):
-            self.pool = _ProcessExecutor(min(workers, trials or workers))
+            self.pool = _ProcessExecutor(min(workers, trials or workers), cpu_trials)
             return
         _forkserver()
         multiprocessing.forkserver.ensure_running()  # its imports overlap the first trial here (another core)

@@ -364,11 +364,11 @@ def auto_delta(count: int) -> float:
 
 def auto_delta_count(data: Data, node_level: bool) -> int:
     """The count the default δ is below the inverse of, taken from what the release may depend on without
-    noise: the training nodes under node-level DP (the split is public, as DP-SGD's sampling rate needs it);
-    under edge-level DP the directed pairs n(n-1) of the public node set, an upper bound on the directed edge
-    count.  The authors' EDP rule, 10^-(digits of |E|), reads |E|: private under edge-level DP, and δ (printed
-    in every report) changes between neighbouring graphs at a power of ten, an un-noised statistic of the
-    edges."""
+    noise: the training nodes under node-level DP (a count treated as public, as DP-SGD's sampling rate
+    q = B/N needs it; the split itself is withheld); under edge-level DP the directed pairs n(n-1) of the
+    public node set, an upper bound on the directed edge count.  The authors' EDP rule, 10^-(digits of
+    |E|), reads |E|: private under edge-level DP, and δ (printed in every report) changes between
+    neighbouring graphs at a power of ten, an un-noised statistic of the edges."""
     if node_level:
         return int(data.train_mask.sum())
     n = int(data.num_nodes)
@@ -617,7 +617,7 @@ class GAPNode(_GAP):
         state = {f"classifier.{k}": v for k, v in state.items()}
         if encoder is not None:
             state.update({f"encoder.{k}": v.detach().cpu() for k, v in encoder.state_dict().items()})
-        state["noise_std"] = torch.tensor(sigma * self.sensitivity())  # the inference's noise (σ is public)
+        state["noise_std"] = torch.tensor(details["noise_std"])  # the inference's noise (σ is public)
         return Release(None, self.guarantee(epsilon, sigma, delta), details, model_state=state)
 
     def answers(self, release: Release, epsilon: float | None) -> str:
