@@ -157,8 +157,11 @@ def test_tty_forced_without_context_manager():
     stream = io.StringIO()
     progress = ConsoleProgress(stream, tty=True)
     progress("task", 1, 4)
+    assert progress._rich is not None  # the rich display, though the stream is not a terminal
     progress.close()
+    assert progress._rich is None and "task" in stream.getvalue()
     progress.close()  # idempotent
+    assert progress._rich is None
 
 
 def test_import_is_light():
