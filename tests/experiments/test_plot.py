@@ -210,3 +210,13 @@ def test_plot_rows_from_summary_keeps_the_demo_working(tmp_path):
     assert out == tmp_path / "demo" / "privacy_utility.png" and out.read_bytes()[:8] == PNG
     with pytest.raises(ValueError):
         plot_rows([], tmp_path / "x.png")
+
+
+def test_percent_ticks_are_distinct_on_a_narrow_range():
+    """Accuracies between 97 % and 99.5 % (ticks 0.5 apart): every tick label differs (not 98 %, 98 %, 98 %)."""
+    points = [record("lpgnn", e, a, trial=t) for t in range(2) for e, a in zip(EPS, (0.97, 0.98, 0.995))]
+    fig = build_figure(points)
+    fig.canvas.draw()
+    (ax,) = fig.get_axes()
+    labels = [t.get_text() for t in ax.get_yticklabels() if ax.get_ylim()[0] <= t.get_position()[1] <= 1.02]
+    assert len(labels) >= 3 and len(set(labels)) == len(labels), labels

@@ -235,7 +235,7 @@ def figure_from_points(points: list[Point], metric: str = "accuracy", title: str
             kind = _TRUST_SHORT.get(next(iter(trusts)), "DP") if len(trusts) == 1 else "DP"
             ax.set_xlabel(f"ε per {unit} ({kind}, log scale)" if here else "no private runs")
             if fraction:
-                ax.yaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=0))
+                ax.yaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=None))  # decimals from the range
             if col == 0:
                 ax.set_ylabel(metric.replace("_", " "))
             ax.set_title(unit if nrows == 1 else f"{dataset}: {unit}", fontsize=11)
