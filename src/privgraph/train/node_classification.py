@@ -26,6 +26,17 @@ class TrainResult:
     model: nn.Module | None = None  # the trained model (set by privgraph.train)
     context: Any = None  # how privgraph.fit trained it (release, model, hyperparameters): what privgraph.attack reads
 
+    def __repr__(self) -> str:
+        """The scores and the run's length; the predictions, model and context by kind and size, not dumped."""
+        predictions = "None" if self.test_predictions is None else f"<{self.test_predictions.numel()} classes>"
+        model = "None" if self.model is None else f"<{type(self.model).__name__}>"
+        context = "None" if self.context is None else f"<{type(self.context).__name__}>"
+        return (
+            f"TrainResult(test_accuracy={self.test_accuracy:.4f}, val_accuracy={self.val_accuracy:.4f}, "
+            f"train_accuracy={self.train_accuracy:.4f}, best_epoch={self.best_epoch}, epochs_run={self.epochs_run}, "
+            f"seconds={self.seconds:.2f}, test_predictions={predictions}, model={model}, context={context})"
+        )
+
 
 def accuracy(logits: Tensor, y: Tensor) -> float:
     if y.numel() == 0:
