@@ -221,6 +221,12 @@ def test_csv_is_edge_lists_and_node_tables_read_with_the_csv_module(releases, re
         if graph:
             _check_table(tables["r.edges.csv"], data.to_dict(), data.num_nodes, edges=True)
     meta = json.loads((tmp_path / "r.json").read_text())
+    if isinstance(data, Data) and "edge_index" in data:  # the report says how to read the rows
+        rows = set(zip(*(tables["r.edges.csv"][k] for k in ("source", "target"))))
+        both = all((t, s) in rows for s, t in rows)
+        assert meta["edge_direction"] == ("both directions" if both else "as listed")
+    else:
+        assert meta["edge_direction"] is None
     assert meta["file_format"] == "csv" and meta["files"] == [f.name for f in files]
     with pytest.raises(ValueError, match="csv format"):
         pg.load_release(tmp_path / "r")

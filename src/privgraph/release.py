@@ -37,6 +37,7 @@ from typing import Any
 import torch
 from torch import Tensor
 from torch_geometric.data import Data, HeteroData
+from torch_geometric.utils import is_undirected
 
 from privgraph.accounting import PrivacyReport
 from privgraph.data.io import load_torch_file
@@ -91,6 +92,7 @@ class PrivateRelease:
                 "format": FORMAT,
                 "file_format": file_format,
                 "files": files or [],
+                "edge_direction": self.edge_direction(),
                 "method": self.method,
                 "params": self.params,
                 "epsilon": self.epsilon,
@@ -104,6 +106,15 @@ class PrivateRelease:
                 "version": self.version,
             }
         )
+
+    def edge_direction(self) -> str | None:
+        """How the edge list reads (the csv's ``source,target`` rows): ``"both directions"`` when every edge
+        (u, v) comes with (v, u), an undirected graph listed as PyG stores it (count a pair once: u < v);
+        ``"as listed"`` otherwise; ``None`` without a homogeneous edge list."""
+        edge_index = getattr(self.data, "edge_index", None) if isinstance(self.data, Data) else None
+        if edge_index is None or edge_index.numel() == 0:
+            return None
+        return "both directions" if is_undirected(edge_index, num_nodes=self.data.num_nodes) else "as listed"
 
     def fields_in_clear(self) -> list[str]:
         """The input fields written as given (public, or by a non-private method): not protected."""

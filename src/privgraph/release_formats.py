@@ -24,7 +24,9 @@
   :data:`DENSE_LIMIT` (larger: refused, write ``pt``).
 * ``csv`` — edge lists and node tables (comma separated, one header row):
   ``PATH.edges.csv`` (``source,target``, then ``weight`` where the release has ``edge_weight``,
-  then any other per-edge field) and ``PATH.nodes.csv`` (``node``, then every per-node field:
+  then any other per-edge field; an undirected graph lists every edge in both directions, as PyG
+  stores it, and the report says so: ``"edge_direction": "both directions"``) and
+  ``PATH.nodes.csv`` (``node``, then every per-node field:
   a matrix as ``x_0..x_{d-1}``/``z_0..``, a vector by its name: ``y``, ``y_reported``, the masks
   as 0/1).  A ``HeteroData`` gets one file per type: ``PATH.SRC__REL__DST.edges.csv`` and
   ``PATH.NODETYPE.nodes.csv`` (node ids 0..n−1 within each type).  In a ``Data`` the fields
