@@ -8,7 +8,8 @@ first (a unit is a subpackage or a top-level module):
 ====  =====================================  ==================================================
 rank  units                                  why there
 ====  =====================================  ==================================================
-0     ``version``, ``progress``, ``device``, ``network``  import nothing from privgraph
+0     ``version``, ``progress``, ``device``,  import nothing from privgraph
+      ``network``, ``threads``
 1     ``accounting``                         guarantees, the RDP accountant, ε/δ validation
 2     ``mechanisms``                         randomizers (report their guarantees)
 3     ``data``                               loading, validation, splits (annotations draw noise)
@@ -35,7 +36,7 @@ import privgraph
 PACKAGE = Path(privgraph.__file__).parent
 ROOT = "privgraph"  # the package's own __init__: the facade, at the top
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("version", "progress", "device", "network"),
+    ("version", "progress", "device", "network", "threads"),
     ("accounting",),
     ("mechanisms",),
     ("data",),

@@ -46,6 +46,7 @@ _LAZY = {
     "PrivacyGuarantee": "privgraph.accounting",
     "PrivacyReport": "privgraph.accounting",
     "Ledger": "privgraph.accounting",
+    "set_threads": "privgraph.threads",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -70,8 +70,20 @@ def _main(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="print the version and exit"
     ),
+    threads: str | None = typer.Option(
+        None,
+        "--threads",
+        help="threads to compute with (default: $PRIVGRAPH_THREADS, else $OMP_NUM_THREADS, else the CPUs this "
+        "process may use: its affinity and cgroup quota); waiting threads sleep instead of spinning",
+    ),
 ) -> None:
     """privgraph: privacy-preserving learning on graphs."""
+    from privgraph.threads import check_threads, set_threads
+
+    try:
+        set_threads(None if threads is None else check_threads(threads, "--threads"))
+    except ValueError as err:
+        _fail(str(err))
 
 
 def print_tsv(table: Table) -> None:
