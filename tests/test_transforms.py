@@ -84,7 +84,7 @@ def test_bad_arguments_are_clear_value_errors():
     with pytest.raises(ValueError):
         MultiBit(-1.0)
     with pytest.raises(ValueError):
-        LinkLDP(1.0, delta=1.5)
+        LinkLDP(1.0, degree_share=1.5)
 
 
 def test_multibit_has_the_mechanisms_support_and_guarantee(graph):
@@ -107,7 +107,7 @@ def test_multibit_has_the_mechanisms_support_and_guarantee(graph):
 def test_link_ldp_returns_the_servers_graph_and_guarantee(graph):
     data = copy.copy(graph)
     data.edge_weight = torch.ones(data.edge_index.shape[1])
-    out = LinkLDP(2.0, delta=0.2, seed=0)(data)
+    out = LinkLDP(2.0, degree_share=0.2, seed=0)(data)
     dense = to_dense_adj(out.edge_index, max_num_nodes=graph.num_nodes)[0]
     truth = to_dense_adj(graph.edge_index, max_num_nodes=graph.num_nodes)[0]
     p_flip = 1 / (1 + math.exp(0.8 * 2.0))

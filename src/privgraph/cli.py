@@ -271,10 +271,12 @@ def _parse(text: str, hint: Any) -> Any:
     raise ValueError(text)
 
 
-def _assign(items: list[str], hints: dict[str, Any], flag: str, owner: str, noun: str) -> dict[str, Any]:
+def _assign(
+    items: list[str], hints: dict[str, Any], flag: str, owner: str, noun: str, renamed: dict[str, str] | None = None
+) -> dict[str, Any]:
     """``NAME=VALUE`` items parsed against ``hints`` (each name's type, in order: a catalogue entry's,
     :func:`privgraph.catalogue.hints`); an unknown name or a value of the wrong type exits 2 with one
-    line listing the names."""
+    line listing the names (a ``renamed`` one: with its hint)."""
     known = list(hints)
     listing = f"its {noun}s: {', '.join(known) or 'none'}"
     out: dict[str, Any] = {}
@@ -283,6 +285,8 @@ def _assign(items: list[str], hints: dict[str, Any], flag: str, owner: str, noun
         name = name.strip().replace("-", "_")
         if not sep or not name:
             _fail(f"{flag} takes NAME=VALUE, got {item!r}")
+        if name not in known and name in (renamed or {}):
+            _fail(f"{flag} {name}: {(renamed or {})[name]}")
         if name not in known:
             _fail(f"{owner} has no {noun} {name!r}; {listing}")
         try:
@@ -376,7 +380,9 @@ def _prepare(
         evaluation = task_entry(entry, task)
     except ValueError as err:
         _fail(str(err))
-    values = _assign(params, hints(entry["params"]), "--param", f"method {method!r}", "parameter")
+    values = _assign(
+        params, hints(entry["params"]), "--param", f"method {method!r}", "parameter", entry.get("renamed")
+    )
     trained: dict[str, Any] = {}
     if hparams and evaluation is not None:  # an unknown --task: the pipeline refuses it
         if evaluation["training"] is None:
@@ -1333,7 +1339,8 @@ def audit_command(
     ),
     delta: float | None = typer.Option(
         None,
-        help="δ of the claim (methods with a δ parameter: HeteDP, PPCVGAE, mechanism=gaussian)",
+        help="δ of the claim (the methods that declare a δ parameter: HeteDP, PPCVGAE, GAP, node-dpsgd, "
+        "mechanism=gaussian)",
         rich_help_panel=PRIVACY,
     ),
     epsilon_y: float | None = typer.Option(
@@ -1374,7 +1381,7 @@ def audit_command(
         _fail(f"{method} is private: give --epsilon")
     if not info["private"] and epsilon is not None:
         _fail(f"{method} is a non-private baseline: it takes no --epsilon (its audit shows what it leaks)")
-    values = _assign(param, hints(entry["params"]), "--param", f"method {method!r}", "parameter")
+    values = _assign(param, hints(entry["params"]), "--param", f"method {method!r}", "parameter", entry.get("renamed"))
     if dataset is not None and input is not None:
         _fail("give --dataset or --input, not both")
     data, _ = _read_input(

@@ -314,13 +314,13 @@ class MultiBit(PerturbFeatures):
 
 class LinkLDP(LocalRandomizer):
     """Blink's client (Blink paper, Algorithm 1) as a transform: every node reports its adjacency list
-    by randomized response with ε_a = (1 − δ)ε and its degree with Laplace noise, ε_d = δε; ε-link-LDP
+    by randomized response with ε_a = (1 − s)ε and its degree with Laplace noise, ε_d = sε; ε-link-LDP
     per adjacency list (basic composition), local model.
 
     Returns the graph as the untrusted server receives it: ``edge_index`` holds a column (i, j) for
     every reported bit Ã_ij = 1 (row i of ``to_dense_adj(edge_index)`` is node i's noisy list: directed,
     i's and j's reports on a pair are independent), ``noisy_degree`` the Laplace degrees (float64; only
-    when δ > 0).  The input's edge fields (``edge_attr``, ``edge_weight``, ``private_edge_mask``, ...)
+    when degree_share > 0).  The input's edge fields (``edge_attr``, ``edge_weight``, ``private_edge_mask``, ...)
     describe the true edges and are dropped; the node fields are kept as given.  About p_flip·n² bits
     are reported (all pairs are scanned): graphs above ``max_nodes`` are refused.
 
@@ -328,7 +328,7 @@ class LinkLDP(LocalRandomizer):
 
     Args:
         epsilon: ε per adjacency list.
-        delta: Blink's degree share δ ∈ [0, 1] (default 0.1, as Blink).
+        degree_share: Blink's share s of ε spent on the degree, ∈ [0, 1] (default 0.1, as Blink).
     """
 
     max_nodes = RandomizedResponseGraph.max_nodes
@@ -337,13 +337,13 @@ class LinkLDP(LocalRandomizer):
         self,
         epsilon: float,
         *,
-        delta: float = DEFAULT_DEGREE_SHARE,
+        degree_share: float = DEFAULT_DEGREE_SHARE,
         seed: int | None = None,
         rng: RandomSource | None = None,
         compose: bool = False,
     ):
         super().__init__(seed=seed, rng=rng, compose=compose)
-        self.epsilon, self.delta = check_epsilon(epsilon), check_degree_share(delta)
+        self.epsilon, self.degree_share = check_epsilon(epsilon), check_degree_share(degree_share)
 
     def randomize(self, data: Data, source: RandomSource) -> PrivacyGuarantee:
         if getattr(data, "edge_index", None) is None:
@@ -352,19 +352,19 @@ class LinkLDP(LocalRandomizer):
             raise ValueError(
                 f"LinkLDP materialises Θ(n²) report bits; refusing n = {data.num_nodes} > {self.max_nodes}"
             )
-        reports = link_ldp(data.edge_index, data.num_nodes, self.epsilon, self.delta, source)
+        reports = link_ldp(data.edge_index, data.num_nodes, self.epsilon, self.degree_share, source)
         i, j = reported_pairs(reports, upper_only=False)
         n = data.num_nodes
         for key in [k for k in data.keys() if data.is_edge_attr(k)]:
             del data[key]
         data.num_nodes = n
         data.edge_index = torch.stack([torch.from_numpy(i), torch.from_numpy(j)]).long()
-        if self.delta > 0:
+        if self.degree_share > 0:
             data.noisy_degree = reports.noisy_degrees
         return reports.guarantee()
 
     def _settings(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "delta": self.delta, **super()._settings()}
+        return {"epsilon": self.epsilon, "degree_share": self.degree_share, **super()._settings()}
 
 
 class LabelRR(LocalRandomizer):

@@ -15,6 +15,7 @@ correction by the known randomized-response channel.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch_geometric.data import Data
@@ -27,6 +28,7 @@ from privgraph.mechanisms import (
     check_delta,
     get_feature_mechanism,
 )
+from privgraph.mechanisms.gaussian import DEFAULT_DELTA as GAUSSIAN_DEFAULT_DELTA
 from privgraph.methods.base import Hyperparameters, Method, MethodParams, Release, param, register_method
 from privgraph.nn import KProp
 from privgraph.progress import ProgressHook
@@ -68,6 +70,13 @@ class LPGNN(Method):
     name = "lpgnn"
     description = "LPGNN: feature-LDP (multi-bit) + KProp + GNN"
     Params = FeatureParams
+    delta_param = "delta"
+
+    def dp_delta(self, data: Any = None) -> float:
+        """The Gaussian mechanism's δ (``delta``, default 1e-5, the mechanism's); 0 for the pure-ε mechanisms."""
+        if self.params.mechanism != "gaussian":
+            return 0.0
+        return GAUSSIAN_DEFAULT_DELTA if self.params.delta is None else float(self.params.delta)
     private = True
     tunable = ("lr", "weight_decay", "dropout", "kprop_steps")
     needs_domain = True

@@ -418,12 +418,15 @@ class HeteDP(HeteroMethod):
     unit = Unit.EDGE  # the report names the relation: "edge of (src, rel, dst)"
     task = Task.LINK_PREDICTION
     Params = HeteDPParams
+    delta_param = "delta"
     private = True
     epsilon_optional = True  # without ε: the same model without noise, no guarantee (stated)
     private_fields = ("x", "edge_index of the protected relation")
     public_fields = ("edge_index of the relations passing messages",)
 
-    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None) -> list[Spend]:
+    def planned_spend(
+        self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None
+    ) -> list[Spend]:
         """(ε_f, δ) per node feature vector and (ε_s, δ) per edge of the protected relation: ε_f = share·ε
         and ε_s = (1 − share)·ε, or ε_s = ε with features='none' (the accountant's ε_s is at most its
         target).  ∞ where no edge-level or feature DP is claimed (calibration='paper', the paper's gradient
@@ -657,11 +660,14 @@ class HeteDPFeatures(HeteroMethod):
     name = "hetedp-features"
     description = "HeteDP features: clipped node features with calibrated Gaussian noise (heterogeneous, NC)"
     Params = HeteDPFeatureParams
+    delta_param = "delta"
     private = True
     private_fields = ("x",)
     public_fields = ("edge_index", *SPLIT_FIELDS)
 
-    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None) -> list[Spend]:
+    def planned_spend(
+        self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None
+    ) -> list[Spend]:
         """(ε, δ) per node feature vector; ∞ with calibration='paper' (not DP)."""
         return [self._spend(Unit.NODE_FEATURES, None if self.params.calibration == "paper" else epsilon)]
 

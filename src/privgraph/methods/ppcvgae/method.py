@@ -171,6 +171,7 @@ class PPCVGAE(_EmbeddingMethod):
     name = "ppcvgae"
     description = "PPCVGAE: conditional VGAE embeddings hiding a sensitive attribute (+ Gaussian DP w.r.t. candidates)"
     Params = PPCVGAEParams
+    delta_param = "delta"
     private = True
     epsilon_optional = True  # without ε: the penalised embedding, no formal guarantee (stated)
     # --tune chooses these on the attribute task's two-sided validation objective (utility on the validation
