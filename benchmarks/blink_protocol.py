@@ -44,7 +44,8 @@ FRAGMENT = ROOT / "docs" / "results" / "_blink-protocol.md"
 PUBLISHED = ROOT / "benchmarks" / "published" / "blink.toml"
 EPSILONS = (1, 4, 8)
 
-# The authors' chosen hyperparameters (do: dropout, lr, wd: weight decay, delta: Blink's degree share, our degree_share),
+# The authors' chosen hyperparameters (do: dropout, lr, wd: weight decay, delta: Blink's degree share,
+# our degree_share),
 # from Blink_GNN scripts/output/best_hp.json ("hard" entry for the non-private GCN and the MLP) and
 # bl_best_hp.json (L-DpGCN); GCN unless the key says mlp.
 AUTHORS_HP: dict[tuple[str, str, object], dict[str, float]] = {

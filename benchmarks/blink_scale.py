@@ -88,7 +88,13 @@ def one(n: int, eps: float, degree_share: float, stages: tuple[str, ...] = STAGE
     edges = sbm_edges(
         [n // blocks] * blocks, 10 * 0.7 / (n / blocks), 10 * 0.3 / (n * (1 - 1 / blocks)), np.random.default_rng(0)
     )
-    out: dict = {"n": n, "edges": int(edges.shape[1]), "epsilon": eps, "degree_share": degree_share, "input_rss_mib": _rss_mib()}
+    out: dict = {
+        "n": n,
+        "edges": int(edges.shape[1]),
+        "epsilon": eps,
+        "degree_share": degree_share,
+        "input_rss_mib": _rss_mib(),
+    }
 
     def stage(name: str, run):
         _reset_peak()
@@ -128,7 +134,16 @@ def run(args: argparse.Namespace) -> None:
     rows = {r["n"]: r for r in json.loads(results.read_text())["rows"]} if results.exists() else {}
     for n in args.sizes:
         load = os.getloadavg()
-        cmd = [sys.executable, __file__, "--child", str(n), "--epsilon", str(args.epsilon), "--degree-share", str(args.degree_share)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--child",
+            str(n),
+            "--epsilon",
+            str(args.epsilon),
+            "--degree-share",
+            str(args.degree_share),
+        ]
         cmd += ["--stages", *args.stages]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode:

@@ -351,7 +351,10 @@ def test_release_takes_typed_params(tmp_path):
 @pytest.mark.parametrize(
     "args, needles",
     [
-        (["run", "blink", "--param", "foo=1"], ["'foo'", "variant, degree_share, soft_exact_limit, soft_min_probability"]),
+        (
+            ["run", "blink", "--param", "foo=1"],
+            ["'foo'", "variant, degree_share, soft_exact_limit, soft_min_probability"],
+        ),
         (["run", "featurerr", "--param", "bins=x"], ["bins='x'", "int", "gamma, bins, public_fraction"]),
         (["release", "featurerr", "--param", "bins=1.5", "-o", "x.pt"], ["bins='1.5'", "int"]),
         (["run", "featurerr", "--param", "debias=maybe"], ["debias='maybe'", "bool"]),

@@ -177,7 +177,7 @@ def release_with(
     if label_epsilon is not None and (method.task != Task.NODE_CLASSIFICATION or method.heterogeneous):
         raise ValueError(f"label_epsilon applies to node-classification methods, not to {name}")
     extra = {} if label_epsilon is None else {"label_epsilon": label_epsilon}
-    with ledger.spend(method, epsilon, label_epsilon) if ledger is not None else nullcontext() as receipt:
+    with ledger.spend(method, epsilon, label_epsilon, data) if ledger is not None else nullcontext() as receipt:
         with on_device(device):
             rel = method.privatize(_on_cpu(data), epsilon, source, progress, **extra, **options)
         if receipt is not None:

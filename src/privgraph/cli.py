@@ -380,9 +380,7 @@ def _prepare(
         evaluation = task_entry(entry, task)
     except ValueError as err:
         _fail(str(err))
-    values = _assign(
-        params, hints(entry["params"]), "--param", f"method {method!r}", "parameter", entry.get("renamed")
-    )
+    values = _assign(params, hints(entry["params"]), "--param", f"method {method!r}", "parameter", entry.get("renamed"))
     trained: dict[str, Any] = {}
     if hparams and evaluation is not None:  # an unknown --task: the pipeline refuses it
         if evaluation["training"] is None:

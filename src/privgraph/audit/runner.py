@@ -45,7 +45,6 @@ DEFAULT_SAMPLES = 1000
 CLAIM_SHORTFALL = 0.01
 
 
-
 def with_claimed_delta(method: Method, delta: float) -> Method:
     """``method`` with the δ of its claim set through the parameter it declares (``Method.delta_param``);
     ``ValueError`` for a method that declares none (pure ε-DP)."""

@@ -86,7 +86,8 @@ def _edge_keys(src: np.ndarray, dst: np.ndarray, num_nodes: int) -> np.ndarray:
 
 # ---------------------------------------------------------------- randomized response + Laplace degree
 def check_degree_share(degree_share: float) -> float:
-    """Blink's degree share s (degree_share), the share of ε spent on the degree, lies in [0, 1] (:func:`~privgraph.accounting.check_share`)."""
+    """Blink's degree share s (``degree_share``), the share of ε spent on the degree, lies in [0, 1]
+    (:func:`~privgraph.accounting.check_share`)."""
     return check_share(degree_share, "Blink's degree_share (the share of ε spent on the degree)", closed=True)
 
 
@@ -141,7 +142,9 @@ class RandomizedResponseReports:
 
     def budgets(self) -> tuple[Budget, Budget]:
         """(degree, adjacency list): sε for the Laplace degree, (1 − s)ε for randomized response."""
-        return Budget(self.epsilon).split(self.degree_share, "Blink's degree_share (the share of ε spent on the degree)", closed=True)
+        return Budget(self.epsilon).split(
+            self.degree_share, "Blink's degree_share (the share of ε spent on the degree)", closed=True
+        )
 
     @property
     def epsilon_degree(self) -> float:

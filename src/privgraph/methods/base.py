@@ -31,7 +31,7 @@ import torch
 from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
-from privgraph.accounting.ledger import Spend
+from privgraph.accounting.ledger import Spend, gaussian_event
 from privgraph.data.transforms import one_hot_counts, one_hot_degree
 from privgraph.data.validation import input_graph_notes, validate_graph
 from privgraph.mechanisms import RandomSource, check_epsilon
@@ -302,9 +302,7 @@ class Method:
         label reports already collected (the pipeline's, one collection per trial and ε)."""
         return node_classification_release(self, data, epsilon, rng, progress, label_epsilon, labels)
 
-    def planned_spend(
-        self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None
-    ) -> list[Spend]:
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
         """What a release at ``epsilon`` spends per unit, declared before any noise is drawn (a
         :class:`~privgraph.accounting.Ledger` checks it against its budget): ε with :meth:`dp_delta` on
         :attr:`unit`, ε = ∞ when no noise is added (a non-private method, or no ε), and ``label_epsilon`` on
@@ -329,7 +327,14 @@ class Method:
             return Spend(unit, 0.0)
         if epsilon is None or not self.private:
             return Spend(unit, math.inf)
-        return Spend(unit, float(epsilon), float(self.dp_delta(data) if delta is None else delta))
+        eps, delta = float(epsilon), float(self.dp_delta(data) if delta is None else delta)
+        return Spend(unit, eps, delta, self.spend_event(unit, eps, delta, data))
+
+    def spend_event(self, unit: str, epsilon: float, delta: float, data: Any = None) -> dict[str, Any] | None:
+        """The mechanism event of the release's spend on ``unit`` at (ε, δ), declared before the noise for the
+        ledger's tighter composition (:func:`~privgraph.accounting.gaussian_event`: a Gaussian whose noise
+        multiplier follows from public parameters only); None (the default): composed by its (ε, δ) alone."""
+        return None
 
     def kprop_steps(self, hp: Hyperparameters) -> int:
         return 0
@@ -464,6 +469,19 @@ def register_method(cls: type[Method]) -> type[Method]:
         raise TypeError(f"method name {cls.name!r} is taken by {METHODS[cls.name].__name__}")
     METHODS[cls.name] = cls
     return cls
+
+
+def gaussian_multiplier_event(
+    epsilon: float, delta: float, calibration: str = "analytic", count: int = 1
+) -> dict[str, Any]:
+    """The event of ``count`` Gaussian releases calibrated to (ε, δ) together: noise multiplier z = σ/Δ of the
+    analytic (Balle & Wang) or classical calibration, which depends on ε and δ only (σ is linear in Δ), made
+    1e-9 smaller (relative) so that root-finding's tolerance never makes the event less private than the
+    release."""
+    from privgraph.mechanisms.gaussian import analytic_gaussian_sigma, classical_gaussian_sigma
+
+    sigma = classical_gaussian_sigma if calibration == "classical" else analytic_gaussian_sigma
+    return gaussian_event(sigma(epsilon, delta, math.sqrt(count)) * (1 - 1e-9), count)
 
 
 def label_spend(label_epsilon: float | None) -> list[Spend]:

@@ -417,7 +417,9 @@ def test_tune_chooses_the_degree_share_from_the_grid_and_states_the_selection_co
     assert all(r.config["release"]["degree_share"] == r.config["params"]["degree_share"] for r in res.records)
     notes = " ".join(res.records[0].guarantee["guarantees"][0]["notes"])
     assert "5 candidate releases" in notes and "= 10" in notes
-    assert res.to_json()["results"][0]["release_options"] == {"degree_share": res.records[0].config["params"]["degree_share"]}
+    assert res.to_json()["results"][0]["release_options"] == {
+        "degree_share": res.records[0].config["params"]["degree_share"]
+    }
     # the ε a user reads is the ε spent: 5 candidates at ε = 2 each (issue 30)
     assert res.records[0].guarantee["by_unit"]["adjacency list"]["epsilon"] == 10.0
     row = res.to_json()["results"][0]

@@ -121,7 +121,9 @@ class RandomizedResponseGraph(_AllPairsBaseline):
         details = {"mechanism": self.name, "edges": int(edge_index.shape[1])}
         return Release(
             public_features(data),
-            reports.guarantee().with_note("degree share 0: the whole budget goes to randomized response, no degree is sent"),
+            reports.guarantee().with_note(
+                "degree share 0: the whole budget goes to randomized response, no degree is sent"
+            ),
             details,
             edge_index,
             reports=reports,
@@ -186,7 +188,12 @@ class DegreePreservingRR(_AllPairsBaseline):
         q = np.clip(d / (d * (1.0 - 2.0 * p) + (n - 1.0) * p), 0.0, 1.0)
         keep = uniform((i.size,), rng).numpy() < q[i]
         i, j = i[keep], j[keep]
-        details = {"mechanism": self.name, "degree_share": degree_share, "edges": int(i.size), "reported_ones": int(keep.size)}
+        details = {
+            "mechanism": self.name,
+            "degree_share": degree_share,
+            "edges": int(i.size),
+            "reported_ones": int(keep.size),
+        }
         return Release(
             public_features(data),
             reports.guarantee().with_note("sampling the reported ones to the noisy degree is post-processing"),

@@ -52,7 +52,16 @@ from privgraph.accounting.ledger import Spend
 from privgraph.data.hetero import EdgeType, node_inputs
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
-from privgraph.methods.base import SPLIT_FIELDS, HeteroMethod, Method, MethodParams, Task, param, register_method
+from privgraph.methods.base import (
+    SPLIT_FIELDS,
+    HeteroMethod,
+    Method,
+    MethodParams,
+    Task,
+    gaussian_multiplier_event,
+    param,
+    register_method,
+)
 from privgraph.methods.hetedp.features import (
     check_calibration,
     check_clip_bound,
@@ -419,14 +428,20 @@ class HeteDP(HeteroMethod):
     task = Task.LINK_PREDICTION
     Params = HeteDPParams
     delta_param = "delta"
+
+    def spend_event(self, unit: str, epsilon: float, delta: float, data: Any = None) -> dict[str, Any] | None:
+        """The feature release's analytic Gaussian (noise multiplier λ ≥ 1 only adds noise); the DP-SGD on the
+        edges is composed by its (ε, δ)."""
+        if unit != Unit.NODE_FEATURES or self.params.calibration == "paper":
+            return None
+        return gaussian_multiplier_event(epsilon, delta)
+
     private = True
     epsilon_optional = True  # without ε: the same model without noise, no guarantee (stated)
     private_fields = ("x", "edge_index of the protected relation")
     public_fields = ("edge_index of the relations passing messages",)
 
-    def planned_spend(
-        self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None
-    ) -> list[Spend]:
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
         """(ε_f, δ) per node feature vector and (ε_s, δ) per edge of the protected relation: ε_f = share·ε
         and ε_s = (1 − share)·ε, or ε_s = ε with features='none' (the accountant's ε_s is at most its
         target).  ∞ where no edge-level or feature DP is claimed (calibration='paper', the paper's gradient
@@ -661,13 +676,18 @@ class HeteDPFeatures(HeteroMethod):
     description = "HeteDP features: clipped node features with calibrated Gaussian noise (heterogeneous, NC)"
     Params = HeteDPFeatureParams
     delta_param = "delta"
+
+    def spend_event(self, unit: str, epsilon: float, delta: float, data: Any = None) -> dict[str, Any] | None:
+        """One analytic Gaussian per node feature vector (not with calibration='paper')."""
+        if unit != Unit.NODE_FEATURES or self.params.calibration == "paper":
+            return None
+        return gaussian_multiplier_event(epsilon, delta)
+
     private = True
     private_fields = ("x",)
     public_fields = ("edge_index", *SPLIT_FIELDS)
 
-    def planned_spend(
-        self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None
-    ) -> list[Spend]:
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
         """(ε, δ) per node feature vector; ∞ with calibration='paper' (not DP)."""
         return [self._spend(Unit.NODE_FEATURES, None if self.params.calibration == "paper" else epsilon)]
 
