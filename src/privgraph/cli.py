@@ -1006,12 +1006,15 @@ def release(
     out_console.print(f"wrote {', '.join(str(f) for f in rel.files(output, release_format.value))}")
 
 
-def _open_ledger(path: Path, dataset: str | None = None, budget: dict | None = None):
-    """The ledger at ``path`` (:class:`privgraph.accounting.Ledger`; a clear failure if unreadable)."""
+def _open_ledger(
+    path: Path, dataset: str | None = None, budget: dict | None = None, advanced_delta: float | None = None
+):
+    """The ledger at ``path`` (:class:`privgraph.accounting.Ledger`; one line and exit 2 if it is damaged,
+    of another dataset, or names an unknown unit)."""
     from privgraph.accounting.ledger import Ledger
 
     try:
-        return Ledger(path, budget, dataset=dataset)
+        return Ledger(path, budget, dataset=dataset, advanced_delta=advanced_delta)
     except (OSError, ValueError) as err:  # json.JSONDecodeError is a ValueError
         _fail(f"cannot use the ledger {path}: {err}")
 
@@ -1026,13 +1029,20 @@ def ledger_command(
         "not named), e.g. --budget 'adjacency list=4'",
     ),
     dataset: str | None = typer.Option(None, "--dataset", help="the dataset the ledger is for (set once)"),
+    advanced_delta: float | None = typer.Option(
+        None,
+        "--advanced-delta",
+        help="δ′ of advanced composition for a unit's pure ε-DP releases (set once; default: basic composition)",
+    ),
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
     """Print a dataset's ledger: every release (method, ε and δ per unit, time, file), then each unit's
-    total by basic composition against its budget and what remains; --budget and --dataset set them."""
+    total by the composition rule that applies (RDP for Gaussian releases, advanced composition at δ′ for
+    pure ones, basic otherwise) against its budget and what remains; --budget, --dataset and
+    --advanced-delta set them."""
     if not budget and dataset is None and not path.exists():
         _fail(f"no ledger at {path} (create one with --dataset NAME --budget 'UNIT=EPS')")
-    book = _open_ledger(path, dataset)
+    book = _open_ledger(path, dataset, advanced_delta=advanced_delta)
     if budget:
         parsed = {}
         for item in budget:
@@ -1047,9 +1057,12 @@ def ledger_command(
             book.set_budget({u: v[0] if len(v) == 1 else v for u, v in parsed.items()})
         except ValueError as err:
             _fail(f"--budget: {err}")
-    elif dataset is not None and book.dataset is None:
-        book.set_budget(book.budget)  # records the dataset
-    state = book.to_dict()
+    elif (dataset is not None and book.dataset is None) or (advanced_delta is not None and book.advanced_delta is None):
+        book.set_budget(book.budget)  # records the dataset and δ′
+    try:
+        state = book.to_dict()
+    except ValueError as err:
+        _fail(f"cannot use the ledger {path}: {err}")
     if format == OutputFormat.json:
         print(json.dumps(state, indent=2))
         return
@@ -1061,6 +1074,10 @@ def ledger_command(
 def print_ledger(state: dict, console: Console = out_console) -> None:
     """A ledger as tables: each release, then each unit's total against its budget."""
     console.print(f"[bold]Ledger[/bold] {escape(state['path'])} — dataset {escape(str(state['dataset']))}")
+    fp = state.get("fingerprint")
+    if fp:
+        hashed = ", content hash recorded" if "content_sha256" in fp else ""
+        console.print(escape(f"bound to a graph of {fp['num_nodes']} nodes (public fingerprint{hashed})"))
     budget = [
         f"{unit}: ε = {b['epsilon']:g}" + (f", δ = {b['delta']:g}" if b["delta"] < 1 else "")
         for unit, b in state["budget"].items()
@@ -1083,7 +1100,7 @@ def print_ledger(state: dict, console: Console = out_console) -> None:
                 escape(entry["file"] or "") if first else "",
             )
     console.print(releases)
-    totals = Table("unit", "releases", "ε spent", "δ spent", "ε budget", "δ budget", "ε left", "δ left")
+    totals = Table("unit", "releases", "ε spent", "δ spent", "ε budget", "δ budget", "ε left", "δ left", "rule")
     for t in state["totals"]:
         b, left = t["budget"], t["remaining"]
         totals.add_row(
@@ -1095,10 +1112,15 @@ def print_ledger(state: dict, console: Console = out_console) -> None:
             "—" if b is None or b["delta"] >= 1 else f"{b['delta']:g}",
             "—" if left is None else f"{left['epsilon']:g}",
             "—" if left is None or b["delta"] >= 1 else f"{left['delta']:g}",
+            escape(t.get("composition", "")),
         )
     console.print(totals)
+    adv = state.get("advanced_delta")
     console.print(
-        f"[dim]totals by {escape(state['composition'])}; a unit without a budget is recorded, not limited[/dim]"
+        "[dim]rule: how each unit's total was composed (RDP over the Gaussian releases, "
+        + (f"advanced composition at δ′ = {adv:g}" if adv else "basic composition")
+        + " over the pure ones, basic over the rest; the groups add up); a unit without a budget is recorded, "
+        "not limited[/dim]"
     )
 
 
