@@ -259,7 +259,9 @@ def test_privgraph_ledger_and_release_with_a_ledger(tmp_path, monkeypatch):
     assert entry["status"] == "done" and entry["file"] == "a.pt"
     assert entry["spent"] == [{"unit": "node feature vector", "epsilon": 1.0, "delta": 0.0}]
     (total,) = state["totals"]
-    assert total["epsilon"] == 1.0 and total["remaining"]["epsilon"] == 0.5 and total["composition"] == "basic over 1 pure"
+    assert (
+        total["epsilon"] == 1.0 and total["remaining"]["epsilon"] == 0.5 and total["composition"] == "basic over 1 pure"
+    )
     table = runner.invoke(app, ["ledger", str(book)], env={"COLUMNS": "200"})
     assert table.exit_code == 0 and "lpgnn" in table.output and "a.pt" in table.output
     assert "node feature vector" in table.output and "0.5" in table.output

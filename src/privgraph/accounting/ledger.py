@@ -345,12 +345,17 @@ def content_digest(data: Any, fields: Iterable[str] | None = None, key: bytes | 
     return h.hexdigest()
 
 
+# the fields whose values are the graph's content for a ledger's content hash (not the split, not annotations)
+CONTENT_FIELDS = ("x", "edge_index", "y", "sens", "edge_attr", "edge_weight")
+
+
 def fingerprint_of(data: Any, content_hash: bool = False) -> dict[str, Any]:
     """The public fingerprint a ledger binds to: the node count (treated as public), and with ``content_hash``
-    the SHA-256 of the graph's tensors (:func:`content_digest`: the owner's choice to record it)."""
+    the SHA-256 of the graph's content (:data:`CONTENT_FIELDS` by :func:`content_digest`: the owner's choice
+    to record it)."""
     out: dict[str, Any] = {"num_nodes": int(data.num_nodes)}
     if content_hash:
-        out["content_sha256"] = content_digest(data)
+        out["content_sha256"] = content_digest(data, CONTENT_FIELDS)
     return out
 
 

@@ -509,3 +509,17 @@ def test_soft_exact_posterior_matrix_and_truncation_bound():
     err = np.abs(dense @ x.numpy() - trunc @ x.numpy()).max(1)
     assert np.all(err <= dropped_rows * np.abs(x.numpy()).max() + 1e-6)
     assert approx.details["dropped_mass"] == pytest.approx(dropped_rows.sum(), rel=0.1)
+
+
+def test_stored_trials_with_the_old_delta_key_are_re_keyed_on_read():
+    """A store written before the rename (release_options {"delta": 0.3}) still resumes a tuned setting."""
+    from privgraph.experiments.pipeline import TunedSetting
+    from privgraph.experiments.store import TrialRecord
+
+    config = {"release_options": {"delta": 0.3}, "selection": [{"values": {"delta": 0.3}, "score": 0.5}]}
+    record = TrialRecord("r", "blink", "cora", "gcn", None, 1.0, None, 0, 0, config, {}, {}, 0.0)
+    tuned = TunedSetting.from_record(record)
+    assert tuned.release_options == {"degree_share": 0.3} and tuned.scores == [({"degree_share": 0.3}, 0.5)]
+    from privgraph.methods import get_method
+
+    assert get_method("blink").with_params(**tuned.release_options).params.degree_share == 0.3
