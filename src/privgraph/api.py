@@ -114,9 +114,10 @@ def privatize(
             ``"cuda:1"``, ``"mps"``, a ``torch.device``; default ``$PRIVGRAPH_DEVICE``, else the CPU).
             The noise is drawn on the CPU from the release's source whatever the device, and the
             release is returned on the CPU (:mod:`privgraph.device`).
-        ledger: a :class:`~privgraph.Ledger` of the dataset: the method's declared spend is checked
-            against its budget and recorded before any noise is drawn (``BudgetExceeded`` if it does
-            not fit), and the report's spend recorded after.
+        ledger: a :class:`~privgraph.Ledger` of the dataset: the graph is checked against the dataset the
+            ledger is bound to (its name and public fingerprint; ``LedgerError`` otherwise) and the method's
+            declared spend against its budget, and recorded, before any noise is drawn (``BudgetExceeded``
+            if it does not fit); the report's spend is recorded after.
         **params: the method's parameters (``privgraph.list_methods()[method]["parameters"]``).
 
     Returns:
