@@ -36,7 +36,9 @@ the groups, sound for any mix):
   ε and δ add up, δ capped at 1.
 
 The RDP and advanced totals are those of the sequence of releases the ledger records, with the parameters
-each was declared with.  Every total is reported with the rule that gave it (:attr:`Total.composition`).
+each was declared with, fixed in advance; basic composition also holds when each ε was chosen after seeing
+earlier outputs (the RDP and advanced bounds then need their privacy-filter forms: Rogers et al. 2016;
+Feldman & Zrnic 2021).  Every total is reported with the rule that gave it (:attr:`Total.composition`).
 
 Order of events (:meth:`Ledger.spend`).  Before any noise is drawn the method's declared spend
 (``method.planned_spend(ε, label_epsilon, data=data)``, with its events) is checked against the budget and
