@@ -15,7 +15,7 @@ prediction).  Protocol for one setting (method, dataset, ε):
   draws: two Blink candidates that shared one Laplace draw at two known
   scales gave every node's exact degree;
 * with ``tune``, the release parameters the task may choose and the user
-  did not give (Blink's degree share δ, HeteDP's ε_f/ε) are chosen first on
+  did not give (Blink's degree share `degree_share`, HeteDP's ε_f/ε) are chosen first on
   trial 0's validation score, each candidate a new release
   (:func:`~privgraph.experiments.selection.select_on_validation`; the cost,
   k×ε by basic composition, is stated in every guarantee of the setting);
