@@ -1037,8 +1037,8 @@ def ledger_command(
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
     """Print a dataset's ledger: every release (method, ε and δ per unit, time, file), then each unit's
-    total by the composition rule that applies (RDP for Gaussian releases, advanced composition at δ′ for
-    pure ones, basic otherwise) against its budget and what remains; --budget, --dataset and
+    total by the composition rule that applies (exact or RDP for Gaussian releases, advanced composition at
+    δ′ for pure ones, basic otherwise) against its budget and what remains; --budget, --dataset and
     --advanced-delta set them."""
     if not budget and dataset is None and not path.exists():
         _fail(f"no ledger at {path} (create one with --dataset NAME --budget 'UNIT=EPS')")
@@ -1117,7 +1117,7 @@ def print_ledger(state: dict, console: Console = out_console) -> None:
     console.print(totals)
     adv = state.get("advanced_delta")
     console.print(
-        "[dim]rule: how each unit's total was composed (RDP over the Gaussian releases, "
+        "[dim]rule: how each unit's total was composed (exact μ-GDP or RDP over the Gaussian releases, "
         + (f"advanced composition at δ′ = {adv:g}" if adv else "basic composition")
         + " over the pure ones, basic over the rest; the groups add up); a unit without a budget is recorded, "
         "not limited[/dim]"

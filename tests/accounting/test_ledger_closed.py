@@ -171,17 +171,27 @@ def test_a_damaged_ledger_file_is_one_line_and_exit_2(tmp_path, text, needle):
     assert not (tmp_path / "r.pt").exists()
 
 
-def _dp_accounting_epsilon(parts: list[tuple[float, int]], delta: float) -> float:
+def _event(parts: list[tuple[float, int]], rate: float = 1.0) -> dp_accounting.DpEvent:
+    def one(z: float) -> dp_accounting.DpEvent:
+        g = dp_accounting.GaussianDpEvent(z)
+        return g if rate == 1 else dp_accounting.PoissonSampledDpEvent(rate, g)
+
+    return dp_accounting.ComposedDpEvent([dp_accounting.SelfComposedDpEvent(one(z), k) for z, k in parts])
+
+
+def _dp_accounting_rdp(parts: list[tuple[float, int]], delta: float, rate: float = 1.0) -> float:
     accountant = dp_accounting.rdp.RdpAccountant(list(RDP_ORDERS))
-    accountant.compose(
-        dp_accounting.ComposedDpEvent(
-            [dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z), k) for z, k in parts]
-        )
-    )
+    accountant.compose(_event(parts, rate))
     return accountant.get_epsilon(delta)
 
 
-def test_gaussian_releases_compose_by_rdp_as_dp_accounting(tmp_path):
+def _dp_accounting_pld(parts: list[tuple[float, int]], delta: float) -> float:
+    accountant = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-5)
+    accountant.compose(_event(parts))
+    return accountant.get_epsilon(delta)
+
+
+def test_gaussian_releases_compose_exactly_as_dp_accountings_pld(tmp_path):
     data = small_graph()
     book = Ledger(tmp_path / "g.json", {Unit.NODE_FEATURES: (20.0, 1e-3)}, dataset="mine")
     lpgnn = get_method("lpgnn", mechanism="gaussian", delta=1e-5)
@@ -195,10 +205,13 @@ def test_gaussian_releases_compose_by_rdp_as_dp_accounting(tmp_path):
     assert all(s.event["kind"] == "gaussian" for s in planned)
     total = book.totals()[Unit.NODE_FEATURES]
     delta = 9e-5
-    expected = _dp_accounting_epsilon([(s.event["noise_multiplier"], s.event["count"]) for s in planned], delta)
+    parts = [(s.event["noise_multiplier"], s.event["count"]) for s in planned]
     assert total.delta == pytest.approx(delta)
-    assert total.epsilon == pytest.approx(expected, rel=1e-6, abs=1e-6)
-    assert total.epsilon < 8.5 and total.composition == "RDP over 9 Gaussian"
+    # Gaussians on the whole data compose exactly (μ-GDP): dp-accounting's PLD accountant (pessimistic, fine
+    # discretisation) agrees, and its RDP accountant is looser
+    assert total.epsilon == pytest.approx(_dp_accounting_pld(parts, delta), rel=1e-5)
+    assert total.epsilon < _dp_accounting_rdp(parts, delta) < 8.5
+    assert total.composition == "exact Gaussian composition (μ-GDP) over 9 Gaussian"
     # the event is declared before the noise and kept on the report's spend
     assert json.loads((tmp_path / "g.json").read_text())["entries"][0]["planned"][0]["event"]["count"] == 1
 
@@ -209,8 +222,21 @@ def test_gap_edp_declares_its_k_aggregations_and_one_release_is_never_looser_tha
     eps, delta, rule = compose([spend])
     assert (eps, delta) == (2.0, 1e-6) and rule.startswith("basic over 1 Gaussian")  # RDP is looser for one
     eps, delta, rule = compose([spend] * 6)
-    assert eps == pytest.approx(_dp_accounting_epsilon([(spend.event["noise_multiplier"], 18)], 6e-6), rel=1e-6)
-    assert eps < 12 and rule == "RDP over 6 Gaussian"
+    assert eps == pytest.approx(_dp_accounting_pld([(spend.event["noise_multiplier"], 18)], 6e-6), rel=1e-5)
+    assert eps < 12 and rule == "exact Gaussian composition (μ-GDP) over 6 Gaussian"
+
+
+def test_subsampled_gaussian_releases_compose_by_rdp_as_dp_accounting():
+    """A Gaussian on a Poisson sample (a public rate) composes by RDP: dp-accounting's RdpAccountant."""
+    sampled = gaussian_event(1.1, count=300, sampling_rate=0.02)
+    whole = gaussian_event(4.0, count=2)
+    spends = [Spend(Unit.EDGE, 3.0, 1e-5, sampled), Spend(Unit.EDGE, 1.0, 1e-5, whole)]
+    eps, delta, rule = compose(spends)
+    accountant = dp_accounting.rdp.RdpAccountant(list(RDP_ORDERS))
+    accountant.compose(_event([(1.1, 300)], 0.02))
+    accountant.compose(_event([(4.0, 2)]))
+    assert delta == 2e-5 and rule == "RDP over 2 Gaussian"
+    assert eps == pytest.approx(accountant.get_epsilon(2e-5), rel=1e-6) and eps < 4.0
     # without δ or the data, the auto δ is not known before the release: no event, basic composition
     assert get_method("gap-edp").planned_spend(2.0)[0].event is None
 
@@ -238,10 +264,10 @@ def test_gaussian_and_pure_releases_add_up_by_group():
     pure = [Spend(Unit.EDGE, 0.5), Spend(Unit.EDGE, 0.25)]
     other = [Spend(Unit.EDGE, 0.3, 1e-6)]
     eps, delta, rule = compose(gauss + pure + other)
-    rdp = _dp_accounting_epsilon([(3.0, 10)], 5e-5)
-    assert eps == pytest.approx(0.3 + min(rdp, 5.0) + 0.75, rel=1e-6)
+    exact = _dp_accounting_pld([(3.0, 10)], 5e-5)
+    assert eps == pytest.approx(0.3 + exact + 0.75, rel=1e-5) and exact < 5.0
     assert delta == pytest.approx(5e-5 + 1e-6)
-    assert rule == "basic over 1 + RDP over 5 Gaussian + basic over 2 pure"
+    assert rule == "basic over 1 + exact Gaussian composition (μ-GDP) over 5 Gaussian + basic over 2 pure"
     assert compose(gauss + [Spend(Unit.EDGE, math.inf)])[0] == math.inf
 
 

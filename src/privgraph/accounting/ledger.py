@@ -24,10 +24,14 @@ the groups, sound for any mix):
 
 * **Gaussian releases with public parameters** — each spend carries the event its method declared before
   the noise, ``{"kind": "gaussian", "noise_multiplier": z, "count": k, "sampling_rate": q}`` (z = noise
-  std over L2 sensitivity, from ε, δ and public parameters only): their Rényi-DP curves add up (Mironov
-  2017, Prop. 1; Poisson subsampling: Mironov, Talwar & Zhang 2019) and convert to ε at δ_G = Σ δ_i of the
-  group (Canonne, Kamath & Steinke 2020), the computation of dp-accounting's ``RdpAccountant``
-  (:mod:`privgraph.accounting.rdp`); the total is the smaller of that and basic composition.
+  std over L2 sensitivity, from ε, δ and public parameters only), totalled at δ_G = Σ δ_i of the group.
+  On the whole data (q = 1) they compose exactly: Gaussians of multipliers z_i are one Gaussian of
+  μ = √(Σ k_i/z_i²) (μ-GDP, Dong, Roth & Su 2022), whose ε(δ_G) is exact (Balle & Wang 2018;
+  :func:`~privgraph.accounting.rdp.gaussian_epsilon`, what dp-accounting's PLD accountant approaches).
+  With a Poisson-subsampled one, their Rényi-DP curves add up (Mironov 2017, Prop. 1; Mironov, Talwar &
+  Zhang 2019) and convert to ε (Canonne, Kamath & Steinke 2020), the computation of dp-accounting's
+  ``RdpAccountant`` (:mod:`privgraph.accounting.rdp`).  The total is the smaller of that and basic
+  composition.
 * **Pure ε-DP releases** (δ = 0): basic composition (Σ ε_i, 0), or — with the ledger's ``advanced_delta``
   δ′ — advanced composition when it is smaller: ε = Σ ε_i·tanh(ε_i/2) + √(2 ln(1/δ′) Σ ε_i²) at δ = δ′
   (Kairouz, Oh & Viswanath 2015, Thm. 3.5; the heterogeneous form of Dwork, Rothblum & Vadhan 2010).
@@ -87,6 +91,7 @@ ANY_UNIT = "*"  # a budget key that applies to every unit the budget does not na
 BASIC = "basic sequential composition (ε and δ add up; Dwork & Roth, Thm. 3.16)"
 COMPOSITION = BASIC  # the rule where nothing tighter applies
 RDP = "Rényi DP of the Gaussian releases (dp-accounting's RdpAccountant computation)"
+GDP = "exact composition of the Gaussian releases on the whole data (μ-GDP, the analytic Gaussian's ε(δ))"
 ADVANCED = "advanced composition of the pure ε-DP releases at δ′ (Kairouz, Oh & Viswanath 2015, Thm. 3.5)"
 PENDING, DONE, FAILED = "pending", "done", "failed"
 GAUSSIAN = "gaussian"
@@ -201,19 +206,8 @@ def compose(spends: Iterable[Spend], advanced_delta: float | None = None) -> tup
     delta = sum(s.delta for s in other)
     rules = [f"basic over {len(other)}"] if other else []
     if gaussian:
-        from privgraph.accounting.rdp import composed_epsilon  # NumPy and SciPy, only when there is a Gaussian
-
-        g_eps, g_delta = sum(s.epsilon for s in gaussian), min(1.0, sum(s.delta for s in gaussian))
-        parts = tuple(
-            (s.event["noise_multiplier"], s.event["sampling_rate"], s.event["count"])
-            for s in gaussian  # type: ignore[index]
-        )
-        rdp = composed_epsilon(parts, g_delta) if 0 < g_delta < 1 else math.inf
-        if rdp < g_eps:
-            g_eps = rdp
-            rules.append(f"RDP over {len(gaussian)} Gaussian")
-        else:
-            rules.append(f"basic over {len(gaussian)} Gaussian (RDP no tighter)")
+        g_eps, g_delta, rule = _compose_gaussian(gaussian)
+        rules.append(rule)
         eps, delta = eps + g_eps, delta + g_delta
     if pure:
         p_eps, p_delta = sum(s.epsilon for s in pure), 0.0
@@ -225,6 +219,28 @@ def compose(spends: Iterable[Spend], advanced_delta: float | None = None) -> tup
         rules.append(rule)
         eps, delta = eps + p_eps, delta + p_delta
     return eps, min(1.0, delta), " + ".join(rules) if rules else "nothing spent"
+
+
+def _compose_gaussian(spends: list[Spend]) -> tuple[float, float, str]:
+    """(ε, δ_G, rule) of Gaussian releases at δ_G = Σ δ_i: on the whole data (q = 1), the exact composition
+    (μ-GDP, μ = √(Σ k_i/z_i²): :func:`~privgraph.accounting.rdp.gaussian_epsilon`); with a subsampled one,
+    RDP; basic composition when that is smaller."""
+    from privgraph.accounting.rdp import composed_epsilon, gaussian_epsilon  # NumPy and SciPy, only here
+
+    basic, g_delta = sum(s.epsilon for s in spends), min(1.0, sum(s.delta for s in spends))
+    events: list[dict[str, Any]] = [s.event for s in spends if s.event is not None]
+    n = len(spends)
+    if not 0 < g_delta < 1:
+        return basic, g_delta, f"basic over {n} Gaussian"
+    if all(e["sampling_rate"] == 1 for e in events):
+        mu = math.sqrt(sum(e["count"] / e["noise_multiplier"] ** 2 for e in events))
+        tight, rule = gaussian_epsilon(mu, g_delta), f"exact Gaussian composition (μ-GDP) over {n} Gaussian"
+    else:
+        parts = tuple((e["noise_multiplier"], e["sampling_rate"], e["count"]) for e in events)
+        tight, rule = composed_epsilon(parts, g_delta), f"RDP over {n} Gaussian"
+    if tight < basic:
+        return tight, g_delta, rule
+    return basic, g_delta, f"basic over {n} Gaussian (no tighter)"
 
 
 @dataclass(frozen=True)
@@ -835,6 +851,7 @@ __all__ = [
     "ANY_UNIT",
     "BASIC",
     "COMPOSITION",
+    "GDP",
     "RDP",
     "BudgetExceeded",
     "Entry",
