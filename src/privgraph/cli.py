@@ -1007,14 +1007,18 @@ def release(
 
 
 def _open_ledger(
-    path: Path, dataset: str | None = None, budget: dict | None = None, advanced_delta: float | None = None
+    path: Path,
+    dataset: str | None = None,
+    budget: dict | None = None,
+    advanced_delta: float | None = None,
+    content_hash: bool = False,
 ):
     """The ledger at ``path`` (:class:`privgraph.accounting.Ledger`; one line and exit 2 if it is damaged,
     of another dataset, or names an unknown unit)."""
     from privgraph.accounting.ledger import Ledger
 
     try:
-        return Ledger(path, budget, dataset=dataset, advanced_delta=advanced_delta)
+        return Ledger(path, budget, dataset=dataset, advanced_delta=advanced_delta, content_hash=content_hash)
     except (OSError, ValueError) as err:  # json.JSONDecodeError is a ValueError
         _fail(f"cannot use the ledger {path}: {err}")
 
@@ -1034,6 +1038,12 @@ def ledger_command(
         "--advanced-delta",
         help="δ′ of advanced composition for a unit's pure ε-DP releases (set once; default: basic composition)",
     ),
+    content_hash: bool = typer.Option(
+        False,
+        "--content-hash",
+        help="the first release also records a SHA-256 of the graph's content in the ledger's fingerprint (not "
+        "private: it confirms a guessed graph), and later releases on other content are refused",
+    ),
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
     """Print a dataset's ledger: every release (method, ε and δ per unit, time, file), then each unit's
@@ -1042,7 +1052,7 @@ def ledger_command(
     --advanced-delta set them."""
     if not budget and dataset is None and not path.exists():
         _fail(f"no ledger at {path} (create one with --dataset NAME --budget 'UNIT=EPS')")
-    book = _open_ledger(path, dataset, advanced_delta=advanced_delta)
+    book = _open_ledger(path, dataset, advanced_delta=advanced_delta, content_hash=content_hash)
     if budget:
         parsed = {}
         for item in budget:
@@ -1057,8 +1067,12 @@ def ledger_command(
             book.set_budget({u: v[0] if len(v) == 1 else v for u, v in parsed.items()})
         except ValueError as err:
             _fail(f"--budget: {err}")
-    elif (dataset is not None and book.dataset is None) or (advanced_delta is not None and book.advanced_delta is None):
-        book.set_budget(book.budget)  # records the dataset and δ′
+    elif (
+        (dataset is not None and book.dataset is None)
+        or (advanced_delta is not None and book.advanced_delta is None)
+        or (content_hash and book.fingerprint is None)
+    ):
+        book.set_budget(book.budget)  # records the dataset, δ′ and the content-hash choice
     try:
         state = book.to_dict()
     except ValueError as err:

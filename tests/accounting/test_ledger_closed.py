@@ -280,3 +280,31 @@ def test_blinks_degree_share_is_not_a_delta_for_the_ledger(tmp_path):
     rel = pg.privatize(data, "blink", epsilon=4, degree_share=0.3, seed=0, ledger=book)
     assert rel.report.by_unit()[Unit.ADJACENCY_LIST].delta == 0.0
     assert book.totals()[Unit.ADJACENCY_LIST].epsilon == 4.0 and book.totals()[Unit.ADJACENCY_LIST].delta == 0.0
+
+
+def test_a_named_per_node_budget_counts_features_and_label_together(tmp_path):
+    """The local per-node unit is its features and its label: a release of both spends their sum on it, a
+    release of the features alone (the labels published) is not protected for it."""
+    data = small_graph()
+    book = Ledger(tmp_path / "node.json", {Unit.NODE: 2.0}, dataset="mine")
+    with book.spend(get_method("lpgnn"), 1.0, 0.5, data=data):
+        pass
+    assert book.totals()[Unit.NODE].epsilon == 1.5
+    assert not _try(book, "lpgnn", 0.25, data)  # ∞ on the named per-node unit
+    assert book.totals()[Unit.NODE].releases == 1
+
+
+def test_the_command_line_records_a_content_hash_when_asked(tmp_path, monkeypatch):
+    from privgraph.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    made = runner.invoke(app, ["ledger", "book.json", "--dataset", "sbm", "--content-hash", "--format", "json"])
+    assert made.exit_code == 0, made.output
+    ok = runner.invoke(
+        app, ["release", "lpgnn", "--dataset", "sbm", "--epsilon", "1", "--ledger", "book.json", "-o", "a.pt"]
+    )
+    assert ok.exit_code == 0, ok.output
+    state = json.loads(runner.invoke(app, ["ledger", "book.json", "--format", "json"]).stdout)
+    assert set(state["fingerprint"]) == {"num_nodes", "content_sha256"}
+    assert state["totals"][0]["composition"] == "basic over 1 pure"

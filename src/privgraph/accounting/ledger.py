@@ -77,6 +77,7 @@ from typing import Any
 
 from privgraph.accounting.budget import Budget
 from privgraph.accounting.guarantee import (
+    UNIT_HIERARCHY,
     PrivacyGuarantee,
     PrivacyReport,
     Unit,
@@ -160,7 +161,9 @@ def spends_of(report: PrivacyReport | Iterable[PrivacyGuarantee]) -> list[Spend]
 def expand(spends: Iterable[Spend], named: Iterable[str] = ()) -> list[Spend]:
     """``spends`` with what the unit hierarchy adds: on every unit a spend's unit covers, its group-privacy
     spend (a Gaussian event on the whole data keeps its event with z/k: k neighbouring steps move the output
-    by at most k sensitivities); on every parent unit in ``named`` that the release does not spend, ε = ∞."""
+    by at most k sensitivities); on every parent unit in ``named`` that the release does not spend, the basic
+    composition of its parts when the release spends every part at distance 1 (features and label make the
+    per-node local unit), else ε = ∞ (a part's release says nothing about the whole)."""
     spends = list(spends)
     out: dict[str, list[Spend]] = {}
     for s in spends:
@@ -174,9 +177,16 @@ def expand(spends: Iterable[Spend], named: Iterable[str] = ()) -> list[Spend]:
                 )
             out.setdefault(unit, []).append(Spend(unit, eps, delta, event))
     named = set(named)
+    own = {s.unit: s for s in spends}
     for s in spends:
         for parent in parent_units(s.unit) & named:
-            if parent not in out:
+            if parent in out:
+                continue
+            parts = UNIT_HIERARCHY.get(parent, {})
+            if parts and all(k == 1 and unit in own for unit, k in parts.items()):
+                eps, delta = sum(own[u].epsilon for u in parts), min(1.0, sum(own[u].delta for u in parts))
+                out[parent] = [Spend(parent, eps, delta)]
+            else:
                 out[parent] = [Spend(parent, math.inf)]
     return [s for ss in out.values() for s in ss]
 
@@ -520,7 +530,7 @@ class Ledger:
         with self._transaction() as state:
             self._bind(state, data)
             if data is not None and state.get("fingerprint") is None:
-                state["fingerprint"] = fingerprint_of(data, self._content_hash)
+                state["fingerprint"] = fingerprint_of(data, self._content_hash or bool(state.get("content_hash")))
             _check(
                 [Entry.from_dict(e) for e in state["entries"]],
                 _parse_budget(state["budget"]),
@@ -686,6 +696,8 @@ class Ledger:
                     state["budget"] = _budget_json(self._budget)
                 if state.get("advanced_delta") is None and self._advanced_delta is not None:
                     state["advanced_delta"] = self._advanced_delta
+                if self._content_hash and state.get("fingerprint") is None:
+                    state["content_hash"] = True  # the first release records the content hash too
                 yield state
                 _write_atomic(self.path, json.dumps(state, indent=1))
             finally:
