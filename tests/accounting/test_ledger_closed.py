@@ -308,3 +308,19 @@ def test_the_command_line_records_a_content_hash_when_asked(tmp_path, monkeypatc
     state = json.loads(runner.invoke(app, ["ledger", "book.json", "--format", "json"]).stdout)
     assert set(state["fingerprint"]) == {"num_nodes", "content_sha256"}
     assert state["totals"][0]["composition"] == "basic over 1 pure"
+
+
+def test_hetedps_dp_sgd_declares_its_subsampled_gaussian_from_public_numbers():
+    """HeteDP's edges: DP-SGD's σ, q = B/N and T planned from the public edge_count, declared before training;
+    two such releases compose by RDP, as dp-accounting's RdpAccountant with Poisson sampling."""
+    params = dict(edge_type=("paper", "written_by", "author"), edge_count=200, batch_size=64, epochs=2)
+    edge, features = get_method("hetedp", **params).planned_spend(2.0)
+    assert features.event["sampling_rate"] == 1 and edge.unit.startswith(Unit.EDGE)
+    event = edge.event
+    assert (event["sampling_rate"], event["count"]) == (64 / 200, round(2 / (64 / 200)))
+    eps, delta, rule = compose([edge, edge])
+    expected = _dp_accounting_rdp([(event["noise_multiplier"], event["count"] * 2)], 2 * edge.delta, 64 / 200)
+    assert rule == "RDP over 2 Gaussian" and eps == pytest.approx(expected, rel=1e-6) and eps < 2 * edge.epsilon
+    # no edge-level claim (the paper's message passing): no event, ε = ∞
+    mp = get_method("hetedp", **params, topology="message-passing").planned_spend(2.0)[0]
+    assert mp.epsilon == math.inf and mp.event is None

@@ -48,7 +48,8 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 
 from privgraph.accounting import Budget, PrivacyGuarantee, PrivacyReport, Unit, check_share, unprotected
-from privgraph.accounting.ledger import Spend
+from privgraph.accounting.ledger import Spend, gaussian_event
+from privgraph.accounting.rdp import noise_multiplier_for
 from privgraph.data.hetero import EdgeType, node_inputs
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
@@ -82,7 +83,7 @@ from privgraph.methods.hetedp.topology import check_topology, message_relations,
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
 from privgraph.progress import ProgressHook
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
-from privgraph.train.dpsgd import NEEDS_EDGE_COUNT, DPSGDConfig, DPSGDResult
+from privgraph.train.dpsgd import NEEDS_EDGE_COUNT, DPSGDConfig, DPSGDResult, plan_sampling
 from privgraph.train.link_prediction import LinkInputs, link_scores, train_link_model_dp
 
 
@@ -430,11 +431,17 @@ class HeteDP(HeteroMethod):
     delta_param = "delta"
 
     def spend_event(self, unit: str, epsilon: float, delta: float, data: Any = None) -> dict[str, Any] | None:
-        """The feature release's analytic Gaussian (noise multiplier λ ≥ 1 only adds noise); the DP-SGD on the
-        edges is composed by its (ε, δ)."""
-        if unit != Unit.NODE_FEATURES or self.params.calibration == "paper":
+        """The feature release's analytic Gaussian (noise multiplier λ ≥ 1 only adds noise); on the edges, DP-SGD's
+        T steps of the Poisson-subsampled Gaussian, σ, q = B/N and T planned from the public ``edge_count`` N
+        alone (as the training plans them: :func:`~privgraph.train.dpsgd.plan_sampling`)."""
+        p = self.params
+        if unit == Unit.NODE_FEATURES:
+            return None if p.calibration == "paper" else gaussian_multiplier_event(epsilon, delta)
+        if not unit.startswith(Unit.EDGE) or p.edge_count is None:
             return None
-        return gaussian_multiplier_event(epsilon, delta)
+        plan = plan_sampling(p.dpsgd(), True, p.edge_count)
+        sigma = noise_multiplier_for(epsilon, delta, plan.sample_rate, plan.steps)
+        return gaussian_event(sigma, plan.steps, plan.sample_rate)
 
     private = True
     epsilon_optional = True  # without ε: the same model without noise, no guarantee (stated)
