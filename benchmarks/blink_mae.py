@@ -20,9 +20,9 @@ from privgraph.mechanisms import make_generator
 from privgraph.methods.blink import beta_mle, clip_degrees, link_ldp, posterior_logit, posterior_norm
 
 
-def mae(data, eps: float, delta: float, seed: int) -> tuple[float, float]:
+def mae(data, eps: float, degree_share: float, seed: int) -> tuple[float, float]:
     n = data.num_nodes
-    reports = link_ldp(data.edge_index, n, eps, delta, make_generator(seed))
+    reports = link_ldp(data.edge_index, n, eps, degree_share, make_generator(seed))
     beta = beta_mle(clip_degrees(reports.noisy_degrees, n), tol=1e-6).beta
     norm, exact = posterior_norm(reports, beta, exact_limit=max(n, 20_000))
     assert exact
@@ -40,7 +40,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--datasets", nargs="+", default=["cora", "citeseer"])
     ap.add_argument("--epsilons", nargs="+", type=float, default=[1, 2, 3, 4, 5, 6, 7, 8])
-    ap.add_argument("--delta", type=float, default=0.1)
+    ap.add_argument("--degree-share", type=float, default=0.1)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default="benchmarks/out/blink_mae.md")
     args = ap.parse_args()
@@ -48,7 +48,7 @@ def main() -> None:
     for name in args.datasets:
         data = load(name)
         for eps in args.epsilons:
-            values = [mae(data, eps, args.delta, seed) for seed in range(args.repeats)]
+            values = [mae(data, eps, args.degree_share, seed) for seed in range(args.repeats)]
             m, b = float(np.mean([v[0] for v in values])), values[0][1]
             lines.append(f"| {getattr(data, 'name', name)} | {eps:g} | {m:.3e} | {b:.3e} | {m / b:.3f} |")
             print(lines[-1], flush=True)

@@ -44,7 +44,8 @@ FRAGMENT = ROOT / "docs" / "results" / "_blink-protocol.md"
 PUBLISHED = ROOT / "benchmarks" / "published" / "blink.toml"
 EPSILONS = (1, 4, 8)
 
-# The authors' chosen hyperparameters (do: dropout, lr, wd: weight decay, delta: Blink's degree share),
+# The authors' chosen hyperparameters (do: dropout, lr, wd: weight decay, delta: Blink's degree share,
+# our degree_share),
 # from Blink_GNN scripts/output/best_hp.json ("hard" entry for the non-private GCN and the MLP) and
 # bl_best_hp.json (L-DpGCN); GCN unless the key says mlp.
 AUTHORS_HP: dict[tuple[str, str, object], dict[str, float]] = {
@@ -246,7 +247,7 @@ def run_one(row: Row, dataset: str, eps: int | None, trial: int) -> float:
     hp = dict(OUR_DEFAULTS if row.change == "our-hyperparameters" else AUTHORS_HP[(dataset, row.hp_key, eps)])
     delta = AUTHORS_HP.get((dataset, row.hp_key, eps), {}).get("delta")
     data = prepared(dataset, row.change, trial)
-    params = dict(row.params, **({"delta": delta} if delta is not None else {}))
+    params = dict(row.params, **({"degree_share": delta} if delta is not None else {}))
     rel = pg.privatize(data, row.method, epsilon=float(eps) if row.private else None, seed=trial, **params)
     res = pg.fit(
         rel,

@@ -68,7 +68,7 @@ def _own_peak_mib() -> float | None:
     return int(line.split()[1]) / 1024
 
 
-def one(n: int, eps: float, delta: float, stages: tuple[str, ...] = STAGES) -> dict:
+def one(n: int, eps: float, degree_share: float, stages: tuple[str, ...] = STAGES) -> dict:
     import numpy as np
     import torch
 
@@ -80,7 +80,7 @@ def one(n: int, eps: float, delta: float, stages: tuple[str, ...] = STAGES) -> d
     torch.set_num_threads(2)
     # compile (or load) the kernels on a small graph first: the stages below time the work, not numba
     small = sbm_edges([500, 500], 0.02, 0.002, np.random.default_rng(1))
-    r0 = link_ldp(small, 1000, eps, delta, make_generator(0))
+    r0 = link_ldp(small, 1000, eps, degree_share, make_generator(0))
     b0 = beta_mle(clip_degrees(r0.noisy_degrees, 1000), tol=1e-6).beta
     hard_graph(r0, b0), hybrid_graph(r0, b0), soft_graph(r0, b0, exact_limit=0)
 
@@ -88,7 +88,13 @@ def one(n: int, eps: float, delta: float, stages: tuple[str, ...] = STAGES) -> d
     edges = sbm_edges(
         [n // blocks] * blocks, 10 * 0.7 / (n / blocks), 10 * 0.3 / (n * (1 - 1 / blocks)), np.random.default_rng(0)
     )
-    out: dict = {"n": n, "edges": int(edges.shape[1]), "epsilon": eps, "delta": delta, "input_rss_mib": _rss_mib()}
+    out: dict = {
+        "n": n,
+        "edges": int(edges.shape[1]),
+        "epsilon": eps,
+        "degree_share": degree_share,
+        "input_rss_mib": _rss_mib(),
+    }
 
     def stage(name: str, run):
         _reset_peak()
@@ -98,7 +104,7 @@ def one(n: int, eps: float, delta: float, stages: tuple[str, ...] = STAGES) -> d
         out[name]["own_peak_rss_mib"] = _own_peak_mib()
         return value
 
-    reports = stage("client", lambda e=edges: link_ldp(e, n, eps, delta, make_generator(0)))
+    reports = stage("client", lambda e=edges: link_ldp(e, n, eps, degree_share, make_generator(0)))
     del edges
     fit = stage("mle", lambda: beta_mle(clip_degrees(reports.noisy_degrees, n), tol=1e-6))
     out["mle"].update(iterations=fit.iterations, exact=fit.exact)
@@ -128,7 +134,16 @@ def run(args: argparse.Namespace) -> None:
     rows = {r["n"]: r for r in json.loads(results.read_text())["rows"]} if results.exists() else {}
     for n in args.sizes:
         load = os.getloadavg()
-        cmd = [sys.executable, __file__, "--child", str(n), "--epsilon", str(args.epsilon), "--delta", str(args.delta)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--child",
+            str(n),
+            "--epsilon",
+            str(args.epsilon),
+            "--degree-share",
+            str(args.degree_share),
+        ]
         cmd += ["--stages", *args.stages]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode:
@@ -288,13 +303,13 @@ def main() -> None:
     ap.add_argument("command", nargs="?", choices=("run", "table"), default="run")
     ap.add_argument("--sizes", nargs="+", type=int, default=[100_000, 300_000, 1_000_000, 3_000_000])
     ap.add_argument("--epsilon", type=float, default=4.0)
-    ap.add_argument("--delta", type=float, default=0.1)
+    ap.add_argument("--degree-share", type=float, default=0.1)
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES), help="the server stages to time")
     ap.add_argument("--results", default=str(RESULTS), help="the results file to merge into")
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(one(args.child, args.epsilon, args.delta, tuple(args.stages))))
+        print(json.dumps(one(args.child, args.epsilon, args.degree_share, tuple(args.stages))))
     elif args.command == "run":
         run(args)
     else:

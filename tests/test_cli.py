@@ -278,7 +278,7 @@ def test_param_reaches_the_method_and_the_stored_config(tmp_path):
             "--param",
             "variant=hybrid",
             "--param",
-            "delta=0.3",
+            "degree_share=0.3",
             "--db",
             str(db),
             "--format",
@@ -289,7 +289,7 @@ def test_param_reaches_the_method_and_the_stored_config(tmp_path):
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["results"][0]["mechanism"] == "blink-hybrid"
     config = list(ResultsStore(db).records())[0].config
-    assert config["params"]["variant"] == "hybrid" and config["params"]["delta"] == 0.3
+    assert config["params"]["variant"] == "hybrid" and config["params"]["degree_share"] == 0.3
     res = runner.invoke(
         app,
         [
@@ -351,7 +351,10 @@ def test_release_takes_typed_params(tmp_path):
 @pytest.mark.parametrize(
     "args, needles",
     [
-        (["run", "blink", "--param", "foo=1"], ["'foo'", "variant, delta, soft_exact_limit, soft_min_probability"]),
+        (
+            ["run", "blink", "--param", "foo=1"],
+            ["'foo'", "variant, degree_share, soft_exact_limit, soft_min_probability"],
+        ),
         (["run", "featurerr", "--param", "bins=x"], ["bins='x'", "int", "gamma, bins, public_fraction"]),
         (["release", "featurerr", "--param", "bins=1.5", "-o", "x.pt"], ["bins='1.5'", "int"]),
         (["run", "featurerr", "--param", "debias=maybe"], ["debias='maybe'", "bool"]),
@@ -421,14 +424,14 @@ def test_every_registered_parameter_parses_from_its_text():
 def test_methods_prints_a_methods_parameters():
     res = runner.invoke(app, ["methods", "blink"])
     assert res.exit_code == 0, res.output
-    for word in ("variant", "'hard'", "delta", "soft_exact_limit", "soft_min_probability", "--param"):
+    for word in ("variant", "'hard'", "degree_share", "soft_exact_limit", "soft_min_probability", "--param"):
         assert word in res.stdout, word
     res = runner.invoke(app, ["methods", "featurerr"])
     assert "tuple[int," in res.stdout  # the type tuple[int, ...] | None is not read as rich markup
     res = runner.invoke(app, ["methods", "blink", "--format", "json"])
     assert [p["name"] for p in json.loads(res.stdout)["parameters"]] == [
         "variant",
-        "delta",
+        "degree_share",
         "soft_exact_limit",
         "soft_min_probability",
     ]

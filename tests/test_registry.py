@@ -12,6 +12,7 @@ from torch_geometric.utils import erdos_renyi_graph
 
 import privgraph as pg
 from privgraph.accounting import Unit
+from privgraph.audit.runner import CLAIM_SHORTFALL
 from privgraph.methods import METHODS, Task
 
 EPSILON = 2.0
@@ -113,6 +114,48 @@ def _raw_fields(data: Data | HeteroData) -> dict[str, torch.Tensor]:
     return {k: v for k, v in data.items() if isinstance(v, torch.Tensor)}
 
 
+def assert_declared_is_spent(name, planned, by_unit) -> None:
+    """Two-sided: every unit the report spends is declared, every declared unit is spent, with the same δ
+    and the same ε (an accountant calibrated by bisection may state up to CLAIM_SHORTFALL below it)."""
+    planned = {s.unit: s for s in planned}
+    spent_units = {u: g for u, g in by_unit.items() if not (g.epsilon == 0 and g.delta == 0)}
+    assert set(spent_units) <= set(planned), f"{name} spends on {sorted(spent_units)} but declares {sorted(planned)}"
+    for unit, declared in planned.items():
+        assert unit in by_unit, f"{name} declares {unit!r} but its report does not name it"
+        spent = by_unit[unit]
+        assert spent.delta == pytest.approx(declared.delta, rel=1e-12, abs=0), (name, unit, spent.delta, declared.delta)
+        assert spent.epsilon <= declared.epsilon * (1 + 1e-9) + 1e-12, (name, unit, spent.epsilon, declared.epsilon)
+        assert spent.epsilon >= declared.epsilon * (1 - CLAIM_SHORTFALL), (name, unit, spent.epsilon, declared.epsilon)
+
+
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("lpgnn", {"mechanism": "gaussian"}),  # the mechanism's default δ, declared
+        ("lpgnn", {"mechanism": "gaussian", "delta": 1e-3}),
+        ("gap-edp", {"encoder_epochs": 2, "epochs": 2}),  # the auto δ from the public node count
+        ("gap-edp", {"encoder_epochs": 2, "epochs": 2, "delta": 1e-6}),
+        ("blink", {"degree_share": 0.3}),
+    ],
+)
+def test_declared_delta_is_the_released_delta(name, params):
+    data = user_graph()
+    rel = pg.privatize(data, name, epsilon=EPSILON, seed=0, **params)
+    assert_declared_is_spent(name, METHODS[name](**params).planned_spend(EPSILON, data=data), rel.report.by_unit())
+
+
+def test_every_method_declares_its_dp_delta_parameter():
+    """The δ of a method's claim is named by one declaration (Method.delta_param): never Blink's or DPRR's share."""
+    declared = {name for name, cls in METHODS.items() if cls.delta_param is not None and cls.private}
+    assert declared == {
+        "featureldp", "gap-edp", "gap-ndp", "hetedp", "hetedp-features", "lpgnn", "node-dpsgd", "ppcvgae"
+    }  # fmt: skip
+    for name in ("blink", "dprr"):
+        assert METHODS[name].delta_param is None and METHODS[name]().dp_delta() == 0.0
+        with pytest.raises(ValueError, match="`delta` is now `degree_share`.*DP's δ is 0"):
+            pg.privatize(user_graph(), name, epsilon=4, delta=0.3)
+
+
 def test_the_registry_lists_every_system():
     listed = pg.list_methods()
     for name in ("lpgnn", "blink", "rr", "edgerr", "lapgraph", "heterorr", "featurerr", "ppcvgae", "vgae", "dpgcn"):
@@ -143,14 +186,9 @@ def test_every_method_releases_the_users_own_graph(name, tmp_path):
         assert any("seed 0" in n for n in g.notes)  # a seeded release says the seed removes the noise
     else:
         assert g.epsilon == 0.0 or math.isinf(g.epsilon)
-    # 1b. the spend it declares before any noise (what a Ledger checks) covers every unit its report spends
-    planned = {s.unit: s for s in cls(**SMALL.get(name, {})).planned_spend(EPSILON if cls.private else None)}
-    for unit, spent in by_unit.items():
-        declared = planned.get(unit)
-        if spent.epsilon == 0 and spent.delta == 0:
-            continue
-        assert declared is not None, f"{name} spends on {unit!r} but declares {list(planned)}"
-        assert spent.epsilon <= declared.epsilon + 1e-9 and spent.delta <= declared.delta + 1e-15, (name, unit)
+    # 1b. the spend it declares before any noise (what a Ledger checks) is the spend its report states
+    method = cls(**SMALL.get(name, {}))
+    assert_declared_is_spent(name, method.planned_spend(EPSILON if cls.private else None, data=data), by_unit)
     # 2. the raw private fields are not in the release: no input tensor of a protected field is
     # copied in, and every input field has a status
     raw, released = _raw_fields(data), _raw_fields(rel.data)

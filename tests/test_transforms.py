@@ -84,7 +84,7 @@ def test_bad_arguments_are_clear_value_errors():
     with pytest.raises(ValueError):
         MultiBit(-1.0)
     with pytest.raises(ValueError):
-        LinkLDP(1.0, delta=1.5)
+        LinkLDP(1.0, degree_share=1.5)
 
 
 def test_multibit_has_the_mechanisms_support_and_guarantee(graph):
@@ -107,7 +107,7 @@ def test_multibit_has_the_mechanisms_support_and_guarantee(graph):
 def test_link_ldp_returns_the_servers_graph_and_guarantee(graph):
     data = copy.copy(graph)
     data.edge_weight = torch.ones(data.edge_index.shape[1])
-    out = LinkLDP(2.0, delta=0.2, seed=0)(data)
+    out = LinkLDP(2.0, degree_share=0.2, seed=0)(data)
     dense = to_dense_adj(out.edge_index, max_num_nodes=graph.num_nodes)[0]
     truth = to_dense_adj(graph.edge_index, max_num_nodes=graph.num_nodes)[0]
     p_flip = 1 / (1 + math.exp(0.8 * 2.0))
@@ -191,3 +191,54 @@ def test_transform_re_releases_on_each_access(graph, tmp_path):
     )
     spent = [privacy_report(counting[0]).by_unit()[Unit.NODE_FEATURES].epsilon for _ in range(3)]
     assert spent == [1.0, 2.0, 3.0]
+
+
+def test_the_same_data_is_recognised_by_its_content_not_the_object(graph):
+    """ "The same data": equal values in the fields the transform protects (x for LPGNN), whatever object holds
+    them — a fresh Data with the same tensors, an extra attribute, another dtype of the same values.  One feature
+    scaled by 0.999999 is different content (a ledger still counts it: see the ledger test below)."""
+    normalized = T.NormalizeFeatures()(copy.copy(graph))
+    once = Privatize("lpgnn", epsilon=1, seed=0)
+    once(normalized)
+    rebuilt = Data(**{k: v.clone() if torch.is_tensor(v) else v for k, v in normalized.items()})
+    rebuilt.comment = torch.tensor([1.0])  # one extra attribute
+    with pytest.raises(RepeatedReleaseError, match="already released the same graph"):
+        once(rebuilt)
+    as_double = copy.copy(normalized)
+    as_double.x = normalized.x.double()  # the same values in another dtype
+    with pytest.raises(RepeatedReleaseError):
+        once(as_double)
+    scaled = copy.copy(normalized)
+    scaled.x = normalized.x.clone()
+    scaled.x[0, 0] *= 0.999999
+    if scaled.x[0, 0] != normalized.x[0, 0]:  # a changed value: different data for the transform's memory
+        once(scaled)
+    other_edges = copy.copy(normalized)  # LPGNN protects x: the same features over other edges are the same data
+    other_edges.edge_index = normalized.edge_index[:, :10]
+    with pytest.raises(RepeatedReleaseError):
+        once(other_edges)
+
+
+def test_transforms_with_a_ledger_are_refused_once_the_budget_is_spent(graph, tmp_path):
+    normalized = T.NormalizeFeatures()(copy.copy(graph))
+    ledger = pg.Ledger(tmp_path / "book.json", {Unit.NODE_FEATURES: 2.0, Unit.ADJACENCY_LIST: 1.0}, dataset="sbm")
+    composing = Privatize("lpgnn", epsilon=1, seed=0, compose=True, ledger=ledger)
+    composing(normalized)
+    composing(normalized)
+    with pytest.raises(pg.accounting.BudgetExceeded, match="node feature vector"):
+        composing(normalized)  # compose=True does not lift the budget
+    # other transforms and other objects of the same dataset are counted in the same ledger
+    scaled = copy.copy(normalized)
+    scaled.x = normalized.x * 0.999999
+    with pytest.raises(pg.accounting.BudgetExceeded):
+        MultiBit(0.5, seed=1, ledger=ledger)(scaled)
+    LinkLDP(1.0, seed=2, ledger=ledger)(copy.copy(graph))
+    with pytest.raises(pg.accounting.BudgetExceeded, match="adjacency list"):
+        LinkLDP(0.5, seed=3, ledger=ledger)(copy.copy(graph))
+    assert [e.method for e in ledger.entries] == ["lpgnn", "lpgnn", "LinkLDP"]
+    assert ledger.totals()[Unit.NODE_FEATURES].epsilon == 2.0
+    # a graph of another size is refused before any noise
+    smaller = Data(x=normalized.x[:50], y=normalized.y[:50], train_mask=normalized.train_mask[:50], num_nodes=50)
+    with pytest.raises(pg.accounting.LedgerError, match="node count"):
+        LabelRR(1.0, ledger=ledger)(smaller)
+    assert len(ledger.entries) == 3

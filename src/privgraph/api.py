@@ -114,9 +114,10 @@ def privatize(
             ``"cuda:1"``, ``"mps"``, a ``torch.device``; default ``$PRIVGRAPH_DEVICE``, else the CPU).
             The noise is drawn on the CPU from the release's source whatever the device, and the
             release is returned on the CPU (:mod:`privgraph.device`).
-        ledger: a :class:`~privgraph.Ledger` of the dataset: the method's declared spend is checked
-            against its budget and recorded before any noise is drawn (``BudgetExceeded`` if it does
-            not fit), and the report's spend recorded after.
+        ledger: a :class:`~privgraph.Ledger` of the dataset: the graph is checked against the dataset the
+            ledger is bound to (its name and public fingerprint; ``LedgerError`` otherwise) and the method's
+            declared spend against its budget, and recorded, before any noise is drawn (``BudgetExceeded``
+            if it does not fit); the report's spend is recorded after.
         **params: the method's parameters (``privgraph.list_methods()[method]["parameters"]``).
 
     Returns:
@@ -177,7 +178,7 @@ def release_with(
     if label_epsilon is not None and (method.task != Task.NODE_CLASSIFICATION or method.heterogeneous):
         raise ValueError(f"label_epsilon applies to node-classification methods, not to {name}")
     extra = {} if label_epsilon is None else {"label_epsilon": label_epsilon}
-    with ledger.spend(method, epsilon, label_epsilon) if ledger is not None else nullcontext() as receipt:
+    with ledger.spend(method, epsilon, label_epsilon, data) if ledger is not None else nullcontext() as receipt:
         with on_device(device):
             rel = method.privatize(_on_cpu(data), epsilon, source, progress, **extra, **options)
         if receipt is not None:

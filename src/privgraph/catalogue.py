@@ -116,6 +116,8 @@ def _method_entry(cls: type) -> dict[str, Any]:
         "simple_graph": cls.simple_graph,
         "needs_features": cls.needs_features,
         "params": _field_types(cls.Params),
+        "renamed": {old: hint for old, (_, hint) in cls.Params.renamed.items()},
+        "delta_param": cls.delta_param,
         "tasks": tasks,
     }
 

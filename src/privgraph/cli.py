@@ -283,10 +283,12 @@ def _parse(text: str, hint: Any) -> Any:
     raise ValueError(text)
 
 
-def _assign(items: list[str], hints: dict[str, Any], flag: str, owner: str, noun: str) -> dict[str, Any]:
+def _assign(
+    items: list[str], hints: dict[str, Any], flag: str, owner: str, noun: str, renamed: dict[str, str] | None = None
+) -> dict[str, Any]:
     """``NAME=VALUE`` items parsed against ``hints`` (each name's type, in order: a catalogue entry's,
     :func:`privgraph.catalogue.hints`); an unknown name or a value of the wrong type exits 2 with one
-    line listing the names."""
+    line listing the names (a ``renamed`` one: with its hint)."""
     known = list(hints)
     listing = f"its {noun}s: {', '.join(known) or 'none'}"
     out: dict[str, Any] = {}
@@ -295,6 +297,8 @@ def _assign(items: list[str], hints: dict[str, Any], flag: str, owner: str, noun
         name = name.strip().replace("-", "_")
         if not sep or not name:
             _fail(f"{flag} takes NAME=VALUE, got {item!r}")
+        if name not in known and name in (renamed or {}):
+            _fail(f"{flag} {name}: {(renamed or {})[name]}")
         if name not in known:
             _fail(f"{owner} has no {noun} {name!r}; {listing}")
         try:
@@ -388,7 +392,7 @@ def _prepare(
         evaluation = task_entry(entry, task)
     except ValueError as err:
         _fail(str(err))
-    values = _assign(params, hints(entry["params"]), "--param", f"method {method!r}", "parameter")
+    values = _assign(params, hints(entry["params"]), "--param", f"method {method!r}", "parameter", entry.get("renamed"))
     trained: dict[str, Any] = {}
     if hparams and evaluation is not None:  # an unknown --task: the pipeline refuses it
         if evaluation["training"] is None:
@@ -1014,12 +1018,19 @@ def release(
     out_console.print(f"wrote {', '.join(str(f) for f in rel.files(output, release_format.value))}")
 
 
-def _open_ledger(path: Path, dataset: str | None = None, budget: dict | None = None):
-    """The ledger at ``path`` (:class:`privgraph.accounting.Ledger`; a clear failure if unreadable)."""
+def _open_ledger(
+    path: Path,
+    dataset: str | None = None,
+    budget: dict | None = None,
+    advanced_delta: float | None = None,
+    content_hash: bool = False,
+):
+    """The ledger at ``path`` (:class:`privgraph.accounting.Ledger`; one line and exit 2 if it is damaged,
+    of another dataset, or names an unknown unit)."""
     from privgraph.accounting.ledger import Ledger
 
     try:
-        return Ledger(path, budget, dataset=dataset)
+        return Ledger(path, budget, dataset=dataset, advanced_delta=advanced_delta, content_hash=content_hash)
     except (OSError, ValueError) as err:  # json.JSONDecodeError is a ValueError
         _fail(f"cannot use the ledger {path}: {err}")
 
@@ -1034,13 +1045,26 @@ def ledger_command(
         "not named), e.g. --budget 'adjacency list=4'",
     ),
     dataset: str | None = typer.Option(None, "--dataset", help="the dataset the ledger is for (set once)"),
+    advanced_delta: float | None = typer.Option(
+        None,
+        "--advanced-delta",
+        help="δ′ of advanced composition for a unit's pure ε-DP releases (set once; default: basic composition)",
+    ),
+    content_hash: bool = typer.Option(
+        False,
+        "--content-hash",
+        help="the first release also records a SHA-256 of the graph's content in the ledger's fingerprint (not "
+        "private: it confirms a guessed graph), and later releases on other content are refused",
+    ),
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
     """Print a dataset's ledger: every release (method, ε and δ per unit, time, file), then each unit's
-    total by basic composition against its budget and what remains; --budget and --dataset set them."""
+    total by the composition rule that applies (exact or RDP for Gaussian releases, advanced composition at
+    δ′ for pure ones, basic otherwise) against its budget and what remains; --budget, --dataset and
+    --advanced-delta set them."""
     if not budget and dataset is None and not path.exists():
         _fail(f"no ledger at {path} (create one with --dataset NAME --budget 'UNIT=EPS')")
-    book = _open_ledger(path, dataset)
+    book = _open_ledger(path, dataset, advanced_delta=advanced_delta, content_hash=content_hash)
     if budget:
         parsed = {}
         for item in budget:
@@ -1055,9 +1079,16 @@ def ledger_command(
             book.set_budget({u: v[0] if len(v) == 1 else v for u, v in parsed.items()})
         except ValueError as err:
             _fail(f"--budget: {err}")
-    elif dataset is not None and book.dataset is None:
-        book.set_budget(book.budget)  # records the dataset
-    state = book.to_dict()
+    elif (
+        (dataset is not None and book.dataset is None)
+        or (advanced_delta is not None and book.advanced_delta is None)
+        or (content_hash and book.fingerprint is None)
+    ):
+        book.set_budget(book.budget)  # records the dataset, δ′ and the content-hash choice
+    try:
+        state = book.to_dict()
+    except ValueError as err:
+        _fail(f"cannot use the ledger {path}: {err}")
     if format == OutputFormat.json:
         print(json.dumps(state, indent=2))
         return
@@ -1069,6 +1100,10 @@ def ledger_command(
 def print_ledger(state: dict, console: Console = out_console) -> None:
     """A ledger as tables: each release, then each unit's total against its budget."""
     console.print(f"[bold]Ledger[/bold] {escape(state['path'])} — dataset {escape(str(state['dataset']))}")
+    fp = state.get("fingerprint")
+    if fp:
+        hashed = ", content hash recorded" if "content_sha256" in fp else ""
+        console.print(escape(f"bound to a graph of {fp['num_nodes']} nodes (public fingerprint{hashed})"))
     budget = [
         f"{unit}: ε = {b['epsilon']:g}" + (f", δ = {b['delta']:g}" if b["delta"] < 1 else "")
         for unit, b in state["budget"].items()
@@ -1091,7 +1126,7 @@ def print_ledger(state: dict, console: Console = out_console) -> None:
                 escape(entry["file"] or "") if first else "",
             )
     console.print(releases)
-    totals = Table("unit", "releases", "ε spent", "δ spent", "ε budget", "δ budget", "ε left", "δ left")
+    totals = Table("unit", "releases", "ε spent", "δ spent", "ε budget", "δ budget", "ε left", "δ left", "rule")
     for t in state["totals"]:
         b, left = t["budget"], t["remaining"]
         totals.add_row(
@@ -1103,10 +1138,15 @@ def print_ledger(state: dict, console: Console = out_console) -> None:
             "—" if b is None or b["delta"] >= 1 else f"{b['delta']:g}",
             "—" if left is None else f"{left['epsilon']:g}",
             "—" if left is None or b["delta"] >= 1 else f"{left['delta']:g}",
+            escape(t.get("composition", "")),
         )
     console.print(totals)
+    adv = state.get("advanced_delta")
     console.print(
-        f"[dim]totals by {escape(state['composition'])}; a unit without a budget is recorded, not limited[/dim]"
+        "[dim]rule: how each unit's total was composed (exact μ-GDP or RDP over the Gaussian releases, "
+        + (f"advanced composition at δ′ = {adv:g}" if adv else "basic composition")
+        + " over the pure ones, basic over the rest; the groups add up); a unit without a budget is recorded, "
+        "not limited[/dim]"
     )
 
 
@@ -1345,7 +1385,8 @@ def audit_command(
     ),
     delta: float | None = typer.Option(
         None,
-        help="δ of the claim (methods with a δ parameter: HeteDP, PPCVGAE, mechanism=gaussian)",
+        help="δ of the claim (the methods that declare a δ parameter: HeteDP, PPCVGAE, GAP, node-dpsgd, "
+        "mechanism=gaussian)",
         rich_help_panel=PRIVACY,
     ),
     epsilon_y: float | None = typer.Option(
@@ -1386,7 +1427,7 @@ def audit_command(
         _fail(f"{method} is private: give --epsilon")
     if not info["private"] and epsilon is not None:
         _fail(f"{method} is a non-private baseline: it takes no --epsilon (its audit shows what it leaks)")
-    values = _assign(param, hints(entry["params"]), "--param", f"method {method!r}", "parameter")
+    values = _assign(param, hints(entry["params"]), "--param", f"method {method!r}", "parameter", entry.get("renamed"))
     if dataset is not None and input is not None:
         _fail("give --dataset or --input, not both")
     data, _ = _read_input(

@@ -22,14 +22,25 @@ independent noise reveal more than one (their ε add up; averaging them removes 
 transform raises :class:`RepeatedReleaseError` when
 
 * its input already carries a ``privacy_report`` (a privgraph transform ran on it), or
-* it has already released an identical graph (same fields, same values: a keyed fingerprint of the
-  input it keeps in memory — e.g. the same item of a dataset read twice through ``transform=``),
+* it has already released the same data: the same values in the fields the transform protects (``x``
+  for the feature randomizers, ``edge_index`` for :class:`LinkLDP`, ``y`` for :class:`LabelRR`, the
+  method's private fields for :class:`Privatize`), whatever object holds them — a copy, a copy with an
+  extra attribute or another dtype of the same values is the same data; a changed value (one feature
+  scaled by 0.999999) is different data.  The transform keeps a keyed hash of that content in memory
+  (:func:`~privgraph.accounting.ledger.content_digest`), e.g. for the same item of a dataset read twice
+  through ``transform=``,
 
 unless built with ``compose=True``: the output's report then holds the earlier guarantees and the
 new one, and :meth:`PrivacyReport.by_unit <privgraph.accounting.PrivacyReport.by_unit>` composes
 those of the same unit by basic composition (ε and δ add up).  Chaining mechanisms on *different*
 fields (``MultiBit`` then ``LabelRR``) also needs ``compose=True`` on the later ones: their
 guarantees are then reported side by side (and per node, :attr:`~privgraph.accounting.PrivacyReport.per_node`).
+
+**A ledger limits every release.**  ``ledger=`` (a :class:`~privgraph.Ledger` of the dataset) checks each
+release against the ledger's budget and dataset fingerprint before any noise and records it, as
+:func:`privgraph.privatize` does: with it, releases of different copies or versions of the graph are
+counted too, and a release over the budget raises :class:`~privgraph.accounting.BudgetExceeded` even with
+``compose=True``.
 
 **``pre_transform``, not ``transform``.**  A dataset applies ``pre_transform`` once, when it
 processes the raw files, and caches the result on disk: ``pre_transform=Privatize(...)`` is a
@@ -57,11 +68,13 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
-from privgraph.accounting import PrivacyGuarantee, PrivacyReport
+from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
+from privgraph.accounting.ledger import Ledger, Spend, content_digest
 from privgraph.api import _source, check_epsilon_argument, release_with
 from privgraph.device import DeviceLike
 from privgraph.mechanisms import FEATURE_MECHANISMS, RandomSource, check_epsilon, get_feature_mechanism
 from privgraph.methods import Task, method_class
+from privgraph.methods.base import gaussian_multiplier_event
 from privgraph.methods.blink.baselines import RandomizedResponseGraph, reported_pairs
 from privgraph.methods.blink.client import check_degree_share, link_ldp
 from privgraph.methods.blink.method import DEFAULT_DEGREE_SHARE
@@ -98,11 +111,25 @@ class PrivacyTransform(BaseTransform):
             OS cryptographic source.
         compose: release a graph that carries a guarantee or was released before, and report the
             composition (else :class:`RepeatedReleaseError`).
+        ledger: the dataset's :class:`~privgraph.Ledger`: every release is checked against its budget and
+            fingerprint before any noise and recorded (module docstring).
     """
 
-    def __init__(self, *, seed: int | None = None, rng: RandomSource | None = None, compose: bool = False):
+    # the input fields whose content makes "the same data" (module docstring); Privatize: the method's
+    protects: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        *,
+        seed: int | None = None,
+        rng: RandomSource | None = None,
+        compose: bool = False,
+        ledger: Ledger | None = None,
+    ):
         _source(seed, rng)  # a seed and an rng together, or an rng of the wrong type, fail here
-        self.seed, self.rng, self.compose = seed, rng, bool(compose)
+        if ledger is not None and not isinstance(ledger, Ledger):
+            raise TypeError(f"ledger must be a privgraph.Ledger, got {type(ledger).__name__}")
+        self.seed, self.rng, self.compose, self.ledger = seed, rng, bool(compose), ledger
         self.releases = 0  # how many releases this transform has made (the seed's stream of the next one)
         self._key = os.urandom(16)  # fingerprints are keyed: equal inputs match, nothing else is learnt
         self._released: dict[bytes, list[PrivacyGuarantee]] = {}  # input fingerprint -> guarantees spent on it
@@ -138,25 +165,19 @@ class PrivacyTransform(BaseTransform):
         return out
 
     def fingerprint(self, data: Data) -> bytes:
-        """A keyed hash of every field of ``data`` but its report (names, dtypes, shapes and values)."""
-        h = hashlib.blake2b(key=self._key, digest_size=32)
-        for key in sorted(k for k in data.keys() if k != REPORT):
-            value = data[key]
-            h.update(repr((key, type(value).__name__)).encode())
-            if torch.is_tensor(value):
-                t = value.detach().cpu().contiguous().reshape(-1)
-                h.update(repr((str(t.dtype), tuple(value.shape))).encode())
-                h.update(t.view(torch.uint8).numpy().data if t.numel() else b"")
-            else:
-                h.update(repr(value).encode())
-        return h.digest()
+        """A keyed hash of the content ``data`` holds in :attr:`protects` and its node count (values, not
+        dtypes or the object: :func:`~privgraph.accounting.ledger.content_digest`)."""
+        fields = [name for name in self.protects if name in data]
+        digest = content_digest(data, fields, key=self._key)
+        return hashlib.blake2b(repr((digest, int(data.num_nodes))).encode(), key=self._key).digest()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self._settings().items())})"
 
     def _settings(self) -> dict[str, Any]:
         """The constructor's arguments shown by ``repr`` (PyG compares a ``pre_transform``'s repr)."""
-        return {"seed": self.seed, "compose": self.compose}
+        ledger = {} if self.ledger is None else {"ledger": str(self.ledger.path)}
+        return {"seed": self.seed, "compose": self.compose, **ledger}
 
 
 class Privatize(PrivacyTransform):
@@ -188,10 +209,12 @@ class Privatize(PrivacyTransform):
         label_epsilon: float | None = None,
         device: DeviceLike = None,
         compose: bool = False,
+        ledger: Ledger | None = None,
         **params: Any,
     ):
-        super().__init__(seed=seed, rng=rng, compose=compose)
+        super().__init__(seed=seed, rng=rng, compose=compose, ledger=ledger)
         self.method = method_class(method)(**params)  # an unknown name or a bad parameter fails here
+        self.protects = tuple(self.method.private_fields)
         if self.method.task != Task.NODE_CLASSIFICATION or self.method.heterogeneous:
             raise ValueError(
                 f"{method} releases for {self.method.task.value}: Privatize takes node-classification methods "
@@ -210,6 +233,7 @@ class Privatize(PrivacyTransform):
             label_epsilon=self.label_epsilon,
             stream=stream,
             device=self.device,
+            ledger=self.ledger,
         )
         out = rel.data
         out[REPORT] = rel.report
@@ -234,7 +258,19 @@ class LocalRandomizer(PrivacyTransform):
         """Replace the protected field of ``data`` (a shallow copy) by its randomized version; return the guarantee."""
         raise NotImplementedError
 
+    def planned_spend(self, data: Data) -> list[Spend]:
+        """What one release spends, declared before the noise (what a ledger checks)."""
+        raise NotImplementedError
+
     def release(self, data: Data, seed: int | None, rng: RandomSource | None, stream: tuple[int, ...]) -> Data:
+        if self.ledger is None:
+            return self._release(data, seed, rng, stream)
+        with self.ledger.recording(self.planned_spend(data), type(self).__name__, self._settings(), data) as receipt:
+            out = self._release(data, seed, rng, stream)
+            receipt.done(out[REPORT])
+        return out
+
+    def _release(self, data: Data, seed: int | None, rng: RandomSource | None, stream: tuple[int, ...]) -> Data:
         source, _, note = _source(seed, rng, stream)
         guarantee = self.randomize(data, source)
         data[REPORT] = PrivacyReport([guarantee.with_note(note) if guarantee.is_private else guarantee])
@@ -267,9 +303,10 @@ class PerturbFeatures(LocalRandomizer):
         seed: int | None = None,
         rng: RandomSource | None = None,
         compose: bool = False,
+        ledger: Ledger | None = None,
         **options: Any,
     ):
-        super().__init__(seed=seed, rng=rng, compose=compose)
+        super().__init__(seed=seed, rng=rng, compose=compose, ledger=ledger)
         if mechanism not in FEATURE_MECHANISMS:
             raise ValueError(f"unknown mechanism {mechanism!r}; choose from {', '.join(FEATURE_MECHANISMS)}")
         self.mechanism, self.epsilon, self.rectify = mechanism, epsilon, bool(rectify)
@@ -279,6 +316,14 @@ class PerturbFeatures(LocalRandomizer):
     def build(self, domain: tuple[float, float]):
         """The mechanism for a declared ``domain``."""
         return get_feature_mechanism(self.mechanism, self.epsilon, domain=domain, clip=self.clip, **self.options)
+
+    protects = ("x",)
+
+    def planned_spend(self, data: Data) -> list[Spend]:
+        """ε (with the Gaussian mechanism's δ and event) per node feature vector."""
+        g = self.build((0.0, 1.0)).guarantee()
+        event = gaussian_multiplier_event(g.epsilon, g.delta) if self.mechanism == "gaussian" else None
+        return [Spend(Unit.NODE_FEATURES, g.epsilon, g.delta, event)]
 
     def randomize(self, data: Data, source: RandomSource) -> PrivacyGuarantee:
         if getattr(data, "x", None) is None:
@@ -314,13 +359,13 @@ class MultiBit(PerturbFeatures):
 
 class LinkLDP(LocalRandomizer):
     """Blink's client (Blink paper, Algorithm 1) as a transform: every node reports its adjacency list
-    by randomized response with ε_a = (1 − δ)ε and its degree with Laplace noise, ε_d = δε; ε-link-LDP
+    by randomized response with ε_a = (1 − s)ε and its degree with Laplace noise, ε_d = sε; ε-link-LDP
     per adjacency list (basic composition), local model.
 
     Returns the graph as the untrusted server receives it: ``edge_index`` holds a column (i, j) for
     every reported bit Ã_ij = 1 (row i of ``to_dense_adj(edge_index)`` is node i's noisy list: directed,
     i's and j's reports on a pair are independent), ``noisy_degree`` the Laplace degrees (float64; only
-    when δ > 0).  The input's edge fields (``edge_attr``, ``edge_weight``, ``private_edge_mask``, ...)
+    when degree_share > 0).  The input's edge fields (``edge_attr``, ``edge_weight``, ``private_edge_mask``, ...)
     describe the true edges and are dropped; the node fields are kept as given.  About p_flip·n² bits
     are reported (all pairs are scanned): graphs above ``max_nodes`` are refused.
 
@@ -328,7 +373,7 @@ class LinkLDP(LocalRandomizer):
 
     Args:
         epsilon: ε per adjacency list.
-        delta: Blink's degree share δ ∈ [0, 1] (default 0.1, as Blink).
+        degree_share: Blink's share s of ε spent on the degree, ∈ [0, 1] (default 0.1, as Blink).
     """
 
     max_nodes = RandomizedResponseGraph.max_nodes
@@ -337,13 +382,20 @@ class LinkLDP(LocalRandomizer):
         self,
         epsilon: float,
         *,
-        delta: float = DEFAULT_DEGREE_SHARE,
+        degree_share: float = DEFAULT_DEGREE_SHARE,
         seed: int | None = None,
         rng: RandomSource | None = None,
         compose: bool = False,
+        ledger: Ledger | None = None,
     ):
-        super().__init__(seed=seed, rng=rng, compose=compose)
-        self.epsilon, self.delta = check_epsilon(epsilon), check_degree_share(delta)
+        super().__init__(seed=seed, rng=rng, compose=compose, ledger=ledger)
+        self.epsilon, self.degree_share = check_epsilon(epsilon), check_degree_share(degree_share)
+
+    protects = ("edge_index",)
+
+    def planned_spend(self, data: Data) -> list[Spend]:
+        """ε per adjacency list (pure)."""
+        return [Spend(Unit.ADJACENCY_LIST, self.epsilon)]
 
     def randomize(self, data: Data, source: RandomSource) -> PrivacyGuarantee:
         if getattr(data, "edge_index", None) is None:
@@ -352,19 +404,19 @@ class LinkLDP(LocalRandomizer):
             raise ValueError(
                 f"LinkLDP materialises Θ(n²) report bits; refusing n = {data.num_nodes} > {self.max_nodes}"
             )
-        reports = link_ldp(data.edge_index, data.num_nodes, self.epsilon, self.delta, source)
+        reports = link_ldp(data.edge_index, data.num_nodes, self.epsilon, self.degree_share, source)
         i, j = reported_pairs(reports, upper_only=False)
         n = data.num_nodes
         for key in [k for k in data.keys() if data.is_edge_attr(k)]:
             del data[key]
         data.num_nodes = n
         data.edge_index = torch.stack([torch.from_numpy(i), torch.from_numpy(j)]).long()
-        if self.delta > 0:
+        if self.degree_share > 0:
             data.noisy_degree = reports.noisy_degrees
         return reports.guarantee()
 
     def _settings(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "delta": self.delta, **super()._settings()}
+        return {"epsilon": self.epsilon, "degree_share": self.degree_share, **super()._settings()}
 
 
 class LabelRR(LocalRandomizer):
@@ -389,9 +441,16 @@ class LabelRR(LocalRandomizer):
         seed: int | None = None,
         rng: RandomSource | None = None,
         compose: bool = False,
+        ledger: Ledger | None = None,
     ):
-        super().__init__(seed=seed, rng=rng, compose=compose)
+        super().__init__(seed=seed, rng=rng, compose=compose, ledger=ledger)
         self.epsilon, self.num_classes = check_epsilon(epsilon), num_classes
+
+    protects = ("y",)
+
+    def planned_spend(self, data: Data) -> list[Spend]:
+        """ε per node label (pure)."""
+        return [Spend(Unit.NODE_LABEL, self.epsilon)]
 
     def randomize(self, data: Data, source: RandomSource) -> PrivacyGuarantee:
         labels = report_labels(data, self.epsilon, source, self.num_classes)

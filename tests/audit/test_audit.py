@@ -336,3 +336,30 @@ def test_the_epsilon_asked_per_unit_follows_the_methods_declared_split(name, par
     rows = audit(name, 1.0, samples=6, label_epsilon=label_epsilon, **params).rows
     assert [r.requested for r in rows] == requested, rows
     assert all(r.epsilon == r.requested and r.verdict == CONSISTENT for r in rows), rows
+
+
+@pytest.mark.parametrize("name", ["gap-edp", "gap-ndp", "node-dpsgd", "hetedp", "ppcvgae"])
+def test_delta_is_accepted_for_every_method_that_declares_one(name, monkeypatch):
+    """--delta is set through the parameter the method declares (Method.delta_param), not a hand-kept list."""
+    from privgraph.audit.runner import with_claimed_delta
+    from privgraph.methods import get_method
+
+    method = with_claimed_delta(get_method(name), 1e-6)
+    assert method.params.delta == 1e-6 and method.dp_delta() == 1e-6
+    seen = {}
+
+    def fake_audit(method, epsilon, **kwargs):
+        seen["method"] = with_claimed_delta(get_method(method), kwargs["delta"])
+        raise ValueError("stop before the releases")
+
+    monkeypatch.setattr("privgraph.audit.audit", fake_audit)
+    res = CliRunner().invoke(app, ["audit", name, "--epsilon", "1", "--delta", "1e-6"])
+    assert res.exit_code == 2 and "stop before the releases" in res.output and "pure" not in res.output
+    assert seen["method"].dp_delta() == 1e-6
+
+
+def test_delta_is_refused_for_blinks_degree_share():
+    with pytest.raises(ValueError, match="pure ε-DP"):
+        audit("blink", 1.0, delta=0.3, samples=6)
+    res = CliRunner().invoke(app, ["audit", "blink", "--epsilon", "1", "--param", "delta=0.3"])
+    assert res.exit_code == 2 and "`delta` is now `degree_share`" in res.output

@@ -170,7 +170,7 @@ def _spy(monkeypatch, module, name):
     return calls
 
 
-def test_blink_delta_candidates_and_trials_draw_independent_noise(monkeypatch):
+def test_blink_degree_share_candidates_and_trials_draw_independent_noise(monkeypatch):
     """The audit's attack: two candidates' noisy degrees d + L/(δ₁ε) and d + L/(δ₂ε) sharing one
     Laplace draw L give every exact degree.  With independent draws it recovers nothing."""
     import privgraph.methods.blink.method as blink_method
@@ -183,13 +183,13 @@ def test_blink_delta_candidates_and_trials_draw_independent_noise(monkeypatch):
     assert len(reports) == 5 + 1  # five candidates on trial 0 (reused as trial 0), then trial 1
     edge_index = calls[0][0][0]
     degree = torch.bincount(edge_index[0], minlength=SMALL["num_nodes"]).double()
-    scaled = [((r.noisy_degrees - degree) * r.delta * r.epsilon).numpy() for r in reports]  # Laplace(1) each
+    scaled = [((r.noisy_degrees - degree) * r.degree_share * r.epsilon).numpy() for r in reports]  # Laplace(1) each
     for i in range(len(reports)):
         for j in range(i + 1, len(reports)):
             assert abs(np.corrcoef(scaled[i], scaled[j])[0, 1]) < 0.3
             assert not np.array_equal(reports[i]._keys, reports[j]._keys)  # fresh PRF keys
     r1, r2 = reports[0], reports[1]
-    b1, b2 = 1 / (r1.delta * r1.epsilon), 1 / (r2.delta * r2.epsilon)
+    b1, b2 = 1 / (r1.degree_share * r1.epsilon), 1 / (r2.degree_share * r2.epsilon)
     recovered = (b2 * r1.noisy_degrees - b1 * r2.noisy_degrees) / (b2 - b1)
     assert (recovered - degree).abs().mean() > 1.0  # the shared-draw solve was exact to 1e-15
 

@@ -104,7 +104,7 @@ def test_grid_expands_methods_datasets_epsilons_and_parameters(tmp_path):
 [[tables.rows]]
 label = "Blink"
 method = "blink"
-grid = { delta = [0.1, 0.5] }
+grid = { degree_share = [0.1, 0.5] }
 """,
         )
     )
@@ -113,13 +113,13 @@ grid = { delta = [0.1, 0.5] }
         ("RR", 1.0),
         ("RR", 4.0),
         ("non-private", None),
-        ("Blink (delta=0.1)", 1.0),
-        ("Blink (delta=0.1)", 4.0),
-        ("Blink (delta=0.5)", 1.0),
-        ("Blink (delta=0.5)", 4.0),
+        ("Blink (degree_share=0.1)", 1.0),
+        ("Blink (degree_share=0.1)", 4.0),
+        ("Blink (degree_share=0.5)", 1.0),
+        ("Blink (degree_share=0.5)", 4.0),
     ]
     blink = [s for s in grid.settings if s.label.startswith("Blink")]
-    assert {s.spec.params["delta"] for s in blink} == {0.1, 0.5}
+    assert {s.spec.params["degree_share"] for s in blink} == {0.1, 0.5}
     assert all(s.spec.trials == 3 and s.spec.seed == 5 and s.spec.epsilons == [s.epsilon] for s in grid.settings)
     assert len({s.key for s in grid.settings}) == len(grid.settings)
     part = grid.select(labels=["RR"], trials=7)
@@ -129,8 +129,8 @@ grid = { delta = [0.1, 0.5] }
     assert [(s.label, s.epsilon) for s in by_eps.settings] == [
         ("RR", 4.0),
         ("non-private", None),
-        ("Blink (delta=0.1)", 4.0),
-        ("Blink (delta=0.5)", 4.0),
+        ("Blink (degree_share=0.1)", 4.0),
+        ("Blink (degree_share=0.5)", 4.0),
     ]
     assert {s.key for s in by_eps.settings} <= {s.key for s in grid.settings}  # the same settings, not new ones
     with pytest.raises(ValueError, match="no ε 2 \\(it has 1, 4, none\\)"):

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the names as the docs and type checkers see them; _LAZY imp
         compose,
         unprotected,
     )
-    from privgraph.accounting.ledger import BudgetExceeded, Ledger, Spend
+    from privgraph.accounting.ledger import BudgetExceeded, Ledger, LedgerError, Spend, gaussian_event
     from privgraph.accounting.rdp import RDP_ORDERS, noise_multiplier_for, rdp_epsilon
     from privgraph.accounting.validation import MAX_EPSILON, check_delta, check_epsilon, check_epsilons
 
@@ -37,6 +37,8 @@ _LAZY = {
     "unprotected": "guarantee",
     "BudgetExceeded": "ledger",
     "Ledger": "ledger",
+    "LedgerError": "ledger",
+    "gaussian_event": "ledger",
     "Spend": "ledger",
     "RDP_ORDERS": "rdp",
     "noise_multiplier_for": "rdp",
@@ -59,7 +61,9 @@ __all__ = [
     "unprotected",
     "BudgetExceeded",
     "Ledger",
+    "LedgerError",
     "Spend",
+    "gaussian_event",
     "RDP_ORDERS",
     "noise_multiplier_for",
     "rdp_epsilon",

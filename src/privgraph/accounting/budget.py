@@ -1,7 +1,7 @@
 """A privacy budget, split between mechanisms by declared shares and composed.
 
 One place for what the methods did by hand: ε₁ = share·ε and ε₂ = (1 − share)·ε
-(Blink's degree share δ, EdgeRR's MCMC share, LapGraph's count share, HeteDP's
+(Blink's degree share `degree_share`, EdgeRR's MCMC share, LapGraph's count share, HeteDP's
 feature share), the check that a share lies in its interval, and k releases of one
 budget by basic composition (a selection on validation: k·ε, k·δ).
 """

@@ -32,6 +32,67 @@ class Unit:
     # edges is added or removed; EDGE above is also edge-level DP's unit on a homogeneous graph
     NODE_WITH_EDGES = "node (features, label and edges)"
 
+    @classmethod
+    def known(cls) -> tuple[str, ...]:
+        """Every unit privgraph names (an edge of one relation is ``"edge of (src, rel, dst)"``)."""
+        return tuple(v for k, v in vars(cls).items() if k.isupper() and isinstance(v, str))
+
+    @classmethod
+    def is_known(cls, unit: str) -> bool:
+        return unit in cls.known() or unit.startswith(f"{cls.EDGE} of (")
+
+
+# The units' hierarchy, in one table: a release protecting the unit on the left spends, on each unit on the
+# right, what group privacy gives at the stated distance k (the number of neighbouring steps of the left
+# unit's relation that change one right-hand unit): k·ε and δ·(1 + e^ε + … + e^{(k−1)ε}) (Dwork & Roth,
+# Lemma 2.2 and its (ε, δ) form).  Node-level DP (GAP-NDP, node-dpsgd) adds or removes a node with all its
+# data: changing one edge, one feature vector, one label, one adjacency bit or one sensitive value of a node
+# is a removal and an addition, k = 2.  The per-node local unit (features and label, substituted) changes
+# its features or its label in one step, k = 1.  Edge-level DP covers every edge, the private ones too.
+# The other direction is not free: a release of a part (an edge, a feature vector) states nothing about
+# the whole node (its other parts may be released in clear), so a ledger counts it as ε = ∞ on a parent
+# unit its budget names explicitly (Ledger docstring).
+UNIT_HIERARCHY: dict[str, dict[str, int]] = {
+    Unit.NODE_WITH_EDGES: {
+        Unit.NODE: 2,
+        Unit.NODE_FEATURES: 2,
+        Unit.NODE_LABEL: 2,
+        Unit.ADJACENCY_LIST: 2,
+        Unit.EDGE: 2,
+        Unit.PRIVATE_EDGE: 2,
+        Unit.SENSITIVE_ATTRIBUTE: 2,
+    },
+    Unit.NODE: {Unit.NODE_FEATURES: 1, Unit.NODE_LABEL: 1},
+    Unit.EDGE: {Unit.PRIVATE_EDGE: 1},
+}
+
+
+def covered_units(unit: str) -> dict[str, int]:
+    """The units a release of ``unit`` also spends on, with their group distance (:data:`UNIT_HIERARCHY`,
+    followed transitively, the largest distance product kept)."""
+    out: dict[str, int] = {}
+    todo = [(unit, 1)]
+    while todo:
+        parent, k = todo.pop()
+        for child, step in UNIT_HIERARCHY.get(parent, {}).items():
+            if out.get(child, 0) < k * step:
+                out[child] = k * step
+                todo.append((child, k * step))
+    return out
+
+
+def parent_units(unit: str) -> set[str]:
+    """The units whose releases spend ``unit`` (:func:`covered_units` read the other way)."""
+    return {parent for parent in UNIT_HIERARCHY if unit in covered_units(parent)}
+
+
+def group_spend(epsilon: float, delta: float, k: int) -> tuple[float, float]:
+    """(ε, δ)-DP for one step gives (kε, δ·Σ_{j<k} e^{jε}) for k steps (group privacy)."""
+    if k == 1 or not math.isfinite(epsilon):
+        return k * epsilon, delta
+    factor = sum(math.exp(j * epsilon) for j in range(k)) if k * epsilon < 700 else math.inf
+    return k * epsilon, min(1.0, delta * factor) if delta > 0 else 0.0
+
 
 class TrustModel:
     LOCAL = "local (untrusted server)"

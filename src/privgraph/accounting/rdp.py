@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 from scipy import special
+from scipy.optimize import brentq
 
 from privgraph.accounting.validation import check_delta
 
@@ -122,6 +123,32 @@ def rdp_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: 
     check_delta(delta)
     orders, rdp = rdp_orders(noise_multiplier, sample_rate)
     return rdp_to_epsilon(orders, rdp * steps, delta)
+
+
+def gaussian_epsilon(mu: float, delta: float) -> float:
+    """ε at δ of a μ-GDP mechanism — a Gaussian whose sensitivity over its noise std is μ, or the composition
+    of Gaussians of multipliers z_i, μ = √(Σ 1/z_i²) (Dong, Roth & Su 2022, Cor. 3.3): the smallest ε ≥ 0 with
+    Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) ≤ δ (Balle & Wang 2018, Thm. 8; exact), found by root finding in log
+    space and rounded up."""
+    check_delta(delta)
+    if not (mu >= 0 and math.isfinite(mu)):
+        raise ValueError(f"mu must be a finite number >= 0, got {mu}")
+    if mu == 0:
+        return 0.0
+
+    def log_excess(eps: float) -> float:  # log δ(ε) − log δ, decreasing in ε
+        first = special.log_ndtr(mu / 2 - eps / mu)
+        second = eps + special.log_ndtr(-mu / 2 - eps / mu)
+        gap = second - first
+        return (first + math.log1p(-math.exp(gap)) if gap < 0 else -math.inf) - math.log(delta)
+
+    if log_excess(0.0) <= 0:
+        return 0.0
+    hi = max(1.0, mu)
+    while log_excess(hi) > 0:
+        hi *= 2
+    eps = brentq(log_excess, 0.0, hi, xtol=1e-12, rtol=1e-12)
+    return eps * (1 + 1e-9) + 1e-12
 
 
 @lru_cache(maxsize=1024)

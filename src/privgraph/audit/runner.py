@@ -34,7 +34,7 @@ from privgraph.audit.definitions import AuditInput, definition
 from privgraph.audit.neighbours import ASKED, Neighbours, claimed_guarantee
 from privgraph.device import DeviceLike, on_device
 from privgraph.mechanisms import derive_seed, make_generator
-from privgraph.methods import Method, Task, method_class
+from privgraph.methods import METHODS, Method, Task, method_class
 from privgraph.progress import ProgressHook
 from privgraph.release import json_safe
 
@@ -44,8 +44,18 @@ DEFAULT_SAMPLES = 1000
 # bisection and states the ε it reaches, just below the target (privgraph.accounting.rdp.noise_multiplier_for)
 CLAIM_SHORTFALL = 0.01
 
-# the method parameter that is the δ of its (ε, δ) claim (Blink's and DPRR's "delta" is a degree share)
-DELTA_PARAMETERS = {"hetedp": "delta", "hetedp-features": "delta", "ppcvgae": "delta"}
+
+def with_claimed_delta(method: Method, delta: float) -> Method:
+    """``method`` with the δ of its claim set through the parameter it declares (``Method.delta_param``);
+    ``ValueError`` for a method that declares none (pure ε-DP)."""
+    name = method.delta_param
+    if name is None:
+        with_delta = sorted(n for n, cls in METHODS.items() if cls.delta_param is not None and cls.private)
+        raise ValueError(
+            f"{method.name} claims pure ε-DP (δ = 0): --delta applies to the methods that declare a δ "
+            f"parameter ({', '.join(with_delta)}; LPGNN's with mechanism='gaussian')"
+        )
+    return method.with_params(**{name: delta})
 
 
 @dataclass
@@ -275,7 +285,8 @@ def audit(
             method's declared split); its claim is read from each release's report and must match it.
         data: the graph the neighbouring inputs are built on (default: a small synthetic graph,
             :func:`default_input`); the audited nodes are chosen in it.
-        delta: the δ of the claim, for the methods with a δ parameter (HeteDP, PPCVGAE, Gaussian).
+        delta: the δ of the claim, for the methods that declare one (``Method.delta_param``: HeteDP, PPCVGAE, GAP,
+            node-level DP-SGD, the Gaussian feature mechanism).
         samples: releases per input (half choose the threshold, half count the errors).
         seed: every release draws from its own stream derived from it.
         label_epsilon: also audit the node label unit (label LDP of node-classification methods) at this ε.
@@ -287,15 +298,7 @@ def audit(
     elif params:
         raise TypeError("give parameters with a method name, not with a built method")
     if delta is not None:
-        name = DELTA_PARAMETERS.get(method.name)
-        if name is None and getattr(method.params, "mechanism", None) == "gaussian":
-            name = "delta"
-        if name is None:
-            raise ValueError(
-                f"{method.name} claims pure ε-DP (δ = 0): --delta applies to methods with a δ "
-                f"parameter ({', '.join(DELTA_PARAMETERS)}, or mechanism='gaussian')"
-            )
-        method = method.with_params(**{name: delta})
+        method = with_claimed_delta(method, delta)
     if data is None:
         data = default_input(method, seed)
         source = "synthetic (privgraph.audit.graphs)"

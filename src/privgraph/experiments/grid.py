@@ -24,7 +24,7 @@ the tuning protocol.  The file (``benchmarks/grids/*.toml``)::
     label = "Blink-Hard"
     method = "blink"
     params = { variant = "hard" }       # fixed method parameters
-    grid = { delta = [0.1, 0.5] }       # method parameters swept (one setting per combination)
+    grid = { degree_share = [0.1, 0.5] }  # method parameters swept (one setting per combination)
 
 Any :class:`~privgraph.experiments.pipeline.ExperimentSpec` field may be set
 in ``[defaults]``, a table or a row (the row wins).  A method without ε

@@ -15,7 +15,7 @@ prediction).  Protocol for one setting (method, dataset, ε):
   draws: two Blink candidates that shared one Laplace draw at two known
   scales gave every node's exact degree;
 * with ``tune``, the release parameters the task may choose and the user
-  did not give (Blink's degree share δ, HeteDP's ε_f/ε) are chosen first on
+  did not give (Blink's degree share `degree_share`, HeteDP's ε_f/ε) are chosen first on
   trial 0's validation score, each candidate a new release
   (:func:`~privgraph.experiments.selection.select_on_validation`; the cost,
   k×ε by basic composition, is stated in every guarantee of the setting);
@@ -52,7 +52,7 @@ from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
 from privgraph.experiments.tasks import EvaluationTask, Released, task_for
 from privgraph.mechanisms import derive_seed
-from privgraph.methods import Method, get_method, method_class
+from privgraph.methods import METHODS, Method, get_method, method_class
 from privgraph.progress import ProgressHook
 from privgraph.release import json_safe
 from privgraph.version import __version__
@@ -278,11 +278,13 @@ class TunedSetting:
 
     @classmethod
     def from_record(cls, record: TrialRecord) -> TunedSetting:
+        """Read from a stored record (renamed method parameters re-keyed: ``MethodParams.rekey``)."""
         c = record.config
+        rekey = METHODS[record.method].Params.rekey if record.method in METHODS else dict
         return cls(
-            dict(c.get("release_options") or {}),
+            rekey(dict(c.get("release_options") or {})),
             c.get("hyperparameters"),
-            [(s["values"], s["score"]) for s in c.get("selection") or []],
+            [(rekey(dict(s["values"])), s["score"]) for s in c.get("selection") or []],
         )
 
 

@@ -1,6 +1,6 @@
 """Choosing a release parameter on validation, and what that choice costs.
 
-Blink's degree share δ and HeteDP's ε_f/ε change the release itself, so each
+Blink's degree share `degree_share` and HeteDP's ε_f/ε change the release itself, so each
 candidate value is a release of the same data: k candidates at ε each spend
 k·ε by basic composition — valid only because every candidate draws its own
 randomness (``docs/privacy.md``).  :func:`select_on_validation` runs the

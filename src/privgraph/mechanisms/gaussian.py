@@ -73,6 +73,9 @@ def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -
     return math.sqrt(2.0 * math.log(1.25 / d)) * sensitivity / eps
 
 
+DEFAULT_DELTA = 1e-5  # the Gaussian feature mechanism's δ when none is given
+
+
 class AnalyticGaussian(FeatureMechanism):
     """x + N(0, σ²)^d with σ from the analytic calibration for L2 sensitivity (β−α)√d.
 
@@ -86,7 +89,7 @@ class AnalyticGaussian(FeatureMechanism):
     def __init__(
         self,
         epsilon: float,
-        delta: float = 1e-5,
+        delta: float = DEFAULT_DELTA,
         domain: tuple[float, float] = (0.0, 1.0),
         clip: bool = False,
     ):

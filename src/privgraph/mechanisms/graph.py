@@ -17,8 +17,8 @@ The mechanisms (each collected from a *validated* simple undirected graph, given
 edge arrays ``src, dst``; the methods validate with :func:`privgraph.data.validation.check_graph`):
 
 * :class:`RandomizedResponseReports` (Blink, Algorithm 1; RR, SymRR, DPRR, Solitude): keyed-PRF
-  randomized response on each adjacency list with ε_a = (1 − δ)ε, plus a Laplace degree with
-  ε_d = δε.  The n noisy bits of node i are never materialised: node i draws a secret 64-bit key
+  randomized response on each adjacency list with ε_a = (1 − s)ε, plus a Laplace degree with
+  ε_d = sε.  The n noisy bits of node i are never materialised: node i draws a secret 64-bit key
   and its flip of bit j is ``U(key_i, j) < p_flip`` with U the keyed Philox PRF
   (:mod:`privgraph.mechanisms.prf`), so any bit Ã_ij = A_ij XOR flip_ij is evaluated on demand in
   O(log deg) time and the report is fixed once and for all.  Memory O(n + |E|).  (The object holds
@@ -85,9 +85,10 @@ def _edge_keys(src: np.ndarray, dst: np.ndarray, num_nodes: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- randomized response + Laplace degree
-def check_degree_share(delta: float) -> float:
-    """Blink's δ, the share of ε spent on the degree, lies in [0, 1] (:func:`~privgraph.accounting.check_share`)."""
-    return check_share(delta, "Blink's degree privacy parameter delta", closed=True)
+def check_degree_share(degree_share: float) -> float:
+    """Blink's degree share s (``degree_share``), the share of ε spent on the degree, lies in [0, 1]
+    (:func:`~privgraph.accounting.check_share`)."""
+    return check_share(degree_share, "Blink's degree_share (the share of ε spent on the degree)", closed=True)
 
 
 def flip_probability(epsilon_a: float) -> float:
@@ -103,8 +104,8 @@ class RandomizedResponseReports:
 
     num_nodes: int
     epsilon: float
-    delta: float
-    noisy_degrees: torch.Tensor  # float64 [n], unclipped; NaN when δ = 0 (no degree sent)
+    degree_share: float
+    noisy_degrees: torch.Tensor  # float64 [n], unclipped; NaN when degree_share = 0 (no degree sent)
     _keys: np.ndarray  # uint64 [n], each node's secret PRF key
     _edge_keys: np.ndarray  # sorted int64 i*n + j over true directed edges
     _csr: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
@@ -119,29 +120,31 @@ class RandomizedResponseReports:
         dst: np.ndarray,
         num_nodes: int,
         epsilon: float,
-        delta: float,
+        degree_share: float,
         rng: RandomSource,
         symmetric: bool | None = None,
     ) -> RandomizedResponseReports:
         """Algorithm 1 for every node at once, on the simple undirected graph with directed edges ``src, dst``
         (``symmetric=True``: the caller has validated that, and :meth:`is_symmetric` need not check it)."""
         epsilon = check_epsilon(epsilon)
-        delta = check_degree_share(delta)
+        degree_share = check_degree_share(degree_share)
         src = np.asarray(src, dtype=np.int64)
         degrees = np.bincount(src, minlength=num_nodes).astype(np.float64)
         hi = integers(2**32, (num_nodes,), rng).numpy().astype(np.uint64)
         lo = integers(2**32, (num_nodes,), rng).numpy().astype(np.uint64)
         keys = (hi << np.uint64(32)) | lo
-        if delta > 0:
-            noise = laplace((num_nodes,), 1.0 / (delta * epsilon), rng)
+        if degree_share > 0:
+            noise = laplace((num_nodes,), 1.0 / (degree_share * epsilon), rng)
             noisy = torch.from_numpy(degrees) + noise
         else:  # no budget on degrees: nothing is sent
             noisy = torch.full((num_nodes,), float("nan"), dtype=torch.float64)
-        return cls(num_nodes, epsilon, delta, noisy, keys, _edge_keys(src, dst, num_nodes), _symmetric=symmetric)
+        return cls(num_nodes, epsilon, degree_share, noisy, keys, _edge_keys(src, dst, num_nodes), _symmetric=symmetric)
 
     def budgets(self) -> tuple[Budget, Budget]:
-        """(degree, adjacency list): δε for the Laplace degree, (1 − δ)ε for randomized response."""
-        return Budget(self.epsilon).split(self.delta, "Blink's degree privacy parameter delta", closed=True)
+        """(degree, adjacency list): sε for the Laplace degree, (1 − s)ε for randomized response."""
+        return Budget(self.epsilon).split(
+            self.degree_share, "Blink's degree_share (the share of ε spent on the degree)", closed=True
+        )
 
     @property
     def epsilon_degree(self) -> float:
@@ -223,8 +226,8 @@ class RandomizedResponseReports:
             0.0,
             "Blink LinkLDP (RR + Laplace degree)",
             (
-                f"ε_a = (1−δ)ε = {self.epsilon_adjacency:g} on the adjacency list (randomized response), "
-                f"ε_d = δε = {self.epsilon_degree:g} on the degree (Laplace, sensitivity 1); basic composition",
+                f"ε_a = (1−s)ε = {self.epsilon_adjacency:g} on the adjacency list (randomized response), "
+                f"ε_d = sε = {self.epsilon_degree:g} on the degree (Laplace, sensitivity 1); basic composition",
             ),
         )
 

@@ -31,7 +31,7 @@ import torch
 from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
-from privgraph.accounting.ledger import Spend
+from privgraph.accounting.ledger import Spend, gaussian_event
 from privgraph.data.transforms import one_hot_counts, one_hot_degree
 from privgraph.data.validation import input_graph_notes, validate_graph
 from privgraph.mechanisms import RandomSource, check_epsilon
@@ -76,10 +76,16 @@ class MethodParams:
     def validate(self) -> None:
         """Check the values; subclasses extend it (call ``super().validate()``)."""
 
+    # renamed parameters, old name: (new name, one-line hint); a user's old name is refused with the hint
+    # (never silently mapped: it may have meant something else), a stored record's is re-keyed (rekey)
+    renamed: ClassVar[dict[str, tuple[str, str]]] = {}
+
     @classmethod
     def build(cls, method: str, values: dict[str, Any]) -> MethodParams:
-        """``cls(**values)`` with unknown names refused by a clear error."""
+        """``cls(**values)`` with unknown names refused by a clear error (a renamed one: by its hint)."""
         known = {f.name for f in fields(cls)}
+        for old in sorted(set(values) & set(cls.renamed)):
+            raise ValueError(f"{method!r}: {cls.renamed[old][1]}")
         unknown = sorted(set(values) - known)
         if unknown:
             raise ValueError(
@@ -87,6 +93,11 @@ class MethodParams:
                 f"{', '.join(sorted(known)) or 'none'}"
             )
         return cls(**values)
+
+    @classmethod
+    def rekey(cls, values: dict[str, Any]) -> dict[str, Any]:
+        """Parameter values read from a stored record, with renamed parameters under their new names."""
+        return {cls.renamed[k][0] if k in cls.renamed else k: v for k, v in values.items()}
 
     @classmethod
     def resolve(cls, owner: str, params: MethodParams | None, values: dict[str, Any]) -> MethodParams:
@@ -257,6 +268,11 @@ class Method:
     default_model: ClassVar[str] = "gcn"
     # release parameters chosen on validation by --tune when not given (each value is a new release)
     release_search: ClassVar[dict[str, list[Any]]] = {}
+    # the parameter that is the δ of its (ε, δ) guarantee (None: pure ε-DP); dp_delta reads it, the
+    # ledger records it before the noise and the audit's --delta sets it
+    delta_param: ClassVar[str | None] = None
+    # its release reads nothing of its unit (random or degree features, the public edges only): ε = 0 declared
+    reads_nothing_private: ClassVar[bool] = False
 
     def __init__(self, params: MethodParams | None = None, **values: Any):
         self.params = self.Params.resolve(self.name, params, values)
@@ -286,20 +302,39 @@ class Method:
         label reports already collected (the pipeline's, one collection per trial and ε)."""
         return node_classification_release(self, data, epsilon, rng, progress, label_epsilon, labels)
 
-    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None) -> list[Spend]:
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
         """What a release at ``epsilon`` spends per unit, declared before any noise is drawn (a
-        :class:`~privgraph.accounting.Ledger` checks it against its budget): ε — with the parameters' δ,
-        if any — on :attr:`unit`, ε = ∞ when no noise is added (a non-private method, or no ε), and
-        ``label_epsilon`` on the node labels.  Methods whose report names other units override it."""
-        return [self._spend(self.unit, epsilon), *label_spend(label_epsilon)]
+        :class:`~privgraph.accounting.Ledger` checks it against its budget): ε with :meth:`dp_delta` on
+        :attr:`unit`, ε = ∞ when no noise is added (a non-private method, or no ε), and ``label_epsilon`` on
+        the node labels.  ``data``: the graph to be released, read only for what the method treats as
+        public (its node count).  Methods whose report names other units override it."""
+        return [self._spend(self.unit, epsilon, data=data), *label_spend(label_epsilon)]
 
-    def _spend(self, unit: str, epsilon: float | None, delta: float | None = None) -> Spend:
-        """(ε, δ) on ``unit``: ∞ without noise; δ defaults to the parameters' ``delta`` (0 without one)."""
+    def dp_delta(self, data: Any = None) -> float:
+        """The δ of the release's (ε, δ) guarantee, declared before any noise: the value of the parameter
+        :attr:`delta_param` (0 when the method has none: pure ε-DP).  Methods whose δ has a default that
+        depends on other parameters (LPGNN's Gaussian) or on public facts of the graph (GAP's auto δ, from
+        its node count; ``data``) override it."""
+        if self.delta_param is None:
+            return 0.0
+        value = getattr(self.params, self.delta_param)
+        return 0.0 if value is None else float(value)
+
+    def _spend(self, unit: str, epsilon: float | None, delta: float | None = None, data: Any = None) -> Spend:
+        """(ε, δ) on ``unit``: ∞ without noise (0 when the release reads nothing of it); δ defaults to
+        :meth:`dp_delta`."""
+        if self.reads_nothing_private:
+            return Spend(unit, 0.0)
         if epsilon is None or not self.private:
             return Spend(unit, math.inf)
-        return Spend(
-            unit, float(epsilon), float((getattr(self.params, "delta", None) or 0.0) if delta is None else delta)
-        )
+        eps, delta = float(epsilon), float(self.dp_delta(data) if delta is None else delta)
+        return Spend(unit, eps, delta, self.spend_event(unit, eps, delta, data))
+
+    def spend_event(self, unit: str, epsilon: float, delta: float, data: Any = None) -> dict[str, Any] | None:
+        """The mechanism event of the release's spend on ``unit`` at (ε, δ), declared before the noise for the
+        ledger's tighter composition (:func:`~privgraph.accounting.gaussian_event`: a Gaussian whose noise
+        multiplier follows from public parameters only); None (the default): composed by its (ε, δ) alone."""
+        return None
 
     def kprop_steps(self, hp: Hyperparameters) -> int:
         return 0
@@ -434,6 +469,19 @@ def register_method(cls: type[Method]) -> type[Method]:
         raise TypeError(f"method name {cls.name!r} is taken by {METHODS[cls.name].__name__}")
     METHODS[cls.name] = cls
     return cls
+
+
+def gaussian_multiplier_event(
+    epsilon: float, delta: float, calibration: str = "analytic", count: int = 1
+) -> dict[str, Any]:
+    """The event of ``count`` Gaussian releases calibrated to (ε, δ) together: noise multiplier z = σ/Δ of the
+    analytic (Balle & Wang) or classical calibration, which depends on ε and δ only (σ is linear in Δ), made
+    1e-9 smaller (relative) so that root-finding's tolerance never makes the event less private than the
+    release."""
+    from privgraph.mechanisms.gaussian import analytic_gaussian_sigma, classical_gaussian_sigma
+
+    sigma = classical_gaussian_sigma if calibration == "classical" else analytic_gaussian_sigma
+    return gaussian_event(sigma(epsilon, delta, math.sqrt(count)) * (1 - 1e-9), count)
 
 
 def label_spend(label_epsilon: float | None) -> list[Spend]:

@@ -61,6 +61,7 @@ class RandomFeatures(Method):
     The graph and labels are public to the server, as in LPGNN's setting."""
 
     name = "gcn-rnd"
+    reads_nothing_private = True
     description = "GNN on random features (fully private)"
 
     def release(
@@ -79,6 +80,7 @@ class OneHotDegree(Method):
     the graph, which the server holds in this setting, is used."""
 
     name = "gcn-ohd"
+    reads_nothing_private = True
     description = "GNN on one-hot degree features (fully private)"
 
     def release(

@@ -51,7 +51,16 @@ from privgraph.accounting.rdp import composed_noise_multiplier
 from privgraph.device import current_device, to_device
 from privgraph.mechanisms import RandomSource, analytic_gaussian_sigma, make_generator
 from privgraph.mechanisms.randomness import integers, rand, randn
-from privgraph.methods.base import SPLIT_FIELDS, Hyperparameters, Method, MethodParams, Release, param, register_method
+from privgraph.methods.base import (
+    SPLIT_FIELDS,
+    Hyperparameters,
+    Method,
+    MethodParams,
+    Release,
+    gaussian_multiplier_event,
+    param,
+    register_method,
+)
 from privgraph.progress import ProgressHook
 from privgraph.train.dpsgd import linear_clipped_sum, noisy_mean
 from privgraph.train.node_classification import TrainResult, accuracy, train_node_classifier
@@ -391,6 +400,7 @@ class _GAP(Method):
     """The GAP pipeline shared by the three registered methods (module docstring)."""
 
     Params: ClassVar[type[MethodParams]] = GAPParams
+    delta_param: ClassVar[str | None] = "delta"
     default_model: ClassVar[str] = "gap"
     tunable: ClassVar[tuple[str, ...]] = ()
     node_level: ClassVar[bool] = False
@@ -399,14 +409,20 @@ class _GAP(Method):
     simple_graph: ClassVar[bool] = True  # the unit is an undirected link (validated: symmetric, no self-loops)
     sparse_encoder_input: ClassVar[bool] = True  # sparse features stay sparse in the encoder (sparse_input)
 
-    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None) -> list[Spend]:
-        """ε on the unit with the given δ; the auto δ depends on the data, unknown before it is read, so it
-        is declared at its largest value, 10^-1 (never below what the release spends: give ``delta`` to
-        declare it exactly)."""
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
+        """ε on the unit with :meth:`dp_delta`: the given δ, or the auto δ read from ``data``'s public counts
+        (declared at its largest value, 10^-1, when the data is not given)."""
         if label_epsilon is not None:
             raise ValueError(f"{self.name} does not collect label reports")
-        delta = self.params.delta if self.params.delta is not None else AUTO_DELTA_MAX
-        return [self._spend(self.unit, epsilon, delta)]
+        return [self._spend(self.unit, epsilon, data=data)]
+
+    def dp_delta(self, data: Any = None) -> float:
+        """``delta`` when given; else the auto δ of :func:`auto_delta_count` (from the node count, public; the
+        training-node count under node-level DP, treated public), or its largest value, 10^-1, without
+        ``data``."""
+        if self.params.delta is not None:
+            return float(self.params.delta)
+        return AUTO_DELTA_MAX if data is None else self.delta(data)
 
     def delta(self, data: Data) -> float:
         given = self.params.delta
@@ -569,6 +585,14 @@ class GAPEdge(_GAP):
     name = "gap-edp"
     description = "GAP (Sajadmanesh et al. 2023), edge-level DP: Gaussian noise on each hop's neighbour sum"
     unit = Unit.EDGE
+
+    def spend_event(self, unit: str, epsilon: float, delta: float, data: Any = None) -> dict[str, Any] | None:
+        """K Gaussian aggregations of noise multiplier σ = analytic σ(ε, δ, √K) (:meth:`calibrate`), known before
+        the noise when δ is (given, or the auto δ from the public node count of ``data``)."""
+        if unit != Unit.EDGE or self.params.hops == 0 or (self.params.delta is None and data is None):
+            return None
+        return gaussian_multiplier_event(epsilon, delta, count=self.params.hops)
+
     private = True
     epsilon_optional = True  # without ε: no noise, exactly gap-inf
 

@@ -15,11 +15,12 @@ correction by the known randomized-response channel.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyGuarantee
+from privgraph.accounting import PrivacyGuarantee, Unit
 from privgraph.mechanisms import (
     FEATURE_MECHANISMS,
     RandomizedResponse,
@@ -27,7 +28,16 @@ from privgraph.mechanisms import (
     check_delta,
     get_feature_mechanism,
 )
-from privgraph.methods.base import Hyperparameters, Method, MethodParams, Release, param, register_method
+from privgraph.mechanisms.gaussian import DEFAULT_DELTA as GAUSSIAN_DEFAULT_DELTA
+from privgraph.methods.base import (
+    Hyperparameters,
+    Method,
+    MethodParams,
+    Release,
+    gaussian_multiplier_event,
+    param,
+    register_method,
+)
 from privgraph.nn import KProp
 from privgraph.progress import ProgressHook
 
@@ -68,6 +78,20 @@ class LPGNN(Method):
     name = "lpgnn"
     description = "LPGNN: feature-LDP (multi-bit) + KProp + GNN"
     Params = FeatureParams
+    delta_param = "delta"
+
+    def dp_delta(self, data: Any = None) -> float:
+        """The Gaussian mechanism's δ (``delta``, default 1e-5, the mechanism's); 0 for the pure-ε mechanisms."""
+        if self.params.mechanism != "gaussian":
+            return 0.0
+        return GAUSSIAN_DEFAULT_DELTA if self.params.delta is None else float(self.params.delta)
+
+    def spend_event(self, unit: str, epsilon: float, delta: float, data: Any = None) -> dict[str, Any] | None:
+        """The Gaussian mechanism's event (one analytic Gaussian per node vector); None for the pure-ε ones."""
+        if self.params.mechanism != "gaussian" or unit != Unit.NODE_FEATURES:
+            return None
+        return gaussian_multiplier_event(epsilon, delta)
+
     private = True
     tunable = ("lr", "weight_decay", "dropout", "kprop_steps")
     needs_domain = True

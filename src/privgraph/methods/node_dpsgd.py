@@ -247,6 +247,7 @@ class NodeDPSGD(Method):
     description = "node-level DP-SGD on a degree-bounded 1-layer GNN (Daigavane et al. 2021)"
     unit = Unit.NODE_WITH_EDGES
     Params = NodeDPSGDParams
+    delta_param = "delta"
     private = True
     private_fields = ("x", "y", "edge_index")
     public_fields = ("train_mask", "val_mask", "test_mask")

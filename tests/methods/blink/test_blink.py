@@ -86,7 +86,7 @@ def test_input_validation():
     data = graph(50)
     with pytest.raises(ValueError, match="epsilon"):
         link_ldp(data.edge_index, 50, 0.0, 0.5, make_generator(0))
-    with pytest.raises(ValueError, match="delta"):
+    with pytest.raises(ValueError, match="degree_share"):
         link_ldp(data.edge_index, 50, 1.0, 1.5, make_generator(0))
     with pytest.raises(ValueError, match="directed"):
         link_ldp(data.edge_index[:, :1], 50, 1.0, 0.5, make_generator(0))
@@ -396,7 +396,7 @@ def test_blink_method_in_runner_uses_the_private_graph():
     assert results[("blink-hard", 16.0)] >= results[("blink-hard", 1.0)]
 
 
-def test_tune_chooses_delta_from_the_grid_and_states_the_selection_cost():
+def test_tune_chooses_the_degree_share_from_the_grid_and_states_the_selection_cost():
     from privgraph.experiments import ExperimentSpec, run_experiment
 
     synth = dict(num_nodes=300, num_classes=3, num_features=10, avg_degree=6.0, homophily=0.9)
@@ -412,12 +412,14 @@ def test_tune_chooses_delta_from_the_grid_and_states_the_selection_cost():
         tune_budget=1,
     )
     res = run_experiment(spec)
-    chosen = {r.config["params"]["delta"] for r in res.records}
+    chosen = {r.config["params"]["degree_share"] for r in res.records}
     assert len(chosen) == 1 and chosen <= {0.1, 0.3, 0.5, 0.7, 0.9}
-    assert all(r.config["release"]["delta"] == r.config["params"]["delta"] for r in res.records)
+    assert all(r.config["release"]["degree_share"] == r.config["params"]["degree_share"] for r in res.records)
     notes = " ".join(res.records[0].guarantee["guarantees"][0]["notes"])
     assert "5 candidate releases" in notes and "= 10" in notes
-    assert res.to_json()["results"][0]["release_options"] == {"delta": res.records[0].config["params"]["delta"]}
+    assert res.to_json()["results"][0]["release_options"] == {
+        "degree_share": res.records[0].config["params"]["degree_share"]
+    }
     # the ε a user reads is the ε spent: 5 candidates at ε = 2 each (issue 30)
     assert res.records[0].guarantee["by_unit"]["adjacency list"]["epsilon"] == 10.0
     row = res.to_json()["results"][0]
@@ -434,7 +436,7 @@ def test_tune_chooses_delta_from_the_grid_and_states_the_selection_cost():
     # a δ given by the user is used as it is and costs no selection
     spec = ExperimentSpec(
         method="blink",
-        params={"variant": "hard", "delta": 0.7},
+        params={"variant": "hard", "degree_share": 0.7},
         dataset="sbm",
         epsilons=[2.0],
         trials=1,
@@ -444,7 +446,7 @@ def test_tune_chooses_delta_from_the_grid_and_states_the_selection_cost():
         tune_budget=1,
     )
     rec = run_experiment(spec).records[0]
-    assert rec.config["release"]["delta"] == 0.7 and rec.config["selection_releases"] == 0
+    assert rec.config["release"]["degree_share"] == 0.7 and rec.config["selection_releases"] == 0
 
 
 def test_blink_variant_and_delta_validation():
@@ -452,8 +454,8 @@ def test_blink_variant_and_delta_validation():
 
     with pytest.raises(ValueError, match="variant"):
         ExperimentSpec(method="blink", params={"variant": "medium"}).validate()
-    with pytest.raises(ValueError, match="delta"):
-        ExperimentSpec(method="blink", params={"delta": 1.5}).validate()
+    with pytest.raises(ValueError, match="degree_share"):
+        ExperimentSpec(method="blink", params={"degree_share": 1.5}).validate()
 
 
 def test_rr_and_symrr_graphs():
@@ -507,3 +509,17 @@ def test_soft_exact_posterior_matrix_and_truncation_bound():
     err = np.abs(dense @ x.numpy() - trunc @ x.numpy()).max(1)
     assert np.all(err <= dropped_rows * np.abs(x.numpy()).max() + 1e-6)
     assert approx.details["dropped_mass"] == pytest.approx(dropped_rows.sum(), rel=0.1)
+
+
+def test_stored_trials_with_the_old_delta_key_are_re_keyed_on_read():
+    """A store written before the rename (release_options {"delta": 0.3}) still resumes a tuned setting."""
+    from privgraph.experiments.pipeline import TunedSetting
+    from privgraph.experiments.store import TrialRecord
+
+    config = {"release_options": {"delta": 0.3}, "selection": [{"values": {"delta": 0.3}, "score": 0.5}]}
+    record = TrialRecord("r", "blink", "cora", "gcn", None, 1.0, None, 0, 0, config, {}, {}, 0.0)
+    tuned = TunedSetting.from_record(record)
+    assert tuned.release_options == {"degree_share": 0.3} and tuned.scores == [({"degree_share": 0.3}, 0.5)]
+    from privgraph.methods import get_method
+
+    assert get_method("blink").with_params(**tuned.release_options).params.degree_share == 0.3

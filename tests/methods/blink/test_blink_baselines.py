@@ -70,7 +70,7 @@ def test_ldpgcn_pair_sums_add_both_endpoints_reports():
 def test_dprr_keeps_as_many_reports_as_the_noisy_degree_in_expectation():
     data = graph(400, seed=5, deg=10.0)
     n = data.num_nodes
-    rel = release("dprr", data, 2.0, seed=6, delta=0.5)
+    rel = release("dprr", data, 2.0, seed=6, degree_share=0.5)
     kept = np.bincount(rel.edge_index[1].numpy(), minlength=n)  # messages j → i: row i kept
     true_deg = np.bincount(data.edge_index[0].numpy(), minlength=n)
     # E[kept_i] = d̃_i whose expectation is d_i (clip at 0 aside): the mean difference is ~0
@@ -78,8 +78,8 @@ def test_dprr_keeps_as_many_reports_as_the_noisy_degree_in_expectation():
     assert abs(diff.mean()) < 4 * diff.std() / math.sqrt(n)
     assert rel.edge_index.shape[1] < rel.details["reported_ones"]
     assert rel.guarantee.epsilon == 2.0
-    with pytest.raises(ValueError, match="delta"):
-        release("dprr", data, 2.0, delta=1.0)
+    with pytest.raises(ValueError, match="degree_share"):
+        release("dprr", data, 2.0, degree_share=1.0)
 
 
 def test_ldpgen_synthesises_a_graph_of_about_the_right_size():

@@ -1,13 +1,13 @@
 """Link-LDP baselines of the Blink paper (§5.1) built on per-entry reports.
 
 * RR: every node spends all of ε on randomized response over its adjacency
-  list (δ = 0, no degree); node i aggregates from every j it reported
+  list (degree share s = 0, no degree); node i aggregates from every j it reported
   (Ã_ij = 1) — a directed noisy graph.
 * SymRR (Imola et al. 2021): the same reports, but each pair {i, j}, i < j,
   is decided by the report of one endpoint (Ã_ij of the lower index),
   giving an undirected graph.
 * DPRR (Hidano & Murakami 2022): degree-preserving RR.  Node i sends a
-  Laplace degree d̃_i (ε_d = δε) and its RR list (ε_a = (1 − δ)ε); each
+  Laplace degree d̃_i (ε_d = sε) and its RR list (ε_a = (1 − s)ε); each
   reported one is kept with probability q_i = d̃_i / (d̃_i(1 − 2p) + (n − 1)p)
   (p = flip probability), so the expected number kept equals d̃_i — an
   unbiased degree (post-processing of public values, server's randomness).
@@ -29,6 +29,7 @@ proportional to the output) and refuse graphs above ``max_nodes``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -98,7 +99,7 @@ class _AllPairsBaseline(Method):
 class RandomizedResponseGraph(_AllPairsBaseline):
     """RR (Blink paper §5.1, baseline (1)): the randomized-response adjacency lists used as the graph.
 
-    All of ε goes to randomized response (Algorithm 1 with δ = 0, no degree): ε-link-LDP per adjacency
+    All of ε goes to randomized response (Algorithm 1 with degree share s = 0, no degree): ε-link-LDP per adjacency
     list, local model.  Releases the raw features and the directed noisy graph (i aggregates from every j
     it reported), without calibration."""
 
@@ -120,7 +121,9 @@ class RandomizedResponseGraph(_AllPairsBaseline):
         details = {"mechanism": self.name, "edges": int(edge_index.shape[1])}
         return Release(
             public_features(data),
-            reports.guarantee().with_note("δ = 0: the whole budget goes to randomized response, no degree is sent"),
+            reports.guarantee().with_note(
+                "degree share 0: the whole budget goes to randomized response, no degree is sent"
+            ),
             details,
             edge_index,
             reports=reports,
@@ -142,13 +145,21 @@ class SymmetricRandomizedResponseGraph(RandomizedResponseGraph):
 
 @dataclass(frozen=True)
 class DegreeShareParams(MethodParams):
-    """DPRR's degree share δ: ε_d = δε on the Laplace degree, ε_a = (1 − δ)ε on randomized response."""
+    """DPRR's degree_share s: ε_d = sε on the Laplace degree, ε_a = (1 − s)ε on randomized response."""
 
-    delta: float | None = param(None, "share δ of ε spent on the Laplace degree (default 0.1)")
+    renamed: ClassVar[dict[str, tuple[str, str]]] = {
+        "delta": (
+            "degree_share",
+            "`delta` is now `degree_share` (the share of ε spent on the degree); DP's δ is 0 here: DPRR is "
+            "pure ε-link-LDP",
+        )
+    }
+
+    degree_share: float | None = param(None, "share s of ε spent on the Laplace degree (default 0.1)")
 
     def validate(self) -> None:
-        if self.delta is not None and not 0.0 < self.delta < 1.0:
-            raise ValueError(f"DPRR's degree share delta must lie in (0, 1), got {self.delta}")
+        if self.degree_share is not None and not 0.0 < self.degree_share < 1.0:
+            raise ValueError(f"DPRR's degree_share must lie in (0, 1), got {self.degree_share}")
 
 
 @register_method
@@ -168,16 +179,21 @@ class DegreePreservingRR(_AllPairsBaseline):
     ) -> Release:
         """The raw features with the sampled reported edges (directed: i aggregates from its kept j)."""
         eps = self.checked_epsilon(data, epsilon)
-        delta = 0.1 if self.params.delta is None else self.params.delta
+        degree_share = 0.1 if self.params.degree_share is None else self.params.degree_share
         n = data.num_nodes
-        reports = link_ldp(data.edge_index, n, eps, delta, rng)
+        reports = link_ldp(data.edge_index, n, eps, degree_share, rng)
         i, j = reported_pairs(reports, upper_only=False)
         p = reports.p_flip
         d = reports.noisy_degrees.numpy().clip(0.0, n - 1.0)
         q = np.clip(d / (d * (1.0 - 2.0 * p) + (n - 1.0) * p), 0.0, 1.0)
         keep = uniform((i.size,), rng).numpy() < q[i]
         i, j = i[keep], j[keep]
-        details = {"mechanism": self.name, "delta": delta, "edges": int(i.size), "reported_ones": int(keep.size)}
+        details = {
+            "mechanism": self.name,
+            "degree_share": degree_share,
+            "edges": int(i.size),
+            "reported_ones": int(keep.size),
+        }
         return Release(
             public_features(data),
             reports.guarantee().with_note("sampling the reported ones to the noisy degree is post-processing"),

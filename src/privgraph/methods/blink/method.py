@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from torch_geometric.data import Data
 
@@ -28,14 +29,22 @@ DEFAULT_DEGREE_SHARE = 0.1
 
 @dataclass(frozen=True)
 class BlinkParams(MethodParams):
-    """Blink's settings: the graph-estimation variant (§4.2.3), the degree share δ of Algorithm 1
-    (ε_d = δε on the degree, ε_a = (1 − δ)ε on the adjacency list, §4.1), and Blink-Soft's truncation
+    """Blink's settings: the graph-estimation variant (§4.2.3), the degree share s (degree_share) of Algorithm 1
+    (ε_d = sε on the degree, ε_a = (1 − s)ε on the adjacency list, §4.1), and Blink-Soft's truncation
     on large graphs (an implementation limit, not in the paper: :mod:`~privgraph.methods.blink.soft`)."""
 
+    renamed: ClassVar[dict[str, tuple[str, str]]] = {
+        "delta": (
+            "degree_share",
+            "`delta` is now `degree_share` (the share of ε spent on the degree); DP's δ is 0 here: Blink is "
+            "pure ε-link-LDP",
+        )
+    }
+
     variant: str = param("hard", "hard, soft or hybrid (§4.2.3)")
-    delta: float | None = param(
+    degree_share: float | None = param(
         None,
-        "share δ of ε spent on the degree (default 0.1; chosen among "
+        "share s of ε spent on the degree (default 0.1; chosen among "
         "{0.1, …, 0.9} on validation by the runner's --tune when not given)",
     )
     soft_exact_limit: int = param(20_000, "Soft: exact dense P up to this many nodes, truncated above")
@@ -44,8 +53,8 @@ class BlinkParams(MethodParams):
     def validate(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"Blink variant must be one of {VARIANTS}, got {self.variant!r}")
-        if self.delta is not None:
-            check_degree_share(self.delta)
+        if self.degree_share is not None:
+            check_degree_share(self.degree_share)
         if not 0.0 < self.soft_min_probability < 1.0:
             raise ValueError(f"soft_min_probability must lie in (0, 1), got {self.soft_min_probability}")
         if self.soft_exact_limit < 1:
@@ -72,7 +81,7 @@ class Blink(Method):
     private_fields = ("edge_index",)
     public_fields = ("x", *SPLIT_FIELDS)
     needs_features = False  # x is public: copied as given, or absent
-    release_search = {"delta": [0.1, 0.3, 0.5, 0.7, 0.9]}  # the paper's grid (Appendix B.2)
+    release_search = {"degree_share": [0.1, 0.3, 0.5, 0.7, 0.9]}  # the paper's grid (Appendix B.2)
 
     @property
     def variant(self) -> str:
@@ -84,13 +93,13 @@ class Blink(Method):
         """The raw features with the estimated graph (edges and weights, or Soft's dense posterior operator)."""
         eps = self.check_epsilon_given(epsilon)
         p = self.params
-        delta = DEFAULT_DEGREE_SHARE if p.delta is None else float(p.delta)
-        reports = link_ldp(data.edge_index, data.num_nodes, eps, delta, rng)
+        degree_share = DEFAULT_DEGREE_SHARE if p.degree_share is None else float(p.degree_share)
+        reports = link_ldp(data.edge_index, data.num_nodes, eps, degree_share, rng)
         fit = beta_mle(clip_degrees(reports.noisy_degrees, data.num_nodes), tol=1e-6)
         details = {
             "mechanism": f"blink-{self.variant}",
             "variant": self.variant,
-            "delta": delta,
+            "degree_share": degree_share,
             "mle_iterations": fit.iterations,
             "mle_converged": fit.converged,
         }

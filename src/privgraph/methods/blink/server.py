@@ -149,7 +149,7 @@ def clip_degrees(noisy_degrees: torch.Tensor | np.ndarray, n: int) -> np.ndarray
     """Algorithm 3, line 4: clip to [1, n − 2]."""
     d = np.asarray(noisy_degrees, dtype=np.float64)
     if np.isnan(d).any():
-        raise ValueError("noisy degrees are missing (δ = 0): Blink's prior needs δ > 0")
+        raise ValueError("noisy degrees are missing (degree_share = 0): Blink's prior needs degree_share > 0")
     return np.clip(d, 1.0, n - 2.0)
 
 

@@ -48,11 +48,21 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 
 from privgraph.accounting import Budget, PrivacyGuarantee, PrivacyReport, Unit, check_share, unprotected
-from privgraph.accounting.ledger import Spend
+from privgraph.accounting.ledger import Spend, gaussian_event
+from privgraph.accounting.rdp import noise_multiplier_for
 from privgraph.data.hetero import EdgeType, node_inputs
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
-from privgraph.methods.base import SPLIT_FIELDS, HeteroMethod, Method, MethodParams, Task, param, register_method
+from privgraph.methods.base import (
+    SPLIT_FIELDS,
+    HeteroMethod,
+    Method,
+    MethodParams,
+    Task,
+    gaussian_multiplier_event,
+    param,
+    register_method,
+)
 from privgraph.methods.hetedp.features import (
     check_calibration,
     check_clip_bound,
@@ -73,7 +83,7 @@ from privgraph.methods.hetedp.topology import check_topology, message_relations,
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
 from privgraph.progress import ProgressHook
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
-from privgraph.train.dpsgd import NEEDS_EDGE_COUNT, DPSGDConfig, DPSGDResult
+from privgraph.train.dpsgd import NEEDS_EDGE_COUNT, DPSGDConfig, DPSGDResult, plan_sampling
 from privgraph.train.link_prediction import LinkInputs, link_scores, train_link_model_dp
 
 
@@ -418,12 +428,27 @@ class HeteDP(HeteroMethod):
     unit = Unit.EDGE  # the report names the relation: "edge of (src, rel, dst)"
     task = Task.LINK_PREDICTION
     Params = HeteDPParams
+    delta_param = "delta"
+
+    def spend_event(self, unit: str, epsilon: float, delta: float, data: Any = None) -> dict[str, Any] | None:
+        """The feature release's analytic Gaussian (noise multiplier λ ≥ 1 only adds noise); on the edges, DP-SGD's
+        T steps of the Poisson-subsampled Gaussian, σ, q = B/N and T planned from the public ``edge_count`` N
+        alone (as the training plans them: :func:`~privgraph.train.dpsgd.plan_sampling`)."""
+        p = self.params
+        if unit == Unit.NODE_FEATURES:
+            return None if p.calibration == "paper" else gaussian_multiplier_event(epsilon, delta)
+        if not unit.startswith(Unit.EDGE) or p.edge_count is None:
+            return None
+        plan = plan_sampling(p.dpsgd(), True, p.edge_count)
+        sigma = noise_multiplier_for(epsilon, delta, plan.sample_rate, plan.steps)
+        return gaussian_event(sigma, plan.steps, plan.sample_rate)
+
     private = True
     epsilon_optional = True  # without ε: the same model without noise, no guarantee (stated)
     private_fields = ("x", "edge_index of the protected relation")
     public_fields = ("edge_index of the relations passing messages",)
 
-    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None) -> list[Spend]:
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
         """(ε_f, δ) per node feature vector and (ε_s, δ) per edge of the protected relation: ε_f = share·ε
         and ε_s = (1 − share)·ε, or ε_s = ε with features='none' (the accountant's ε_s is at most its
         target).  ∞ where no edge-level or feature DP is claimed (calibration='paper', the paper's gradient
@@ -657,11 +682,19 @@ class HeteDPFeatures(HeteroMethod):
     name = "hetedp-features"
     description = "HeteDP features: clipped node features with calibrated Gaussian noise (heterogeneous, NC)"
     Params = HeteDPFeatureParams
+    delta_param = "delta"
+
+    def spend_event(self, unit: str, epsilon: float, delta: float, data: Any = None) -> dict[str, Any] | None:
+        """One analytic Gaussian per node feature vector (not with calibration='paper')."""
+        if unit != Unit.NODE_FEATURES or self.params.calibration == "paper":
+            return None
+        return gaussian_multiplier_event(epsilon, delta)
+
     private = True
     private_fields = ("x",)
     public_fields = ("edge_index", *SPLIT_FIELDS)
 
-    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None) -> list[Spend]:
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
         """(ε, δ) per node feature vector; ∞ with calibration='paper' (not DP)."""
         return [self._spend(Unit.NODE_FEATURES, None if self.params.calibration == "paper" else epsilon)]
 

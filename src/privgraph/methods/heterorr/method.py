@@ -404,7 +404,7 @@ class EdgeRRMethod(_EdgeMethod):
     # itself is post-processing and could reuse one release's noisy counts
     release_search = {"noise_floor": [0.0, 2.0, 4.0]}
 
-    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None) -> list[Spend]:
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
         """ε per private edge; ∞ with convergence='waive' (the claim is dropped if the MCMC does not converge)."""
         return [self._spend(Unit.PRIVATE_EDGE, waived(self.params, epsilon)), *label_spend(label_epsilon)]
 
@@ -468,6 +468,7 @@ class PublicEdgesOnly(_EdgeMethod):
     edges (``privgraph attack``)."""
 
     name = "gcn-public"
+    reads_nothing_private = True
     description = "GNN on the public edges only: the private edges dropped (ε_e = 0), the floor of EdgeRR & co."
     private = False
 
@@ -514,7 +515,7 @@ class HeteroRR(Method):
     private_fields = ("x", "edge_index")
     public_fields = (*SPLIT_FIELDS, "private_node_mask")
 
-    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None) -> list[Spend]:
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
         """ε_f per node feature vector and ε_e per private edge (each ``epsilon`` unless given apart)."""
         p = self.params
         return [

@@ -21,7 +21,15 @@ from torch_geometric.data import Data
 from privgraph.accounting import PrivacyReport, Unit
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
-from privgraph.methods.base import SPLIT_FIELDS, Method, MethodParams, Task, param, register_method
+from privgraph.methods.base import (
+    SPLIT_FIELDS,
+    Method,
+    MethodParams,
+    Task,
+    gaussian_multiplier_event,
+    param,
+    register_method,
+)
 from privgraph.methods.ppcvgae.dpgcn import disentangle
 from privgraph.methods.ppcvgae.embedding import (
     EmbeddingConfig,
@@ -171,6 +179,14 @@ class PPCVGAE(_EmbeddingMethod):
     name = "ppcvgae"
     description = "PPCVGAE: conditional VGAE embeddings hiding a sensitive attribute (+ Gaussian DP w.r.t. candidates)"
     Params = PPCVGAEParams
+    delta_param = "delta"
+
+    def spend_event(self, unit: str, epsilon: float, delta: float, data: Any = None) -> dict[str, Any] | None:
+        """PPCVGAE+DP's one Gaussian release of the embeddings (z = σ/Δμ of its calibration; not 'paper')."""
+        if unit != Unit.SENSITIVE_ATTRIBUTE or self.params.calibration == "paper":
+            return None
+        return gaussian_multiplier_event(epsilon, delta, self.params.calibration)
+
     private = True
     epsilon_optional = True  # without ε: the penalised embedding, no formal guarantee (stated)
     # --tune chooses these on the attribute task's two-sided validation objective (utility on the validation
