@@ -309,6 +309,35 @@ def private_edge_unit(method: Method, inp: AuditInput, exact: bool) -> Neighbour
     )
 
 
+def private_edge_pair_unit(method: Method, inp: AuditInput) -> Neighbours:
+    """One private edge (u, v) on a graph whose only private-eligible nodes are u and v (V̄ = {u, v}, a
+    public declaration; every other edge public): the sharp test of a method that spreads the private
+    edges' counts over pairs of V̄ (EdgeRR).  Then (u, v) is the one private-eligible pair, Algorithm 3
+    releases one count, 0 or 1, and (u, v) is released with probability clamp(count + Laplace(1/ε), 0, 1)
+    in expectation: P[(u, v) | absent] = (1 − e^(−ε))/(2ε) and P[(u, v) | present] = 1 minus that, so the
+    indicator alone shows log((1 − q)/q), 0.77 at ε = 1, and a smaller noise shows more."""
+    data = _homogeneous(method, inp.data)
+    if getattr(data, "private_edge_mask", None) is None:
+        raise ValueError(f"{method.name} is audited on a graph with private edges (data.private_edge_mask)")
+    u, v = non_adjacent_pair(data.edge_index, data.num_nodes)
+    base = data.clone()
+    base.private_edge_mask = torch.zeros(data.edge_index.shape[1], dtype=torch.bool)
+    base.private_node_mask = torch.zeros(data.num_nodes, dtype=torch.bool)
+    base.private_node_mask[[u, v]] = True
+    worlds = (base, with_link(base, u, v, private=True))
+    requested = None if inp.epsilon is None else getattr(method.params, "epsilon_e", None) or inp.epsilon
+    return Neighbours(
+        Unit.PRIVATE_EDGE,
+        "private edge, V̄ = {u, v}",
+        "private edge (u, v) absent vs present, u and v the only private-eligible nodes and every other edge "
+        "public; (u, v) in the released graph",
+        lambda side, rng: _release(method, inp, worlds[side], rng),
+        lambda rel: released_pair(rel.data, u, v),
+        first_column,
+        requested=requested,
+    )
+
+
 @audits_kind(Unit.PRIVATE_EDGE)
 def _private_edge_exact(method: Method, inp: AuditInput) -> list[Neighbours]:
     return [private_edge_unit(method, inp, exact=True), *_label_units(method, inp)]
@@ -316,12 +345,16 @@ def _private_edge_exact(method: Method, inp: AuditInput) -> list[Neighbours]:
 
 @audits_kind("private-edge-learned")
 def _private_edge_learned(method: Method, inp: AuditInput) -> list[Neighbours]:
-    return [private_edge_unit(method, inp, exact=False), *_label_units(method, inp)]
+    """The private edge on the audit graph (the released graph at the pair and the degrees) and, where the
+    private-eligible set is declared (EdgeRR; privHRG's every edge is private), the sharp V̄ = {u, v} row."""
+    pair = [private_edge_pair_unit(method, inp)] if method.needs_private_edges else []
+    return [private_edge_unit(method, inp, exact=False), *pair, *_label_units(method, inp)]
 
 
 @audits("heterorr")
 def _heterorr(method: Method, inp: AuditInput) -> list[Neighbours]:
-    return [*feature_units(method, inp), private_edge_unit(method, inp, exact=False), *_label_units(method, inp)]
+    edges = [private_edge_unit(method, inp, exact=False), private_edge_pair_unit(method, inp)]
+    return [*feature_units(method, inp), *edges, *_label_units(method, inp)]
 
 
 # ---------------------------------------------------------------- sensitive attribute (PPCVGAE)

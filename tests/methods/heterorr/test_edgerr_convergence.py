@@ -1,6 +1,7 @@
-"""Issue 32: EdgeRR's private MCMC (``structure="private-mcmc"``, the paper's) claims ε only for a chain that passes the convergence criterion of
-docs/methods/heterorr.md, refuses otherwise (nothing released), and ``convergence=waive`` releases
-with ε = ∞ whatever the verdict; no report carries the verdict (identical on neighbouring graphs)."""
+"""Issue 32: EdgeRR's private MCMC (``structure="private-mcmc"``, the paper's) claims ε only for a chain
+that passes the convergence criterion of docs/methods/heterorr.md, refuses otherwise (nothing released), and
+``convergence=waive`` releases with ε = ∞ whatever the verdict; no report carries the verdict (identical on
+neighbouring graphs)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from privgraph.data import mark_private_edges, sbm_graph, split_edges
 from privgraph.methods import get_method
 from privgraph.methods.heterorr.edges import ChainNotConverged, edge_rr, mixing_diagnostics
 from privgraph.methods.heterorr.hrg import plateau_reached, plateau_rise
-
 
 MCMC = {"structure": "private-mcmc"}
 

@@ -147,7 +147,8 @@ class Dendrogram:
         """This dendrogram with ``e_pri`` counted from ``private_edges`` (checked against ``public_edges``:
         :func:`checked_edge_sets`); the tree, the leaf counts and ``e_pub`` are unchanged."""
         _, private_edges = checked_edge_sets(self.num_nodes, public_edges, private_edges)
-        e_pri = kernels.edge_counts(*_upper(private_edges), self.parent, self.lo, self.hi, self.pos, 2 * self.num_nodes - 1)
+        size = 2 * self.num_nodes - 1
+        e_pri = kernels.edge_counts(*_upper(private_edges), self.parent, self.lo, self.hi, self.pos, size)
         return replace(self, e_pri=e_pri)
 
     def log_likelihood(self) -> tuple[float, float]:
@@ -288,9 +289,11 @@ def released_counts(tree: Dendrogram, epsilon: float, threshold: float = 0.02) -
     pairs, or — at the top of a subtree whose noise would dominate (``1/(ε N̄_r) ≥ τ`` and ``1/(ε M(M−1)) ≥ τ``,
     M its private-eligible leaves) — the subtree's total over its ``M(M−1)/2`` pairs.  ``source[i]`` is the
     node whose count sets p̃ at i (the aggregated subtree's top inside one; −1: no private-eligible pair is
-    split at i); ``aggregated`` marks the nodes of aggregated subtrees, tops included.  Which nodes release and over how many pairs depends on the tree, ε, τ and the
-    private-eligible leaves only; every private edge is in exactly one released count (its LCA's, or the
-    total of the subtree its LCA is in), so one private edge moves the released counts by 1 in L1."""
+    split at i); ``aggregated`` marks the nodes of aggregated subtrees, tops included.
+
+    Which nodes release, and over how many pairs, depends on the tree, ε, τ and the private-eligible leaves
+    only; every private edge is in exactly one released count (its LCA's, or the total of the subtree its
+    LCA is in), so on a fixed tree one private edge moves the released counts by exactly 1 in L1."""
     n = tree.num_nodes
     internal = tree.internal_nodes()
     pairs = tree.private_pairs().astype(np.float64)
