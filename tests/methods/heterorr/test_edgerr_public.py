@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from privgraph.audit.definitions import AuditInput, private_edge_pair_unit
+from privgraph.audit.definitions import AuditInput, private_edge_unit
 from privgraph.audit.runner import CONSISTENT, VIOLATION, audit_units, default_input
 from privgraph.data import mark_private_edges, sbm_graph, split_edges
 from privgraph.methods import get_method
@@ -137,7 +137,8 @@ def test_the_sharp_audit_row_passes_the_default_and_catches_a_tenfold_smaller_no
     inp = AuditInput(default_input(method), EPS)
 
     def row():
-        return audit_units(method, [private_edge_pair_unit(method, inp)], 0, 300, 0, epsilon=EPS)[0]
+        unit = private_edge_unit(method, inp, exact=True, isolate=True)
+        return audit_units(method, [unit], 0, 300, 0, epsilon=EPS)[0]
 
     fair = row()
     q = (1 - math.exp(-EPS)) / (2 * EPS)
