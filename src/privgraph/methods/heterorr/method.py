@@ -536,8 +536,9 @@ class HeteroRR(Method):
     """HeteroRR (§III): FeatureRR features (Algorithm 1) and an EdgeRR graph (Algorithm 2), one release.
 
     Two guarantees (§IV): ε_f-LDP per node feature vector in the local model (Theorem 3; public nodes
-    excepted) and ε_e-DP per private edge in the central model (Lemma 4, sequential composition).  Labels,
-    the split and the private-eligible node set are public."""
+    excepted) and ε_e-DP per private edge in the central model (EdgeRR's: by default its dendrogram fitted on
+    the public edges and ε_e on the counts; ``structure="private-mcmc"``: Lemma 4, sequential composition).
+    Labels, the split and the private-eligible node set are public."""
 
     name = "heterorr"
     description = "HeteroRR: FeatureRR features + EdgeRR graph (feature-LDP and private-edge DP)"
