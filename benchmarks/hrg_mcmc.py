@@ -2,6 +2,7 @@
 
     python benchmarks/hrg_mcmc.py --sizes 1000 10000 100000 1000000 --datasets cora citeseer facebook
     python benchmarks/hrg_mcmc.py --quality cora --ratio 0.05 --floors 0 3   # what the releases add
+    python benchmarks/hrg_mcmc.py --quality cora --ratio 0.2 --structure public   # EdgeRR's default
     nice python benchmarks/hrg_mcmc.py --converge 1000 10000 --budget 60 300   # moves to the convergence criterion
     python benchmarks/hrg_mcmc.py --page   # the docs page from the stored results
 
@@ -76,10 +77,14 @@ def one(source: str, moves: int, trace: int, chains: int = 1) -> dict:
     return out
 
 
-def quality(dataset: str, ratio: float, epsilons: list[float], floors: list[float], steps: int, seeds: int) -> None:
+def quality(
+    dataset: str, ratio: float, epsilons: list[float], floors: list[float], steps: int, seeds: int, structure: str
+) -> None:
     """What each release adds to the public graph: released private pairs, how many are true private
     edges (recall), and their label homophily (share joining same-class nodes) against the true private
-    edges' and a uniformly random pair's.  EdgeRR at each noise floor κ, then LapGraph, same seeds."""
+    edges' and a uniformly random pair's.  EdgeRR at each noise floor κ, then LapGraph, same seeds.
+    ``structure``: EdgeRR's dendrogram (the private MCMC runs with convergence waived: ε = ∞, the
+    releases are measured, not published)."""
     import numpy as np
 
     from privgraph.data import load, mark_private_edges, split_edges
@@ -112,7 +117,8 @@ def quality(dataset: str, ratio: float, epsilons: list[float], floors: list[floa
 
     for eps in epsilons:
         for floor in floors:
-            row("EdgeRR", floor, eps, lambda g: edge_rr(data, eps, g, steps=steps * n, noise_floor=floor))
+            options = {"structure": structure, "convergence": "waive" if structure == "private-mcmc" else "require"}
+            row("EdgeRR", floor, eps, lambda g: edge_rr(data, eps, g, steps=steps * n, noise_floor=floor, **options))
         row("LapGraph", "", eps, lambda g: lap_graph(data, eps, g))
 
 
@@ -238,6 +244,9 @@ def main() -> None:
     ap.add_argument("--floors", nargs="*", type=float, default=[0.0, 3.0], help="--quality: EdgeRR's κ values")
     ap.add_argument("--steps", type=int, default=1000, help="--quality: MCMC moves per node")
     ap.add_argument("--seeds", type=int, default=2, help="--quality: releases per setting (averaged)")
+    ap.add_argument(
+        "--structure", default="private-mcmc", choices=["private-mcmc", "public"], help="--quality: EdgeRR's dendrogram"
+    )
     ap.add_argument("--converge", nargs="*", type=int, help="SBM sizes: moves to the convergence criterion")
     ap.add_argument("--budget", nargs="*", type=float, default=[60.0], help="--converge: wall seconds per size")
     ap.add_argument("--page", action="store_true", help="write " + PAGE + " from " + RESULTS)
@@ -257,7 +266,7 @@ def main() -> None:
         page()
         return
     if args.quality:
-        quality(args.quality, args.ratio, args.epsilons, args.floors, args.steps, args.seeds)
+        quality(args.quality, args.ratio, args.epsilons, args.floors, args.steps, args.seeds, args.structure)
         return
     if args.child:
         print(json.dumps(one(args.child, args.moves, 0 if args.child.isdigit() else args.trace, args.chains)))

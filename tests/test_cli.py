@@ -140,6 +140,8 @@ def test_run_heterorr_reports_both_units(tmp_path):
         "--param",
         "mcmc_steps=2000",
         "--param",
+        "structure=private-mcmc",  # the paper's private MCMC (the default fits on the public edges)
+        "--param",
         "convergence=waive",  # 1·n moves: EdgeRR would refuse; waived, the edge claim is ε = ∞
         "--param",
         "bins=3",
@@ -176,9 +178,9 @@ def test_release_writes_graph_and_report(tmp_path, method):
     import torch
 
     out = tmp_path / "g.pt"
-    # EdgeRR: 500 moves on 2000 nodes do not converge, so its claim is waived (ε = ∞) instead of refused
+    # EdgeRR's private MCMC: 500 moves on 2000 nodes do not converge, so its claim is waived (ε = ∞), not refused
     own = {
-        "edgerr": ["--param", "mcmc_steps=500", "--param", "convergence=waive"],
+        "edgerr": ["--param", "mcmc_steps=500", "--param", "structure=private-mcmc", "--param", "convergence=waive"],
         "featureldp": ["--param", "mechanism=piecewise"],
         "lapgraph": [],
     }[method]
@@ -227,6 +229,8 @@ def test_secure_note_reaches_every_guarantee(tmp_path):
         "1",
         "--param",
         "mcmc_steps=500",
+        "--param",
+        "structure=private-mcmc",
         "--param",
         "convergence=waive",
         "--secure",

@@ -327,7 +327,7 @@ def test_a_copy_of_u_s_raw_label_in_another_row_is_caught_on_the_whole_release_r
 @pytest.mark.parametrize(
     "name, params, label_epsilon, requested",
     [
-        ("heterorr", {"epsilon_f": 0.5, "epsilon_e": 0.25}, None, [0.5, 0.5, 0.25]),  # its declared split
+        ("heterorr", {"epsilon_f": 0.5, "epsilon_e": 0.25}, None, [0.5, 0.5, 0.25, 0.25]),  # its declared split
         ("featurerr", {"control": "constant-input"}, None, [0.0, 0.0]),  # the control's release ignores x: 0-LDP
         ("lpgnn", {}, 2.0, [1.0, 1.0, 2.0, 2.0]),  # features at ε, labels at the label ε
     ],

@@ -34,7 +34,7 @@ def _graph_spec(method: str, secure: bool, **kw) -> ExperimentSpec:
     if method == "edgerr":  # a graph where EdgeRR's default chain passes its convergence check
         graph = {**SMALL, "num_nodes": 40}  # (on 240 nodes it is refused even after 10⁶ moves)
     if method == "heterorr":  # the edge part's claim waived (ε = ∞): these tests read the feature part's notes
-        kw["params"] = {"mcmc_steps": 500, "convergence": "waive", **kw.get("params", {})}
+        kw["params"] = {"mcmc_steps": 500, "structure": "private-mcmc", "convergence": "waive", **kw.get("params", {})}
     return ExperimentSpec(
         method=method,
         dataset="sbm",

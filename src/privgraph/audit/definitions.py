@@ -276,24 +276,57 @@ def _adjacency_list(method: Method, inp: AuditInput) -> list[Neighbours]:
 
 
 # ---------------------------------------------------------------- private edges (central)
-def private_edge_unit(method: Method, inp: AuditInput, exact: bool) -> Neighbours:
-    """One private edge (u, v), present or absent, between private-eligible nodes."""
+def _private_edge_worlds(method: Method, inp: AuditInput, isolate: bool) -> tuple[int, int, tuple[Data, Data], Any]:
+    """(u, v, (D₀, D₁), the ε asked): the private edge (u, v) absent, then present, between private-eligible
+    nodes.  ``isolate``: on the graph whose only private-eligible nodes are u and v (V̄ = {u, v}, a public
+    declaration) and every other edge public."""
     from privgraph.data.annotations import private_nodes
 
     data = _homogeneous(method, inp.data)
     if getattr(data, "private_edge_mask", None) is None:
         raise ValueError(f"{method.name} is audited on a graph with private edges (data.private_edge_mask)")
-    u, v = non_adjacent_pair(data.edge_index, data.num_nodes, allowed=private_nodes(data))
-    worlds = (data, with_link(data, u, v, private=True))
+    u, v = non_adjacent_pair(data.edge_index, data.num_nodes, allowed=None if isolate else private_nodes(data))
+    if isolate:
+        data = data.clone()
+        data.private_edge_mask = torch.zeros(data.edge_index.shape[1], dtype=torch.bool)
+        data.private_node_mask = torch.zeros(data.num_nodes, dtype=torch.bool)
+        data.private_node_mask[[u, v]] = True
     # HeteroRR's ε_e when given (its declared split), else the ε asked
     requested = None if inp.epsilon is None else getattr(method.params, "epsilon_e", None) or inp.epsilon
+    return u, v, (data, with_link(data, u, v, private=True)), requested
+
+
+def private_edge_unit(method: Method, inp: AuditInput, exact: bool, isolate: bool = False) -> Neighbours:
+    """One private edge (u, v), present or absent, between private-eligible nodes.
+
+    ``isolate`` (exact): V̄ = {u, v} and every other edge public (:func:`_private_edge_worlds`), the sharp test
+    of a method that spreads the private edges' counts over pairs of V̄ (EdgeRR): (u, v) is then the one
+    private-eligible pair, Algorithm 3 releases one count, 0 or 1, and (u, v) is released with probability
+    E[clamp(count + Laplace(1/ε), 0, 1)]: q = (1 − e^(−ε))/(2ε) absent, 1 − q present, so the indicator
+    shows at most log((1 − q)/q), 0.77 at ε = 1, and a smaller noise shows more."""
+    u, v, worlds, requested = _private_edge_worlds(method, inp, isolate)
+
+    def run(side: int, rng: RandomSource) -> Any:
+        return _release(method, inp, worlds[side], rng)
+
+    if isolate:
+        return Neighbours(
+            Unit.PRIVATE_EDGE,
+            "private edge, V̄ = {u, v}",
+            "private edge (u, v) absent vs present, u and v the only private-eligible nodes and every other edge "
+            "public; (u, v) in the released graph",
+            run,
+            lambda rel: released_pair(rel.data, u, v),
+            first_column,
+            requested=requested,
+        )
     if exact:
         return Neighbours(
             Unit.PRIVATE_EDGE,
             "private edge",
             "private edge (u, v) absent vs present; "
             "(u, v) in the released graph (EdgeRand: its randomized-response bit's likelihood ratio)",
-            lambda side, rng: _release(method, inp, worlds[side], rng),
+            run,
             lambda rel: released_pair(rel.data, u, v),
             first_column,
             requested=requested,
@@ -303,7 +336,7 @@ def private_edge_unit(method: Method, inp: AuditInput, exact: bool) -> Neighbour
         "private edge",
         "private edge (u, v) absent vs present; logistic "
         "regression on the released graph at (u, v), the degrees of u, v and the number of links",
-        lambda side, rng: _release(method, inp, worlds[side], rng),
+        run,
         lambda rel: released_pair_and_degrees(rel.data, u, v),
         requested=requested,
     )
@@ -316,12 +349,16 @@ def _private_edge_exact(method: Method, inp: AuditInput) -> list[Neighbours]:
 
 @audits_kind("private-edge-learned")
 def _private_edge_learned(method: Method, inp: AuditInput) -> list[Neighbours]:
-    return [private_edge_unit(method, inp, exact=False), *_label_units(method, inp)]
+    """The private edge on the audit graph (the released graph at the pair and the degrees) and, where the
+    private-eligible set is declared (EdgeRR; privHRG's every edge is private), the sharp V̄ = {u, v} row."""
+    pair = [private_edge_unit(method, inp, exact=True, isolate=True)] if method.needs_private_edges else []
+    return [private_edge_unit(method, inp, exact=False), *pair, *_label_units(method, inp)]
 
 
 @audits("heterorr")
 def _heterorr(method: Method, inp: AuditInput) -> list[Neighbours]:
-    return [*feature_units(method, inp), private_edge_unit(method, inp, exact=False), *_label_units(method, inp)]
+    edges = [private_edge_unit(method, inp, exact=False), private_edge_unit(method, inp, exact=True, isolate=True)]
+    return [*feature_units(method, inp), *edges, *_label_units(method, inp)]
 
 
 # ---------------------------------------------------------------- sensitive attribute (PPCVGAE)

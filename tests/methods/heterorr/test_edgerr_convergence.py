@@ -1,6 +1,7 @@
-"""Issue 32: EdgeRR claims ε only for a chain that passes the convergence criterion of
-docs/methods/heterorr.md, refuses otherwise (nothing released), and ``convergence=waive`` releases
-with ε = ∞ whatever the verdict; no report carries the verdict (identical on neighbouring graphs)."""
+"""Issue 32: EdgeRR's private MCMC (``structure="private-mcmc"``, the paper's) claims ε only for a chain
+that passes the convergence criterion of docs/methods/heterorr.md, refuses otherwise (nothing released), and
+``convergence=waive`` releases with ε = ∞ whatever the verdict; no report carries the verdict (identical on
+neighbouring graphs)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from privgraph.data import mark_private_edges, sbm_graph, split_edges
 from privgraph.methods import get_method
 from privgraph.methods.heterorr.edges import ChainNotConverged, edge_rr, mixing_diagnostics
 from privgraph.methods.heterorr.hrg import plateau_reached, plateau_rise
+
+MCMC = {"structure": "private-mcmc"}
 
 
 def _graph(n: int = 50, seed: int = 6):
@@ -54,17 +57,17 @@ def test_an_unconverged_chain_is_refused_and_the_message_carries_no_private_numb
     messages = []
     for world in (data, _neighbour(data)):
         with pytest.raises(ChainNotConverged) as err:
-            edge_rr(world, 1.0, torch.Generator().manual_seed(0), steps=500)  # 10·n moves: still climbing
+            edge_rr(world, 1.0, torch.Generator().manual_seed(0), steps=500, **MCMC)  # 10·n moves: still climbing
         assert err.value.diagnostics["mcmc_converged"] is False and "mcmc_plateau_rise" in err.value.diagnostics
         messages.append(str(err.value))
     assert messages[0] == messages[1] and "convergence=waive" in messages[0] and "nothing was released" in messages[0]
     with pytest.raises(ChainNotConverged):  # the registered method goes through the same check
-        get_method("edgerr", mcmc_steps=500).release(data, 1.0, torch.Generator().manual_seed(0))
+        get_method("edgerr", mcmc_steps=500, **MCMC).release(data, 1.0, torch.Generator().manual_seed(0))
 
 
 def test_a_converged_chain_claims_epsilon_and_says_why():
     data = _graph()
-    _, g, d = edge_rr(data, 1.0, torch.Generator().manual_seed(0))  # default: max(1000·n, 2·10⁵) moves
+    _, g, d = edge_rr(data, 1.0, torch.Generator().manual_seed(0), **MCMC)  # default: max(1000·n, 2·10⁵) moves
     assert d["mcmc_steps"] == 200_000 and d["mcmc_converged"] is True and d["convergence"] == "require"
     assert g.epsilon == 1.0 and "passed the convergence criterion" in " ".join(g.notes)
 
@@ -73,7 +76,7 @@ def test_a_converged_chain_claims_epsilon_and_says_why():
 def test_waive_claims_no_epsilon_whatever_the_verdict_and_neighbours_get_the_same_report(steps):
     data = _graph()
     runs = [
-        edge_rr(world, 1.0, torch.Generator().manual_seed(0), steps=steps, convergence="waive")
+        edge_rr(world, 1.0, torch.Generator().manual_seed(0), steps=steps, convergence="waive", **MCMC)
         for world in (data, _neighbour(data))
     ]
     assert runs[0][2]["mcmc_converged"] is (steps == 200_000)  # curator-only diagnostics

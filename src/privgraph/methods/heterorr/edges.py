@@ -5,8 +5,9 @@ one *private* edge: neighbouring graphs differ in one pair of private-eligible
 nodes (``data.private_node_mask``, public), and the public edges are released
 as they are (``G̃ = G_pub ∪ G̃_pri``).  privHRG is EdgeRR with every edge private.
 
-* EdgeRR / privHRG — :mod:`privgraph.methods.heterorr.hrg` (ε₁ for the MCMC,
-  ε₂ for the noisy probabilities; ``mcmc_share`` = ε₁/ε).
+* EdgeRR / privHRG — :mod:`privgraph.methods.heterorr.hrg`; ``structure="public"`` (EdgeRR's default):
+  the dendrogram fitted on the public edges, the whole ε on the noisy counts; ``"private-mcmc"`` (the
+  paper's, privHRG's default): ε₁ for the private MCMC, ε₂ for the noisy counts (``mcmc_share`` = ε₁/ε).
 * EdgeRand (Wu et al., S&P'22) — randomized response on every private-eligible
   pair: kept with probability 1 − s, replaced by a fair coin with probability
   ``s = 2/(e^ε + 1)`` (flip probability 1/(e^ε + 1): likelihood ratio e^ε).
@@ -107,6 +108,7 @@ def check_chains(chains: int) -> int:
 
 
 CONVERGENCE_MODES = ("require", "waive")
+STRUCTURES = ("public", "private-mcmc")  # where EdgeRR's dendrogram comes from (:func:`edge_rr`)
 
 
 def check_convergence_mode(mode: str) -> str:
@@ -152,6 +154,12 @@ def mixing_diagnostics(traces: list[list[tuple[int, float, float]]], scale: floa
     return out
 
 
+def check_structure(structure: str) -> str:
+    if structure not in STRUCTURES:
+        raise ValueError(f"structure must be one of {', '.join(STRUCTURES)}, got {structure!r}")
+    return structure
+
+
 def edge_rr(
     data: Data,
     epsilon: float,
@@ -164,18 +172,34 @@ def edge_rr(
     all_private: bool = False,
     progress: ProgressHook | None = None,
     convergence: str = "require",
+    structure: str = "public",
 ) -> tuple[torch.Tensor, PrivacyGuarantee, dict[str, Any]]:
     """EdgeRR (Alg. 2; ``all_private``: privHRG).  Returns the released graph, its guarantee and details.
+
+    ``structure``: where the dendrogram comes from.
+
+    * ``"public"`` (default): the MCMC runs on the public edges alone (target exp(L_pub); the
+      private-eligible leaves, public, still mark which pairs the private counts cover) and never reads a
+      private edge, so the dendrogram costs no privacy and need not converge (its fit only affects
+      utility).  The whole ε_e goes to Alg. 3's counts on that fixed dendrogram
+      (:func:`~privgraph.methods.heterorr.hrg.released_counts`): one private edge changes exactly one
+      released count by 1 — L1 sensitivity 1 — so Laplace(1/ε_e) on each is ε_e-DP (the paper's
+      Algorithm 3 uses the same Laplace(1/ε₂), stated for a dendrogram sampled privately with ε₁).
+      ``mcmc_share`` and ``convergence`` do not apply.  With no public edge (privHRG) the chain has a flat
+      target: the dendrogram is a random one, independent of the graph.
+    * ``"private-mcmc"`` (the paper's Alg. 2): ε₁ = ``mcmc_share``·ε on the exponential mechanism over
+      dendrograms (:class:`PHRGSampler`, on exp(L_pub + ε₁/(2Δ_e)·L_pri)), ε₂ = ε − ε₁ on the counts.
+      ``convergence``: ``"require"`` (default) raises :class:`ChainNotConverged` — nothing released —
+      unless the chains pass the convergence criterion (:func:`mixing_diagnostics`); ``"waive"`` releases
+      whatever the chain reached with the guarantee ε = ∞ (no protection claimed for the private edges),
+      the same guarantee whether or not the chain passed, so the public report carries no data-dependent
+      bit.
 
     ``noise_floor`` κ: post-processing of Alg. 3's noisy counts (:func:`noisy_probabilities`).
     ``chains`` > 1 runs independent chains of the same length for the mixing diagnostics
     (:func:`mixing_diagnostics`); only chain 0, fixed in advance, is released, and the other chains run
-    after the release is drawn, so the released graph of a seed does not depend on ``chains``.
-
-    ``convergence``: ``"require"`` (default) raises :class:`ChainNotConverged` — nothing released — unless
-    the chains pass the convergence criterion (:func:`mixing_diagnostics`); ``"waive"`` releases whatever
-    the chain reached with the guarantee ε = ∞ (no protection claimed for the private edges), the same
-    guarantee whether or not the chain passed, so the public report carries no data-dependent bit."""
+    after the release is drawn, so the released graph of a seed does not depend on ``chains``."""
+    structure = check_structure(structure)
     convergence = check_convergence_mode(convergence)
     epsilon = check_epsilon(epsilon, "epsilon_e")
     mcmc_share = check_share(mcmc_share, "mcmc_share (ε₁/ε)")
@@ -183,58 +207,84 @@ def edge_rr(
     chains = check_chains(chains)
     public, private, eligible = _edge_sets(data, all_private)
     n = data.num_nodes
-    mcmc, counts = Budget(epsilon).split(mcmc_share, "mcmc_share (ε₁/ε)")
-    eps1, eps2 = mcmc.epsilon, counts.epsilon
-    delta_e = lemma4_sensitivity(int(eligible.sum()))
-    scale = eps1 / (2.0 * delta_e) if delta_e > 0 else 0.0
     steps = check_mcmc_steps(steps if steps is not None else default_mcmc_steps(n))
     eligible_np = eligible.numpy().astype(np.int64)
-    sampler = PHRGSampler(n, public, private, eligible_np, scale, rng)
+    if structure == "public":  # the chain reads no private edge: ε₁ = 0, the target exp(L_pub)
+        eps1, eps2, delta_e, scale = 0.0, epsilon, 1.0, 0.0
+        chain_private = torch.empty((2, 0), dtype=torch.long)
+    else:
+        mcmc, counts = Budget(epsilon).split(mcmc_share, "mcmc_share (ε₁/ε)")
+        eps1, eps2 = mcmc.epsilon, counts.epsilon
+        delta_e = lemma4_sensitivity(int(eligible.sum()))
+        scale = eps1 / (2.0 * delta_e) if delta_e > 0 else 0.0
+        chain_private = private
+    sampler = PHRGSampler(n, public, chain_private, eligible_np, scale, rng)
     trace = sampler.run(steps, progress=progress)
-    probs, noisy = noisy_probabilities(sampler.tree, eps2, rng, threshold, noise_floor)
-    sampled = sample_private_edges(sampler.tree, probs, rng)
+    tree = sampler.tree.with_private_edges(public, private) if structure == "public" else sampler.tree
+    probs, noisy = noisy_probabilities(tree, eps2, rng, threshold, noise_floor)
+    sampled = sample_private_edges(tree, probs, rng)
     released = _merge(public, sampled, n)
     traces = [trace]
     for _ in range(chains - 1):  # diagnostics only, after the release: not released, not selected from
-        traces.append(PHRGSampler(n, public, private, eligible_np, scale, rng).run(steps, progress=progress))
+        traces.append(PHRGSampler(n, public, chain_private, eligible_np, scale, rng).run(steps, progress=progress))
     name = "privHRG" if all_private else "EdgeRR"
     diagnostics = mixing_diagnostics(traces, scale)
-    if convergence == "require" and not diagnostics["mcmc_converged"]:
+    if structure == "private-mcmc" and convergence == "require" and not diagnostics["mcmc_converged"]:
         raise ChainNotConverged(
             f"{name}: the MCMC did not pass the convergence criterion after {steps} moves per chain "
             f"({chains} chain(s): every chain's second half a plateau — rise ≤ {PLATEAU_TOLERANCE:g}·sd — and, "
             f"with ≥ 2 chains, R̂ < {RHAT_BAR:g}), so ε₁ (stated for the stationary distribution) cannot be "
             "claimed and nothing was released. This outcome depends on the private edges: for the curator only, "
-            "do not publish it. Fix a longer run in advance (--param mcmc_steps=…), or release with no "
-            "guarantee for the private edges (--param convergence=waive: ε = ∞).",
+            "do not publish it. Fix a longer run in advance (--param mcmc_steps=…), fit the dendrogram on the "
+            "public edges (--param structure=public: no convergence needed), or release with no guarantee for "
+            "the private edges (--param convergence=waive: ε = ∞).",
             diagnostics,
         )
     floor_note = f"; counts below κ/ε₂ (κ = {noise_floor:g}) set to 0, post-processing" if noise_floor else ""
-    mcmc_note = (
-        f"ε₁ holds for a sample from the MCMC's stationary distribution; {steps} moves were run, a number fixed "
-        "in advance, and the release was made only because the chain passed the convergence criterion "
-        "(docs/methods/heterorr.md: a plateau of the log target, and R̂ < 1.1 with ≥ 2 chains) — a heuristic "
-        "sign of stationarity, not a proof; a run that fails it is refused and publishes nothing (the acceptance "
-        "count, the log-likelihood traces and the mixing diagnostics are curator-only: data-dependent, not "
-        "covered by the guarantee)"
-    )
-    if convergence == "waive":
-        mcmc_note = (
-            f"NO GUARANTEE for the private edges (ε = ∞): convergence=waive released the state of a {steps}-move "
-            "MCMC without requiring the convergence criterion, and EdgeRR's ε₁ (an exponential mechanism) holds "
-            "only for a sample from the chain's stationary distribution; the stated ε_e = "
-            f"{epsilon:g} (ε₁ = {eps1:g} + ε₂ = {eps2:g}) is the budget the release would have had"
+    if structure == "public":
+        fit = (
+            "the public edges only (and the public private-eligible node set)"
+            if not all_private
+            else "no edge at all (every edge is private: a flat target, so a random dendrogram independent of the "
+            "graph)"
         )
-    notes = (
-        f"exponential mechanism over dendrograms with ε₁/(2Δ_e) = {scale:.3g} (ε₁ = {eps1:g}, Δ_e = {delta_e:.4g} "
-        "by Lemma 4, eq. 19); the paper's ε₁/Δ_e would give 2ε₁",
-        mcmc_note,
-        f"Laplace(1/ε₂) on the disjoint private-edge counts of the sampled dendrogram's internal nodes, ε₂ = "
-        f"{eps2:g} (Alg. 3){floor_note}; how many there are depends on the private edges (curator-only)",
-        "basic composition ε = ε₁ + ε₂",
-    )
+        notes = (
+            f"dendrogram fitted on {fit} by a {steps}-move MCMC that never reads a private edge: no privacy cost, "
+            "and its convergence only affects utility (none is required)",
+            f"Laplace(1/ε_e) on each of Algorithm 3's {noisy['noisy_counts']} disjoint private-edge counts of that "
+            f"dendrogram, ε_e = {epsilon:g}: one private edge changes exactly one count by 1 (L1 sensitivity 1; "
+            f"which counts are released depends on the dendrogram, τ and ε only){floor_note}",
+        )
+        stated, mechanism = epsilon, f"{name}, public dendrogram"
+    else:
+        mcmc_note = (
+            f"ε₁ holds for a sample from the MCMC's stationary distribution; {steps} moves were run, a number "
+            "fixed in advance, and the release was made only because the chain passed the convergence criterion "
+            "(docs/methods/heterorr.md: a plateau of the log target, and R̂ < 1.1 with ≥ 2 chains) — a heuristic "
+            "sign of stationarity, not a proof; a run that fails it is refused and publishes nothing (the "
+            "acceptance count, the log-likelihood traces and the mixing diagnostics are curator-only: "
+            "data-dependent, not covered by the guarantee)"
+        )
+        if convergence == "waive":
+            mcmc_note = (
+                f"NO GUARANTEE for the private edges (ε = ∞): convergence=waive released the state of a "
+                f"{steps}-move MCMC without requiring the convergence criterion, and EdgeRR's ε₁ (an exponential "
+                "mechanism) holds only for a sample from the chain's stationary distribution; the stated ε_e = "
+                f"{epsilon:g} (ε₁ = {eps1:g} + ε₂ = {eps2:g}) is the budget the release would have had"
+            )
+        notes = (
+            f"exponential mechanism over dendrograms with ε₁/(2Δ_e) = {scale:.3g} (ε₁ = {eps1:g}, Δ_e = "
+            f"{delta_e:.4g} by Lemma 4, eq. 19); the paper's ε₁/Δ_e would give 2ε₁",
+            mcmc_note,
+            f"Laplace(1/ε₂) on the disjoint private-edge counts of the sampled dendrogram's internal nodes, ε₂ = "
+            f"{eps2:g} (Alg. 3){floor_note}; how many there are depends on the private edges (curator-only)",
+            "basic composition ε = ε₁ + ε₂",
+        )
+        stated = epsilon if convergence == "require" else math.inf
+        mechanism = name if convergence == "require" else f"{name}, convergence waived: NOT DP"
     details = {
         "mechanism": name.lower(),
+        "structure": structure,
         "epsilon_mcmc": eps1,
         "epsilon_probabilities": eps2,
         "sensitivity": delta_e,
@@ -252,8 +302,6 @@ def edge_rr(
         "edges": int(released.shape[1] // 2),
         **noisy,
     }
-    stated = epsilon if convergence == "require" else math.inf
-    mechanism = name if convergence == "require" else f"{name}, convergence waived: NOT DP"
     return released, _guarantee(stated, mechanism, notes), details
 
 

@@ -43,7 +43,7 @@ Privacy (edge-level DP for the private edges, trusted curator):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -142,6 +142,14 @@ class Dendrogram:
         e_pub = kernels.edge_counts(*_upper(public_edges), parent, lo, hi, pos, size)
         e_pri = kernels.edge_counts(*_upper(private_edges), parent, lo, hi, pos, size)
         return cls(n, int(root), left, right, parent, lo, hi, order, pos, cnt_pub, cnt_pri, e_pub, e_pri)
+
+    def with_private_edges(self, public_edges: torch.Tensor, private_edges: torch.Tensor) -> Dendrogram:
+        """This dendrogram with ``e_pri`` counted from ``private_edges`` (checked against ``public_edges``:
+        :func:`checked_edge_sets`); the tree, the leaf counts and ``e_pub`` are unchanged."""
+        _, private_edges = checked_edge_sets(self.num_nodes, public_edges, private_edges)
+        size = 2 * self.num_nodes - 1
+        e_pri = kernels.edge_counts(*_upper(private_edges), self.parent, self.lo, self.hi, self.pos, size)
+        return replace(self, e_pri=e_pri)
 
     def log_likelihood(self) -> tuple[float, float]:
         """(L_pub, L_pri) from the stored counts (eq. 11)."""
@@ -273,17 +281,19 @@ def check_noise_floor(floor: float) -> float:
     return floor
 
 
-def noisy_probabilities(
-    tree: Dendrogram, epsilon: float, rng: RandomSource, threshold: float = 0.02, noise_floor: float = 0.0
-) -> tuple[np.ndarray, dict]:
-    """CalculateNoisyProb (Alg. 3): p̃_r per internal node (index r − n), ε-DP for the private edges.
+def released_counts(tree: Dendrogram, epsilon: float, threshold: float = 0.02) -> tuple[np.ndarray, ...]:
+    """Alg. 3's count vector before its noise, per internal node (index r − n):
+    ``(counts, pairs, source, aggregated)``.
 
-    ``noise_floor`` κ (post-processing of the released counts, no privacy cost): a noisy count
-    ẽ = e + Lap(1/ε) below κ/ε is set to 0 before p̃ = min(1, ẽ/N).  With κ = 0 (Alg. 3 as printed)
-    a count whose true value is 0 still yields E[max(0, Lap(1/ε))] = 1/(2ε) edges; with κ it yields
-    ½e^(−κ)(κ + 1)/ε (κ = 3: 0.10/ε)."""
-    epsilon = check_epsilon(epsilon, "epsilon_e2")
-    floor = check_noise_floor(noise_floor) / epsilon
+    Internal node i *releases* a count when ``source[i] == i``: its LCA count ``ē_r`` over ``N̄_r = L̄_r·R̄_r``
+    pairs, or — at the top of a subtree whose noise would dominate (``1/(ε N̄_r) ≥ τ`` and ``1/(ε M(M−1)) ≥ τ``,
+    M its private-eligible leaves) — the subtree's total over its ``M(M−1)/2`` pairs.  ``source[i]`` is the
+    node whose count sets p̃ at i (the aggregated subtree's top inside one; −1: no private-eligible pair is
+    split at i); ``aggregated`` marks the nodes of aggregated subtrees, tops included.
+
+    Which nodes release, and over how many pairs, depends on the tree, ε, τ and the private-eligible leaves
+    only; every private edge is in exactly one released count (its LCA's, or the total of the subtree its
+    LCA is in), so on a fixed tree one private edge moves the released counts by exactly 1 in L1."""
     n = tree.num_nodes
     internal = tree.internal_nodes()
     pairs = tree.private_pairs().astype(np.float64)
@@ -301,33 +311,47 @@ def noisy_probabilities(
     for v in reversed(bfs):
         for c in (tree.left[v], tree.right[v]):
             sub_e[v] += sub_e[c]
-    probs = np.zeros(n - 1)
+    counts, totals = np.zeros(n - 1), np.zeros(n - 1)
+    source = np.full(n - 1, -1, dtype=np.int64)
     aggregated = np.zeros(n - 1, dtype=bool)
-    released = floored = 0
-    noise = laplace((n - 1,), 1.0 / epsilon, rng).numpy()  # one draw per internal node, used at most once
     for v in bfs:  # parents before children
-        i = v - n
-        p = tree.parent[v]
+        i, p = v - n, tree.parent[v]
         if p >= 0 and aggregated[p - n]:
-            probs[i] = probs[p - n]
-            aggregated[i] = True
-            continue
-        if small[i] and m[i] >= 2:
-            count, total_pairs = sub_e[v] + noise[i], m[i] * (m[i] - 1) / 2.0
-            aggregated[i] = True
+            source[i], aggregated[i] = source[p - n], True
+        elif small[i] and m[i] >= 2:
+            counts[i], totals[i], source[i], aggregated[i] = sub_e[v], m[i] * (m[i] - 1) / 2.0, i, True
         elif pairs[i] > 0:
-            count, total_pairs = tree.e_pri[v] + noise[i], pairs[i]
-        else:
-            continue
-        released += 1
-        if count < floor:  # post-processing: the κ/ε floor (κ = 0: Alg. 3 as printed)
-            floored += count > 0.0  # zeroed by the floor, not by the clamp at 0
-            count = 0.0
-        probs[i] = min(1.0, max(0.0, count / total_pairs))
+            counts[i], totals[i], source[i] = tree.e_pri[v], pairs[i], i
+    return counts, totals, source, aggregated
+
+
+def noisy_probabilities(
+    tree: Dendrogram, epsilon: float, rng: RandomSource, threshold: float = 0.02, noise_floor: float = 0.0
+) -> tuple[np.ndarray, dict]:
+    """CalculateNoisyProb (Alg. 3): p̃_r per internal node (index r − n), ε-DP for the private edges
+    *given the dendrogram*: Laplace(1/ε) on each count of :func:`released_counts` (L1 sensitivity 1).
+
+    ``noise_floor`` κ (post-processing of the released counts, no privacy cost): a noisy count
+    ẽ = e + Lap(1/ε) below κ/ε is set to 0 before p̃ = min(1, ẽ/N).  With κ = 0 (Alg. 3 as printed)
+    a count whose true value is 0 still yields E[max(0, Lap(1/ε))] = 1/(2ε) edges; with κ it yields
+    ½e^(−κ)(κ + 1)/ε (κ = 3: 0.10/ε)."""
+    epsilon = check_epsilon(epsilon, "epsilon_e2")
+    floor = check_noise_floor(noise_floor) / epsilon
+    n = tree.num_nodes
+    counts, totals, source, aggregated = released_counts(tree, epsilon, threshold)
+    own = source == np.arange(n - 1)
+    noise = laplace((n - 1,), 1.0 / epsilon, rng).numpy()  # one draw per internal node, used at most once
+    noisy = counts + noise
+    below = own & (noisy < floor)  # post-processing: the κ/ε floor (κ = 0: Alg. 3 as printed)
+    floored = int((below & (noisy > 0.0)).sum())  # zeroed by the floor, not by the clamp at 0
+    noisy[below] = 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        own_probs = np.where(own, np.minimum(1.0, np.maximum(0.0, noisy / totals)), 0.0)
+    probs = np.where(source >= 0, own_probs[np.maximum(source, 0)], 0.0)
     return probs, {
-        "noisy_counts": released,
+        "noisy_counts": int(own.sum()),
         "aggregated_subtrees_nodes": int(aggregated.sum()),
-        "floored_counts": int(floored),
+        "floored_counts": floored,
     }
 
 

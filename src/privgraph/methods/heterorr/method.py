@@ -17,7 +17,10 @@ Parameters (typed, validated: :class:`FeatureRRParams`, :class:`EdgeRRParams`,
   ``"endpoints"`` (t − 1)/(k − 1); post-processing), ``control`` and
   ``standardize`` (also on ``featureldp``: experimental controls, never a release
   mode — :class:`ControlParams`);
-* edge level — ``mcmc_share`` (ε₁/ε_e, default 0.5), ``mcmc_steps``
+* edge level — ``structure`` (``"public"``, EdgeRR's default: the dendrogram fitted on the public
+  edges, no privacy cost, the whole ε_e on the noisy counts; ``"private-mcmc"``, privHRG's default: the
+  paper's private MCMC — the settings below on ε₁ and convergence apply to it only),
+  ``mcmc_share`` (ε₁/ε_e, default 0.5), ``mcmc_steps``
   (default max(1000·n, 2·10⁵)), ``threshold`` (τ of Alg. 3, default 0.02), ``noise_floor``
   (κ: noisy counts below κ/ε_e2 zeroed, post-processing, default 0),
   ``mcmc_chains`` (extra chains for the curator's R̂, default 1), ``convergence``
@@ -57,6 +60,7 @@ from privgraph.methods.heterorr.edges import (
     check_chains,
     check_convergence_mode,
     check_mcmc_steps,
+    check_structure,
     edge_rand,
     edge_rr,
     lap_graph,
@@ -194,10 +198,17 @@ class FeatureRRParams(ControlParams):
 
 @dataclass(frozen=True)
 class EdgeRRParams(MethodParams):
-    """EdgeRR's settings (§III-B, Algorithm 2): the split ε_e = ε_e1 + ε_e2 between the MCMC (eq. 14) and
-    the noisy probabilities (Algorithm 3, CalculateNoisyProb), the MCMC length and Algorithm 3's τ."""
+    """EdgeRR's settings (§III-B, Algorithm 2): where the dendrogram comes from (the public edges, or the
+    paper's private MCMC with the split ε_e = ε_e1 + ε_e2 between the MCMC (eq. 14) and the noisy
+    probabilities (Algorithm 3, CalculateNoisyProb)), the MCMC length and Algorithm 3's τ."""
 
-    mcmc_share: float = param(0.5, "ε₁/ε_e spent on the MCMC (the rest on the noisy counts)")
+    structure: str = param(
+        "public",
+        "public: the dendrogram fitted on the public edges only (no privacy cost, no convergence needed), "
+        "the whole ε_e on Algorithm 3's noisy counts; private-mcmc: the paper's private MCMC (ε₁ = "
+        "mcmc_share·ε_e), released only if it passes the convergence criterion",
+    )
+    mcmc_share: float = param(0.5, "private-mcmc: ε₁/ε_e spent on the MCMC (the rest on the noisy counts)")
     mcmc_steps: int | None = param(None, "MCMC moves (default max(1000·n, 2·10⁵))")
     threshold: float = param(0.02, "τ of Algorithm 3 (aggregate a subtree whose noise would dominate)")
     noise_floor: float = param(
@@ -208,11 +219,12 @@ class EdgeRRParams(MethodParams):
     )
     convergence: str = param(
         "require",
-        "require: refuse (nothing released) unless the MCMC passes the convergence criterion; "
+        "private-mcmc: require: refuse (nothing released) unless the MCMC passes the convergence criterion; "
         "waive: release anyway with ε = ∞ for the private edges",
     )
 
     def validate(self) -> None:
+        check_structure(self.structure)
         check_share(self.mcmc_share, "mcmc_share (ε₁/ε)")
         if self.mcmc_steps is not None:
             check_mcmc_steps(self.mcmc_steps)
@@ -230,6 +242,7 @@ class EdgeRRParams(MethodParams):
             "noise_floor": self.noise_floor,
             "chains": self.mcmc_chains,
             "convergence": self.convergence,
+            "structure": self.structure,
         }
 
 
@@ -297,8 +310,10 @@ def feature_rr_release(
 
 
 def waived(params: Any, epsilon: float | None) -> float | None:
-    """The edge ε a release declares before it runs: none (∞) when ``convergence='waive'`` may drop the claim."""
-    return None if getattr(params, "convergence", None) == "waive" else epsilon
+    """The edge ε a release declares before it runs: none (∞) when the private MCMC's ``convergence='waive'``
+    may drop the claim."""
+    private_mcmc = getattr(params, "structure", None) == "private-mcmc"
+    return None if private_mcmc and getattr(params, "convergence", None) == "waive" else epsilon
 
 
 @register_method
@@ -390,22 +405,26 @@ class _EdgeMethod(Method):
 
 @register_method
 class EdgeRRMethod(_EdgeMethod):
-    """EdgeRR alone (HeteroRR §III-B, Algorithm 2): the pHRG dendrogram by the edge-level DP MCMC
-    (eq. 12–14, ε_e1), noisy private-edge probabilities (Algorithm 3, ε_e2), a sampled private subgraph.
+    """EdgeRR alone (HeteroRR §III-B, Algorithm 2): a pHRG dendrogram, noisy private-edge probabilities
+    (Algorithm 3), a sampled private subgraph.  By default (``structure="public"``) the dendrogram is fitted
+    on the public edges alone (no privacy cost) and the whole ε_e goes to Algorithm 3's counts;
+    ``structure="private-mcmc"`` is the paper's edge-level DP MCMC (eq. 12–14, ε_e1) with ε_e2 on the counts.
 
     Releases the raw features and G̃ = G_pub ∪ G̃_pri.  Privacy unit: one private edge, ε_e-DP in the central
-    model (§IV: Lemma 4 and sequential composition); public edges are released as they are."""
+    model (public: L1 sensitivity 1 of the counts on a fixed dendrogram; private-mcmc: §IV, Lemma 4 and
+    sequential composition); public edges are released as they are."""
 
     name = "edgerr"
     audit_kind = "private-edge-learned"  # the released graph is learned: the audit reads its degrees too
-    description = "EdgeRR (HeteroRR): private pHRG MCMC for the private edges, public edges kept"
+    description = "EdgeRR (HeteroRR): pHRG fitted on the public edges, Laplace counts of the private edges"
     Params = EdgeRRParams
     # --tune: the noise floor κ on validation; each candidate is a new release (k×ε, stated), although κ
     # itself is post-processing and could reuse one release's noisy counts
     release_search = {"noise_floor": [0.0, 2.0, 4.0]}
 
     def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
-        """ε per private edge; ∞ with convergence='waive' (the claim is dropped if the MCMC does not converge)."""
+        """ε per private edge; ∞ with the private MCMC's convergence='waive' (the claim is dropped if the MCMC
+        does not converge)."""
         return [self._spend(Unit.PRIVATE_EDGE, waived(self.params, epsilon)), *label_spend(label_epsilon)]
 
     def edges(self, data, epsilon, rng, progress):
@@ -415,15 +434,31 @@ class EdgeRRMethod(_EdgeMethod):
         )
 
 
+@dataclass(frozen=True)
+class PrivHRGParams(EdgeRRParams):
+    """privHRG's settings: EdgeRR's, with the private MCMC as the default structure (privHRG's definition:
+    with every edge private there is no public edge to fit a dendrogram on)."""
+
+    structure: str = param(
+        "private-mcmc",
+        "private-mcmc (privHRG's definition): the private MCMC, released only if it passes the convergence "
+        "criterion; public: a random dendrogram independent of the graph (no public edge), the whole ε on "
+        "Algorithm 3's noisy counts",
+    )
+
+
 @register_method
 class PrivHRG(EdgeRRMethod):
     """privHRG (Xiao et al. KDD'14; HeteroRR §V baseline): EdgeRR with every edge private.
 
     Releases the raw features and a graph sampled from the private HRG.  Privacy unit: one edge (every
-    edge counts as private), ε-DP in the central model."""
+    edge counts as private), ε-DP in the central model.  Its default is the private MCMC (its definition,
+    with the convergence refusal); ``structure="public"`` has no public edge to fit on and draws a random,
+    graph-independent dendrogram, ε on the counts alone."""
 
     name = "privhrg"
     description = "privHRG (Xiao et al. KDD'14): private HRG with every edge private"
+    Params = PrivHRGParams
     all_private = True
     needs_private_edges = False
     public_fields = ("x", *SPLIT_FIELDS)
@@ -502,8 +537,9 @@ class HeteroRR(Method):
     """HeteroRR (§III): FeatureRR features (Algorithm 1) and an EdgeRR graph (Algorithm 2), one release.
 
     Two guarantees (§IV): ε_f-LDP per node feature vector in the local model (Theorem 3; public nodes
-    excepted) and ε_e-DP per private edge in the central model (Lemma 4, sequential composition).  Labels,
-    the split and the private-eligible node set are public."""
+    excepted) and ε_e-DP per private edge in the central model (EdgeRR's: by default its dendrogram fitted on
+    the public edges and ε_e on the counts; ``structure="private-mcmc"``: Lemma 4, sequential composition).
+    Labels, the split and the private-eligible node set are public."""
 
     name = "heterorr"
     description = "HeteroRR: FeatureRR features + EdgeRR graph (feature-LDP and private-edge DP)"
