@@ -118,19 +118,30 @@ def one(n: int, eps: float, degree_share: float, stages: tuple[str, ...] = STAGE
         del hybrid
     if "soft" in stages:
         soft = stage("soft", lambda: soft_graph(reports, fit.beta))
-        out["soft"].update(
-            edges=int(soft.graph.edge_index.shape[1]),
-            visited_pairs=soft.graph.visited_pairs,
-            dropped_fraction=soft.details["dropped_fraction"],
-        )
+        if soft.graph is None:  # n ≤ the exact limit: the exact posterior over every pair, nothing truncated
+            out["soft"].update(edges=n * (n - 1), visited_pairs=n * (n - 1) // 2, dropped_fraction=0.0, exact=True)
+        else:
+            out["soft"].update(
+                edges=int(soft.graph.edge_index.shape[1]),
+                visited_pairs=soft.graph.visited_pairs,
+                dropped_fraction=soft.details["dropped_fraction"],
+            )
     out["stages"] = [s for s in STAGES if s in out]
     out["total_wall_s"] = sum(out[s]["wall_s"] for s in out["stages"])
     out["total_cpu_s"] = sum(out[s]["cpu_s"] for s in out["stages"])
     return out
 
 
+def _shown(path: Path) -> str:
+    """A results path as the stored command shows it: relative to the repository when inside it, else absolute
+    (a file outside the repository is written where it was asked, never refused)."""
+    p = path.resolve()
+    return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
+
+
 def run(args: argparse.Namespace) -> None:
     results = Path(args.results)
+    results.parent.mkdir(parents=True, exist_ok=True)
     rows = {r["n"]: r for r in json.loads(results.read_text())["rows"]} if results.exists() else {}
     for n in args.sizes:
         load = os.getloadavg()
@@ -159,7 +170,7 @@ def run(args: argparse.Namespace) -> None:
                     "command": "python benchmarks/blink_scale.py run --sizes "
                     + " ".join(str(k) for k in sorted(rows))
                     + ("" if tuple(args.stages) == STAGES else " --stages " + " ".join(args.stages))
-                    + ("" if results.resolve() == RESULTS else f" --results {results.resolve().relative_to(ROOT)}"),
+                    + ("" if results.resolve() == RESULTS else f" --results {_shown(results)}"),
                     "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
                     "rows": [rows[k] for k in sorted(rows)],
                 },
