@@ -17,7 +17,8 @@ from privgraph.methods.base import (
     param,
     register_method,
 )
-from privgraph.methods.lpgnn import LPGNN, LabelReports, denoise_labels, report_labels
+from privgraph.methods.lpgnn import LPGNN
+from privgraph.methods.label_ldp import LabelReports, denoise_labels, report_labels
 from privgraph.methods.ppcvgae.method import DPGCN, PPCVGAE, VGAE
 from privgraph.methods.hetedp.method import HGT, RGCN, HeteDP, HeteDPFeatures, MetaPath2Vec
 from privgraph.methods.baselines import MLP, OneHotDegree, RandomFeatures, RawFeatures
