@@ -3,7 +3,7 @@
 
 The names are imported lazily (PEP 562): the registry's metadata (:mod:`privgraph.data.registry`,
 ``privgraph datasets``) and the input-file checks (:mod:`privgraph.data.files`) are read without
-loading torch or PyG.  :mod:`privgraph.data.io`, imported by whatever reads a torch file
+loading torch or PyG.  :mod:`privgraph.data.safe_load`, imported by whatever reads a torch file
 (``read_graph``, ``PrivateRelease.load``), allow-lists PyG's data classes for ``torch.load``."""
 
 from __future__ import annotations
