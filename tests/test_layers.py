@@ -2,7 +2,10 @@
 subpackages import each other, however indirectly.
 
 Every ``import`` of a ``privgraph`` module counts: at module level, inside a function (a lazy
-import that hides a circle is still a circle) and under ``TYPE_CHECKING``.  The layers, lowest
+import that hides a circle is still a circle), under ``TYPE_CHECKING``, and a module named by a
+string (``importlib.import_module("privgraph.data.hetero")``, the dataset registry's loader
+modules): a string constant that is the full name of one of the package's modules.  Inside a
+subpackage, no two modules import each other, however indirectly, either.  The layers, lowest
 first (a unit is a subpackage or a top-level module):
 
 ====  =====================================  ==================================================
@@ -65,8 +68,14 @@ def unit(module: str) -> str:
     return parts[1] if len(parts) > 1 else ROOT
 
 
+MODULES = frozenset(module_name(p) for p in PACKAGE.rglob("*.py"))
+
+
 def imported_modules(path: Path) -> list[tuple[str, int]]:
-    """(privgraph module, line) of every import in ``path``, at any depth, relative ones resolved."""
+    """(privgraph module, line) of every import in ``path``, at any depth, relative ones resolved; a
+    string constant naming one of the package's modules (``"privgraph.a"``, not the bare ``"privgraph"``)
+    counts as an import of it (``import_module``); ``from package import name`` imports the submodule
+    ``package.name`` when there is one, and only the submodules when it names nothing else."""
     module = module_name(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = []
@@ -78,7 +87,11 @@ def imported_modules(path: Path) -> list[tuple[str, int]]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            targets = [base]
+            names = [f"{base}.{alias.name}" for alias in node.names]
+            submodules = [name for name in names if name in MODULES]
+            targets = submodules if len(submodules) == len(names) else [base, *submodules]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in MODULES - {ROOT}:
+            targets = [node.value]
         else:
             continue
         found += [(t, node.lineno) for t in targets if t == ROOT or t.startswith(ROOT + ".")]
@@ -109,6 +122,12 @@ def test_the_scan_sees_lazy_and_type_checking_imports():
     assert unit("privgraph.methods.blink.client") == "methods" and unit("privgraph") == ROOT
 
 
+def test_the_scan_sees_modules_named_by_strings():
+    """The dataset registry imports its loader modules by name (``importlib.import_module``)."""
+    targets = {t for t, _ in imported_modules(PACKAGE / "data" / "registry.py")}
+    assert {"privgraph.data.datasets", "privgraph.data.sensitive", "privgraph.data.hetero"} <= targets
+
+
 def test_no_import_from_a_higher_layer():
     up = [
         f"{where}: {source} imports {target} ({unit(source)} {RANK[unit(source)]} < "
@@ -119,17 +138,14 @@ def test_no_import_from_a_higher_layer():
     assert not up, "imports from a higher layer:\n" + "\n".join(up)
 
 
-def test_no_cycles_between_units():
-    graph: dict[str, set[str]] = {}
-    for source, target, _ in edges():
-        if unit(source) != unit(target):
-            graph.setdefault(unit(source), set()).add(unit(target))
-    cycles = []
+def cycles(graph: dict[str, set[str]]) -> list[str]:
+    """The circles of a directed graph found by a depth-first walk (each at least once), as ``a -> b -> a``."""
+    found = []
 
     def visit(node: str, path: list[str]) -> None:
         for nxt in sorted(graph.get(node, ())):
             if nxt in path:
-                cycles.append(" -> ".join(path[path.index(nxt) :] + [nxt]))
+                found.append(" -> ".join(path[path.index(nxt) :] + [nxt]))
             elif nxt not in done:
                 visit(nxt, path + [nxt])
         done.add(node)
@@ -138,4 +154,28 @@ def test_no_cycles_between_units():
     for start in sorted(graph):
         if start not in done:
             visit(start, [start])
-    assert not cycles, "import cycles between subpackages:\n" + "\n".join(cycles)
+    return found
+
+
+def test_no_cycles_between_units():
+    graph: dict[str, set[str]] = {}
+    for source, target, _ in edges():
+        if unit(source) != unit(target):
+            graph.setdefault(unit(source), set()).add(unit(target))
+    circles = cycles(graph)
+    assert not circles, "import cycles between subpackages:\n" + "\n".join(circles)
+
+
+def test_no_cycles_inside_a_subpackage():
+    """Between the modules of one unit (a subpackage's ``__init__`` counts as a module of it)."""
+    graph: dict[str, set[str]] = {}
+    for source, target, _ in edges():
+        if unit(source) == unit(target) and source != target and unit(source) != ROOT:
+            graph.setdefault(source, set()).add(target)
+    circles = cycles(graph)
+    assert not circles, "import cycles inside a subpackage:\n" + "\n".join(circles)
+
+
+def test_the_cycle_check_finds_a_circle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a -> b -> c -> a"]
+    assert cycles({"a": {"b"}, "b": set()}) == []

@@ -40,7 +40,7 @@ from torch_geometric.data import Data, HeteroData
 from torch_geometric.utils import is_undirected
 
 from privgraph.accounting import PrivacyReport
-from privgraph.data.io import load_torch_file
+from privgraph.data.safe_load import load_torch_file
 from privgraph.release_formats import FILE_FORMATS, FORMAT, FORMAT_V1, data_files, from_payload, write
 from privgraph.version import __version__
 

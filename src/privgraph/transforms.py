@@ -78,7 +78,7 @@ from privgraph.methods.base import gaussian_multiplier_event
 from privgraph.methods.blink.baselines import RandomizedResponseGraph, reported_pairs
 from privgraph.methods.blink.client import check_degree_share, link_ldp
 from privgraph.methods.blink.method import DEFAULT_DEGREE_SHARE
-from privgraph.methods.lpgnn import report_labels
+from privgraph.methods.label_ldp import report_labels
 
 REPORT = "privacy_report"  # the attribute of the returned Data that holds its PrivacyReport
 
@@ -420,7 +420,7 @@ class LinkLDP(LocalRandomizer):
 
 
 class LabelRR(LocalRandomizer):
-    """LPGNN's label LDP (k-ary randomized response, :func:`privgraph.methods.lpgnn.report_labels`) as a
+    """LPGNN's label LDP (k-ary randomized response, :func:`privgraph.methods.label_ldp.report_labels`) as a
     transform: every training and validation node reports its label, keeping it with probability
     e^ε/(e^ε + k − 1); ε-LDP per node label, local model.  The output holds ``y_reported`` (−1 where no
     label was collected: the test nodes), ``label_epsilon`` and ``num_classes`` instead of ``y``, as a

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from privgraph.cli import app
-from privgraph.data import load, load_sensitive, registry
+from privgraph.data import dataset_info, load, load_sensitive, registry
 from privgraph.data.hetero import load_hetero
 from privgraph.data.registry import (
     EVALUATION_TASKS,
@@ -35,7 +35,7 @@ BEGIN, END = "<!-- datasets table", "<!-- end of the datasets table -->"
 def scratch_registry(monkeypatch):
     """A copy of the registry that the test may register into."""
     list_datasets()  # every loader module registered
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(dataset_info, "_REGISTRY", dict(dataset_info._REGISTRY))  # the store
 
 
 def test_every_dataset_has_a_kind_loader_source_and_tasks():

@@ -195,7 +195,7 @@ def test_blink_degree_share_candidates_and_trials_draw_independent_noise(monkeyp
 
 
 def test_hetedp_share_candidates_draw_independent_noise(monkeypatch):
-    import privgraph.methods.hetedp.method as hetedp
+    import privgraph.methods.hetedp.link_release as hetedp
 
     calls = _spy(monkeypatch, hetedp, "privatize_features")
     spec = ExperimentSpec(

@@ -222,10 +222,10 @@ def test_worker_processes_store_the_records_of_the_trials_run_in_process(tmp_pat
     """Whichever executor runs a trial, the store holds the same record (config hash, seed, metrics);
     ``auto`` with no threshold hands the trials after the first to the pool (and says so).  Here the workers
     come from the forkserver (what a driver with other threads gets); the forked pool is tested below."""
-    import privgraph.experiments.sweep as sweep_module
+    import privgraph.experiments.executors as executors
 
-    monkeypatch.setattr(sweep_module, "POOL_MIN_SECONDS", 0.0)
-    monkeypatch.setattr(sweep_module, "fork_is_safe", lambda cpu_trials=True: False)
+    monkeypatch.setattr(executors, "POOL_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(executors, "fork_is_safe", lambda cpu_trials=True: False)
     path = write(tmp_path, TINY)
     failures = []
     summary = sweep(path, tmp_path / "pool.jsonl", workers=2, executor=executor, on_error=failures.append)
@@ -299,10 +299,10 @@ def test_workers_of_trials_on_an_accelerator_are_never_forked(tmp_path, monkeypa
 
 
 def test_auto_runs_a_small_sweep_in_process_and_refuses_contradictions(tmp_path, monkeypatch):
-    import privgraph.experiments.sweep as sweep_module
+    import privgraph.experiments.executors as executors
 
-    monkeypatch.setattr(sweep_module, "POOL_MIN_SECONDS", 3600.0)  # the 9 trials: far less work than this
-    monkeypatch.setattr(sweep_module, "fork_is_safe", lambda cpu_trials=True: False)  # forkserver path: here first
+    monkeypatch.setattr(executors, "POOL_MIN_SECONDS", 3600.0)  # the 9 trials: far less work than this
+    monkeypatch.setattr(executors, "fork_is_safe", lambda cpu_trials=True: False)  # forkserver path: here first
     path = write(tmp_path, TINY)
     summary = sweep(path, tmp_path / "a.jsonl", workers=2)
     assert summary.ran == 9 and summary.executor == "9 in this process (the work was small: no worker started)"

@@ -25,6 +25,7 @@ from privgraph.data import registry
 from privgraph.experiments import Grid, ResultsStore
 
 sweeps = importlib.import_module("privgraph.experiments.sweep")  # the module (the attribute is the function)
+executors = importlib.import_module("privgraph.experiments.executors")
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -63,7 +64,7 @@ def stand_in(monkeypatch, db: Path, seconds: float = 0.0, interrupt_at: int | No
         time.sleep(seconds)
         return dataclasses.replace(sweeps.error_record(setting, t, run_id, ""), status="ok", error=None)
 
-    monkeypatch.setattr(sweeps, "execute_trial", trial)
+    monkeypatch.setattr(executors, "execute_trial", trial)  # what every executor runs
     return seen
 
 

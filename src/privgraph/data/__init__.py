@@ -3,7 +3,7 @@
 
 The names are imported lazily (PEP 562): the registry's metadata (:mod:`privgraph.data.registry`,
 ``privgraph datasets``) and the input-file checks (:mod:`privgraph.data.files`) are read without
-loading torch or PyG.  :mod:`privgraph.data.io`, imported by whatever reads a torch file
+loading torch or PyG.  :mod:`privgraph.data.safe_load`, imported by whatever reads a torch file
 (``read_graph``, ``PrivateRelease.load``), allow-lists PyG's data classes for ``torch.load``."""
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ if TYPE_CHECKING:  # the names as the docs and type checkers see them; _LAZY imp
         list_datasets,
         register_dataset,
     )
-    from privgraph.data.sensitive import load_sensitive, split_sensitive
-    from privgraph.data.splits import stratified_split
+    from privgraph.data.sensitive import load_sensitive
+    from privgraph.data.splits import split_sensitive, stratified_split
     from privgraph.data.synthetic import hetero_sbm_graph, sbm_graph, sensitive_sbm_graph
     from privgraph.data.transforms import minmax_normalize, one_hot_degree
     from privgraph.data.validation import CheckedGraph, check_graph, validate_graph
@@ -51,7 +51,7 @@ _LAZY = {
     "list_datasets": "registry",
     "register_dataset": "registry",
     "load_sensitive": "sensitive",
-    "split_sensitive": "sensitive",
+    "split_sensitive": "splits",
     "stratified_split": "splits",
     "hetero_sbm_graph": "synthetic",
     "sbm_graph": "synthetic",

@@ -18,12 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from privgraph.data.registry import DATA_ENV, HOMOGENEOUS, get_dataset, register_dataset
+from privgraph.data.dataset_info import CACHE_ENV, DATA_ENV, HOMOGENEOUS, cache_dir, register_dataset
+from privgraph.data.dataset_info import find_dataset as get_dataset  # its own graph's: all registered when it runs
 
 if TYPE_CHECKING:
     from torch_geometric.data import Data
-
-CACHE_ENV = "PRIVGRAPH_CACHE"
 
 
 # where PyG's classes download the raw files from (the registry's ``download``: checked before a sweep)
@@ -136,14 +135,6 @@ def _sbm(root: str | os.PathLike | None, seed: int, **params: Any) -> Data:
     from privgraph.data.synthetic import sbm_graph
 
     return sbm_graph(seed=seed, **params)
-
-
-def cache_dir() -> Path:
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "privgraph"
 
 
 def _link_raw_files(spec: DatasetSpec, data_root: Path | None, folder: Path) -> None:

@@ -1,6 +1,8 @@
 """The user's input files, checked before they are read: the suffixes each role accepts, an existing
 regular file, and :class:`GraphInputError` (one line).  Torch-free, so the command line refuses a
-missing or unsupported ``--input`` before loading torch; :mod:`privgraph.data.io` reads the files."""
+missing or unsupported ``--input`` before loading torch; :mod:`privgraph.data.tables` parses the
+tables, :mod:`privgraph.data.safe_load` loads torch files and :mod:`privgraph.data.io` reads a graph
+from them."""
 
 from __future__ import annotations
 
@@ -34,3 +36,9 @@ def existing_file(path: str | Path, role: str, suffixes: tuple[str, ...]) -> Pat
     if not path.is_file():
         raise input_error(f"{role} file {path} is not a regular file")
     return path
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type's name when it has none)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

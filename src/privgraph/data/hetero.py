@@ -38,18 +38,18 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from privgraph.data.datasets import DatasetSpec, DatasetUnavailableError, load_spec
-from privgraph.data.registry import (
+from privgraph.data.dataset_info import (
     DATA_ENV,
     HETEROGENEOUS,
     DatasetInfo,
     EdgeType,
     HeteroTask,
     data_root,
-    get_dataset,
-    list_datasets,
     register_dataset,
 )
+from privgraph.data.dataset_info import find_dataset as get_dataset  # its own graph's: all registered when it runs
+from privgraph.data.dataset_info import registered as list_datasets
+from privgraph.data.datasets import DatasetSpec, DatasetUnavailableError, load_spec
 
 if TYPE_CHECKING:
     from torch import Tensor

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from privgraph.data.dataset_info import DATA_ENV, SENSITIVE, register_dataset
+from privgraph.data.dataset_info import find_dataset as get_dataset  # its own graph's: all registered when it runs
 from privgraph.data.datasets import DatasetUnavailableError
-from privgraph.data.registry import DATA_ENV, SENSITIVE, get_dataset, register_dataset
 
 if TYPE_CHECKING:
     import numpy as np
@@ -180,6 +181,8 @@ def load_sensitive(
     info = get_dataset(name, SENSITIVE)
     if info.synthetic:
         return info.build(root, seed, private_ratio=private_ratio, **options)
+    from privgraph.data.splits import split_sensitive
+
     return split_sensitive(info.build(root, seed, **options), seed, private_ratio, train_ratio, val_ratio)
 
 
@@ -237,25 +240,4 @@ def _read(spec: SensitiveSpec, root: str | os.PathLike | None) -> Data:
     data.name = spec.name
     data.feature_names = [h for h, col in zip(feature_names, x.T) if col.max() > col.min()]
     data.sensitive_name = spec.sensitive
-    return data
-
-
-def split_sensitive(
-    data: Data, seed: int, private_ratio: float = 0.7, train_ratio: float = 0.5, val_ratio: float = 0.3
-) -> Data:
-    """Seeded private nodes (``private_mask``, a ``private_ratio`` share) and a
-    stratified ``train/val/test`` split, in place; returns ``data``."""
-    import numpy as np
-    import torch
-
-    from privgraph.data.splits import stratified_split
-
-    if not 0.0 < private_ratio < 1.0:
-        raise ValueError(f"private_ratio must lie in (0, 1), got {private_ratio}")
-    data = stratified_split(data, train_ratio, val_ratio, seed=seed)
-    n = data.num_nodes
-    gen = np.random.default_rng([seed, 70])
-    private = np.zeros(n, dtype=bool)
-    private[gen.permutation(n)[: int(round(private_ratio * n))]] = True
-    data.private_mask = torch.from_numpy(private)
     return data

@@ -1,7 +1,9 @@
-"""Node splits: seeded stratified random splits (the papers' 50/25/25)."""
+"""Node splits: seeded stratified random splits (the papers' 50/25/25), and the private nodes of a
+graph with a sensitive attribute (:func:`split_sensitive`)."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch_geometric.data import Data
 
@@ -30,4 +32,20 @@ def stratified_split(data: Data, train_ratio: float = 0.5, val_ratio: float = 0.
         val[idx[n_train : n_train + n_val]] = True
     data.train_mask, data.val_mask = train, val
     data.test_mask = (y >= 0) & ~(train | val)
+    return data
+
+
+def split_sensitive(
+    data: Data, seed: int, private_ratio: float = 0.7, train_ratio: float = 0.5, val_ratio: float = 0.3
+) -> Data:
+    """Seeded private nodes (``private_mask``, a ``private_ratio`` share) and a
+    stratified ``train/val/test`` split, in place; returns ``data``."""
+    if not 0.0 < private_ratio < 1.0:
+        raise ValueError(f"private_ratio must lie in (0, 1), got {private_ratio}")
+    data = stratified_split(data, train_ratio, val_ratio, seed=seed)
+    n = data.num_nodes
+    gen = np.random.default_rng([seed, 70])
+    private = np.zeros(n, dtype=bool)
+    private[gen.permutation(n)[: int(round(private_ratio * n))]] = True
+    data.private_mask = torch.from_numpy(private)
     return data

@@ -7,7 +7,7 @@ import torch
 from torch_geometric.data import Data, HeteroData
 from torch_geometric.utils import to_undirected
 
-from privgraph.data.splits import stratified_split
+from privgraph.data.splits import split_sensitive, stratified_split
 
 
 def _sample_pairs(rng: np.random.Generator, count: int, population: int) -> np.ndarray:
@@ -121,8 +121,6 @@ def sensitive_sbm_graph(
     70 % private nodes and a 50/30/20 split as
     :func:`~privgraph.data.sensitive.load_sensitive`.
     """
-    from privgraph.data.sensitive import split_sensitive
-
     if num_features < 2 * planted_features or planted_features < 1:
         raise ValueError("need planted_features >= 1 and num_features >= 2·planted_features")
     if not 0.0 < sensitive_rate < 1.0:

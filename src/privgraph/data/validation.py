@@ -167,6 +167,12 @@ def _coalesce(
     return CheckedGraph(edge_index[:, kept], None if mask is None else mask[kept], [note], kept)
 
 
+def one_way_edges(edge_index: Tensor, num_nodes: int) -> Tensor:
+    """Which columns have no reverse column (self-loops are their own reverse)."""
+    keys = edge_index[0] * num_nodes + edge_index[1]
+    return ~torch.isin(edge_index[1] * num_nodes + edge_index[0], keys)
+
+
 def _check_symmetric(
     edge_index: Tensor, mask: Tensor | None, num_nodes: int, what: str, sorted_keys: tuple[Tensor, Tensor] | None = None
 ) -> None:

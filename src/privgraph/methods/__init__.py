@@ -17,9 +17,11 @@ from privgraph.methods.base import (
     param,
     register_method,
 )
-from privgraph.methods.lpgnn import LPGNN, LabelReports, denoise_labels, report_labels
+from privgraph.methods.lpgnn import LPGNN
+from privgraph.methods.label_ldp import LabelReports, denoise_labels, report_labels
 from privgraph.methods.ppcvgae.method import DPGCN, PPCVGAE, VGAE
-from privgraph.methods.hetedp.method import HGT, RGCN, HeteDP, HeteDPFeatures, MetaPath2Vec
+from privgraph.methods.hetedp.method import HeteDP, HeteDPFeatures
+from privgraph.methods.hetedp.baselines import HGT, RGCN, MetaPath2Vec
 from privgraph.methods.baselines import MLP, OneHotDegree, RandomFeatures, RawFeatures
 from privgraph.methods.blink.baselines import (
     DegreePreservingRR,

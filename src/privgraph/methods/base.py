@@ -35,13 +35,18 @@ from privgraph.accounting.ledger import Spend, gaussian_event
 from privgraph.data.transforms import one_hot_counts, one_hot_degree
 from privgraph.data.validation import input_graph_notes, validate_graph
 from privgraph.mechanisms import RandomSource, check_epsilon
+from privgraph.methods.label_ldp import (
+    LabelReports,
+    denoise_labels,
+    label_spend,  # also re-exported here for heterorr (imports it from base)
+    report_labels,
+)
 from privgraph.nn import NodeClassifier
 from privgraph.nn.dense import BlockwiseAdjacency
 from privgraph.progress import ProgressHook
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 
 if TYPE_CHECKING:
-    from privgraph.methods.lpgnn import LabelReports
     from privgraph.train import TrainResult
 
 
@@ -365,7 +370,6 @@ class Method:
         :class:`~privgraph.methods.LabelReports`) the server trains on their denoised version
         (K_y = ``hp.label_steps``, or forward correction when 0); the test accuracy is always
         measured on the true test labels.  The runner and :func:`privgraph.fit` both call it."""
-        from privgraph.methods.lpgnn import denoise_labels
         from privgraph.train import train_node_classifier
 
         torch.manual_seed(seed)
@@ -484,11 +488,6 @@ def gaussian_multiplier_event(
     return gaussian_event(sigma(epsilon, delta, math.sqrt(count)) * (1 - 1e-9), count)
 
 
-def label_spend(label_epsilon: float | None) -> list[Spend]:
-    """LPGNN's label LDP (``label_epsilon``) spends ε_y per node label; nothing without it."""
-    return [] if label_epsilon is None else [Spend(Unit.NODE_LABEL, float(label_epsilon))]
-
-
 def _privatized(guarantees: list[PrivacyGuarantee], units: tuple[str, ...]) -> str | None:
     """A field's status from the first guarantee of one of ``units`` (None: none covers it)."""
     for g in guarantees:
@@ -529,8 +528,6 @@ def node_classification_release(
             raise ValueError("give label_epsilon (collect the labels) or labels (collected), not both")
         guarantees.append(labels.guarantee())
     elif label_epsilon is not None:
-        from privgraph.methods.lpgnn import report_labels  # same package: lpgnn's module builds on this one
-
         labels = report_labels(data, label_epsilon, rng)
         guarantees.append(labels.guarantee())
     for note in input_graph_notes(graph_notes):  # without the counts (statistics of the input): in the details

@@ -5,11 +5,8 @@ feature vector with a local randomizer (multi-bit by default, Algorithm 1);
 the server rectifies the reports (unbiased estimator) and trains a two-layer
 GNN whose first layer is KProp (Algorithm 2) followed by a linear UPDATE.
 
-Label privacy (optional, ``epsilon_y``): training/validation nodes report
-their label through k-ary randomized response; the server denoises by KProp
-propagation of the noisy one-hot labels (K_y steps) and takes the arg-max.
-With K_y = 0 the noisy labels are used as they are, with forward loss
-correction by the known randomized-response channel.
+Label privacy (optional, ``epsilon_y``) is :mod:`privgraph.methods.label_ldp`,
+shared by every node-classification method.
 """
 
 from __future__ import annotations
@@ -17,13 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import torch
 from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyGuarantee, Unit
+from privgraph.accounting import Unit
 from privgraph.mechanisms import (
     FEATURE_MECHANISMS,
-    RandomizedResponse,
     RandomSource,
     check_delta,
     get_feature_mechanism,
@@ -38,7 +33,6 @@ from privgraph.methods.base import (
     param,
     register_method,
 )
-from privgraph.nn import KProp
 from privgraph.progress import ProgressHook
 
 
@@ -73,7 +67,8 @@ class LPGNN(Method):
     Releases every node's perturbed feature vector, rectified to an unbiased estimate (the slides'
     "Approximation of Graph Convolution").  Privacy unit: one node's feature vector, ε-LDP in the local
     model (untrusted server; Theorem 3.1 for multi-bit).  The graph and labels are public to the server
-    (slides §5 setting); label privacy, when asked for, is :func:`report_labels`, outside this release."""
+    (slides §5 setting); label privacy, when asked for, is
+    :func:`~privgraph.methods.label_ldp.report_labels`, outside this release."""
 
     name = "lpgnn"
     description = "LPGNN: feature-LDP (multi-bit) + KProp + GNN"
@@ -110,48 +105,3 @@ class LPGNN(Method):
 
     def kprop_steps(self, hp: Hyperparameters) -> int:
         return hp.kprop_steps
-
-
-@dataclass
-class LabelReports:
-    """Randomized-response label reports of training/validation nodes (-1: not collected)."""
-
-    reported: torch.Tensor
-    mechanism: RandomizedResponse
-
-    def guarantee(self) -> PrivacyGuarantee:
-        return self.mechanism.guarantee().with_note(
-            "labels of training/validation nodes only; test nodes report no label"
-        )
-
-
-def report_labels(data: Data, epsilon_y: float, rng: RandomSource, num_classes: int | None = None) -> LabelReports:
-    """Node side: k-ary randomized response on the label of every training and
-    validation node (the one-time label collection)."""
-    for name in ("y", "train_mask", "val_mask"):
-        if getattr(data, name, None) is None:
-            raise ValueError(f"label privacy needs data.{name}")
-    k = int(num_classes or int(data.y.max()) + 1)
-    rr = RandomizedResponse(epsilon_y, k)
-    labelled = data.train_mask | data.val_mask
-    reported = torch.full_like(data.y, -1)
-    reported[labelled] = rr.perturb(data.y[labelled], rng)
-    return LabelReports(reported, rr)
-
-
-def denoise_labels(data: Data, reports: LabelReports, label_steps: int) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Server side (post-processing): KProp propagation of the noisy one-hot
-    labels for ``label_steps`` steps and arg-max (nodes whose propagated
-    vector is empty keep their own report).  ``label_steps = 0`` keeps the
-    reports and returns the randomized-response channel for forward loss
-    correction.  Returns ``(observed labels, transition matrix or None)``.
-    """
-    reported, k = reports.reported, reports.mechanism.k
-    labelled = reported >= 0
-    if label_steps == 0:
-        return reported.clone(), reports.mechanism.transition_matrix().to(torch.float32)
-    onehot = torch.zeros((reported.numel(), k))
-    onehot[labelled] = torch.nn.functional.one_hot(reported[labelled], k).float()
-    votes = KProp(label_steps, "mean", cached=False)(onehot, data.edge_index)
-    observed = torch.where(votes.sum(dim=1) > 0, votes.argmax(dim=1), reported)
-    return torch.where(labelled, observed, torch.full_like(observed, -1)), None

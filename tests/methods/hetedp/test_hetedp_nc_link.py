@@ -52,11 +52,11 @@ def test_the_options_are_refused_for_link_prediction():
 
 
 def test_link_vgae_needs_the_target_type_on_the_protected_relation(monkeypatch):
-    from privgraph.data import registry
+    from privgraph.data import dataset_info, registry
 
     info = registry.get_dataset("sbm", registry.HETEROGENEOUS)
     subject = dataclasses.replace(info, hetero=dataclasses.replace(info.hetero, node_type="subject"))
-    monkeypatch.setitem(registry._REGISTRY, (registry.HETEROGENEOUS, "sbm"), subject)
+    monkeypatch.setitem(dataset_info._REGISTRY, (registry.HETEROGENEOUS, "sbm"), subject)
     with pytest.raises(ValueError, match="not an endpoint"):
         ExperimentSpec(method="hetedp", task="nc", params=LINK).build()
 

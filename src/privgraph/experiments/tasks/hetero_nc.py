@@ -24,7 +24,7 @@ def _m2v_classifier(
     z: Tensor, data: HeteroData, target: str, seed: int, split: str, params: Any
 ) -> tuple[Any, tuple[Tensor, Tensor, Tensor]]:
     """metapath2vec's node classifier on the embeddings ``z`` of ``target``: ``params.classifier``
-    (:meth:`~privgraph.methods.hetedp.method.MetaPath2VecParams.fit_classifier`) fitted on the
+    (:meth:`~privgraph.methods.hetedp.baselines.MetaPath2VecParams.fit_classifier`) fitted on the
     training nodes, and the (train, val, test) masks.  Without ``params.train_share`` the masks are
     the task's split (:func:`_nc_masks`); with a share s they are a random s / v / rest split of the
     labelled nodes from ``seed`` (MAGNN's evaluation protocol, with v =

@@ -19,7 +19,7 @@ SHARE_GRID = (0.1, 0.3, 0.5, 0.7, 0.9)  # HeteDP's ε_f/ε candidates (bi-level 
 @register_task
 class LinkPrediction(_HeteroTask):
     """Link prediction on the dataset's target relation (HeteDP §V-C), a seeded disjoint link split
-    per trial: HeteDP's release (:func:`~privgraph.methods.hetedp.method.link_release`: features with
+    per trial: HeteDP's release (:func:`~privgraph.methods.hetedp.link_release.link_release`: features with
     ε_f, DP-SGD with ε_s on the training edges) scored by ROC-AUC; RGCN/HGT/metapath2vec trained
     end to end.  With ``--tune`` and no ``feature_share`` given, ε_f/ε is chosen among
     :data:`SHARE_GRID` on trial 0's validation AUC (the cost is stated)."""

@@ -1,22 +1,31 @@
 """HeteDP's non-private heterogeneous baselines (§V): metapath2vec (PyG)
 embeddings, and link prediction by RGCN / HGT trained end to end (dot product
 of the endpoint embeddings, uniform negatives, message passing over the
-training edges only) or by metapath2vec's dot product.  The experiment loop is
+training edges only) or by metapath2vec's dot product; and their registered methods
+(``rgcn``, ``hgt``, ``metapath2vec``: the release is the input, stated as unprotected).  The experiment loop is
 :mod:`privgraph.experiments.tasks`; ``benchmarks/m2v_selection.py`` scores the choices of
 :data:`M2V_METAPATHS` and :data:`M2V_NC_EPOCHS` on validation."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 import torch
 from torch import Tensor
 from torch_geometric.data import HeteroData
 
+from privgraph.accounting import PrivacyReport, Unit, unprotected
 from privgraph.data.hetero import METAPATHS, VARIANTS, EdgeType, HeteroTask, node_inputs
 from privgraph.device import current_device, to_device
+from privgraph.mechanisms import RandomSource
+from privgraph.methods.base import HeteroMethod, MethodParams, Task, param, register_method
+from privgraph.methods.hetedp.checks import check_hetero
+from privgraph.methods.hetedp.nc import CLASSIFIERS, fit_embedding_classifier
 from privgraph.nn.hetero import HGTClassifier, RGCNClassifier
+from privgraph.progress import ProgressHook
+from privgraph.release import PrivateRelease, input_fields
 from privgraph.train.link_prediction import split_auc
 
 LINK_BASELINES = ("rgcn", "hgt", "metapath2vec")
@@ -199,3 +208,156 @@ def train_link_baseline(
                 kept = {t: h[t].cpu() for t in (src, dst)}
                 best = (v, split_auc(test, task.edge_type, lambda p: scores(test, p).cpu()), kept)
     return best
+
+
+# ------------------------------------------------------------------ the registered baselines
+
+
+class _HeteroBaseline(HeteroMethod):
+    """A non-private heterogeneous baseline: nothing is privatized, the release is the input."""
+
+    task = Task.LINK_PREDICTION
+    private_fields = ()
+    public_fields = ("everything",)
+    nc_model = ""  # the hetero-nc task's model: rgcn, hgt (end to end) or metapath2vec (embeddings + classifier)
+
+    def hetero_nc_model(self) -> str:
+        """What the hetero-nc task trains (:attr:`nc_model`)."""
+        return self.nc_model
+
+    def walks(self) -> Any:
+        """The walk settings of link prediction's baseline (metapath2vec's); None here."""
+        return None
+
+    def train_link_baseline(
+        self, data: HeteroData, task: Any, splits: Any, seed: int, hidden: int, epochs: int
+    ) -> tuple[float, float, dict[str, Tensor]]:
+        """The lp task's (validation, test) ROC-AUC of this baseline and its embeddings of the relation's
+        endpoint types (:func:`~privgraph.methods.hetedp.baselines.train_link_baseline`)."""
+        return train_link_baseline(self.name, data, task, splits, seed, hidden, epochs, walks=self.walks())
+
+    def privatize(
+        self, data: Any, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
+    ) -> PrivateRelease:
+        """The input graph as it is, in a :class:`~privgraph.release.PrivateRelease` stating no protection."""
+        data = check_hetero(self.name, data)
+        guarantee = unprotected(
+            Unit.NODE_FEATURES,
+            f"{self.name} (non-private baseline)",
+            "nothing is privatized: the release is the input graph, trained on as it is",
+        )
+        fields_ = {name: "written in clear (non-private baseline)" for name in input_fields(data)}
+        return PrivateRelease(
+            self.name, self.params.to_dict(), None, data.clone(), PrivacyReport([guarantee]), fields_, {}
+        )
+
+
+@register_method
+class RGCN(_HeteroBaseline):
+    """RGCN (Schlichtkrull et al.), a non-private baseline of HeteDP's §V-A: the input, unprotected."""
+
+    name = "rgcn"
+    description = "RGCN (Schlichtkrull et al.): relational GCN, non-private heterogeneous baseline"
+    nc_model = "rgcn"
+
+
+@register_method
+class HGT(_HeteroBaseline):
+    """HGT (Hu et al.), a non-private baseline of HeteDP's §V-A: the input, unprotected."""
+
+    name = "hgt"
+    description = "HGT (Hu et al.): heterogeneous graph transformer, non-private baseline"
+    nc_model = "hgt"
+
+
+@dataclass(frozen=True)
+class MetaPath2VecParams(MethodParams):
+    """metapath2vec's walk and skip-gram settings (Dong et al. 2017, §4: d = 128, 1,000 walks of length
+    100 per node, neighbourhood 7); the defaults are ours, for CPU time
+    (:class:`~privgraph.methods.hetedp.baselines.WalkSettings`).  Node classification only: the
+    classifier trained on the embeddings (``classifier``) and on which nodes (``train_share``); the
+    embeddings do not depend on either (they depend on the trial seed and the walk settings only)."""
+
+    embedding_dim: int = param(64, "embedding dimension d")
+    walk_length: int = param(20, "length of each walk (steps along the repeated metapath)")
+    context_size: int = param(5, "skip-gram window (nodes per positive sample, PyG's context_size)")
+    walks_per_node: int = param(5, "walks started from each node of the metapath's first type, per epoch")
+    classifier: str = param(
+        "logistic",
+        "node classification's classifier on the embeddings: logistic "
+        "(scikit-learn LogisticRegression(max_iter=3000)) or svm (LinearSVC(dual=False, "
+        "max_iter=10000, random_state=0): the linear SVM of MAGNN's evaluation of embeddings)",
+    )
+    train_share: float | None = param(
+        None,
+        "node classification: train the classifier on this random share s "
+        "of the labelled target nodes, 0 < s < 1 (MAGNN's protocol: 20-80 %), "
+        "validate on min(0.05, (1 - s)/2) of them, test on the rest; default: the "
+        "task's split",
+    )
+
+    # class attributes, not parameters (no annotation): the classifiers, and with train_share s the
+    # validation share's cap (min(this, (1 - s)/2) of the labelled nodes validate; the test keeps the rest)
+    CLASSIFIERS = CLASSIFIERS
+    VALIDATION_SHARE = 0.05
+
+    def validate(self) -> None:
+        WalkSettings(**self._walk_values())  # raises ValueError on a bad value
+        if self.classifier not in self.CLASSIFIERS:
+            raise ValueError(
+                f"metapath2vec's classifier must be one of {self.CLASSIFIERS} (logistic: "
+                f"LogisticRegression; svm: LinearSVC), got {self.classifier!r}"
+            )
+        s = self.train_share
+        if s is not None and (isinstance(s, bool) or not isinstance(s, (int, float)) or not 0 < s < 1):
+            raise ValueError(
+                f"metapath2vec's train_share must be a number in (0, 1) (the share of the labelled "
+                f"nodes that trains the classifier) or None (the task's split), got {s!r}"
+            )
+
+    def _walk_values(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("classifier", "train_share")}
+
+    def walks(self) -> Any:
+        """These settings as :class:`~privgraph.methods.hetedp.baselines.WalkSettings`."""
+        return WalkSettings(**self._walk_values())
+
+    def validation_share(self) -> float | None:
+        """With ``train_share`` s: the share of the labelled nodes that validates,
+        ``VALIDATION_SHARE`` (0.05) or (1 − s)/2 where that is smaller (the test keeps the rest,
+        1 − s − that); None without ``train_share``."""
+        s = self.train_share
+        return None if s is None else min(self.VALIDATION_SHARE, (1 - s) / 2)
+
+    def fit_classifier(self, x: Any, y: Any) -> Any:
+        """The ``classifier`` fitted on ``(x, y)``
+        (:func:`~privgraph.methods.hetedp.nc.fit_embedding_classifier`)."""
+        return fit_embedding_classifier(x, y, self.classifier)
+
+
+@register_method
+class MetaPath2Vec(_HeteroBaseline):
+    """metapath2vec (Dong et al.), a non-private baseline of HeteDP's §V-A: the input, unprotected."""
+
+    name = "metapath2vec"
+    description = "metapath2vec (Dong et al.): random-walk embeddings along a metapath, non-private baseline"
+    Params = MetaPath2VecParams
+    nc_model = "metapath2vec"
+
+    def check_hetero_task(self, task: str, split: str) -> None:
+        """The classifier's parameters belong to node classification; ``train_share`` draws its own split."""
+        p = self.params
+        if task == "hetero-nc" and p.train_share is not None and split != "random":
+            raise ValueError(
+                f"metapath2vec's train_share draws its own random split of the labelled nodes: "
+                f"leave split at its default (got split={split!r})"
+            )
+        if task == "lp" and (p.classifier != "logistic" or p.train_share is not None):
+            raise ValueError(
+                "metapath2vec's classifier and train_share are node-classification parameters (link "
+                "prediction scores the embeddings' inner products): leave them at their defaults"
+            )
+
+    def walks(self) -> Any:
+        """The walk settings (:meth:`MetaPath2VecParams.walks`)."""
+        return self.params.walks()

@@ -1,4 +1,4 @@
-"""HeteDP and the heterogeneous baselines as registered methods, on the user's ``HeteroData``.
+"""HeteDP's registered methods, on the user's ``HeteroData``.
 
 * ``hetedp`` (link prediction, §IV): the features of every node type the
   link encoder reads are clipped and perturbed with ε_f = share·ε
@@ -14,8 +14,9 @@
   budget split (§IV-C, eq. 5): the private features are not read at all, every node
   type gets the public random inputs of featureless types
   (:func:`~privgraph.data.hetero.node_inputs`), all of ε goes to DP-SGD
-  (ε_s = ε) and the guarantee names the edge unit only.  :func:`link_release` is the one piece of code
-  behind both ``privatize`` and the experiment runner.
+  (ε_s = ε) and the guarantee names the edge unit only.
+  :func:`~privgraph.methods.hetedp.link_release.link_release` is the one piece of code behind both
+  ``privatize`` and the experiment runner.
 * ``hetedp-features`` (node classification, §IV-A): the features of the
   chosen node types, clipped and perturbed once; the graph and the labels
   are public in this setting (HAN is then trained on the release).
@@ -33,24 +34,25 @@ authors' ``topologyDP_nc.py``, with ``nc_selection="best-test"`` their optimisti
 and ``nc_inputs="authors-han"`` their ``featDP.py`` inputs (HAN embeddings of the clean features,
 trained on the training labels: **not** DP, stated as ε = ∞) (:mod:`~privgraph.methods.hetedp.nc`;
 opt-in, never the default).
-* ``rgcn``, ``hgt``, ``metapath2vec``: non-private baselines; their "release"
-  is the input, stated as unprotected.
+
+The non-private baselines (``rgcn``, ``hgt``, ``metapath2vec``) are registered in
+:mod:`~privgraph.methods.hetedp.baselines`, beside their training.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
 from torch import Tensor
 from torch_geometric.data import HeteroData
 
-from privgraph.accounting import Budget, PrivacyGuarantee, PrivacyReport, Unit, check_share, unprotected
+from privgraph.accounting import PrivacyReport, Unit, check_share
 from privgraph.accounting.ledger import Spend, gaussian_event
 from privgraph.accounting.rdp import noise_multiplier_for
-from privgraph.data.hetero import EdgeType, node_inputs
+from privgraph.data.hetero import EdgeType
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import (
@@ -63,183 +65,25 @@ from privgraph.methods.base import (
     param,
     register_method,
 )
+from privgraph.methods.hetedp.checks import check_hetero, check_projection, edge_type_param, store_key
 from privgraph.methods.hetedp.features import (
-    check_calibration,
     check_clip_bound,
     check_feature_mode,
-    check_feature_options,
-    prepare_rows,
     privatize_features,
 )
+from privgraph.methods.hetedp.link_release import LinkRelease, LinkReleaseSettings, link_release
 from privgraph.methods.hetedp.nc import (
-    CLASSIFIERS,
     ReplacedInputs,
     check_nc_defaults,
     check_nc_options,
     featdp_inputs,
-    fit_embedding_classifier,
 )
-from privgraph.methods.hetedp.topology import check_topology, message_relations, topology_guarantee
+from privgraph.methods.hetedp.topology import check_topology
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
 from privgraph.progress import ProgressHook
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
-from privgraph.train.dpsgd import NEEDS_EDGE_COUNT, DPSGDConfig, DPSGDResult, plan_sampling
-from privgraph.train.link_prediction import LinkInputs, link_scores, train_link_model_dp
-
-
-@dataclass
-class LinkRelease:
-    """What :func:`link_release` produces: the trained model and the inputs it reads."""
-
-    result: DPSGDResult
-    inputs: LinkInputs
-    relations: list[EdgeType]
-    guarantees: list[PrivacyGuarantee]
-    details: dict[str, Any]
-
-
-def link_release(
-    data: HeteroData,
-    edge_type: EdgeType,
-    reverse: EdgeType,
-    examples: Tensor,
-    message_edges: dict[EdgeType, Tensor],
-    epsilon: float | None,
-    share: float,
-    topology: str,
-    clip_bound: float,
-    delta: float,
-    config: DPSGDConfig,
-    rng: RandomSource,
-    seed: int,
-    progress: ProgressHook | None = None,
-    calibration: str = "clipped",
-    features: str = "noisy",
-    feature_dim: int | None = None,
-    projection_seed: int = 0,
-    on_epoch: Callable[[int, RelationalVGAEEncoder, LinkInputs], None] | None = None,
-    replace_inputs: Callable[[float | None, dict[str, Tensor]], ReplacedInputs] | None = None,
-) -> LinkRelease:
-    """HeteDP's link release: features (ε_f = share·ε) then DP-SGD on ``examples`` (ε_s), both
-    drawing from ``rng``; ``seed`` fixes the random inputs of featureless types.  ``message_edges``
-    is the graph whose relations pass messages (the runner gives its training split's).
-    ``calibration="paper"``: the features get the paper's noise scale (not DP, stated).
-    ``feature_dim``/``projection_seed``: the public projection before clipping
-    (:func:`~privgraph.methods.hetedp.features.privatize_features`); without ε the rows are projected
-    and clipped the same way, without noise (the ceiling of the projected release).  ``features="none"``: no
-    feature is read (every type gets random inputs from ``seed``), ε_s = ε, ``share`` unused.
-    ``on_epoch(e, model, inputs)``: called after each DP-SGD epoch (the trainer's ``on_epoch``).
-    ``replace_inputs(ε_f, clean)`` (node classification's ``nc_inputs``; ``clean``: every read type's
-    unperturbed input): its inputs replace those types' after the release is drawn as without it (so
-    DP-SGD's draws stay the same), and its guarantee replaces the features' (ε_f is None without ε)."""
-    src, _, dst = edge_type
-    check_feature_options(calibration, feature_dim, features)
-    if epsilon is not None and config.edge_count is None:  # before any noise is drawn
-        raise ValueError(NEEDS_EDGE_COUNT)
-    read_features = features == "noisy"
-    relations = message_relations(list(message_edges), edge_type, reverse, topology)
-    read = list(dict.fromkeys([src, dst, *(et[0] for et in relations)]))
-    inputs = {t: x for t, x in node_inputs(data, seed=seed, read_features=read_features).items() if t in read}
-    clean = dict(inputs)
-    featured = [t for t in read if "x" in data[t]] if read_features else []
-    guarantees: list[PrivacyGuarantee] = []
-    details: dict[str, Any] = {
-        "topology": topology,
-        "calibration": check_calibration(calibration),
-        "feature_mode": "noisy"
-        if read_features
-        else "none (not read; random inputs from the public seed for every type)",
-    }
-    eps_f, eps_s = None, epsilon
-    if epsilon is not None and featured:
-        features_budget, dpsgd_budget = Budget(epsilon).split(share, "feature_share (ε_f/ε)")
-        eps_f, eps_s = features_budget.epsilon, dpsgd_budget.epsilon
-        release = privatize_features(
-            data,
-            eps_f,
-            delta,
-            clip_bound,
-            rng,
-            node_types=featured,
-            calibration=calibration,
-            feature_dim=feature_dim,
-            projection_seed=projection_seed,
-        )
-        inputs.update(release.x)
-        guarantees.append(release.guarantee)
-        details["features"] = release.details
-    elif epsilon is None and featured and feature_dim is not None:  # the same projection and clip, no noise
-        inputs.update({t: prepare_rows(data[t].x, t, clip_bound, feature_dim, projection_seed)[0] for t in featured})
-        details["features"] = {
-            "noise_std": 0.0,
-            "clip_bound": clip_bound,
-            "projection": {"dim": feature_dim, "seed": projection_seed},
-        }
-    replaced = None if replace_inputs is None else replace_inputs(eps_f, clean)
-    if replaced is not None:
-        inputs.update(replaced.x)
-        kept = [t for t in featured if t not in replaced.x]
-        for g in [g for g in guarantees if g.unit == Unit.NODE_FEATURES]:  # the release's: what the kept types read
-            guarantees.remove(g)
-            if kept:
-                replaced.guarantee = replaced.guarantee.with_note(
-                    f"{', '.join(kept)} read the release's features ({g.describe()}); the release as a whole has "
-                    "the guarantee of its weakest part for a node's features: none"
-                )
-        details["inputs"] = replaced.details
-    link_inputs = LinkInputs.build(inputs, message_edges, relations)
-    res = train_link_model_dp(
-        link_inputs,
-        examples,
-        edge_type,
-        eps_s,
-        delta,
-        config,
-        rng,
-        progress,
-        None if on_epoch is None else lambda e, model: on_epoch(e, model, link_inputs),
-    )
-    if epsilon is not None:
-        g = topology_guarantee(res, config, topology, edge_type, reverse, relations)
-        if replaced is not None:
-            guarantees.append(replaced.guarantee)
-            g = g.with_note(
-                "the encoder's inputs (nc_inputs) are computed from the whole graph, the protected "
-                "relation's edges included (metapaths), before training, and held fixed like it"
-            )
-        guarantees.append(
-            g
-            if read_features
-            else g.with_note(
-                "features='none': no node feature is read (every type's inputs are random, from a public seed), so "
-                "the release holds no function of x and all of ε goes to DP-SGD (ε_s = ε)"
-            )
-        )
-    else:
-        none = unprotected(Unit.NODE_FEATURES if read_features else f"edge of {edge_type}", "HeteDP without noise")
-        guarantees.append(
-            none
-            if replaced is None
-            else PrivacyGuarantee(
-                none.unit,
-                none.trust_model,
-                none.epsilon,
-                none.delta,
-                none.mechanism,
-                none.notes + replaced.guarantee.notes,
-            )
-        )
-    details["dpsgd"] = {**res.details, "epsilon_s": res.epsilon, "noise_multiplier": res.noise_multiplier}
-    return LinkRelease(res, link_inputs, relations, guarantees, details)
-
-
-def _edge_type(value: Sequence[str] | None, name: str) -> EdgeType | None:
-    if value is None:
-        return None
-    value = tuple(value)
-    if len(value) != 3 or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"{name} must be a (source type, relation, destination type) triple, got {value!r}")
-    return value  # type: ignore[return-value]
+from privgraph.train.dpsgd import DPSGDConfig, plan_sampling
+from privgraph.train.link_prediction import LinkInputs, link_scores
 
 
 @dataclass(frozen=True)
@@ -331,8 +175,8 @@ class HeteDPParams(MethodParams):
         return DPSGDConfig(**{f.name: getattr(self, f.name) for f in fields(DPSGDConfig)})
 
     def validate(self) -> None:
-        object.__setattr__(self, "edge_type", _edge_type(self.edge_type, "edge_type"))
-        object.__setattr__(self, "reverse", _edge_type(self.reverse, "reverse"))
+        object.__setattr__(self, "edge_type", edge_type_param(self.edge_type, "edge_type"))
+        object.__setattr__(self, "reverse", edge_type_param(self.reverse, "reverse"))
         check_share(self.feature_share, "feature_share (ε_f/ε)")
         if check_feature_mode(self.features) == "none":
             default = next(f.default for f in fields(self) if f.name == "feature_share")
@@ -340,7 +184,7 @@ class HeteDPParams(MethodParams):
                 raise ValueError(
                     "features='none' spends all of ε on DP-SGD (ε_s = ε): feature_share does not apply, leave it out"
                 )
-        _check_projection(self.calibration, self.feature_dim, self.projection_seed, self.features)
+        check_projection(self.calibration, self.feature_dim, self.projection_seed, self.features)
         check_topology(self.topology)
         check_clip_bound(self.clip_bound)
         check_delta(self.delta)
@@ -368,7 +212,7 @@ class HeteDPParams(MethodParams):
         on_epoch: Callable[[int, RelationalVGAEEncoder, LinkInputs], None] | None = None,
         replace_inputs: Callable[[float | None, dict[str, Tensor]], ReplacedInputs] | None = None,
     ) -> LinkRelease:
-        """:func:`link_release` with these settings."""
+        """:func:`~privgraph.methods.hetedp.link_release.link_release` with these settings."""
         return link_release(
             data,
             edge_type,
@@ -376,41 +220,31 @@ class HeteDPParams(MethodParams):
             examples,
             message_edges,
             epsilon,
-            self.feature_share,
-            self.topology,
-            self.clip_bound,
-            self.delta,
-            self.dpsgd(),
+            self.link_settings(),
             rng,
             seed,
             progress,
-            self.calibration,
-            self.features,
-            self.feature_dim,
-            self.projection_seed,
             on_epoch,
             replace_inputs,
         )
 
-
-def _check_projection(calibration: str, feature_dim: int | None, projection_seed: int, features: str = "noisy") -> None:
-    if isinstance(projection_seed, bool) or not isinstance(projection_seed, int):
-        raise ValueError(f"projection_seed must be an integer, got {projection_seed!r}")
-    check_feature_options(calibration, feature_dim, features)
+    def link_settings(self) -> LinkReleaseSettings:
+        """These parameters as :func:`~privgraph.methods.hetedp.link_release.link_release`'s settings."""
+        return LinkReleaseSettings(
+            share=self.feature_share,
+            topology=self.topology,
+            clip_bound=self.clip_bound,
+            delta=self.delta,
+            config=self.dpsgd(),
+            calibration=self.calibration,
+            features=self.features,
+            feature_dim=self.feature_dim,
+            projection_seed=self.projection_seed,
+        )
 
 
 def _seed(rng: RandomSource) -> int:
     return int(integers(2**31, (1,), rng)[0])
-
-
-def _check_hetero(method: str, data: Any) -> HeteroData:
-    if not isinstance(data, HeteroData):
-        raise TypeError(f"{method} takes a torch_geometric.data.HeteroData, got {type(data).__name__}")
-    return data
-
-
-def _store_key(key: str | tuple) -> str:
-    return key if isinstance(key, str) else "__".join(key)
 
 
 @register_method
@@ -544,7 +378,7 @@ class HeteDP(HeteroMethod):
         when not given) seeds the initialisation, the featureless types' random inputs and the
         batches; ``on_epoch`` and ``replace_inputs`` go to :func:`link_release` (the hetero-nc task's
         ``nc_model="link-vgae"``)."""
-        data = _check_hetero(self.name, data)
+        data = check_hetero(self.name, data)
         epsilon = None if epsilon is None else self.check_epsilon_given(epsilon)
         edge_type, reverse = self.resolve_relations(data)
         p = self.params
@@ -579,9 +413,9 @@ class HeteDP(HeteroMethod):
         for et in link.relations:
             if et not in (edge_type, reverse):
                 out[et].edge_index = data[et].edge_index
-                fields_[f"{_store_key(et)}.edge_index"] = PUBLIC + " (passes messages into the encoder)"
+                fields_[f"{store_key(et)}.edge_index"] = PUBLIC + " (passes messages into the encoder)"
         for et in (edge_type, reverse):
-            fields_[f"{_store_key(et)}.edge_index"] = (
+            fields_[f"{store_key(et)}.edge_index"] = (
                 WITHHELD + " (the protected relation: only the model trained on it is released)"
             )
         details = {
@@ -666,7 +500,7 @@ class HeteDPFeatureParams(MethodParams):
     def validate(self) -> None:
         if self.node_types is not None:
             object.__setattr__(self, "node_types", tuple(self.node_types))
-        _check_projection(self.calibration, self.feature_dim, self.projection_seed)
+        check_projection(self.calibration, self.feature_dim, self.projection_seed)
         check_clip_bound(self.clip_bound)
         check_delta(self.delta)
 
@@ -706,7 +540,7 @@ class HeteDPFeatures(HeteroMethod):
         self, data: Any, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
     ) -> PrivateRelease:
         """A :class:`~privgraph.release.PrivateRelease` of the noisy features with the public graph and labels."""
-        data = _check_hetero(self.name, data)
+        data = check_hetero(self.name, data)
         p = self.params
         types = list(p.node_types) if p.node_types is not None else None
         release = privatize_features(
@@ -733,176 +567,17 @@ class HeteDPFeatures(HeteroMethod):
                     fields_[f"{t}.{name}"] = PUBLIC
         for et in data.edge_types:
             out[et].edge_index = data[et].edge_index
-            fields_[f"{_store_key(et)}.edge_index"] = PUBLIC
+            fields_[f"{store_key(et)}.edge_index"] = PUBLIC
         return PrivateRelease(
             self.name, self.params.to_dict(), epsilon, out, PrivacyReport([release.guarantee]), fields_, release.details
         )
 
 
-class _HeteroBaseline(HeteroMethod):
-    """A non-private heterogeneous baseline: nothing is privatized, the release is the input."""
-
-    task = Task.LINK_PREDICTION
-    private_fields = ()
-    public_fields = ("everything",)
-    nc_model = ""  # the hetero-nc task's model: rgcn, hgt (end to end) or metapath2vec (embeddings + classifier)
-
-    def hetero_nc_model(self) -> str:
-        """What the hetero-nc task trains (:attr:`nc_model`)."""
-        return self.nc_model
-
-    def walks(self) -> Any:
-        """The walk settings of link prediction's baseline (metapath2vec's); None here."""
-        return None
-
-    def train_link_baseline(
-        self, data: HeteroData, task: Any, splits: Any, seed: int, hidden: int, epochs: int
-    ) -> tuple[float, float, dict[str, Tensor]]:
-        """The lp task's (validation, test) ROC-AUC of this baseline and its embeddings of the relation's
-        endpoint types (:func:`~privgraph.methods.hetedp.baselines.train_link_baseline`)."""
-        from privgraph.methods.hetedp.baselines import train_link_baseline
-
-        return train_link_baseline(self.name, data, task, splits, seed, hidden, epochs, walks=self.walks())
-
-    def privatize(
-        self, data: Any, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
-    ) -> PrivateRelease:
-        """The input graph as it is, in a :class:`~privgraph.release.PrivateRelease` stating no protection."""
-        data = _check_hetero(self.name, data)
-        guarantee = unprotected(
-            Unit.NODE_FEATURES,
-            f"{self.name} (non-private baseline)",
-            "nothing is privatized: the release is the input graph, trained on as it is",
-        )
-        fields_ = {name: "written in clear (non-private baseline)" for name in input_fields(data)}
-        return PrivateRelease(
-            self.name, self.params.to_dict(), None, data.clone(), PrivacyReport([guarantee]), fields_, {}
-        )
-
-
-@register_method
-class RGCN(_HeteroBaseline):
-    """RGCN (Schlichtkrull et al.), a non-private baseline of HeteDP's §V-A: the input, unprotected."""
-
-    name = "rgcn"
-    description = "RGCN (Schlichtkrull et al.): relational GCN, non-private heterogeneous baseline"
-    nc_model = "rgcn"
-
-
-@register_method
-class HGT(_HeteroBaseline):
-    """HGT (Hu et al.), a non-private baseline of HeteDP's §V-A: the input, unprotected."""
-
-    name = "hgt"
-    description = "HGT (Hu et al.): heterogeneous graph transformer, non-private baseline"
-    nc_model = "hgt"
-
-
-@dataclass(frozen=True)
-class MetaPath2VecParams(MethodParams):
-    """metapath2vec's walk and skip-gram settings (Dong et al. 2017, §4: d = 128, 1,000 walks of length
-    100 per node, neighbourhood 7); the defaults are ours, for CPU time
-    (:class:`~privgraph.methods.hetedp.baselines.WalkSettings`).  Node classification only: the
-    classifier trained on the embeddings (``classifier``) and on which nodes (``train_share``); the
-    embeddings do not depend on either (they depend on the trial seed and the walk settings only)."""
-
-    embedding_dim: int = param(64, "embedding dimension d")
-    walk_length: int = param(20, "length of each walk (steps along the repeated metapath)")
-    context_size: int = param(5, "skip-gram window (nodes per positive sample, PyG's context_size)")
-    walks_per_node: int = param(5, "walks started from each node of the metapath's first type, per epoch")
-    classifier: str = param(
-        "logistic",
-        "node classification's classifier on the embeddings: logistic "
-        "(scikit-learn LogisticRegression(max_iter=3000)) or svm (LinearSVC(dual=False, "
-        "max_iter=10000, random_state=0): the linear SVM of MAGNN's evaluation of embeddings)",
-    )
-    train_share: float | None = param(
-        None,
-        "node classification: train the classifier on this random share s "
-        "of the labelled target nodes, 0 < s < 1 (MAGNN's protocol: 20-80 %), "
-        "validate on min(0.05, (1 - s)/2) of them, test on the rest; default: the "
-        "task's split",
-    )
-
-    # class attributes, not parameters (no annotation): the classifiers, and with train_share s the
-    # validation share's cap (min(this, (1 - s)/2) of the labelled nodes validate; the test keeps the rest)
-    CLASSIFIERS = CLASSIFIERS
-    VALIDATION_SHARE = 0.05
-
-    def validate(self) -> None:
-        from privgraph.methods.hetedp.baselines import WalkSettings
-
-        WalkSettings(**self._walk_values())  # raises ValueError on a bad value
-        if self.classifier not in self.CLASSIFIERS:
-            raise ValueError(
-                f"metapath2vec's classifier must be one of {self.CLASSIFIERS} (logistic: "
-                f"LogisticRegression; svm: LinearSVC), got {self.classifier!r}"
-            )
-        s = self.train_share
-        if s is not None and (isinstance(s, bool) or not isinstance(s, (int, float)) or not 0 < s < 1):
-            raise ValueError(
-                f"metapath2vec's train_share must be a number in (0, 1) (the share of the labelled "
-                f"nodes that trains the classifier) or None (the task's split), got {s!r}"
-            )
-
-    def _walk_values(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("classifier", "train_share")}
-
-    def walks(self) -> Any:
-        """These settings as :class:`~privgraph.methods.hetedp.baselines.WalkSettings`."""
-        from privgraph.methods.hetedp.baselines import WalkSettings
-
-        return WalkSettings(**self._walk_values())
-
-    def validation_share(self) -> float | None:
-        """With ``train_share`` s: the share of the labelled nodes that validates,
-        ``VALIDATION_SHARE`` (0.05) or (1 − s)/2 where that is smaller (the test keeps the rest,
-        1 − s − that); None without ``train_share``."""
-        s = self.train_share
-        return None if s is None else min(self.VALIDATION_SHARE, (1 - s) / 2)
-
-    def fit_classifier(self, x: Any, y: Any) -> Any:
-        """The ``classifier`` fitted on ``(x, y)``
-        (:func:`~privgraph.methods.hetedp.nc.fit_embedding_classifier`)."""
-        return fit_embedding_classifier(x, y, self.classifier)
-
-
-@register_method
-class MetaPath2Vec(_HeteroBaseline):
-    """metapath2vec (Dong et al.), a non-private baseline of HeteDP's §V-A: the input, unprotected."""
-
-    name = "metapath2vec"
-    description = "metapath2vec (Dong et al.): random-walk embeddings along a metapath, non-private baseline"
-    Params = MetaPath2VecParams
-    nc_model = "metapath2vec"
-
-    def check_hetero_task(self, task: str, split: str) -> None:
-        """The classifier's parameters belong to node classification; ``train_share`` draws its own split."""
-        p = self.params
-        if task == "hetero-nc" and p.train_share is not None and split != "random":
-            raise ValueError(
-                f"metapath2vec's train_share draws its own random split of the labelled nodes: "
-                f"leave split at its default (got split={split!r})"
-            )
-        if task == "lp" and (p.classifier != "logistic" or p.train_share is not None):
-            raise ValueError(
-                "metapath2vec's classifier and train_share are node-classification parameters (link "
-                "prediction scores the embeddings' inner products): leave them at their defaults"
-            )
-
-    def walks(self) -> Any:
-        """The walk settings (:meth:`MetaPath2VecParams.walks`)."""
-        return self.params.walks()
-
-
 __all__ = [
-    "HGT",
-    "RGCN",
     "HeteDP",
     "HeteDPFeatures",
     "LinkRelease",
-    "MetaPath2Vec",
-    "MetaPath2VecParams",
+    "LinkReleaseSettings",
     "link_release",
     "released_link_model",
     "score_links",

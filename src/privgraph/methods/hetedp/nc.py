@@ -11,7 +11,7 @@ test micro-F1 of the epoch with the best *test* micro-F1 (``if test_mi > best_te
 
 ``nc_model="link-vgae"`` (a :class:`~privgraph.methods.hetedp.method.HeteDPParams` setting; the
 default ``"han"`` is the HAN on the DP features, §IV-A) reproduces that evaluation on *our* link
-release (:func:`~privgraph.methods.hetedp.method.link_release`: the RGCN-VGAE trained on the
+release (:func:`~privgraph.methods.hetedp.link_release.link_release`: the RGCN-VGAE trained on the
 protected relation's edges), recording the classified type's (μ, log σ) after each DP-SGD epoch
 (:class:`EpochEmbeddings`; every iterate is covered by DP-SGD's accounting, so this is
 post-processing).  :func:`classify_epochs` then picks the epoch:

@@ -1,0 +1,331 @@
+"""Parsing the user's table files (the CLI's ``--input`` and its side files; :mod:`privgraph.data.io`
+documents the formats): CSV/TSV/whitespace edge lists with an optional header and private-flag
+column, SciPy ``.npz`` adjacency matrices, and the features, labels and private-edge mask
+(``.npy`` or text).  Every defect is one :class:`~privgraph.data.files.GraphInputError` line naming
+the file (and the line); the graph checks are :mod:`privgraph.data.io`'s."""
+
+from __future__ import annotations
+
+import csv
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from privgraph.data.files import (
+    FEATURE_SUFFIXES,
+    LABEL_SUFFIXES,
+    MASK_SUFFIXES,
+    existing_file,
+    first_line,
+    input_error,
+)
+
+_COMMENTS = ("#", "%")
+_TRUE = ("1", "true")
+_FALSE = ("0", "false")
+
+
+def check_finite(x: Tensor, what: str) -> None:
+    if not x.is_floating_point():
+        return
+    bad = ~torch.isfinite(x)
+    count = int(bad.sum())
+    if count:
+        row, col = (int(i) for i in bad.nonzero()[0])
+        raise input_error(
+            f"{what} hold {count} NaN/inf values (e.g. row {row}, column {col}); fill or drop them before privatizing"
+        )
+
+
+# ---------------------------------------------------------------------------------------- files
+
+
+def _lines(path: Path, role: str) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8-sig").splitlines()
+    except UnicodeDecodeError as exc:
+        raise input_error(f"cannot read {role} file {path} as UTF-8 text: {first_line(exc)}") from exc
+    except OSError as exc:
+        raise input_error(f"cannot read {role} file {path}: {first_line(exc)}") from exc
+
+
+def _rows(path: Path, role: str) -> list[tuple[int, list[str]]]:
+    """The data rows of a text table as (line number, stripped fields): comma-separated for
+    ``.csv``, whitespace-separated otherwise; blank and comment lines skipped."""
+    lines = _lines(path, role)
+    if path.suffix.lower() == ".csv":
+        try:
+            parsed = csv.reader(lines)
+            fields_per_line = [[f.strip() for f in row] for row in parsed]
+        except csv.Error as exc:
+            raise input_error(f"{path.name}: malformed CSV: {first_line(exc)}") from exc
+        if len(fields_per_line) != len(lines):  # a quoted field spanning lines
+            raise input_error(f"{path.name}: malformed CSV (a quoted field spans several lines)")
+    else:
+        fields_per_line = [line.split() for line in lines]
+    rows = []
+    for number, (line, fields) in enumerate(zip(lines, fields_per_line), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith(_COMMENTS):
+            continue
+        rows.append((number, fields))
+    return rows
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _parse(values: list[str], numbers: list[int], kind: type, path: Path, what: str) -> np.ndarray:
+    """``values`` (strings, one per row) as an int64 or float64 array; the first bad
+    entry is named with its line."""
+    dtype = np.int64 if kind is int else np.float64
+    try:
+        return np.asarray(values, dtype=str).astype(dtype) if values else np.empty(0, dtype=dtype)
+    except (ValueError, OverflowError):
+        pass
+    out = np.empty(len(values), dtype=dtype)
+    for i, (text, number) in enumerate(zip(values, numbers)):
+        try:
+            out[i] = kind(text)
+        except (ValueError, OverflowError):
+            expected = "an integer" if kind is int else "a number"
+            raise input_error(f"{path.name}, line {number}: {what} {text!r} is not {expected}") from None
+    return out
+
+
+def _header(rows: list[tuple[int, list[str]]], columns: int) -> list[str] | None:
+    """The header row (popped from ``rows``) when one of its first ``columns`` fields is not a number."""
+    if rows and not all(_is_number(f) for f in rows[0][1][:columns]):
+        return [f.strip().strip('"').strip("'") for f in rows.pop(0)[1]]
+    return None
+
+
+def _check_widths(rows: list[tuple[int, list[str]]], width: int, path: Path, unit: str) -> None:
+    for number, fields in rows:
+        if len(fields) != width:
+            raise input_error(f"{path.name}, line {number}: expected {width} {unit}, got {len(fields)}")
+
+
+# ---------------------------------------------------------------------------------------- side files
+
+
+def _load_npy(path: Path, role: str) -> np.ndarray:
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(6)
+    except OSError as exc:
+        raise input_error(f"cannot read {role} file {path}: {first_line(exc)}") from exc
+    if magic != b"\x93NUMPY":
+        raise input_error(f"cannot read {role} file {path}: not a NumPy .npy file (write it with numpy.save)")
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise input_error(f"cannot read {role} file {path} as a NumPy .npy array: {first_line(exc)}") from exc
+    if not isinstance(array, np.ndarray):
+        raise input_error(f"{role} file {path} holds an archive of arrays, not one array (save it with numpy.save)")
+    return array
+
+
+def read_features(path: str | Path) -> Tensor:
+    """Node features [n, d] (float32) from a 2-D ``.npy`` array or a numeric text table
+    (one row per node, header optional); NaN/inf are refused."""
+    path = existing_file(path, "features", FEATURE_SUFFIXES)
+    if path.suffix.lower() == ".npy":
+        array = _load_npy(path, "features")
+        if array.dtype == np.bool_:
+            array = array.astype(np.float32)
+        if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
+            raise input_error(f"features file {path.name} holds {array.dtype} values; expected numbers")
+        if array.ndim != 2:
+            raise input_error(f"features in {path.name} must be a 2-D array [nodes, features], got shape {array.shape}")
+    else:
+        rows = _rows(path, "features")
+        if rows:
+            _header(rows, len(rows[0][1]))
+        if not rows:
+            raise input_error(f"features file {path.name} holds no rows")
+        width = len(rows[0][1])
+        _check_widths(rows, width, path, "values")
+        numbers = [number for number, fields in rows for _ in fields]
+        flat = _parse([f for _, fields in rows for f in fields], numbers, float, path, "feature value")
+        array = flat.reshape(len(rows), width)
+    x = torch.from_numpy(np.ascontiguousarray(array)).float()
+    check_finite(x, f"features in {path.name}")
+    return x
+
+
+def read_labels(path: str | Path) -> Tensor:
+    """Node labels [n] (long) from a 1-D ``.npy`` array or a text file with one integer per
+    line (header optional); labels must be integers >= 0."""
+    path = existing_file(path, "labels", LABEL_SUFFIXES)
+    if path.suffix.lower() == ".npy":
+        array = _load_npy(path, "labels")
+        if array.ndim == 2 and array.shape[1] == 1:
+            array = array[:, 0]
+        if array.ndim != 1:
+            raise input_error(f"labels in {path.name} must be a 1-D array (one per node), got shape {array.shape}")
+        if np.issubdtype(array.dtype, np.floating):
+            if not np.isfinite(array).all() or not (array == np.round(array)).all():
+                raise input_error(f"labels in {path.name} must be integers, got non-integer values")
+        elif not np.issubdtype(array.dtype, np.integer):
+            raise input_error(f"labels file {path.name} holds {array.dtype} values; expected integers")
+        y = torch.from_numpy(array.astype(np.int64))
+        where = lambda i: f"entry {i}"  # noqa: E731
+    else:
+        rows = _rows(path, "labels")
+        _header(rows, 1)
+        _check_widths(rows, 1, path, "value (one label per line)")
+        numbers = [number for number, _ in rows]
+        y = torch.from_numpy(_parse([fields[0] for _, fields in rows], numbers, int, path, "label"))
+        where = lambda i: f"line {numbers[i]}"  # noqa: E731
+    if y.numel() == 0:
+        raise input_error(f"labels file {path.name} holds no labels")
+    negative = (y < 0).nonzero()
+    if negative.numel():
+        i = int(negative[0, 0])
+        raise input_error(
+            f"labels in {path.name} must be >= 0: {negative.shape[0]} are negative (e.g. {int(y[i])} at {where(i)})"
+        )
+    return y
+
+
+def read_edge_mask(path: str | Path) -> Tensor:
+    """A private-edge mask (bool) from a 1-D ``.npy`` array of booleans or 0/1 values."""
+    path = existing_file(path, "private-edge mask", MASK_SUFFIXES)
+    array = _load_npy(path, "private-edge mask")
+    if array.ndim != 1:
+        raise input_error(
+            f"private-edge mask in {path.name} must be a 1-D array (one entry per edge), got shape {array.shape}"
+        )
+    if array.dtype != np.bool_:
+        if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
+            raise input_error(f"private-edge mask in {path.name} holds {array.dtype} values; expected 0/1 or booleans")
+        bad = ~((array == 0) | (array == 1))
+        if bad.any():
+            raise input_error(
+                f"private-edge mask in {path.name} must hold only 0/1 (or booleans): "
+                f"{int(bad.sum())} other values (e.g. {array[bad][0].item()!r} at entry "
+                f"{int(bad.nonzero()[0][0])})"
+            )
+    return torch.from_numpy(array.astype(np.bool_))
+
+
+# ---------------------------------------------------------------------------------------- graph files
+
+
+def _private_index(private_column: str, header: list[str] | None, width: int, path: Path) -> int:
+    if header is not None and private_column in header:
+        index = header.index(private_column)
+    elif private_column.strip().isdigit():
+        index = int(private_column)
+    elif header is None:
+        raise input_error(
+            f"{path.name} has no header row, so the private column must be a 0-based column "
+            f"index, got {private_column!r}"
+        )
+    else:
+        raise input_error(f"{path.name} has no column {private_column!r} (columns: {', '.join(header)})")
+    if index < 2:
+        raise input_error(
+            f"the private column {private_column!r} of {path.name} is its "
+            f"{'source' if index == 0 else 'target'} column; the private flag needs a column of its own"
+        )
+    if index >= width:
+        raise input_error(f"{path.name} has {width} columns, so there is no column {index} for the private flag")
+    return index
+
+
+PRIVATE_HEADER = "private"  # a header column of this name is the private flag by default
+
+
+def read_edge_list(
+    path: Path, private_column: str | None, mask_file: bool, notes: list[str]
+) -> tuple[Tensor, Tensor | None, np.ndarray]:
+    """(edge_index [2, E], the private column's mask or None, the line of each edge).  Without
+    ``private_column`` (and no ``mask_file``) a header column named ``private`` is the flag."""
+    rows = _rows(path, "graph")
+    header = _header(rows, 2)
+    named = [h for h in header or [] if h.lower() == PRIVATE_HEADER]
+    if private_column is None and not mask_file and named and header.index(named[0]) >= 2:
+        private_column = named[0]
+        notes.append(f"column {named[0]!r} read as the private-edge flag (choose another with --private-column)")
+    if not rows:
+        raise input_error(f"no edges in {path}: the edge list is empty")
+    width = len(header) if header is not None else len(rows[0][1])
+    if width < 2:
+        raise input_error(f"{path.name}, line {rows[0][0]}: expected two columns (source, target), got {width}")
+    _check_widths(rows, width, path, "columns")
+    numbers = [number for number, _ in rows]
+    src = _parse([fields[0] for _, fields in rows], numbers, int, path, "node id")
+    dst = _parse([fields[1] for _, fields in rows], numbers, int, path, "node id")
+    negative = (src < 0) | (dst < 0)
+    if negative.any():
+        i = int(negative.nonzero()[0][0])
+        raise input_error(
+            f"{path.name}, line {numbers[i]}: negative node id {min(src[i], dst[i])} (node ids are 0..n-1)"
+        )
+    mask = None
+    used = {0, 1}
+    if private_column is not None:
+        index = _private_index(str(private_column), header, width, path)
+        used.add(index)
+        flags = np.empty(len(rows), dtype=np.bool_)
+        for i, (number, fields) in enumerate(rows):
+            value = fields[index].lower()
+            if value not in _TRUE + _FALSE:
+                raise input_error(
+                    f"{path.name}, line {number}: the private flag must be 0/1 or true/false, got {fields[index]!r}"
+                )
+            flags[i] = value in _TRUE
+        mask = torch.from_numpy(flags)
+    ignored = [header[i] if header is not None else str(i) for i in range(width) if i not in used]
+    if ignored:
+        flags = (
+            "the private-edge mask file"
+            if mask_file
+            else f"column {header[index] if header is not None else index}"
+            if mask is not None
+            else None
+        )
+        notes.append(
+            f"{'column' if len(ignored) == 1 else 'columns'} {', '.join(ignored)} ignored (only source and "
+            f"target are read{f', and the private flags from {flags}' if flags else ''})"
+        )
+    edge_index = torch.from_numpy(np.stack([src, dst]))
+    return edge_index, mask, np.asarray(numbers, dtype=np.int64)
+
+
+def read_npz(path: Path) -> tuple[Tensor, int]:
+    import scipy.sparse as sp
+
+    if not zipfile.is_zipfile(path):
+        raise input_error(f"cannot read {path}: not a SciPy sparse .npz archive (write it with scipy.sparse.save_npz)")
+    try:
+        matrix = sp.load_npz(path)
+    except Exception as exc:  # noqa: BLE001 - zip / pickle / format errors alike
+        raise input_error(
+            f"cannot read {path} as a SciPy sparse matrix (scipy.sparse.save_npz): {first_line(exc)}"
+        ) from exc
+    rows, cols = matrix.shape
+    if rows != cols:
+        raise input_error(f"the adjacency matrix in {path.name} must be square, got {rows}×{cols}")
+    coo = matrix.tocoo()
+    keep = coo.data != 0  # explicitly stored zeros are not edges
+    row, col, weight = coo.row[keep], coo.col[keep], coo.data[keep]
+    off = weight != 1
+    if off.any():
+        raise input_error(
+            f"the adjacency matrix in {path.name} has {int(off.sum())} entries other than 0/1 "
+            f"(e.g. {weight[off][0].item()!r}); privgraph reads unweighted graphs: binarize it"
+        )
+    order = np.lexsort((col, row))
+    edge_index = torch.from_numpy(np.stack([row[order], col[order]]).astype(np.int64))
+    return edge_index, int(rows)

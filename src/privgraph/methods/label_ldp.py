@@ -1,0 +1,71 @@
+"""Label LDP (LPGNN's, Sajadmanesh & Gatica-Perez; slides §5), for every node-classification method.
+
+Training/validation nodes report their label through k-ary randomized response
+(:func:`report_labels`, the one-time label collection); the server denoises by KProp
+propagation of the noisy one-hot labels (K_y steps) and takes the arg-max
+(:func:`denoise_labels`).  With K_y = 0 the noisy labels are used as they are, with
+forward loss correction by the known randomized-response channel.  :func:`label_spend`
+declares the spend on the node labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch_geometric.data import Data
+
+from privgraph.accounting import PrivacyGuarantee, Unit
+from privgraph.accounting.ledger import Spend
+from privgraph.mechanisms import RandomizedResponse, RandomSource
+from privgraph.nn import KProp
+
+
+@dataclass
+class LabelReports:
+    """Randomized-response label reports of training/validation nodes (-1: not collected)."""
+
+    reported: torch.Tensor
+    mechanism: RandomizedResponse
+
+    def guarantee(self) -> PrivacyGuarantee:
+        return self.mechanism.guarantee().with_note(
+            "labels of training/validation nodes only; test nodes report no label"
+        )
+
+
+def report_labels(data: Data, epsilon_y: float, rng: RandomSource, num_classes: int | None = None) -> LabelReports:
+    """Node side: k-ary randomized response on the label of every training and
+    validation node (the one-time label collection)."""
+    for name in ("y", "train_mask", "val_mask"):
+        if getattr(data, name, None) is None:
+            raise ValueError(f"label privacy needs data.{name}")
+    k = int(num_classes or int(data.y.max()) + 1)
+    rr = RandomizedResponse(epsilon_y, k)
+    labelled = data.train_mask | data.val_mask
+    reported = torch.full_like(data.y, -1)
+    reported[labelled] = rr.perturb(data.y[labelled], rng)
+    return LabelReports(reported, rr)
+
+
+def denoise_labels(data: Data, reports: LabelReports, label_steps: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Server side (post-processing): KProp propagation of the noisy one-hot
+    labels for ``label_steps`` steps and arg-max (nodes whose propagated
+    vector is empty keep their own report).  ``label_steps = 0`` keeps the
+    reports and returns the randomized-response channel for forward loss
+    correction.  Returns ``(observed labels, transition matrix or None)``.
+    """
+    reported, k = reports.reported, reports.mechanism.k
+    labelled = reported >= 0
+    if label_steps == 0:
+        return reported.clone(), reports.mechanism.transition_matrix().to(torch.float32)
+    onehot = torch.zeros((reported.numel(), k))
+    onehot[labelled] = torch.nn.functional.one_hot(reported[labelled], k).float()
+    votes = KProp(label_steps, "mean", cached=False)(onehot, data.edge_index)
+    observed = torch.where(votes.sum(dim=1) > 0, votes.argmax(dim=1), reported)
+    return torch.where(labelled, observed, torch.full_like(observed, -1)), None
+
+
+def label_spend(label_epsilon: float | None) -> list[Spend]:
+    """LPGNN's label LDP (``label_epsilon``) spends ε_y per node label; nothing without it."""
+    return [] if label_epsilon is None else [Spend(Unit.NODE_LABEL, float(label_epsilon))]
