@@ -32,7 +32,7 @@ DATA, PRIVACY, METHOD, TRAINING, OUTPUT = "Data", "Privacy", "Method", "Training
 ATTACK_HELP = "an attack: `privgraph attacks` lists them, with their threat models and parameters"
 
 
-# the options that describe the user's own graph, shared by run and release
+# the options that describe the user's own graph (InputOptions, below: run, attack, release and audit)
 INPUT_OPTION = typer.Option(None, "--input", help=INPUT_HELP, rich_help_panel=DATA)
 FEATURES_OPTION = typer.Option(None, help="--input's node features (.npy or .csv)", rich_help_panel=DATA)
 LABELS_OPTION = typer.Option(None, help="--input's node labels (.npy, .csv or .txt)", rich_help_panel=DATA)
