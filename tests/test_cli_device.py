@@ -73,12 +73,12 @@ def test_run_on_the_cpu_records_the_device(tmp_path):
 def test_the_device_reaches_the_spec_the_release_and_the_audit(tmp_path, monkeypatch):
     """What each command hands on (the work itself replaced by a stand-in that reports what it was given)."""
     import privgraph.audit
-    import privgraph.cli
+    import privgraph.cli.run
     import privgraph.experiments
     import privgraph.experiments.release
 
     specs = []
-    monkeypatch.setattr(privgraph.cli, "_run_and_print", lambda spec, db, format: specs.append(spec))
+    monkeypatch.setattr(privgraph.cli.run, "_run_and_print", lambda spec, db, format: specs.append(spec))
 
     def refuse(what):
         def stand_in(*args, device=None, **kwargs):

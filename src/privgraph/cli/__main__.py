@@ -1,0 +1,5 @@
+"""``python -m privgraph.cli``: the command line."""
+
+from privgraph.cli import main
+
+main()

@@ -1,0 +1,170 @@
+"""``privgraph release``: a method's release written once, with its privacy report (and the ledger's check)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+
+from privgraph.cli.checks import _epsilons, _method, _prepare
+from privgraph.cli.console import _fail, out_console, user_errors
+from privgraph.cli.inputs import _input_spec
+from privgraph.cli.ledger import _open_ledger
+from privgraph.cli.options import (
+    DATA,
+    DATASET_OPTION,
+    DEVICE_HELP,
+    METHOD,
+    METHOD_HELP,
+    OUTPUT,
+    PARAM_HELP,
+    PRIVACY,
+    InputOptions,
+    input_options,
+)
+from privgraph.cli.render import print_report
+from privgraph.progress import console_progress
+
+
+class ReleaseFormat(str, Enum):
+    """How ``release`` writes the data (privgraph.release_formats): each opens without privgraph."""
+
+    pt = "pt"
+    npz = "npz"
+    csv = "csv"
+
+
+@input_options
+def release(
+    method: str = typer.Argument(..., help=METHOD_HELP),
+    output: Path = typer.Option(
+        ...,
+        "-o",
+        "--output",
+        help="the release's file (its folder must exist unless --mkdir); the report goes to OUTPUT.json",
+        rich_help_panel=OUTPUT,
+    ),
+    release_format: ReleaseFormat = typer.Option(
+        ReleaseFormat.pt,
+        "--format",
+        help="pt: a dict of tensors (torch.load); npz: arrays (numpy.load); csv: OUTPUT.edges.csv and "
+        "OUTPUT.nodes.csv (one per type for a heterogeneous graph)",
+        rich_help_panel=OUTPUT,
+    ),
+    mkdir: bool = typer.Option(False, "--mkdir", help="create OUTPUT's folder if missing", rich_help_panel=OUTPUT),
+    dataset: str = DATASET_OPTION,
+    inputs: InputOptions = InputOptions(),
+    private_ratio: float | None = typer.Option(
+        None, "--private-ratio", help="fraction ρ of edges marked private", rich_help_panel=DATA
+    ),
+    epsilon: str | None = typer.Option(
+        None,
+        help="privacy budget ε (the method's own meaning; default 1 for a private method)",
+        rich_help_panel=PRIVACY,
+    ),
+    epsilon_y: float | None = typer.Option(
+        None, "--epsilon-y", help="also protect the labels (label LDP)", rich_help_panel=PRIVACY
+    ),
+    param: list[str] = typer.Option([], "--param", help=PARAM_HELP, rich_help_panel=METHOD),
+    seed: int = typer.Option(
+        0,
+        help="seed of the split and the annotations (and of the noise only with --reproducible)",
+        rich_help_panel=PRIVACY,
+    ),
+    secure: bool = typer.Option(
+        False,
+        "--secure",
+        help="noise from the OS cryptographic source (the default; nothing recorded can regenerate it)",
+        rich_help_panel=PRIVACY,
+    ),
+    reproducible: bool = typer.Option(
+        False,
+        "--reproducible",
+        help="draw the noise from --seed and record it: anyone with the seed can remove "
+        "the noise, so the file is for research only",
+        rich_help_panel=PRIVACY,
+    ),
+    allow_non_private: bool = typer.Option(
+        False,
+        "--allow-non-private",
+        help="write the release of a method that protects nothing",
+        rich_help_panel=PRIVACY,
+    ),
+    diagnostics: bool = typer.Option(
+        False,
+        "--diagnostics",
+        help="also write the release details (exact counts, clipping rates, MCMC traces): "
+        "data-dependent, not covered by the guarantee — for the curator's own copy",
+        rich_help_panel=OUTPUT,
+    ),
+    device: str | None = typer.Option(
+        None,
+        "--device",
+        help=DEVICE_HELP + "; where a method that trains (PPCVGAE, HeteDP) trains",
+        rich_help_panel=METHOD,
+    ),
+    ledger: Path | None = typer.Option(
+        None,
+        "--ledger",
+        help="the dataset's ledger (JSON): the release is checked against its budget before any noise "
+        "and recorded (`privgraph ledger FILE` prints it)",
+        rich_help_panel=PRIVACY,
+    ),
+) -> None:
+    """Privatize a graph (or train and release an embedding or link model) once and write it
+    with its privacy report (OUTPUT + OUTPUT.json).  The noise comes from the OS cryptographic
+    source unless --reproducible; diagnostics are left out unless --diagnostics."""
+    if secure and reproducible:
+        _fail("--secure and --reproducible exclude each other (--secure is the default)")
+    epsilons = _epsilons([epsilon]) if epsilon is not None else []
+    prepared = _prepare(method, param, [], None, epsilons, epsilon_y, inputs.named(dataset), device)
+    if not output.parent.is_dir():
+        if not mkdir:
+            _fail(f"cannot write {output}: the folder {output.parent} does not exist (--mkdir creates it)")
+        if not _writable(output.parent):
+            _fail(f"cannot write {output}: its folder cannot be created")
+    spec, notes = _input_spec(
+        method, param, [], prepared, inputs, dataset, device, epsilons=epsilons, trials=1, seed=seed,
+        epsilon_y=epsilon_y, secure=not reproducible and _adds_noise(method, epsilon), private_ratio=private_ratio,
+    )  # fmt: skip
+    from privgraph.experiments.release import check_release, release_file
+
+    with user_errors():
+        check_release(spec, allow_non_private)
+
+    # the ledger is named by --input's file name (with its suffix; the spec: its stem)
+    book = None if ledger is None else _open_ledger(ledger, dataset=inputs.input.name if inputs.input else dataset)
+    # what the input or the options do not allow: a user error (2); a RuntimeError: the release failed (1)
+    with user_errors(failures=(RuntimeError,)):
+        with console_progress() as progress:
+            path, report_path, rel = release_file(
+                spec,
+                output,
+                progress,
+                diagnostics,
+                allow_non_private,
+                notes,
+                release_format.value,
+                book and book.for_file(output),
+            )
+    print_report(rel.report)
+    raw = [name for name, status in rel.fields.items() if not status.startswith(("privatized", "withheld"))]
+    if raw:
+        out_console.print(f"fields written as given (not protected): {escape(', '.join(raw))}")
+    out_console.print(f"wrote {', '.join(str(f) for f in rel.files(output, release_format.value))}")
+
+
+def _adds_noise(method: str, epsilon: str | None) -> bool:
+    """Whether the release draws noise: ε given, or a private method whose ε has a default."""
+    info = _method(method)["info"]
+    return (epsilon is not None and epsilon.lower() != "none") or (info["private"] and not info["epsilon_optional"])
+
+
+def _writable(folder: Path) -> bool:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return True
+    except OSError:
+        return False
