@@ -38,7 +38,7 @@ from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.methods.label_ldp import (
     LabelReports,
     denoise_labels,
-    label_spend,  # also re-exported here for heterorr (imports it from base)
+    label_spend,
     report_labels,
 )
 from privgraph.nn import NodeClassifier

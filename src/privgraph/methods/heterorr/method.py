@@ -51,7 +51,6 @@ from privgraph.methods.base import (
     Method,
     MethodParams,
     Release,
-    label_spend,
     param,
     public_features,
     register_method,
@@ -67,6 +66,7 @@ from privgraph.methods.heterorr.edges import (
 )
 from privgraph.methods.heterorr.hrg import check_noise_floor
 from privgraph.methods.heterorr.scores import budget_shares, check_gamma, importance_scores, sensitivity_scores
+from privgraph.methods.label_ldp import label_spend
 from privgraph.methods.lpgnn import LPGNN, FeatureParams
 from privgraph.progress import ProgressHook
 
