@@ -222,6 +222,7 @@ def test_black_box_audit_runs_through_the_registered_definition():
     report = audit("node-dpsgd", 2.0, samples=16, epochs=1)
     (row,) = report.rows
     assert row.unit == Unit.NODE_WITH_EDGES and row.epsilon == 2.0 and row.verdict == "consistent"
+    assert any("refused by this release" in note for note in row.notes)  # the adversarial hub pair
 
 
 # ---------------------------------------------------------------- attack
