@@ -26,7 +26,9 @@ SMALL = {  # keep the slow ones short
     "dpgcn": {"epochs": 10},
     "gap-edp": {"encoder_epochs": 5, "epochs": 5},
     "gap-inf": {"encoder_epochs": 5, "epochs": 5},
-    "gap-ndp": {"encoder_epochs": 2, "epochs": 2, "batch_size": 16, "max_degree": 5},
+    # node level: D, K ≥ every degree of user_graph (90 nodes; refused above the bound), N its 45 training nodes
+    "gap-ndp": {"encoder_epochs": 2, "epochs": 2, "batch_size": 16, "max_degree": 90, "num_train": 45},
+    "node-dpsgd": {"epochs": 2, "max_degree": 90, "num_train": 45},
     "hetedp": {"edge_type": ("paper", "written_by", "author"), "epochs": 2, "batch_size": 64, "edge_count": 200},
 }
 

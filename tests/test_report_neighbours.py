@@ -38,6 +38,8 @@ def _method(name: str):
         from privgraph.audit.graphs import HETERO_EDGE_TYPE
 
         method = method.with_params(edge_type=HETERO_EDGE_TYPE, edge_count=60)
+    if getattr(method.params, "num_train", "unset") is None:  # node-level DP-SGD's public N, as the audit sets it
+        method = method.with_params(num_train=int(data.train_mask.sum()))
     return method, data
 
 

@@ -42,6 +42,8 @@ def _specs() -> list[tuple[str, dict]]:
             kw = {"dataset": "sbm", "synthetic": SMALL, "private_ratio": 0.2 if cls.needs_private_edges else None}
             if "convergence" in {f.name for f in dataclasses.fields(cls.Params)}:  # pHRG: the chain's claim waived
                 kw["params"] = {"mcmc_steps": 2000, "convergence": "waive"}  # (the path is what is compared)
+            if name in ("gap-ndp", "node-dpsgd"):  # node level: a degree bound above every degree of the graph
+                kw["params"] = {"max_degree": SMALL["num_nodes"]}
             out.append((name, kw))
             if name == "lpgnn":
                 out.append((name, {**kw, "epsilon_y": 2.0}))
@@ -80,6 +82,8 @@ def _api_release(exp: Experiment, tdata, eps, k: int, stream: tuple[int, ...]):
     seed = spec.seed
     if task.name == "nc":
         labels = None if spec.epsilon_y is None else report_labels(tdata, spec.epsilon_y, release_source(seed, 2, k))
+        if getattr(method.params, "num_train", "unset") is None:  # node-level DP-SGD: the public split's count
+            method = method.with_params(num_train=int(tdata.train_mask.sum()))
         return release_with(method, tdata, eps, seed=seed, stream=stream, labels=labels)
     if task.name == "attribute":
         return release_with(method, tdata, eps, seed=seed, stream=stream, trained=method.train(tdata, seed))

@@ -35,6 +35,16 @@ def graph():
     return sbm_graph(num_nodes=300, num_features=60, feature_signal=0.1, avg_degree=10, seed=0)
 
 
+def max_degree(data) -> int:
+    return int(torch.bincount(data.edge_index[0], minlength=data.num_nodes).max())
+
+
+def ndp_params(data, **params):
+    """GAP-NDP's parameters within the bounded-degree domain of ``data``: D its largest degree (the tests'
+    stand-in for a public cap), N its training-node count (public here)."""
+    return {"max_degree": max_degree(data), "num_train": int(data.train_mask.sum()), "batch_size": 32, **params}
+
+
 def _dp_accounting(parts, delta):
     import dp_accounting
 
@@ -148,7 +158,8 @@ def test_guarantees_and_calibration(graph):
     assert edp.details["noise_multiplier"] == pytest.approx(sigma)
     assert edp.details["noise_std"] == pytest.approx(sigma * math.sqrt(2))  # Δ = √2 per hop
     assert edp.fields["edge_index"].startswith("withheld") and "y" in edp.data
-    ndp = pg.privatize(graph, "gap-ndp", epsilon=4.0, seed=0, max_degree=5, batch_size=32, **FAST)
+    D = max_degree(graph)
+    ndp = pg.privatize(graph, "gap-ndp", epsilon=4.0, seed=0, **ndp_params(graph), **FAST)
     g = ndp.report.guarantees[0]
     assert g.unit == Unit.NODE_WITH_EDGES and g.epsilon == 4.0
     n_train = int(graph.train_mask.sum())
@@ -161,11 +172,12 @@ def test_guarantees_and_calibration(graph):
         <= 4.0
         < composed_epsilon(tuple((s * 0.99, q, t) for s, q, t in parts), g.delta)
     )
-    assert ndp.details["noise_std"] == pytest.approx(sigma * math.sqrt(5))
+    assert ndp.details["noise_std"] == pytest.approx(sigma * math.sqrt(D))
     # the release is the modules' weights; the hop tables (a row per node, x⁰ a function of the node's own
     # features) are not: node-level DP covers the trained weights, not per-node outputs
     assert {k.split(".")[0] for k in ndp.model_state} == {"encoder", "classifier", "noise_std"}
-    assert float(ndp.model_state["noise_std"]) == pytest.approx(ndp.details["noise_multiplier"] * math.sqrt(5))
+    assert float(ndp.model_state["noise_std"]) == pytest.approx(ndp.details["noise_multiplier"] * math.sqrt(D))
+    assert "bounded-degree node-DP" in " ".join(g.notes) and ndp.details["within_bound"]
     assert "x" not in ndp.data and ndp.fields["x"].startswith("withheld")
 
 
@@ -214,14 +226,14 @@ def test_sparse_features_take_the_sparse_first_layer_with_the_dense_result(graph
     sparse_graph.x = x
     few = {"encoder_epochs": 2, "epochs": 2}
     edp = pg.privatize(sparse_graph, "gap-edp", epsilon=1.0, seed=0, **few)
-    pg.privatize(sparse_graph, "gap-ndp", epsilon=4.0, seed=0, max_degree=5, batch_size=32, **few)
+    pg.privatize(sparse_graph, "gap-ndp", epsilon=4.0, seed=0, **ndp_params(graph), **few)
     assert seen == {"gap-edp": True, "gap-ndp": False}
     tables = edp.data.x.reshape(graph.num_nodes, 3, -1)
     assert not tables.is_sparse and torch.allclose(tables.norm(dim=-1), torch.ones(graph.num_nodes, 3), atol=1e-5)
 
 
 def test_ndp_fit_evaluates_the_released_classifier(graph, tmp_path):
-    rel = pg.privatize(graph, "gap-ndp", epsilon=None, seed=0, max_degree=5, batch_size=32, **FAST)
+    rel = pg.privatize(graph, "gap-ndp", epsilon=None, seed=0, **ndp_params(graph), **FAST)
     assert "y" not in rel.data and rel.fields["y"].startswith("withheld")  # the labels are in the node-level unit
     with pytest.raises(ValueError, match="truth=data"):
         pg.fit(rel)
@@ -256,3 +268,92 @@ def test_parameters_are_validated():
         get_method("gap-ndp", max_degree=0)
     with pytest.raises(ValueError, match="delta"):
         get_method("gap-edp", delta=2.0)
+
+
+# ---------------------------------------------------------------- the bounded-degree domain (issue 42)
+
+
+def test_a_graph_above_the_bound_is_refused_before_anything_is_drawn(graph, monkeypatch):
+    """The default refuses a graph with a degree above D: before the encoder trains or any noise is drawn,
+    with one error that names no degree of the graph."""
+    from privgraph.methods import gap
+    from privgraph.methods.node_domain import DegreeAboveBound
+
+    def never(*args, **kwargs):
+        raise AssertionError("trained or drew noise before refusing")
+
+    monkeypatch.setattr(gap, "train_dpsgd", never)
+    monkeypatch.setattr(gap, "perturbed_aggregation", never)
+    D = max_degree(graph)
+    for eps in (4.0, None):
+        with pytest.raises(DegreeAboveBound, match="over_bound=sample") as refused:
+            pg.privatize(graph, "gap-ndp", epsilon=eps, seed=0, **ndp_params(graph, max_degree=D - 1), **FAST)
+        assert str(D) not in str(refused.value).replace(f"max_degree={D - 1}", "")
+
+
+def test_sampling_above_the_bound_claims_nothing_and_is_the_default_within_it(graph):
+    """over_bound=sample: above the bound the authors' sampling, released with ε = ∞ (and declared so before
+    it runs); within the bound the same release as the default, bit for bit (nothing sampled)."""
+    few = {"encoder_epochs": 3, "epochs": 3}
+    above = pg.privatize(
+        graph, "gap-ndp", epsilon=4.0, seed=0, **ndp_params(graph, max_degree=5, over_bound="sample"), **few
+    )
+    g = above.report.guarantees[0]
+    assert math.isinf(g.epsilon) and "NO node-level guarantee" in " ".join(g.notes)
+    assert above.details["within_bound"] is False
+    assert math.isinf(get_method("gap-ndp", over_bound="sample").planned_spend(4.0)[0].epsilon)
+    assert get_method("gap-ndp").planned_spend(4.0)[0].epsilon == 4.0
+    default = pg.privatize(graph, "gap-ndp", epsilon=4.0, seed=0, **ndp_params(graph), **few)
+    sampled = pg.privatize(graph, "gap-ndp", epsilon=4.0, seed=0, **ndp_params(graph, over_bound="sample"), **few)
+    assert default.model_state.keys() == sampled.model_state.keys()
+    assert all(torch.equal(default.model_state[k], sampled.model_state[k]) for k in default.model_state)
+    assert sampled.report.guarantees[0].epsilon == 4.0
+
+
+def test_the_freed_slot_cascade_moves_a_sum_by_more_than_root_d():
+    """Why the sampling is not node-level DP above the bound: remove a hub whose spokes all have D + 1 edges.
+    Without the hub every spoke keeps its D leaves; with it each spoke keeps D of D + 1, dropping a leaf's edge
+    2 times in 3 (D = 2): about 100 of the 150 spokes' leaves lose their spoke's x — one hop's sum moves by far
+    more than √D, for any draw of the sampling."""
+    from privgraph.audit.graphs import hub_above_bound
+
+    D, spokes = 2, 150
+    data = hub_above_bound(D, spokes)
+    without = data.edge_index[:, (data.edge_index[0] != 0) & (data.edge_index[1] != 0)]
+    x = F.normalize(torch.randn(data.num_nodes, 8, generator=torch.Generator().manual_seed(0)), dim=-1)
+    reference = neighbour_sum(x, bound_out_degree(without, data.num_nodes, D, make_generator(0)))
+    assert torch.equal(reference, neighbour_sum(x, without))  # without the hub: within the bound, all kept
+    for seed in range(3):
+        diff = neighbour_sum(x, bound_out_degree(data.edge_index, data.num_nodes, D, make_generator(seed))) - reference
+        diff[0] = 0  # the hub's own row is not compared
+        assert float(diff.norm()) > 4 * math.sqrt(D)
+    with pytest.raises(ValueError, match="over_bound=sample"):  # the default refuses the graph with the hub
+        get_method("gap-ndp", max_degree=D, num_train=data.num_nodes).release(data, 1.0, make_generator(0))
+
+
+def test_num_train_is_public_and_sets_sigma_and_delta(graph):
+    """σ, δ and the report are functions of the public num_train, not of the data's count: equal on graphs
+    with 20 and 19 training nodes; a private release without num_train is refused before anything is drawn."""
+    from privgraph.methods.node_domain import NeedsNumTrain
+
+    small = graph.clone()
+    train = torch.zeros(graph.num_nodes, dtype=torch.bool)
+    train[:20] = True
+    small.train_mask = train
+    fewer = small.clone()
+    fewer.train_mask = train.clone()
+    fewer.train_mask[19] = False
+    few = {"encoder_epochs": 2, "epochs": 2, "batch_size": 8}
+    params = {**ndp_params(graph), **few, "num_train": 20}
+    a = pg.privatize(small, "gap-ndp", epsilon=1.0, seed=0, **params)
+    b = pg.privatize(fewer, "gap-ndp", epsilon=1.0, seed=0, **params)
+    assert a.details["noise_multiplier"] == b.details["noise_multiplier"]
+    assert a.details["steps"] == b.details["steps"]
+    assert a.report.guarantees[0] == b.report.guarantees[0]
+    assert a.report.guarantees[0].delta == 0.01  # the authors' rule on num_train = 20
+    c = pg.privatize(fewer, "gap-ndp", epsilon=1.0, seed=0, **{**params, "num_train": 19})
+    assert c.details["noise_multiplier"] != a.details["noise_multiplier"]  # the public N does set σ
+    with pytest.raises(NeedsNumTrain, match="num_train"):
+        pg.privatize(small, "gap-ndp", epsilon=1.0, seed=0, **{**params, "num_train": None})
+    with pytest.raises(ValueError, match="num_train"):
+        get_method("gap-ndp", num_train=0)

@@ -148,9 +148,17 @@ def small_data(seed: int = 0) -> Data:
     return sbm_graph(400, num_classes=3, num_features=30, avg_degree=6, feature_signal=0.3, seed=seed)
 
 
+def within(data: Data, **params) -> dict:
+    """node-dpsgd's parameters within the bounded-degree domain of ``data``: K its largest out-degree (the
+    tests' stand-in for a public cap), N its training-node count (public: the split is a public field)."""
+    k = int(torch.bincount(data.edge_index[0], minlength=data.num_nodes).max())
+    return {"max_degree": k, "num_train": int(data.train_mask.sum()), **params}
+
+
 def test_release_reproducible_and_guarantee():
     data = small_data()
-    method = get_method("node-dpsgd", epochs=2, batch_size=32, max_degree=4)
+    k = within(data)["max_degree"]
+    method = get_method("node-dpsgd", epochs=2, batch_size=32, **within(data))
     a = method.privatize(data, 4.0, make_generator(5))
     b = method.privatize(data, 4.0, make_generator(5))
     c = method.privatize(data, 4.0, make_generator(6))
@@ -159,7 +167,7 @@ def test_release_reproducible_and_guarantee():
     g = a.report.guarantees[0]
     assert g.unit == Unit.NODE_WITH_EDGES and g.epsilon == 4.0 and g.delta == 1e-5
     n_train = int(data.train_mask.sum())
-    accountant = node_level_epsilon(a.details["noise_multiplier"], n_train, 32, 4, 2 * n_train // 32, 1e-5)
+    accountant = node_level_epsilon(a.details["noise_multiplier"], n_train, 32, k, 2 * n_train // 32, 1e-5)
     assert a.details["accountant_epsilon"] == pytest.approx(accountant)
     assert a.details["steps"] == 2 * n_train // 32
     assert 3.99 < accountant <= 4.0  # σ is the smallest that meets the target
@@ -179,7 +187,7 @@ def test_release_reproducible_and_guarantee():
 
 def test_learns_without_noise_and_is_worse_with_much_noise():
     data = small_data(1)
-    method = get_method("node-dpsgd", epochs=30, batch_size=32, max_degree=5, lr=0.02)
+    method = get_method("node-dpsgd", epochs=30, batch_size=32, lr=0.02, **within(data))
     accuracy = {}
     for eps in (None, 0.1):
         rel = method.privatize(data, eps, make_generator(0))
@@ -214,6 +222,7 @@ def test_black_box_audit_runs_through_the_registered_definition():
     report = audit("node-dpsgd", 2.0, samples=16, epochs=1)
     (row,) = report.rows
     assert row.unit == Unit.NODE_WITH_EDGES and row.epsilon == 2.0 and row.verdict == "consistent"
+    assert any("refused by this release" in note for note in row.notes)  # the adversarial hub pair
 
 
 # ---------------------------------------------------------------- attack
@@ -223,7 +232,7 @@ def test_membership_inference_runs_and_reports():
     from privgraph.attacks import get_attack, train_target
 
     data = small_data(2)
-    method = get_method("node-dpsgd", epochs=30, batch_size=32, max_degree=5, lr=0.02)
+    method = get_method("node-dpsgd", epochs=30, batch_size=32, lr=0.02, **within(data))
     auc = {}
     for eps in (None, 0.5):
         target = train_target(method, data, eps, 0)
@@ -231,3 +240,68 @@ def test_membership_inference_runs_and_reports():
         auc[eps] = result.metrics["attack_auc"]
         assert 0.0 <= auc[eps] <= 1.0 and len(result.scores) == len(result.truth)
     assert auc[0.5] < 0.6  # little to learn about members at small ε
+
+
+# ---------------------------------------------------------------- the bounded-degree domain (issue 42)
+
+
+def test_a_graph_above_the_bound_is_refused_and_sampling_claims_nothing():
+    """Default: a graph with an out-degree above K is refused before any training; over_bound=sample: the
+    paper's sampling, released with ε = ∞ (declared so before it runs); within K the two are the same release."""
+    from privgraph.methods import node_dpsgd
+    from privgraph.methods.node_domain import DegreeAboveBound
+
+    data = small_data()
+    params = within(data, epochs=1, batch_size=32)
+    k = params["max_degree"]
+    with pytest.raises(DegreeAboveBound, match="over_bound=sample"):
+        get_method("node-dpsgd", **{**params, "max_degree": k - 1}).privatize(data, 4.0, make_generator(0))
+    above = get_method("node-dpsgd", **{**params, "max_degree": 3, "over_bound": "sample"})
+    rel = above.privatize(data, 4.0, make_generator(0))
+    g = rel.report.guarantees[0]
+    assert math.isinf(g.epsilon) and "NO node-level guarantee" in " ".join(g.notes)
+    assert rel.details["within_bound"] is False and math.isinf(above.planned_spend(4.0)[0].epsilon)
+    a = get_method("node-dpsgd", **params).privatize(data, 4.0, make_generator(0))
+    b = get_method("node-dpsgd", **params, over_bound="sample").privatize(data, 4.0, make_generator(0))
+    assert all(torch.equal(a.model_state[n], b.model_state[n]) for n in a.model_state)
+    assert a.report.guarantees[0].epsilon == b.report.guarantees[0].epsilon == 4.0
+    assert node_dpsgd.NodeDPSGDParams().num_train is None  # no default count: given, or refused with ε
+
+
+def test_the_freed_slot_cascade_moves_more_than_k_plus_one_terms():
+    """The paper's Ĝ on the adversarial pair: a hub whose spokes all have K + 1 edges.  Without the hub Ĝ is the
+    input; with it each spoke keeps K of its K + 1 out-edges, so the leaves whose spoke drops their edge change
+    their aggregate: far more than K + 1 loss terms differ (Δ = 2(K+1)C does not hold)."""
+    from privgraph.audit.graphs import hub_above_bound
+
+    k, spokes = 1, 60
+    data = hub_above_bound(k, spokes)
+    without = data.edge_index[:, (data.edge_index[0] != 0) & (data.edge_index[1] != 0)]
+    x = torch.randn(data.num_nodes, 4, generator=torch.Generator().manual_seed(0)).double()
+    x0 = x.clone()
+    x0[0] = 0
+    reference = aggregate(x0, bound_degree(without, k, make_generator(0)), "sage", "mean")
+    for seed in range(3):
+        z = aggregate(x, bound_degree(data.edge_index, k, make_generator(seed)), "sage", "mean")
+        changed = int((z != reference).any(dim=1).sum())
+        assert changed > 5 * (k + 1)
+    with pytest.raises(ValueError, match="over_bound=sample"):
+        get_method("node-dpsgd", max_degree=k, num_train=data.num_nodes).privatize(data, 1.0, make_generator(0))
+
+
+def test_num_train_is_public_required_and_must_match():
+    """σ is planned for the public num_train (required with ε, refused before training without it); the batches
+    are drawn without replacement from the data's training nodes, so a data count other than num_train is
+    refused (the count is the same on zero-out neighbours: the refusal says nothing about a node)."""
+    from privgraph.methods.node_domain import NeedsNumTrain
+
+    data = small_data()
+    params = within(data, epochs=1, batch_size=32)
+    with pytest.raises(NeedsNumTrain, match="num_train"):
+        get_method("node-dpsgd", **{**params, "num_train": None}).privatize(data, 4.0, make_generator(0))
+    with pytest.raises(ValueError, match="training nodes"):
+        get_method("node-dpsgd", **{**params, "num_train": params["num_train"] + 1}).privatize(
+            data, 4.0, make_generator(0)
+        )
+    free = get_method("node-dpsgd", **{**params, "num_train": None}).privatize(data, None, make_generator(0))
+    assert math.isinf(free.report.guarantees[0].epsilon)  # a noiseless run claims nothing: the data's count

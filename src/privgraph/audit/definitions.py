@@ -467,40 +467,127 @@ def _gap_edge(method: Method, inp: AuditInput) -> list[Neighbours]:
     ]
 
 
+HUB_SPOKES = 2000  # the adversarial hub's spokes (the reviewer's pair: 2,000 spokes, D = 1)
+HUB_NODES = 40_000  # … fewer when D is large, so that a release stays small: spokes·(D + 1) ≤ this
+
+
+def _without(data: Data, v: int) -> Data:
+    """``data`` with node v's edges removed (v stays as an isolated row: its own row is never compared)."""
+    out = data.clone()
+    out.edge_index = data.edge_index[:, (data.edge_index[0] != v) & (data.edge_index[1] != v)]
+    return out
+
+
+def _unit_rows(num_nodes: int, width: int, seed: int) -> torch.Tensor:
+    """Random unit vectors: the aggregation's bound holds for any embeddings of norm 1 (the encoder's x⁰)."""
+    gen = torch.Generator().manual_seed(seed)
+    return torch.nn.functional.normalize(torch.randn(num_nodes, width, generator=gen), dim=-1)
+
+
+def _node_removal(
+    method: Method, inp: AuditInput, data: Data, v: int, x0: torch.Tensor, label: str, notes: list[str]
+) -> Neighbours:
+    """Side 0: ``data`` with v's edges removed; side 1: ``data``.  Each release runs the method's own
+    aggregation step (its degree check, and with ``over_bound="sample"`` its sampling redrawn per release);
+    the statistic is the hop-by-hop Gaussian likelihood ratio of the rows of v's out-neighbours in ``data``
+    against side 0's graph, which is within the bound (its aggregation reads the input)."""
+    worlds = (_without(data, v), data)
+    out = data.edge_index[1, data.edge_index[0] == v]
+    observe = _hop_residual_statistic(worlds[0].edge_index, out, torch.full_like(out, v))
+    return Neighbours(
+        Unit.NODE_WITH_EDGES,
+        label,
+        "node v removed vs present; Σ_k Σ_{r ∈ out(v)} ⟨s^k_r − (A′ᵀx^{k−1})_r, x^{k−1}_v⟩, A′ the graph without "
+        "v (the Gaussian likelihood ratio within the bound)",
+        lambda side, rng: method.release_aggregation(x0, worlds[side], inp.epsilon, rng),
+        observe,
+        first_column,
+        None,
+        notes,
+    )
+
+
+def _cascade(
+    method: Method, inp: AuditInput, data: Data, spokes: int, x0: torch.Tensor, notes: list[str]
+) -> Neighbours:
+    """The adversarial pair (:func:`~privgraph.audit.graphs.hub_above_bound`): side 0 the graph without the
+    hub (within the bound, the release's claim), side 1 with it.  The statistic is minus the likelihood ratio of
+    the leaves' rows against side 0's graph: a leaf's row loses x_u when its spoke u drops the leaf's edge — the
+    freed-slot cascade that Δ = √D does not count."""
+    d = method.params.max_degree
+    leaves = torch.arange(1 + spokes, 1 + spokes * (d + 1))
+    owners = 1 + (leaves - 1 - spokes) // d
+    worlds = (_without(data, 0), data)
+    residual = _hop_residual_statistic(worlds[0].edge_index, leaves, owners)
+    return Neighbours(
+        Unit.NODE_WITH_EDGES,
+        f"node (GAP-NDP, hub of {spokes} spokes above D = {d}: over_bound=sample, its sampling redrawn per release)",
+        "hub removed vs present; −Σ_k Σ_{leaves w} ⟨s^k_w − (A′ᵀx^{k−1})_w, x^{k−1}_{spoke(w)}⟩, A′ the graph without "
+        "the hub (a leaf's row loses its spoke's x when the spoke keeps the hub's edge instead)",
+        lambda side, rng: method.release_aggregation(x0, worlds[side], inp.epsilon, rng),
+        lambda rel: -residual(rel),
+        first_column,
+        None,
+        notes,
+    )
+
+
 @audits("gap-ndp")
 def _gap_node(method: Method, inp: AuditInput) -> list[Neighbours]:
-    """Node w removed from the degree-bounded graph (sampled once; the paper's sensitivity argument is on it):
-    the rows of w's kept out-neighbours hold x_w in one world only; w's own row is not compared (it is absent
-    from the neighbouring release).  The encoder is held fixed, so the row tests the aggregation's share of
-    the composed guarantee against the whole claim (a valid, looser lower bound)."""
-    from privgraph.data.validation import validate_graph
-    from privgraph.methods.gap import bound_out_degree
+    """GAP-NDP's aggregation module, white-box (:data:`GAP_AUDIT_NOTE`), on node-removal pairs:
 
+    * the audit graph's node of largest degree removed (when the graph is within the bound D);
+    * a hub within the bound (:func:`~privgraph.audit.graphs.hub_within_bound`: hub, spokes and their shared
+      neighbours all of degree exactly D, the worst case of Δ = √D);
+    * the adversarial hub (:func:`~privgraph.audit.graphs.hub_above_bound`: every spoke above the bound, the
+      graph without the hub within it).  The default (``over_bound="refuse"``) refuses the graph with the hub
+      before any noise, so the pair is not released and the row is a note; with ``over_bound="sample"`` the
+      row measures the authors' per-node sampling against the claim the graph without the hub states —
+      the claim the old sampling made for both — and exceeds it (the freed-slot cascade).
+
+    The encoder is held fixed (random unit embeddings on the hub graphs: the bound holds for any), so the
+    rows test the aggregation's share of the composed guarantee against the whole claim (a valid, looser
+    lower bound).  ``num_train`` is the audit graph's (the runner gives it)."""
+    from privgraph.audit.graphs import hub_above_bound, hub_within_bound
+    from privgraph.data.validation import validate_graph
+    from privgraph.methods.node_domain import DegreeAboveBound, within_bound
+
+    p = method.params
+    d = p.max_degree
     data, _ = validate_graph(_homogeneous(method, inp.data), undirected=True, self_loops=False)
-    bounded = bound_out_degree(
-        data.edge_index, data.num_nodes, method.params.max_degree, make_generator(derive_seed(inp.seed, 96))
-    )
-    w = int(torch.bincount(bounded[0], minlength=data.num_nodes).argmax())
-    without = bounded[:, (bounded[0] != w) & (bounded[1] != w)]
-    out = bounded[1, bounded[0] == w]
-    x0 = method.embeddings(data, derive_seed(inp.seed, 97))
-    graphs = (bounded, without)
-    observe = _hop_residual_statistic(without, out, torch.full_like(out, w))
-    return [
-        Neighbours(
-            Unit.NODE_WITH_EDGES,
-            f"node (GAP-NDP aggregation, K hops, {out.numel()} kept out-edges)",
-            "node w removed; Σ_k Σ_{r ∈ out(w)} ⟨s^k_r − (Aᵀx^{k−1})_r, x^{k−1}_w⟩ (the Gaussian likelihood ratio)",
-            lambda side, rng: method.release_aggregation(x0, data, inp.epsilon, rng, edge_index=graphs[side]),
-            observe,
-            first_column,
-            None,
-            [
-                GAP_AUDIT_NOTE,
-                "the encoder and the classifier (DP-SGD) are not audited here (audit/dpsgd.py audits DP-SGD)",
-            ],
-        )
+    notes = [
+        GAP_AUDIT_NOTE,
+        "the encoder and the classifier (DP-SGD) are not audited here (audit/dpsgd.py audits DP-SGD)",
     ]
+    units = []
+    if within_bound(data.edge_index, data.num_nodes, d):
+        w = int(torch.bincount(data.edge_index[0], minlength=data.num_nodes).argmax())
+        x0 = method.embeddings(data, derive_seed(inp.seed, 97))
+        label = f"node (GAP-NDP aggregation, K hops, {int((data.edge_index[0] == w).sum())} out-edges)"
+        units.append(_node_removal(method, inp, data, w, x0, label, notes))
+    within = hub_within_bound(d, derive_seed(inp.seed, 95))
+    x0 = _unit_rows(within.num_nodes, p.hidden, derive_seed(inp.seed, 94))
+    label = f"node (GAP-NDP aggregation, hub within the bound: degree D = {d}, its {d} neighbours at D)"
+    spokes = max(1, min(HUB_SPOKES, HUB_NODES // (d + 1)))
+    above = hub_above_bound(d, spokes, derive_seed(inp.seed, 93))
+    try:
+        method.check_domain(above)
+    except DegreeAboveBound:
+        refused = (
+            f"the adversarial pair — a hub of {spokes} spokes, each above the bound D = {d}, removed — is refused by "
+            "this release (over_bound=refuse: DegreeAboveBound before any noise; the refusal is outside the "
+            "bounded-degree domain the claim is for); --param over_bound=sample audits the authors' sampling on it"
+        )
+        return [*units, _node_removal(method, inp, within, 0, x0, label, [*notes, refused])]
+    units.append(_node_removal(method, inp, within, 0, x0, label, notes))
+    cascade_notes = [
+        *notes,
+        "over_bound=sample: the release with the hub states ε = ∞ (above the bound); the row is judged against the "
+        "claim of the release without the hub, the (ε, δ) the old sampling claimed for both",
+    ]
+    x_above = _unit_rows(above.num_nodes, p.hidden, derive_seed(inp.seed, 92))
+    units.append(_cascade(method, inp, above, spokes, x_above, cascade_notes))
+    return units
 
 
 # ---------------------------------------------------------------- heterogeneous graphs

@@ -57,3 +57,40 @@ def annotate(data: Data, seed: int = 0) -> Data:
 def audit_hetero_graph(seed: int = 0) -> HeteroData:
     """A small ACM-like graph: 20 papers, 12 authors, 3 subjects, 2 features."""
     return hetero_sbm_graph(num_papers=20, num_authors=12, num_subjects=3, num_classes=2, num_features=2, seed=seed)
+
+
+def _undirected_graph(pairs: list[tuple[int, int]], num_nodes: int, seed: int) -> Data:
+    """An undirected graph (both directions of each pair) with two classes, a random feature and a split that
+    makes every node a training node (the node-level audits' hub graphs: only the structure matters)."""
+    edges = torch.tensor(pairs, dtype=torch.long).t()
+    gen = torch.Generator().manual_seed(seed)
+    ones = torch.ones(num_nodes, dtype=torch.bool)
+    return Data(
+        x=torch.rand(num_nodes, 1, generator=gen),
+        edge_index=torch.cat([edges, edges.flip(0)], dim=1),
+        y=torch.arange(num_nodes) % 2,
+        num_nodes=num_nodes,
+        train_mask=ones,
+        val_mask=ones.clone(),
+        test_mask=ones.clone(),
+    )
+
+
+def hub_within_bound(bound: int, seed: int = 0) -> Data:
+    """Node 0 (the hub) joined to ``bound`` spokes 1 … D, every spoke joined to the same D − 1 further nodes:
+    every degree is exactly D (the hub's, the spokes', the shared nodes'), so the graph and the graph without
+    the hub are inside the bounded-degree domain, and removing the hub moves D rows — the worst case Δ = √D."""
+    spokes = list(range(1, bound + 1))
+    shared = list(range(bound + 1, 2 * bound))
+    pairs = [(0, s) for s in spokes] + [(s, t) for s in spokes for t in shared]
+    return _undirected_graph(pairs, 2 * bound, seed)
+
+
+def hub_above_bound(bound: int, spokes: int, seed: int = 0) -> Data:
+    """Node 0 (the hub) joined to ``spokes`` spokes, each with ``bound`` leaves of its own: every spoke has
+    degree D + 1, above the bound, and the graph without the hub is within it (the freed-slot cascade's
+    adversarial pair: a projection onto degree ≤ D keeps every leaf edge without the hub, and must drop one
+    edge of every spoke with it).  Spoke i is node 1 + i, its leaves 1 + spokes + i·D … ."""
+    pairs = [(0, 1 + i) for i in range(spokes)]
+    pairs += [(1 + i, 1 + spokes + i * bound + j) for i in range(spokes) for j in range(bound)]
+    return _undirected_graph(pairs, 1 + spokes * (bound + 1), seed)

@@ -147,8 +147,29 @@ def _node_dpsgd(method: Method, inp: AuditInput) -> list[Neighbours]:
             "node zeroed out vs present; the released model's logits on its input (learned test)",
             lambda side, rng: _release(method, inp, worlds[side], rng),
             observe,
+            notes=[adversarial_pair_note(method)],
         )
     ]
+
+
+def adversarial_pair_note(method: Method, spokes: int = 60) -> str:
+    """What the release does with the adversarial pair (a hub whose spokes are all above K, removed): the
+    default refuses the graph with the hub before training; ``over_bound="sample"`` releases it with ε = ∞
+    (the freed-slot cascade moves far more than K+1 loss terms: ``tests/methods/test_node_dpsgd.py``)."""
+    from privgraph.audit.graphs import hub_above_bound
+    from privgraph.methods.node_domain import DegreeAboveBound
+
+    try:
+        method.check_domain(hub_above_bound(method.params.max_degree, spokes))
+    except DegreeAboveBound:
+        return (
+            f"the adversarial pair (a hub of {spokes} spokes, each above K = {method.params.max_degree}, removed) is "
+            "refused by this release before training (over_bound=refuse; outside the bounded-degree domain)"
+        )
+    return (
+        f"over_bound=sample: the adversarial pair (a hub of {spokes} spokes above K) is released with ε = ∞; the "
+        "paper's sampled Ĝ moves more than K+1 loss terms there (not measured as an ε_LB here)"
+    )
 
 
 __all__ = ["audit_node_dpsgd_step", "reached_terms", "zeroed_out"]

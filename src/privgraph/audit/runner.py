@@ -308,6 +308,8 @@ def audit(
             method = method.with_params(edge_type=HETERO_EDGE_TYPE)
         if getattr(method.params, "edge_count", "unset") is None:  # DP-SGD's public N: that public graph's count
             method = method.with_params(edge_count=int(data[method.params.edge_type].edge_index.shape[1]))
+        if getattr(method.params, "num_train", "unset") is None:  # node-level DP-SGD's public N: that graph's
+            method = method.with_params(num_train=int(data.train_mask.sum()))
     else:
         source = "user graph"
     inp = AuditInput(data, epsilon, label_epsilon, seed)

@@ -42,8 +42,9 @@ class OutputFormat(str, Enum):
 
 
 def _fail(message: str, status: int = 2) -> NoReturn:
-    """One error line; exit with ``status`` (2: bad input, 1: the run failed)."""
-    err_console.print(f"[red]error:[/red] {escape(message)}")
+    """One error line, never wrapped by the console (a terminal folds it; a log or a test reads one line); exit
+    with ``status`` (2: bad input, 1: the run failed)."""
+    err_console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(status)
 
 

@@ -20,13 +20,38 @@ multiplier σ/√K, calibrated exactly
 ``ComposeGaussian`` of ``ExactGaussianMechanism``).  The encoder reads no edge and the classifier
 reads only the noisy tables: both are post-processing, so the classifier is trained by :meth:`fit`.
 
-Node level (``gap-ndp``): every node keeps at most D of its out-edges, sampled uniformly without
-replacement (the authors' ``BoundOutDegree``), so one node's embedding enters at most D rows:
-Δ = √D.  The encoder and the classifier are trained with DP-SGD (Poisson rate q = B/N_train,
-clip C, noise σC, ``epochs·N_train // B`` steps each, as the authors' ``NoisySGD``); one noise
-multiplier σ for the three mechanisms is found by bisection on their RDP composition
-(:func:`~privgraph.accounting.rdp.composed_noise_multiplier`, the authors' ``ComposedNoisyMechanism``).
-The release then holds the classifier's weights (``model_state``); :meth:`fit` evaluates them.
+Node level (``gap-ndp``): bounded-degree node-DP (:mod:`privgraph.methods.node_domain`).  D
+(``max_degree``) is a public promise that every out-degree is ≤ D; a graph above it is refused before any
+noise (``over_bound="refuse"``, the default) — or, opted into with ``over_bound="sample"``, bounded by the
+authors' random per-node sampling (``BoundOutDegree``) with NO node-level guarantee (ε = ∞) on that graph.
+On a graph within D nothing is sampled: the aggregation reads the input.  The encoder and the classifier are
+trained with DP-SGD (Poisson rate q = B/N, clip C, noise σC, ``epochs·N // B`` steps each, as the authors'
+``NoisySGD``), N the public ``num_train``; one noise multiplier σ for the three mechanisms is found by
+bisection on their RDP composition (:func:`~privgraph.accounting.rdp.composed_noise_multiplier`, the
+authors' ``ComposedNoisyMechanism``).  The release then holds the encoder's and the classifier's weights
+(``model_state``); :meth:`fit` evaluates them.
+
+*Sensitivity of a hop within the domain (Δ = √D, exact).*  Fix a neighbouring pair G, G − v, both with
+out-degrees ≤ D, and condition on everything released before hop k (the encoder's weights, the previous hops'
+noisy sums of the rows w ≠ v; adaptive composition).  Then x^{k−1}_u is the same unit vector on both sides for
+every u ≠ v, and the graph aggregated over is the input on both sides, so (Aᵀx^{k−1})_w − (A'ᵀx^{k−1})_w
+= x^{k−1}_v·[v → w] for w ≠ v: at most D rows move, each by a unit vector, ‖·‖₂ ≤ √D (attained by a node with
+D out-edges).  Row v exists on one side only; its noisy sum is a latent of G's run that later stages read
+only as v's own example in the classifier's DP-SGD (whose Poisson add/remove bound holds for any content of
+the example) and, normalised, as the unit vector x^k_v in hop k + 1 (counted above), so by quasi-convexity of
+the Rényi divergence over that latent the composed bound (DP-SGD, K hops of Δ = √D, DP-SGD) holds for the
+released weights.  In-degrees are not bounded by the argument (v's in-edges reach only row v).  Above the
+bound every degree-bounding projection fails (:mod:`privgraph.methods.node_domain`: a hub whose N spokes are
+at the bound moves ≥ N − D rows), and so does the random sampling: :func:`bound_out_degree`'s freed-slot
+cascade.
+
+*The training-node count.*  N = ``num_train`` is public (required with ε; the benchmark tasks give the public
+split's count, with a note): q = B/N, T = epochs·N // B, σ and the default δ are functions of it alone.  Each
+training node of the data is then sampled independently with probability q and the noisy sum divided by the
+public qN = B: the Poisson-subsampled Gaussian's add/remove bound depends on q and σ only, not on how many
+training nodes the data hold, so a true count other than N changes only the batches' expected size (and the
+utility), never the guarantee — no refusal is needed, and the true count (private: the split is withheld)
+appears nowhere in the release.
 
 ``gap-inf`` is the same pipeline without noise (ε = ∞), the reference line; ``gap-edp`` without an ε
 is the same (the tests check equality).
@@ -60,6 +85,15 @@ from privgraph.methods.base import (
     gaussian_multiplier_event,
     param,
     register_method,
+)
+from privgraph.methods.node_domain import (
+    NO_GUARANTEE_NOTE,
+    NUM_TRAIN_HELP,
+    OVER_BOUND_HELP,
+    check_mode,
+    check_num_train,
+    in_domain,
+    needs_num_train,
 )
 from privgraph.progress import ProgressHook
 from privgraph.train.dpsgd import linear_clipped_sum, noisy_mean
@@ -104,9 +138,15 @@ class GAPNodeParams(GAPParams):
     """GAP-NDP's additions (``gap_ndp.py``: max_degree 100, max_grad_norm 1, batch_size 256)."""
 
     batch_norm: bool = param(False, "batch normalisation: not under DP-SGD (per-example gradients), always false")
-    max_degree: int = param(100, "D: out-edges kept per node (sampled), the aggregation's sensitivity is √D")
+    max_degree: int = param(
+        100,
+        "D: the PUBLIC bound on every node's out-degree (a cap the data owner enforces); the aggregation's "
+        "sensitivity is √D on graphs within it",
+    )
+    over_bound: str = param("refuse", OVER_BOUND_HELP)
+    num_train: int | None = param(None, NUM_TRAIN_HELP)
     clip: float = param(1.0, "C: DP-SGD's per-example gradient norm bound")
-    batch_size: int = param(256, "B: expected Poisson batch of DP-SGD (rate q = B / training nodes)")
+    batch_size: int = param(256, "B: expected Poisson batch of DP-SGD (rate q = B / num_train)")
 
     def validate(self) -> None:
         super().validate()
@@ -114,6 +154,8 @@ class GAPNodeParams(GAPParams):
             raise ValueError("batch normalisation mixes the examples of a batch: not under DP-SGD")
         if self.max_degree < 1 or self.batch_size < 1 or not self.clip > 0:
             raise ValueError("max_degree and batch_size must be >= 1 and clip > 0")
+        check_mode(self.over_bound)
+        check_num_train(self.num_train)
 
 
 # ----------------------------------------------------------------------------------------------- models
@@ -240,7 +282,12 @@ class GAPNodeModel(nn.Module):
 def bound_out_degree(edge_index: Tensor, num_nodes: int, max_degree: int, rng: RandomSource) -> Tensor:
     """At most ``max_degree`` out-edges per source node, chosen uniformly without replacement (a
     random priority per edge from ``rng``; each source keeps its ``max_degree`` lowest): the authors'
-    ``BoundOutDegree``, so that one node's embedding enters at most D neighbour sums."""
+    ``BoundOutDegree``, so that one node's embedding enters at most D neighbour sums.
+
+    Not node-level DP on a graph above the bound (``over_bound="sample"`` claims ε = ∞ there): removing a node
+    v frees a slot at each in-neighbour u of v whose out-degree exceeds D, and u then keeps another edge u → w,
+    so the sums of as many nodes w as v has such in-neighbours move — the freed-slot cascade that √D does not
+    bound (:mod:`privgraph.methods.node_domain`)."""
     if edge_index.shape[1] == 0:
         return edge_index
     priority = rand((edge_index.shape[1],), rng, torch.float64).to(edge_index.device)
@@ -297,7 +344,7 @@ class AggregationRelease:
 
 
 def dpsgd_steps(epochs: int, examples: int, batch_size: int) -> tuple[float, int]:
-    """(q, T) of the authors' ``NoisySGD``: q = B/N, T = epochs·N // B (N: the training nodes)."""
+    """(q, T) of the authors' ``NoisySGD``: q = B/N, T = epochs·N // B (N: the public ``num_train``)."""
     batch = min(batch_size, examples)
     return batch / examples, epochs * examples // batch
 
@@ -310,12 +357,15 @@ def train_dpsgd(
     epochs: int,
     noise_multiplier: float,
     rng: RandomSource,
+    planned: int | None = None,
 ) -> None:
     """DP-SGD (Abadi et al. 2016, Algorithm 1) on the rows ``x`` with labels ``y``: T steps of Poisson
     batches (rate q), per-example gradients clipped to C (ghost clipping,
     :func:`~privgraph.train.dpsgd.linear_clipped_sum`), N(0, σ²C²) added, divided by the expected batch;
-    Adam on it (the authors' ``DPOptimizer`` around Adam).  The last iterate is kept."""
-    q, steps = dpsgd_steps(epochs, x.shape[0], p.batch_size)
+    Adam on it (the authors' ``DPOptimizer`` around Adam).  The last iterate is kept.  q and T are planned for
+    ``planned`` examples (the public ``num_train``; default: the rows given), the divisor is q·planned."""
+    planned = x.shape[0] if planned is None else planned
+    q, steps = dpsgd_steps(epochs, planned, p.batch_size)
     opt = torch.optim.Adam(model.parameters(), lr=p.lr, weight_decay=p.weight_decay)
     model.train()
     for _ in range(steps):
@@ -327,7 +377,7 @@ def train_dpsgd(
             )
         else:
             summed = {k: torch.zeros_like(v) for k, v in model.named_parameters()}
-        grads = noisy_mean(summed, noise_multiplier * p.clip, q * x.shape[0], rng)
+        grads = noisy_mean(summed, noise_multiplier * p.clip, q * planned, rng)
         opt.zero_grad()
         for name, param_ in model.named_parameters():
             param_.grad = grads[name]
@@ -428,7 +478,11 @@ class _GAP(Method):
         given = self.params.delta
         if given is not None:
             return float(given)
-        return auto_delta(auto_delta_count(data, self.node_level))
+        return auto_delta(self.delta_count(data))
+
+    def delta_count(self, data: Data) -> int:
+        """The count the default δ is below the inverse of (:func:`auto_delta_count`)."""
+        return auto_delta_count(data, self.node_level)
 
     def calibrate(self, data: Data, epsilon: float | None) -> tuple[float, float]:
         """(σ, δ): the noise multiplier for ε at δ (0, 0 without noise)."""
@@ -506,11 +560,17 @@ class _GAP(Method):
         self, x0: Tensor, data: Data, epsilon: float | None, rng: RandomSource, edge_index: Tensor | None = None
     ) -> AggregationRelease:
         """The aggregation module of :meth:`release` on given embeddings ``x0``, over ``edge_index`` (default
-        ``data``'s; GAP-NDP: a degree-bounded graph), with the noise the release calibrates for ε."""
+        ``data``'s; GAP-NDP: the method's own: the input within the bound, refused or sampled above it), with the
+        noise the release calibrates for ε."""
+        inside = self.check_domain(data)
         sigma, delta = self.calibrate(data, epsilon)
-        graph = data.edge_index if edge_index is None else edge_index
+        graph = self.graph_for_aggregation(data, rng) if edge_index is None else edge_index
         tables, sums = perturbed_aggregation(x0, graph, self.params.hops, sigma * self.sensitivity(), rng)
-        return AggregationRelease(tables, sums, graph, self.guarantee(epsilon, sigma, delta))
+        return AggregationRelease(tables, sums, graph, self.guarantee(epsilon, sigma, delta, inside))
+
+    def check_domain(self, data: Data) -> bool:
+        """Whether ``data`` is inside the domain the guarantee is proven on (edge level: every graph)."""
+        return True
 
     def train_released_classifier(
         self, x: Tensor, data: Data, sigma: float, rng: RandomSource, seed: int, details: dict[str, Any]
@@ -518,7 +578,7 @@ class _GAP(Method):
         """Under edge-level DP the classifier is post-processing, trained by :meth:`fit`: nothing here."""
         return None
 
-    def guarantee(self, epsilon: float | None, sigma: float, delta: float) -> PrivacyGuarantee:
+    def guarantee(self, epsilon: float | None, sigma: float, delta: float, inside: bool = True) -> PrivacyGuarantee:
         p = self.params
         eps = math.inf if epsilon is None or not self.private else float(epsilon)
         return PrivacyGuarantee(
@@ -613,17 +673,52 @@ class GAPNode(_GAP):
     # relation of the paper's analysis (σC per example, Δ = √D for a removed node) keeps private
     public_fields: ClassVar[tuple[str, ...]] = ()
 
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
+        """As GAP's, but ε = ∞ with ``over_bound="sample"``: that release drops its claim on a graph above the
+        bound, which is known only once the data are read (as EdgeRR's ``convergence="waive"``)."""
+        if self.params.over_bound == "sample":
+            epsilon = None
+        return super().planned_spend(epsilon, label_epsilon, data=data)
+
+    def dp_delta(self, data: Any = None) -> float:
+        """``delta`` when given; else the authors' rule on the public ``num_train`` (no data needed), or GAP's
+        largest auto δ without either."""
+        if self.params.delta is None and self.params.num_train is not None:
+            return auto_delta(int(self.params.num_train))
+        return super().dp_delta(data)
+
+    def planned_train(self, data: Data, private: bool) -> int:
+        """N: the public ``num_train``; required when ``private`` (refused before any noise), a noiseless run
+        (which claims nothing) falls back on the data's count."""
+        if self.params.num_train is not None:
+            return int(self.params.num_train)
+        if private:
+            raise needs_num_train(self.name)
+        return max(1, int(data.train_mask.sum()))
+
     def parts(self, data: Data) -> tuple[tuple[float, int], ...]:
-        """(q, T) of the encoder's DP-SGD, the K aggregations (q = 1) and the classifier's DP-SGD."""
-        p, n = self.params, int(data.train_mask.sum())
+        """(q, T) of the encoder's DP-SGD, the K aggregations (q = 1) and the classifier's DP-SGD, planned for
+        the public N (``num_train``): no count of the data enters σ."""
+        p, n = self.params, self.planned_train(data, True)
         enc = dpsgd_steps(p.encoder_epochs, n, p.batch_size) if p.encoder_layers else (1.0, 0)
         return (enc, (1.0, p.hops), dpsgd_steps(p.epochs, n, p.batch_size))
+
+    def delta_count(self, data: Data) -> int:
+        """The default δ's count: the public ``num_train`` (the authors' rule on the training-node count)."""
+        return self.planned_train(data, True)
 
     def calibrate(self, data: Data, epsilon: float | None) -> tuple[float, float]:
         if epsilon is None:
             return 0.0, 0.0
-        eps, delta = self.check_epsilon_given(epsilon), self.delta(data)
+        eps = self.check_epsilon_given(epsilon)
+        self.planned_train(data, True)  # before δ and σ: refused without the public N
+        delta = self.delta(data)
         return composed_noise_multiplier(eps, delta, self.parts(data)), delta
+
+    def check_domain(self, data: Data) -> bool:
+        """Whether every out-degree of ``data`` is ≤ D; a graph above it is refused (``over_bound="refuse"``,
+        :func:`~privgraph.methods.node_domain.refusal`) or, with ``"sample"``, answers False (no guarantee)."""
+        return in_domain(self.name, data, self.params.max_degree, self.params.over_bound)
 
     def sensitivity(self) -> float:
         return math.sqrt(self.params.max_degree)
@@ -635,14 +730,21 @@ class GAPNode(_GAP):
         ``classifier.*``, and ``noise_std``, the aggregation noise inference adds).  The hop tables stay
         inside: they have a row per node, and x⁰, the encoder's output of the node's own features, is a
         function of the unit that no noise covers (node-level DP covers the trained weights, as in the
-        paper's analysis, not per-node outputs)."""
+        paper's analysis, not per-node outputs).  A graph with an out-degree above D is refused here, before
+        anything is trained or drawn (``over_bound="refuse"``), or released without a node-level guarantee
+        (``"sample"``)."""
+        if epsilon is not None:
+            self.check_epsilon_given(epsilon)
+        inside = self.check_domain(data)
+        self.planned_train(data, epsilon is not None)  # refused without the public N before anything is drawn
         x, sigma, delta, seed, details, encoder = self.hop_tables(data, epsilon, rng)
         state = self.train_released_classifier(x, data, sigma, rng, seed, details) or {}
         state = {f"classifier.{k}": v for k, v in state.items()}
         if encoder is not None:
             state.update({f"encoder.{k}": v.detach().cpu() for k, v in encoder.state_dict().items()})
         state["noise_std"] = torch.tensor(details["noise_std"])  # the inference's noise (σ is public)
-        return Release(None, self.guarantee(epsilon, sigma, delta), details, model_state=state)
+        details.update(num_train=self.params.num_train, within_bound=inside, over_bound=self.params.over_bound)
+        return Release(None, self.guarantee(epsilon, sigma, delta, inside), details, model_state=state)
 
     def answers(self, release: Release, epsilon: float | None) -> str:
         return (
@@ -678,6 +780,10 @@ class GAPNode(_GAP):
         return GAPNodeModel(encoder, classifier, p.hops, p.max_degree, float(state["noise_std"]), seed)
 
     def graph_for_aggregation(self, data: Data, rng: RandomSource) -> Tensor:
+        """The input itself within the bound (nothing sampled, no randomness drawn); above it refused, or with
+        ``over_bound="sample"`` the authors' sampling (:func:`bound_out_degree`, no guarantee)."""
+        if self.check_domain(data):
+            return data.edge_index
         return bound_out_degree(data.edge_index, data.num_nodes, self.params.max_degree, rng)
 
     def train_encoder(
@@ -685,7 +791,8 @@ class GAPNode(_GAP):
     ) -> dict[str, Any]:
         """Node level: DP-SGD on the training nodes (:func:`train_dpsgd`), the last iterate kept."""
         p, train, device = self.params, data.train_mask, current_device()
-        train_dpsgd(encoder, x[train].to(device), data.y[train].to(device), p, p.encoder_epochs, sigma, rng)
+        planned = self.planned_train(data, sigma > 0)
+        train_dpsgd(encoder, x[train].to(device), data.y[train].to(device), p, p.encoder_epochs, sigma, rng, planned)
         return {}
 
     def train_released_classifier(
@@ -698,13 +805,23 @@ class GAPNode(_GAP):
         device = current_device()
         net = GAPClassifier(x.shape[1] // (p.hops + 1), int(data.y.max()) + 1, p).to(device)
         train = data.train_mask
-        train_dpsgd(net, x[train].to(device), data.y[train].to(device), p, p.epochs, sigma, rng)
-        details["steps"] = [t for _, t in self.parts(data)]
+        planned = self.planned_train(data, sigma > 0)
+        train_dpsgd(net, x[train].to(device), data.y[train].to(device), p, p.epochs, sigma, rng, planned)
+        details["steps"] = [t for _, t in self.parts(data)] if sigma > 0 else None
         return {k: v.detach().cpu() for k, v in net.state_dict().items()}
 
-    def guarantee(self, epsilon: float | None, sigma: float, delta: float) -> PrivacyGuarantee:
+    def guarantee(self, epsilon: float | None, sigma: float, delta: float, inside: bool = True) -> PrivacyGuarantee:
         p = self.params
-        eps = math.inf if epsilon is None else float(epsilon)
+        eps = math.inf if epsilon is None or not inside else float(epsilon)
+        domain = (
+            f"bounded-degree node-DP: neighbouring graphs both with every out-degree ≤ D = {p.max_degree}, a public "
+            "promise of the data owner (a cap it enforces); on them the aggregation reads the input, nothing is "
+            "sampled, and one node moves at most D rows of a hop's sum by unit vectors: Δ = √D exactly; a graph "
+            "above the bound is refused by default (over_bound=refuse), the refusal telling only that some "
+            "degree exceeds D (docs/methods/gap.md, 'Degree bound')"
+            if inside
+            else NO_GUARANTEE_NOTE
+        )
         return PrivacyGuarantee(
             Unit.NODE_WITH_EDGES,
             TrustModel.CENTRAL,
@@ -719,15 +836,14 @@ class GAPNode(_GAP):
                 "inference (pg.fit, attacks) runs the released modules on the querier's graph and features "
                 "(GAPNodeModel, the authors' predict): outputs for a node are a function of its own data, not "
                 "covered",
-                "the sensitivity √D is that of the degree-bounded graph (each node keeps at most D sampled "
-                "out-edges), as in the paper's analysis: the re-sampling of a neighbour's kept edges when a "
-                "node is removed is not part of that argument",
+                domain,
                 "neighbouring graphs differ by one node added or removed (the paper's relation): y and the split "
                 "are withheld (the labels are in the unit; the split would publish the node set), and the "
-                "released modules are evaluated on the experimenter's data (pg.fit(release, truth=data)); the node "
-                "counts are treated as public, as in the paper and in Opacus's sample rate: the release states n, "
-                "and the training-node count N sets q = B/N, σ and the default δ",
-                "δ: " + ("given" if p.delta is not None else "the authors' 10^-(digits of the training-node count)"),
+                "released modules are evaluated on the experimenter's data (pg.fit(release, truth=data)); "
+                f"N = num_train = {p.num_train} is public (given, not read from the data): q = B/N, the steps, σ "
+                "and the default δ are functions of it; each training node is sampled with probability q and the "
+                "noisy sum divided by qN, so a true count other than N changes the batches, not the guarantee",
+                "δ: " + ("given" if p.delta is not None else "the authors' 10^-(digits of num_train)"),
                 "last DP-SGD iterates kept (the authors select the encoder's epoch on validation accuracy)",
             ),
         )

@@ -1,9 +1,13 @@
 """Node-level DP-SGD for a 1-layer GNN (Daigavane, Madan, Sinha, Thakurta, Aggarwal & Jain 2021,
 "Node-Level Differentially Private Graph Neural Networks", arXiv 2111.15521, Algorithm 1).
 
-1. A degree-bounded graph Ĝ is sampled once (:func:`bound_degree`): every node keeps at most K of its
-   incoming edges, chosen uniformly at random, and then every node at most K of its remaining outgoing
-   edges (random again), so a node's features reach at most K other nodes' aggregates.
+1. The graph Ĝ the GNN reads: the input itself when every out-degree is ≤ K — K (``max_degree``) is a
+   public promise of the data owner, and a graph above it is refused before anything is trained
+   (``over_bound="refuse"``, the default; :mod:`privgraph.methods.node_domain`).  With
+   ``over_bound="sample"`` a graph above the bound is degree-bounded as the paper does (:func:`bound_degree`:
+   every node keeps at most K of its incoming edges, chosen uniformly at random, then at most K of its
+   remaining outgoing edges) and released with NO node-level guarantee (ε = ∞): removing a node frees a
+   slot at each of its in-neighbours, which then keep another out-edge, so more than K+1 loss terms move.
 2. The 1-layer GNN reads, for node u, z_u = [x_u ‖ mean_{w→u ∈ Ĝ} x_w] (``conv="sage"``) or
    mean_{w ∈ N_in(u) ∪ {u}} x_w (``conv="gcn"``; ``aggregation="sum"`` sums instead).  The aggregation has
    no parameters, so z is computed once (a scatter-add over the edges) and the network is a linear layer (the GNN's
@@ -16,6 +20,22 @@
 
 The release is the trained model (:attr:`PrivateRelease.model_state`); see :data:`COVERAGE` for what its
 guarantee covers.
+
+*Sensitivity within the domain (Δ = 2(K+1)C, exact).*  Zero-out relation: G and G′ differ in node v's
+features, label and edges (its training slot stays), both with every out-degree ≤ K, and Ĝ is the input on
+both sides.  Loss term ℓ(u) reads u's own features and label and its in-neighbours' features in Ĝ; v's data
+enter ℓ(v) and ℓ(w) for w ∈ out(v) only — at most K+1 terms; every other term is the same function of the
+same data on both sides.  Each term's gradient is clipped to C, so the clipped sum moves by at most 2C per
+term and 2(K+1)C in all (attained: the audit's canary star), and ρ ~ Hypergeometric(N, K+1, m) of them are
+in a batch: the accountant's input exactly.  v's in-degree is not bounded by the argument (its in-edges
+reach only ℓ(v)); the domain bounds out-degrees.  Above the bound no degree projection has a node
+sensitivity bounded for every input (:mod:`privgraph.methods.node_domain`), hence the refusal.
+
+*The training-node count.*  N = ``num_train`` is public (required with ε): m = min(B, N), T, σ.  The batch
+is m of the data's training nodes without replacement, whose hypergeometric amplification is that of N
+nodes only if the data hold N: under the zero-out relation the count is the same on both neighbouring graphs
+(and the split is a public field of this method), so a data count other than N is refused before any noise —
+the refusal tells nothing about any node's data.
 """
 
 from __future__ import annotations
@@ -38,6 +58,15 @@ from privgraph.device import current_device, to_device
 from privgraph.mechanisms import RandomSource
 from privgraph.mechanisms.randomness import integers, sample_subsets, uniform
 from privgraph.methods.base import Hyperparameters, Method, MethodParams, Release, param, register_method
+from privgraph.methods.node_domain import (
+    NO_GUARANTEE_NOTE,
+    NUM_TRAIN_HELP,
+    OVER_BOUND_HELP,
+    check_mode,
+    check_num_train,
+    in_domain,
+    needs_num_train,
+)
 from privgraph.progress import ProgressHook
 from privgraph.train.dpsgd import linear_clipped_sum, noisy_mean
 
@@ -46,21 +75,25 @@ AGGREGATIONS = ("mean", "sum")
 
 COVERAGE = (
     "covers the released model weights (and everything computed from them alone), for the zero-out "
-    "neighbouring relation on the K-degree-bounded graph Ĝ sampled from the input: one node's features, label "
-    "and edges in Ĝ replaced by nothing (its training slot stays, so the number N of training nodes, like the "
-    "split, is public)",
+    "neighbouring relation: one node's features, label and edges replaced by nothing (its training slot stays, "
+    "so the number N of training nodes, like the split, is public: num_train)",
     "predictions computed through the graph at inference time are not covered: a node's prediction reads its "
     "neighbours' features and edges directly (Daigavane et al. define and prove privacy of the learned GNN "
     "parameters only; Sajadmanesh et al.'s GAP contrasts its own inference-time guarantee with this)",
-    "the sampling of Ĝ from the input graph is not covered by the accountant: removing a node from the input "
-    "may change which edges its neighbours keep; the theorem, like the GAP authors' code, holds for the "
-    "degree-bounded graph (exactly node-level DP on inputs whose in- and out-degrees are already ≤ K)",
+    "bounded-degree node-DP: the guarantee holds for neighbouring graphs whose out-degrees are all ≤ K, a public "
+    "promise of the data owner (a cap it enforces); on them Ĝ is the input (nothing sampled) and a node's data "
+    "reach at most K+1 loss terms: Δ = 2(K+1)C exactly; a graph above the bound is refused by default "
+    "(over_bound=refuse), the refusal telling only that some out-degree exceeds K (docs/methods/node_dpsgd.md)",
 )
 
 
 @dataclass(frozen=True)
 class NodeDPSGDParams(MethodParams):
-    max_degree: int = param(10, "K: a node keeps at most K in-edges and K out-edges (sampled once)")
+    max_degree: int = param(
+        10, "K: the PUBLIC bound on every node's out-degree (a cap the data owner enforces); Δ = 2(K+1)C within it"
+    )
+    over_bound: str = param("refuse", OVER_BOUND_HELP)
+    num_train: int | None = param(None, NUM_TRAIN_HELP + "; must equal the data's training-node count")
     batch_size: int = param(256, "m: training nodes per step, drawn without replacement")
     clip: float = param(1.0, "C: every node's gradient is clipped to this norm")
     epochs: int = param(20, "T = floor(epochs·N/m) steps over the N training nodes")
@@ -84,6 +117,8 @@ class NodeDPSGDParams(MethodParams):
         if self.aggregation not in AGGREGATIONS:
             raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}")
         check_delta(self.delta)
+        check_mode(self.over_bound)
+        check_num_train(self.num_train)
 
 
 def _rank_in_groups(groups: Tensor, priority: Tensor) -> Tensor:
@@ -105,7 +140,8 @@ def _rank_in_groups(groups: Tensor, priority: Tensor) -> Tensor:
 def bound_degree(edge_index: Tensor, max_degree: int, rng: RandomSource) -> Tensor:
     """Ĝ of step 1 (module docstring): self-loops dropped, then every target keeps the ≤ K in-edges of least
     random priority (a uniformly random K-subset), then every source the ≤ K of its kept out-edges of least
-    priority.  The priorities are drawn from ``rng`` (one uniform per edge)."""
+    priority.  The priorities are drawn from ``rng`` (one uniform per edge).  Not node-level DP on a graph
+    above the bound (``over_bound="sample"`` claims ε = ∞ there): the freed-slot cascade (module docstring)."""
     edge_index = edge_index[:, edge_index[0] != edge_index[1]].cpu()
     priority = uniform((edge_index.shape[1],), rng)
     keep = _rank_in_groups(edge_index[1], priority) < max_degree
@@ -209,6 +245,7 @@ class Training:
     steps: int
     epsilon: float
     seconds: float
+    within_bound: bool = True
 
 
 def train_node_dpsgd(
@@ -254,6 +291,34 @@ class NodeDPSGD(Method):
     tunable: ClassVar[tuple[str, ...]] = ()  # the release is the trained model: fit retrains nothing
     default_model = "node-dpsgd"
 
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list:
+        """ε on the unit; ∞ with ``over_bound="sample"``, whose release drops its claim on a graph above the
+        bound (known only once the data are read; as EdgeRR's ``convergence="waive"``)."""
+        eps = None if self.params.over_bound == "sample" else epsilon
+        return super().planned_spend(eps, label_epsilon, data=data)
+
+    def check_domain(self, data: Data) -> bool:
+        """Whether every out-degree is ≤ K; above it refused (``over_bound="refuse"``) or False (``"sample"``)."""
+        return in_domain(self.name, data, self.params.max_degree, self.params.over_bound)
+
+    def planned_train(self, data: Data, private: bool) -> int:
+        """N: the public ``num_train`` (required when ``private``; a noiseless run falls back on the data's
+        count); a data count other than N is refused (module docstring: the sampling without replacement is
+        amplified as for N nodes only if the data hold N)."""
+        actual = int(data.train_mask.sum())
+        planned = self.params.num_train
+        if planned is None:
+            if private:
+                raise needs_num_train(self.name)
+            return actual
+        if actual != planned:
+            raise ValueError(
+                f"{self.name}: the data hold {actual} training nodes, num_train={planned}: the batches (m of the "
+                "training nodes without replacement) are accounted for num_train nodes; give the public split's "
+                "count (the split is public for this method, and the count is the same on neighbouring graphs)"
+            )
+        return planned
+
     def plan(self, num_train: int) -> tuple[int, int]:
         """(m, T) from the public number N of training nodes: m = min(batch_size, N), T = ⌊epochs·N/m⌋."""
         m = min(self.params.batch_size, num_train)
@@ -268,13 +333,16 @@ class NodeDPSGD(Method):
         train_index = data.train_mask.nonzero().flatten().cpu()
         if len(train_index) == 0:
             raise ValueError(f"{self.name} needs training nodes (data.train_mask)")
-        m, steps = self.plan(len(train_index))
+        inside = self.check_domain(data)  # before any noise: refused above the bound by default
+        n = self.planned_train(data, epsilon is not None)
+        m, steps = self.plan(n)
         sigma = (
-            0.0
-            if epsilon is None
-            else node_level_noise_multiplier(float(epsilon), p.delta, len(train_index), m, p.max_degree, steps)
+            0.0 if epsilon is None else node_level_noise_multiplier(float(epsilon), p.delta, n, m, p.max_degree, steps)
         )
-        graph = bound_degree(data.edge_index, p.max_degree, rng)
+        if inside:  # Ĝ is the input (self-loops dropped, as bound_degree does); nothing sampled
+            graph = data.edge_index[:, data.edge_index[0] != data.edge_index[1]].cpu()
+        else:
+            graph = bound_degree(data.edge_index, p.max_degree, rng)
         torch.manual_seed(int(integers(2**31, (1,), rng)[0]))  # the initialisation
         device = current_device()
         x = to_device(data.x.to(torch.float32), device)
@@ -283,11 +351,9 @@ class NodeDPSGD(Method):
         z = net.inputs(x, graph)
         train_node_dpsgd(net, z, to_device(data.y, device), train_index, p, sigma, steps, rng, progress)
         eps = (
-            math.inf
-            if epsilon is None
-            else node_level_epsilon(sigma, len(train_index), m, p.max_degree, steps, p.delta)
+            math.inf if epsilon is None or not inside else node_level_epsilon(sigma, n, m, p.max_degree, steps, p.delta)
         )
-        return Training(net.cpu(), sigma, len(train_index), m, steps, eps, time.perf_counter() - start)
+        return Training(net.cpu(), sigma, n, m, steps, eps, time.perf_counter() - start, inside)
 
     def guarantee(self, training: Training, epsilon: float | None) -> PrivacyGuarantee:
         """(ε, δ) as asked (the accountant's ε for the calibrated σ is at most ε: ``training.epsilon``)."""
@@ -299,6 +365,15 @@ class NodeDPSGD(Method):
         )
         if epsilon is None:
             return unprotected(Unit.NODE_WITH_EDGES, mechanism + " without noise", trust_model=TrustModel.CENTRAL)
+        if not training.within_bound:
+            return PrivacyGuarantee(
+                Unit.NODE_WITH_EDGES,
+                TrustModel.CENTRAL,
+                math.inf,
+                0.0,
+                mechanism + ", over_bound=sample above the bound: NOT node-level DP",
+                (NO_GUARANTEE_NOTE, *COVERAGE[:2]),
+            )
         return PrivacyGuarantee(Unit.NODE_WITH_EDGES, TrustModel.CENTRAL, epsilon, p.delta, mechanism, COVERAGE)
 
     def release(
@@ -322,6 +397,8 @@ class NodeDPSGD(Method):
             "noise_std": noise_std(training.noise_multiplier, p.max_degree, p.clip),
             "steps": training.steps,
             "num_train": training.num_train,
+            "within_bound": training.within_bound,
+            "over_bound": p.over_bound,
             "batch_size": training.batch_size,
             "mechanism": "node-level DP-SGD",
         }

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from torch_geometric.data import Data
 
+from privgraph.accounting import PrivacyReport
 from privgraph.data.registry import HOMOGENEOUS, SENSITIVE, dataset_names, get_dataset
 from privgraph.experiments.tasks.base import Evaluation, EvaluationTask, register_task
 from privgraph.mechanisms import derive_seed
@@ -108,8 +109,25 @@ class NodeClassification(EvaluationTask):
         """The method's ``privatize`` on the trial's graph; the trial's label reports (collected once per
         trial and ε, shared by a selection's candidates) go into the release as collected."""
         labels = shared if shared is not None else self.labels(tdata, trial_seed, eps_index)
+        method, count_note = self.train_count_method(method, tdata)
         rel = self.privatize(method, tdata, eps, trial_seed, eps_index, candidate, labels=labels)
-        return self.released(rel, Release.from_private(rel), rel.details.get("mechanism"), labels)
+        released = self.released(rel, Release.from_private(rel), rel.details.get("mechanism"), labels)
+        if count_note is not None:
+            released.report = PrivacyReport([g.with_note(count_note) for g in released.report.guarantees])
+        return released
+
+    def train_count_method(self, method, tdata: Data):
+        """Node-level DP-SGD's public training-node count ``num_train`` (GAP-NDP, node-dpsgd) — as given, or
+        (the tasks run on named datasets, public and split from a public seed) the split's count, with the note
+        that says so.  A release of the user's own graph never reads it from the data (it refuses without)."""
+        if getattr(method.params, "num_train", "unset") is not None or "train_mask" not in tdata:
+            return method, None
+        n = int(tdata.train_mask.sum())
+        note = (
+            f"DP-SGD is planned for num_train = {n}, the training-node count of this public benchmark split "
+            f"({self.spec.dataset}); on a private graph give num_train (the release refuses without it)"
+        )
+        return method.with_params(num_train=n), note
 
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):
         result = self.method.fit(
@@ -201,7 +219,13 @@ class NodeClassification(EvaluationTask):
                 else report_labels(aux, self.spec.epsilon_y, make_generator(derive_seed(seed, 2)))
             )
             rel = Release.from_private(
-                release_with(method, aux, eps, rng=make_generator(derive_seed(seed, 1)), labels=labels)
+                release_with(
+                    self.train_count_method(method, aux)[0],
+                    aux,
+                    eps,
+                    rng=make_generator(derive_seed(seed, 1)),
+                    labels=labels,
+                )
             )
             result = method.fit(rel, aux, model, hp, derive_seed(seed, 4), labels)
             return target_from_fit(method, rel, aux, result.model, eps, utility={"accuracy": result.test_accuracy})
