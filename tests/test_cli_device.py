@@ -20,6 +20,7 @@ from privgraph.experiments import Grid, ResultsStore, config_hash
 
 # the module (privgraph.experiments.sweep, the attribute, is the function)
 sweeps = importlib.import_module("privgraph.experiments.sweep")
+executors = importlib.import_module("privgraph.experiments.executors")  # where the trials run
 
 FAST = ["--set", "epochs=5", "--set", "patience=5"]
 
@@ -110,7 +111,7 @@ def test_a_sweeps_device_reaches_every_trial_and_keeps_the_configuration_hash(tm
         seen.append((setting.key, trial, setting.spec.device))
         return sweeps.error_record(setting, trial, run_id, "not run")
 
-    monkeypatch.setattr(sweeps, "execute_trial", stand_in)
+    monkeypatch.setattr(executors, "execute_trial", stand_in)
     grid = Grid.load(grid_file)
     keys = [s.key for s in grid.settings]
     assert keys == [config_hash(dataclasses.replace(s.spec, device="cuda:3"), s.epsilon) for s in grid.settings]
