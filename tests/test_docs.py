@@ -27,3 +27,12 @@ def test_docs_build_strict(tmp_path):
     )
     assert res.returncode == 0, res.stdout + res.stderr
     assert (tmp_path / "site" / "index.html").exists()
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/index.md"])
+def test_the_front_pages_list_every_method_page(page):
+    """Every method page (docs/methods/*.md) has its row in the README's and the docs index's systems table."""
+    text = (ROOT / page).read_text()
+    prefix = "docs/methods/" if page == "README.md" else "methods/"
+    missing = [p.name for p in sorted((ROOT / "docs" / "methods").glob("*.md")) if f"]({prefix}{p.name})" not in text]
+    assert not missing, f"{page} has no row for {missing}"
