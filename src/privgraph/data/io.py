@@ -13,9 +13,15 @@ The graph file's suffix picks its format:
 * ``.csv`` (comma) and ``.tsv`` / ``.txt`` / ``.edges`` (any whitespace) — an
   edge list: one edge per row, source and target node ids in the first two
   columns, an optional header row (detected: a non-numeric first row), blank
-  lines and lines starting with ``#`` or ``%`` skipped.  Node ids are
+  lines and lines starting with ``#`` or ``%`` skipped.  Node ids that are
+  all non-negative integers, with plain side files, are the node indices
   0..n−1; n is the features' (or else the labels') row count, or the largest
-  id + 1.  A header column named ``private`` is the private-edge flag unless
+  id + 1.  Other ids (any text; or integers keyed by a node table) are mapped
+  to 0..n−1 in sorted order (by value when all are integers, else by text: the
+  id set alone decides the order, not the rows' order), kept as
+  ``data.node_ids``; a features or labels text file whose header has an
+  ``id`` column is a node table keyed by id (every node has a row; a node in
+  a table only is kept, isolated).  A header column named ``private`` is the private-edge flag unless
   another column or a mask file is given;
 * ``.npz`` — a SciPy sparse adjacency matrix (``scipy.sparse.save_npz``);
   every stored nonzero (equal to 1) is an edge, read in row-major order.
