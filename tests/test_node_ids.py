@@ -132,3 +132,8 @@ def test_new_ledger_takes_the_file_stem(files):
     assert pg.Ledger(files / "ledger.json").dataset == "edges"  # the stem, as the spec's name (not edges.csv)
     (files / "copy.csv").write_text(EDGES)
     assert _release(files, "copy.csv", "b.pt").exit_code == 0
+
+
+def test_transform_keeps_the_ids(files):
+    out = pg.Privatize("edgerand", epsilon=1.0, seed=0)(_read(files))
+    assert out.node_ids == IDS and out.num_nodes == len(IDS)
