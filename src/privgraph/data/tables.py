@@ -75,9 +75,9 @@ def _rows(path: Path, role: str) -> list[tuple[int, list[str]]]:
     return rows
 
 
-def _is_number(text: str) -> bool:
+def _is_number(text: str, kind: type = float) -> bool:
     try:
-        float(text)
+        kind(text)
     except ValueError:
         return False
     return True
@@ -317,17 +317,9 @@ def index_ids(tokens: np.ndarray) -> np.ndarray | None:
 def id_order(ids: set[str]) -> list[str]:
     """The nodes' order (node i is the i-th id): by integer value when every id is an integer, else by text
     (Unicode code points).  It depends on the set of ids alone, not on the files' row order."""
-    if all(_is_int(i) for i in ids):
+    if all(_is_number(i, int) for i in ids):
         return sorted(ids, key=lambda i: (int(i), i))
     return sorted(ids)
-
-
-def _is_int(text: str) -> bool:
-    try:
-        int(text)
-    except ValueError:
-        return False
-    return True
 
 
 ID_COLUMN = "id"  # a text features/labels file with a header column of this name is keyed by node id
