@@ -189,7 +189,7 @@ def _bad_inputs(graph, tmp_path):
         (["release", "blink", "--input", tmp_path / "asym.csv", "--directed", *feats], "drop --directed"),
         (["release", "blink", "--input", tmp_path / "loops.csv", *feats], "self-loop"),
         (["release", "lpgnn", "--input", tmp_path / "dup.csv", *feats], "duplicate"),
-        (["release", "lpgnn", "--input", tmp_path / "range.csv", *feats], "out of range"),
+        (["release", "lpgnn", "--input", tmp_path / "range.csv", *feats], "the features file x.npy has 60 rows"),
         (["release", "lpgnn", "--input", tmp_path / "asym.csv", "--features", tmp_path / "nan.npy"], "NaN"),
         (
             [

@@ -35,7 +35,7 @@ from privgraph.mechanisms import (
 from privgraph.methods import METHODS, Hyperparameters, LabelReports, Method, Task, get_method, method_class
 from privgraph.methods.base import Release
 from privgraph.progress import ProgressHook
-from privgraph.release import PrivateRelease
+from privgraph.release import NODE_IDS_NOTE, PrivateRelease
 from privgraph.train import TrainResult
 
 if TYPE_CHECKING:
@@ -178,6 +178,10 @@ def release_with(
     if label_epsilon is not None and (method.task != Task.NODE_CLASSIFICATION or method.heterogeneous):
         raise ValueError(f"label_epsilon applies to node-classification methods, not to {name}")
     extra = {} if label_epsilon is None else {"label_epsilon": label_epsilon}
+    node_ids = data.get("node_ids") if isinstance(data, Data) else None
+    if node_ids is not None:  # the map of an edge list's own ids (read_graph): released beside the graph, as given
+        data = copy.copy(data)
+        del data.node_ids
     with ledger.spend(method, epsilon, label_epsilon, data) if ledger is not None else nullcontext() as receipt:
         with on_device(device):
             rel = method.privatize(_on_cpu(data), epsilon, source, progress, **extra, **options)
@@ -185,6 +189,9 @@ def release_with(
             receipt.done(rel.report)
     rel.report.guarantees = [g.with_note(note) if g.is_private else g for g in rel.report.guarantees]
     rel.randomness = {**randomness, **rel.randomness}
+    if node_ids is not None:
+        rel.node_ids = [str(i) for i in node_ids]
+        rel.report.guarantees[0] = rel.report.guarantees[0].with_note(NODE_IDS_NOTE)
     return rel
 
 

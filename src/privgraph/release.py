@@ -41,7 +41,16 @@ from torch_geometric.utils import is_undirected
 
 from privgraph.accounting import PrivacyReport
 from privgraph.data.safe_load import load_torch_file
-from privgraph.release_formats import FILE_FORMATS, FORMAT, FORMAT_V1, data_files, from_payload, write
+from privgraph.release_formats import (
+    FILE_FORMATS,
+    FORMAT,
+    FORMAT_V1,
+    data_files,
+    from_payload,
+    read_ids,
+    write,
+    write_ids,
+)
 from privgraph.version import __version__
 
 PUBLIC = "public: copied as given"
@@ -52,6 +61,10 @@ DIAGNOSTICS_WITHHELD = (
 )
 WITHHELD = "withheld: not in the release"
 UNTRUSTED_RELEASE = "privgraph writes a release of tensors and plain values only: this file is not one as written"
+NODE_IDS_NOTE = (
+    "the node ids are released as given (public, like the node count): the file's own ids, in the id map "
+    "beside the release"
+)
 IN_CLEAR = ("public", "written in clear", "derived without protection")  # statuses of unprotected fields
 
 
@@ -77,6 +90,9 @@ class PrivateRelease:
     # what the curator trained inside the release, in memory only, never saved (HeteDP: the link model
     # with its inputs, which in message-passing mode read the protected edges the release withholds)
     trained: Any = field(default=None, repr=False)
+    # the input's own node ids (an edge list naming its nodes: read_graph's data.node_ids), node i's id at i:
+    # released as given (public, like the node count), written to PATH.ids.csv
+    node_ids: list[str] | None = None
 
     def metadata(
         self, include_diagnostics: bool = False, file_format: str = "pt", files: list[str] | None = None
@@ -93,6 +109,7 @@ class PrivateRelease:
                 "file_format": file_format,
                 "files": files or [],
                 "edge_direction": self.edge_direction(),
+                "node_ids": _ids_path(Path(files[0])).name if files and self.node_ids is not None else None,
                 "method": self.method,
                 "params": self.params,
                 "epsilon": self.epsilon,
@@ -138,7 +155,9 @@ class PrivateRelease:
             path.parent.mkdir(parents=True, exist_ok=True)
         elif not path.parent.is_dir():
             raise FileNotFoundError(f"cannot write {path}: the folder {path.parent} does not exist")
-        files = write(self.data, path, format, self.method)
+        files = write(self.data, path, format, self.method, self.node_ids)
+        if self.node_ids is not None:
+            files.append(write_ids(self.node_ids, _ids_path(path)))
         if self.model_state is not None:
             torch.save({k: v.detach().cpu() for k, v in self.model_state.items()}, _model_path(path))
         report_path = _report_path(path)
@@ -150,7 +169,8 @@ class PrivateRelease:
         """Every file :meth:`save` writes for ``path`` and ``format``: the data, the report, the model."""
         path = Path(path)
         model = [_model_path(path)] if self.model_state is not None else []
-        return [*data_files(self.data, path, format), _report_path(path), *model]
+        ids = [_ids_path(path)] if self.node_ids is not None else []
+        return [*data_files(self.data, path, format), *ids, _report_path(path), *model]
 
     @classmethod
     def load(cls, path: str | Path) -> PrivateRelease:
@@ -183,6 +203,7 @@ class PrivateRelease:
             raise ValueError(f"{path} holds a {type(data).__name__}, not a PyG object; {UNTRUSTED_RELEASE}")
         model = load_torch_file(_model_path(path), hint=UNTRUSTED_RELEASE) if _model_path(path).exists() else None
         details = meta["details"] if isinstance(meta["details"], dict) else {}
+        node_ids = read_ids(path.with_name(meta["node_ids"]), data.num_nodes) if meta.get("node_ids") else None
         return cls(
             meta["method"],
             meta["params"],
@@ -195,11 +216,16 @@ class PrivateRelease:
             model,
             meta["version"],
             meta.get("provenance", {}),
+            node_ids=node_ids,
         )
 
     def __repr__(self) -> str:
         eps = "—" if self.epsilon is None else f"{self.epsilon:g}"
         return f"PrivateRelease({self.method}, ε={eps}, data={self.data}, {'; '.join(self.report.lines()[:2])})"
+
+
+def _ids_path(path: Path) -> Path:
+    return path.with_name(f"{path.name}.ids.csv")
 
 
 def _report_path(path: Path) -> Path:

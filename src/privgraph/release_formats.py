@@ -37,7 +37,10 @@
   Floats are written with enough digits to read back the same float32/float64.
 
 The report goes to ``PATH.json`` and a released model's weights (HeteDP) to
-``PATH.model.pt`` (a plain state dict) in every format.
+``PATH.model.pt`` (a plain state dict) in every format.  A graph read from an edge list that names its
+nodes by its own ids (:func:`privgraph.data.read_graph`'s ``data.node_ids``) has them in
+``PATH.ids.csv`` (``node,id``: node i's id), in every format, listed in the report's ``files`` and
+``node_ids``; the csv tables then write the ids themselves in ``source``, ``target`` and ``node``.
 """
 
 from __future__ import annotations
@@ -226,8 +229,30 @@ def _write_table(path: Path, columns: list[tuple[str, np.ndarray]]) -> None:
         out.writerows(zip(*(_text(a) for _, a in columns)))
 
 
-def write_csv(data: Data | HeteroData, path: Path) -> list[Path]:
-    """The csv tables of ``data`` (module docstring); returns the files written."""
+def write_ids(node_ids: list[str], path: Path) -> Path:
+    """The id map ``PATH.ids.csv``: ``node,id`` rows, node i's own id (as the input file wrote it)."""
+    _write_table(path, [("node", np.arange(len(node_ids))), ("id", np.asarray(node_ids, dtype=str))])
+    return path
+
+
+def read_ids(path: Path, num_nodes: int | None) -> list[str]:
+    """The ids :func:`write_ids` wrote (``ValueError`` for a damaged file or one of another size)."""
+    if not path.exists():
+        raise ValueError(f"the release's id map {path} is missing")
+    with path.open(newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows or rows[0] != ["node", "id"] or any(len(r) != 2 or r[0] != str(i) for i, r in enumerate(rows[1:])):
+        raise ValueError(f"{path} is not a release's id map (node,id rows, nodes 0..n-1 in order)")
+    if num_nodes is not None and len(rows) - 1 != num_nodes:
+        raise ValueError(f"the id map {path} has {len(rows) - 1} ids, expected {num_nodes} (one per node)")
+    return [r[1] for r in rows[1:]]
+
+
+def write_csv(data: Data | HeteroData, path: Path, node_ids: list[str] | None = None) -> list[Path]:
+    """The csv tables of ``data`` (module docstring); returns the files written.  With ``node_ids`` (a
+    ``Data``'s), the ``node``, ``source`` and ``target`` columns hold the nodes' own ids."""
+    names = None if node_ids is None else np.asarray(node_ids, dtype=str)
+    own = (lambda a: a) if names is None else (lambda a: names[np.asarray(a, dtype=np.int64)])  # noqa: E731
     tables = []
     for file, kind, fields in csv_files(data, path):
         where = file.name
@@ -238,13 +263,13 @@ def write_csv(data: Data | HeteroData, path: Path) -> list[Path]:
             cols = [("field", np.array(list(fields))), ("value", np.array([str(v) for v in fields.values()]))]
         elif kind == "nodes":
             n = int(fields.pop("num_nodes"))
-            cols = [("node", np.arange(n))]
+            cols = [("node", own(np.arange(n)))]
             for k, v in fields.items():
                 cols += _columns(k, v, n, "node", f"{where}: {k}")
         elif "dense_adjacency" in fields:
             p = _dense_matrix(fields.pop("dense_adjacency"), "dense_adjacency", "csv")
             src, dst = np.nonzero(p)
-            cols = [("source", src), ("target", dst), ("weight", p[src, dst])]
+            cols = [("source", own(src)), ("target", own(dst)), ("weight", p[src, dst])]
             if fields:
                 raise ValueError(f"cannot write {', '.join(fields)} beside a dense weight matrix as csv")
         else:
@@ -252,7 +277,7 @@ def write_csv(data: Data | HeteroData, path: Path) -> list[Path]:
             if edge_index is None:
                 raise ValueError(f"cannot write {where}: per-edge fields ({', '.join(fields)}) without edge_index")
             e = edge_index.shape[1]
-            cols = [("source", edge_index[0].cpu().numpy()), ("target", edge_index[1].cpu().numpy())]
+            cols = [("source", own(edge_index[0].cpu().numpy())), ("target", own(edge_index[1].cpu().numpy()))]
             if "edge_weight" in fields:
                 cols.append(("weight", fields.pop("edge_weight").detach().cpu().numpy()))
             for k, v in fields.items():
@@ -268,8 +293,11 @@ def data_files(data: Data | HeteroData, path: Path, file_format: str) -> list[Pa
     return [path] if file_format != "csv" else [file for file, _, _ in csv_files(data, path)]
 
 
-def write(data: Data | HeteroData, path: Path, file_format: str, method: str) -> list[Path]:
-    """Write ``data`` to ``path`` in ``file_format`` (module docstring); returns the files written."""
+def write(
+    data: Data | HeteroData, path: Path, file_format: str, method: str, node_ids: list[str] | None = None
+) -> list[Path]:
+    """Write ``data`` to ``path`` in ``file_format`` (module docstring); returns the files written
+    (``node_ids``: the csv tables name the nodes by them)."""
     if file_format == "pt":
         torch.save(to_payload(data, method), path)
         return [path]
@@ -279,5 +307,5 @@ def write(data: Data | HeteroData, path: Path, file_format: str, method: str) ->
             np.savez_compressed(f, **arrays)
         return [path]
     if file_format == "csv":
-        return write_csv(data, path)
+        return write_csv(data, path, node_ids)
     raise ValueError(f"unknown release format {file_format!r}: one of {', '.join(FILE_FORMATS)}")

@@ -237,6 +237,8 @@ class Privatize(PrivacyTransform):
         )
         out = rel.data
         out[REPORT] = rel.report
+        if rel.node_ids is not None:  # the input's own ids (read_graph), released as given: kept on the output
+            out.node_ids = rel.node_ids
         return out
 
     def _settings(self) -> dict[str, Any]:

@@ -253,18 +253,93 @@ def test_pt_of_another_type(tmp_path):
 
 def test_malformed_rows(tmp_path):
     _error(r"g.csv, line 3: expected 2 columns, got 3", _write(tmp_path / "g.csv", "0,1\n1,2\n2,3,4\n"))
-    _error(r"g.tsv, line 2: node id '1.5' is not an integer", _write(tmp_path / "g.tsv", "0 1\n1.5 2\n"))
-
-
-def test_negative_ids(tmp_path):
-    _error(r"g.csv, line 3: negative node id -1", _write(tmp_path / "g.csv", "a,b\n0,1\n-1,0\n"))
+    _error(r"g.csv, line 2: empty node id", _write(tmp_path / "g.csv", "a,b\n0,\n"))
 
 
 def test_ids_out_of_range(tmp_path):
+    """A side file too short for the edge list's node indices is blamed: its row count and the count expected."""
     np.save(tmp_path / "x.npy", np.zeros((3, 2)))
-    _error(r"line 7: node id 3 out of range: the features have 3 rows", _tsv(tmp_path), features=tmp_path / "x.npy")
+    message = _error(
+        r"the features file x.npy has 3 rows, expected one per node", _tsv(tmp_path), features=tmp_path / "x.npy"
+    )
+    assert "edges.tsv names node ids up to 3 (line 7), so 4 nodes" in message
     np.save(tmp_path / "y.npy", np.zeros(2, dtype=np.int64))
-    _error(r"node id 2 out of range: the labels have 2 rows", _tsv(tmp_path), labels=tmp_path / "y.npy")
+    _error(
+        r"the labels file y.npy has 2 labels, expected one per node: .* up to 3",
+        _tsv(tmp_path),
+        labels=tmp_path / "y.npy",
+    )
+
+
+# ---------------------------------------------------------------------------------------- named nodes
+
+NAMED = "src,dst\nuser9228,user17\nuser17,bob\nbob,user9228\nzed,bob\n"
+
+
+def test_string_ids_sorted_by_text(tmp_path):
+    """Ids that are not 0..n-1 are mapped to 0..n-1 in their sorted order (the order of the id set alone)."""
+    data, notes = read_graph(_write(tmp_path / "g.csv", NAMED))
+    assert data.node_ids == ["bob", "user17", "user9228", "zed"] and data.num_nodes == 4
+    pairs = {(data.node_ids[u], data.node_ids[v]) for u, v in data.edge_index.t().tolist()}
+    assert ("user9228", "user17") in pairs and ("user17", "user9228") in pairs and len(pairs) == 8
+    assert any("node ids mapped to 0..3" in str(n) for n in notes)
+    # the edge rows' order changes nothing: the map depends on the id set only
+    shuffled, _ = read_graph(
+        _write(tmp_path / "h.csv", "src,dst\nzed,bob\nbob,user9228\nuser17,bob\nuser9228,user17\n")
+    )
+    assert shuffled.node_ids == data.node_ids
+
+
+def test_integer_ids_not_indices(tmp_path):
+    """Integer ids with a negative one, or keyed by a node table, are sorted by value."""
+    data, _ = read_graph(_write(tmp_path / "g.tsv", "10 -3\n-3 7\n"))
+    assert data.node_ids == ["-3", "7", "10"]
+    _write(tmp_path / "x.csv", "id,a\n1001,1\n7,2\n50,3\n")
+    data, _ = read_graph(_write(tmp_path / "h.csv", "1001,50\n"), features=tmp_path / "x.csv")
+    assert data.node_ids == ["7", "50", "1001"] and data.x[:, 0].tolist() == [2.0, 3.0, 1.0]
+    assert data.edge_index.tolist() == [[2, 1], [1, 2]]
+
+
+def test_node_table_keyed_by_id(tmp_path):
+    """Features and labels keyed by an id column, in any row order; a node in the tables only is kept."""
+    _write(tmp_path / "x.csv", "id,f1,f2\nzed,6,7\nbob,0,1\nuser17,2,3\nuser9228,4,5\nlonely,8,9\n")
+    _write(tmp_path / "y.csv", "label,id\n1,bob\n0,user17\n1,zed\n0,user9228\n1,lonely\n")
+    data, _ = read_graph(_write(tmp_path / "g.csv", NAMED), features=tmp_path / "x.csv", labels=tmp_path / "y.csv")
+    assert data.node_ids == ["bob", "lonely", "user17", "user9228", "zed"]
+    assert data.x.tolist() == [[0, 1], [8, 9], [2, 3], [4, 5], [6, 7]] and data.y.tolist() == [1, 1, 0, 0, 1]
+    assert data.num_nodes == 5 and 1 not in data.edge_index  # lonely: isolated, kept
+
+
+def test_node_table_refusals(tmp_path):
+    graph = _write(tmp_path / "g.csv", NAMED)
+    _write(tmp_path / "x.csv", "id,f\nbob,0\nuser17,1\nuser9228,2\n")
+    message = _error(
+        r"g.csv, line 5: node id 'zed' has no row in the features file x.csv", graph, features=tmp_path / "x.csv"
+    )
+    assert "it has 3 rows, expected one per node: 4" in message
+    _write(tmp_path / "y.csv", "id,label\nbob,0\nuser17,1\nuser9228,0\nzed,1\nextra,0\n")
+    _write(tmp_path / "x4.csv", "id,f\nbob,0\nuser17,1\nuser9228,2\nzed,3\n")
+    _error(
+        r"y.csv, line 6: node id 'extra' has no row in the features file x4.csv",
+        graph,
+        features=tmp_path / "x4.csv",
+        labels=tmp_path / "y.csv",
+    )
+    _write(tmp_path / "dup.csv", "id,f\nbob,0\nbob,1\n")
+    _error(r"dup.csv, line 3: node id 'bob' already has a row \(line 2\)", graph, features=tmp_path / "dup.csv")
+    np.save(tmp_path / "x.npy", np.zeros((4, 2)))
+    _error(
+        r"g.csv names its nodes by ids .* the features file x.npy has no id column", graph, features=tmp_path / "x.npy"
+    )
+    _write(tmp_path / "y3.csv", "id,label,other\nbob,0,1\n")
+    _error(r"labels file y3.csv must have two columns, id and the label", graph, labels=tmp_path / "y3.csv")
+    torch.save(Data(edge_index=torch.tensor([[0], [1]]), num_nodes=2), tmp_path / "g.pt")
+    _error(r"x4.csv is keyed by an id column", tmp_path / "g.pt", features=tmp_path / "x4.csv")
+
+
+def test_named_nodes_header_noted(tmp_path):
+    _, notes = read_graph(_write(tmp_path / "g.csv", NAMED))
+    assert any("line 1 (src, dst) read as the header row" in str(n) for n in notes)
 
 
 def test_non_finite_features(tmp_path):

@@ -27,6 +27,20 @@ def _open_ledger(
         return Ledger(path, budget, dataset=dataset, advanced_delta=advanced_delta, content_hash=content_hash)
 
 
+def _ledger_dataset(path: Path, ledger_name: str | None, input_file: Path | None, dataset: str | None) -> str | None:
+    """The dataset name a release checks the ledger at ``path`` against.  Without ``--input``: the dataset's.
+    With ``--input``: ``--ledger-name``, else the name the ledger records (the owner's record of one dataset:
+    renaming the file does not break it), else, for a ledger without one, the file's stem (the name the
+    results go under).  The graph itself is checked by the ledger's fingerprint (node count, content hash)."""
+    if input_file is None:
+        if ledger_name is not None and ledger_name != dataset:
+            _fail(f"--ledger-name names the dataset of an --input graph; the ledger of {dataset} is named {dataset}")
+        return dataset
+    if ledger_name is not None:
+        return ledger_name  # the ledger refuses it when it records another name
+    return _open_ledger(path).dataset or input_file.stem
+
+
 def ledger_command(
     path: Path = typer.Argument(..., help="the ledger file (JSON) of one dataset"),
     budget: list[str] = typer.Option(

@@ -11,7 +11,7 @@ from rich.markup import escape
 from privgraph.cli.checks import _epsilons, _method, _prepare
 from privgraph.cli.console import _fail, out_console, user_errors
 from privgraph.cli.inputs import _input_spec
-from privgraph.cli.ledger import _open_ledger
+from privgraph.cli.ledger import _ledger_dataset, _open_ledger
 from privgraph.cli.options import (
     DATA,
     DATASET_OPTION,
@@ -112,6 +112,13 @@ def release(
         "and recorded (`privgraph ledger FILE` prints it)",
         rich_help_panel=PRIVACY,
     ),
+    ledger_name: str | None = typer.Option(
+        None,
+        "--ledger-name",
+        help="with --input: the dataset name the ledger must record (default: the ledger's own name; a new "
+        "ledger: the file's stem); the graph is checked by the ledger's fingerprint, not the file's name",
+        rich_help_panel=PRIVACY,
+    ),
 ) -> None:
     """Privatize a graph (or train and release an embedding or link model) once and write it
     with its privacy report (OUTPUT + OUTPUT.json).  The noise comes from the OS cryptographic
@@ -134,8 +141,10 @@ def release(
     with user_errors():
         check_release(spec, allow_non_private)
 
-    # the ledger is named by --input's file name (with its suffix; the spec: its stem)
-    book = None if ledger is None else _open_ledger(ledger, dataset=inputs.input.name if inputs.input else dataset)
+    if ledger_name is not None and ledger is None:
+        _fail("--ledger-name names the dataset of --ledger: give --ledger")
+    # with --input: the ledger's own dataset name (or --ledger-name), not the file's; its fingerprint checks the graph
+    book = None if ledger is None else _open_ledger(ledger, _ledger_dataset(ledger, ledger_name, inputs.input, dataset))
     # what the input or the options do not allow: a user error (2); a RuntimeError: the release failed (1)
     with user_errors(failures=(RuntimeError,)):
         with console_progress() as progress:

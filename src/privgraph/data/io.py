@@ -13,9 +13,15 @@ The graph file's suffix picks its format:
 * ``.csv`` (comma) and ``.tsv`` / ``.txt`` / ``.edges`` (any whitespace) — an
   edge list: one edge per row, source and target node ids in the first two
   columns, an optional header row (detected: a non-numeric first row), blank
-  lines and lines starting with ``#`` or ``%`` skipped.  Node ids are
+  lines and lines starting with ``#`` or ``%`` skipped.  Node ids that are
+  all non-negative integers, with plain side files, are the node indices
   0..n−1; n is the features' (or else the labels') row count, or the largest
-  id + 1.  A header column named ``private`` is the private-edge flag unless
+  id + 1.  Other ids (any text; or integers keyed by a node table) are mapped
+  to 0..n−1 in sorted order (by value when all are integers, else by text: the
+  id set alone decides the order, not the rows' order), kept as
+  ``data.node_ids``; a features or labels text file whose header has an
+  ``id`` column is a node table keyed by id (every node has a row; a node in
+  a table only is kept, isolated).  A header column named ``private`` is the private-edge flag unless
   another column or a mask file is given;
 * ``.npz`` — a SciPy sparse adjacency matrix (``scipy.sparse.save_npz``);
   every stored nonzero (equal to 1) is an edge, read in row-major order.
@@ -44,6 +50,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import Tensor
 from torch_geometric.data import Data, HeteroData
@@ -66,11 +73,15 @@ from privgraph.data.safe_load import (
 )
 from privgraph.data.tables import (
     check_finite,
+    id_order,
+    index_ids,
     read_edge_list,
     read_edge_mask,
     read_features,
     read_labels,
+    read_node_table,
     read_npz,
+    table_values,
 )
 from privgraph.data.validation import Note, check_graph, one_way_edges, plural, public_note
 
@@ -236,6 +247,77 @@ def _size_from(features: Tensor | None, labels: Tensor | None) -> tuple[int | No
     return None, ""
 
 
+ORDER_NOTE = "by integer value when every id is an integer, else by text"
+
+
+def _positional(
+    indices: np.ndarray, lines: np.ndarray, size: int | None, path: Path, features, labels
+) -> tuple[Tensor, int]:
+    """An edge list of node indices 0..n-1 (the side files' rows in node order): n is their row count, or
+    the largest id + 1.  An id past the rows blames the side file (its row count, the count expected)."""
+    edge_index = torch.from_numpy(indices)
+    top = int(edge_index.max())
+    if size is None:
+        return edge_index, top + 1
+    if top >= size:
+        hit = int((edge_index.max(0).values == top).nonzero()[0, 0])
+        file = Path(features if features is not None else labels).name
+        role = "features" if features is not None else "labels"
+        unit = "rows" if role == "features" else "labels"
+        raise input_error(
+            f"the {role} file {file} has {size} {unit}, expected one per node: {path.name} names node ids up to "
+            f"{top} (line {int(lines[hit])}), so {top + 1} nodes (node ids are 0..n-1 and row i is node i; "
+            "or key the rows by an id column: docs/usage.md#your-own-graph)"
+        )
+    return edge_index, size
+
+
+def _by_id(tokens: np.ndarray, lines: np.ndarray, tables: dict, x, y, path: Path, features, labels):
+    """An edge list naming its nodes by ids: the nodes are the ids of the edge list and of the node tables
+    (keyed features/labels), in :func:`id_order`; a table misses none.  Returns (edge_index, n, the ids in
+    node order, x, y)."""
+    for role, value, file in (("features", x, features), ("labels", y, labels)):
+        if value is not None:
+            first = tokens[0, 0] if index_ids(tokens) is None else None
+            example = f" (e.g. {first!r}, line {int(lines[0])})" if first is not None else ""
+            raise input_error(
+                f"{path.name} names its nodes by ids that are not 0..n-1{example}, but the {role} file "
+                f"{Path(file).name} has no id column: key its rows by a header column named id "
+                "(docs/usage.md#your-own-graph)"
+            )
+    seen = set(tokens.reshape(-1).tolist())
+    for table in tables.values():
+        seen.update(table.ids)
+    node_ids = id_order(seen)
+    index = {node: i for i, node in enumerate(node_ids)}
+    for table in tables.values():
+        rows = table.index()
+        if len(rows) == len(node_ids):
+            continue
+        missing = [node for node in node_ids if node not in rows]
+        node = missing[0]
+        hit = (tokens == node).any(0).nonzero()[0]
+        if hit.size:
+            where = f"{path.name}, line {int(lines[hit[0]])}: node id {node!r}"
+        else:
+            other = next(t for t in tables.values() if node in t.index())
+            where = f"{other.path.name}, line {other.lines[other.index()[node]]}: node id {node!r}"
+        raise input_error(
+            f"{where} has no row in the {table.role} file {table.path.name} ({plural(len(missing), 'node')} "
+            f"missing; it has {len(rows)} rows, expected one per node: {len(node_ids)})"
+        )
+    for table in tables.values():
+        rows = table.index()
+        value = table_values(table, [rows[node] for node in node_ids])
+        if table.role == "features":
+            x = value
+        else:
+            y = value
+    flat = np.fromiter((index[t] for t in tokens.reshape(-1).tolist()), dtype=np.int64, count=tokens.size)
+    edge_index = torch.from_numpy(flat.reshape(2, -1))
+    return edge_index, len(node_ids), node_ids, x, y
+
+
 def read_graph(
     path: str | Path,
     *,
@@ -289,8 +371,19 @@ def read_graph(
             return _finish_hetero(
                 data, graph_path, features, labels, private_edges, domain, clip, self_loops, name, notes
             )
-    x = read_features(features) if features is not None else None
-    y = read_labels(labels) if labels is not None else None
+    tables = {
+        role: table
+        for role, file in (("features", features), ("labels", labels))
+        if file is not None and (table := read_node_table(file, role)) is not None
+    }
+    if tables and suffix not in EDGE_LIST_SUFFIXES:
+        table = next(iter(tables.values()))
+        raise input_error(
+            f"the {table.role} file {table.path.name} is keyed by an id column, which names the nodes of an edge "
+            f"list; the nodes of {graph_path.name} are 0..n-1: give one row per node in that order, without ids"
+        )
+    x = read_features(features) if features is not None and "features" not in tables else None
+    y = read_labels(labels) if labels is not None and "labels" not in tables else None
     what = f"the edge list {graph_path.name}"
 
     if suffix in TORCH_SUFFIXES:
@@ -335,7 +428,7 @@ def read_graph(
                 "(one per feature row)"
             )
         size, source = _size_from(x, y)
-        column_mask = None
+        column_mask = node_ids = None
         if suffix == ".npz":
             what = f"the adjacency matrix in {graph_path.name}"
             edge_index, order = read_npz(graph_path)
@@ -347,19 +440,21 @@ def read_graph(
                 )
             num_nodes = order
         else:
-            edge_index, column_mask, lines = read_edge_list(
-                graph_path, private_column, private_edges is not None, notes
-            )
-            top = int(edge_index.max())
-            if size is not None and top >= size:
-                high = edge_index.max(0).values >= size
-                hit = int(high.nonzero()[0, 0])
-                raise input_error(
-                    f"{graph_path.name}, line {int(lines[hit])}: node id {int(edge_index[:, hit].max())} "
-                    f"out of range: {source} {size} rows (ids must be 0..{size - 1}; "
-                    f"{plural(int(high.sum()), 'edge')} affected)"
+            tokens, column_mask, lines = read_edge_list(graph_path, private_column, private_edges is not None, notes)
+            indices = None if tables else index_ids(tokens)
+            if indices is not None:
+                edge_index, num_nodes = _positional(indices, lines, size, graph_path, features, labels)
+            else:
+                edge_index, num_nodes, node_ids, x, y = _by_id(
+                    tokens, lines, tables, x, y, graph_path, features, labels
                 )
-            num_nodes = size if size is not None else top + 1
+                notes.append(
+                    Note(
+                        f"node ids mapped to 0..{num_nodes - 1} in the order of the ids ({ORDER_NOTE}); "
+                        "the map is released beside the graph",
+                        f"node ids mapped to 0..n-1 in the order of the ids ({ORDER_NOTE})",
+                    )
+                )
         data = Data(edge_index=edge_index, num_nodes=num_nodes)
         if x is not None:
             data.x = x
@@ -367,6 +462,8 @@ def read_graph(
             data.y = y
         if column_mask is not None:
             data.private_edge_mask = column_mask
+        if node_ids is not None:
+            data.node_ids = node_ids
 
     if private_edges is not None:
         mask = read_edge_mask(private_edges)

@@ -75,9 +75,9 @@ def _rows(path: Path, role: str) -> list[tuple[int, list[str]]]:
     return rows
 
 
-def _is_number(text: str) -> bool:
+def _is_number(text: str, kind: type = float) -> bool:
     try:
-        float(text)
+        kind(text)
     except ValueError:
         return False
     return True
@@ -248,11 +248,19 @@ PRIVATE_HEADER = "private"  # a header column of this name is the private flag b
 
 def read_edge_list(
     path: Path, private_column: str | None, mask_file: bool, notes: list[str]
-) -> tuple[Tensor, Tensor | None, np.ndarray]:
-    """(edge_index [2, E], the private column's mask or None, the line of each edge).  Without
-    ``private_column`` (and no ``mask_file``) a header column named ``private`` is the flag."""
+) -> tuple[np.ndarray, Tensor | None, np.ndarray]:
+    """(the node ids as written [2, E] (strings), the private column's mask or None, the line of each
+    edge).  Without ``private_column`` (and no ``mask_file``) a header column named ``private`` is the
+    flag.  :func:`privgraph.data.io.read_graph` turns the ids into 0..n−1."""
     rows = _rows(path, "graph")
+    first = rows[0][0] if rows else None
     header = _header(rows, 2)
+    named_nodes = any(not (f[0].isdigit() and f[1].isdigit()) for _, f in rows if len(f) >= 2)
+    if header is not None and named_nodes:  # the ids are names too: say which row was taken as the header
+        notes.append(
+            f"line {first} ({', '.join(header)}) read as the header row (a first row whose ids are not both "
+            "numbers is a header: give an edge list of named nodes a header row)"
+        )
     named = [h for h in header or [] if h.lower() == PRIVATE_HEADER]
     if private_column is None and not mask_file and named and header.index(named[0]) >= 2:
         private_column = named[0]
@@ -264,14 +272,11 @@ def read_edge_list(
         raise input_error(f"{path.name}, line {rows[0][0]}: expected two columns (source, target), got {width}")
     _check_widths(rows, width, path, "columns")
     numbers = [number for number, _ in rows]
-    src = _parse([fields[0] for _, fields in rows], numbers, int, path, "node id")
-    dst = _parse([fields[1] for _, fields in rows], numbers, int, path, "node id")
-    negative = (src < 0) | (dst < 0)
-    if negative.any():
-        i = int(negative.nonzero()[0][0])
-        raise input_error(
-            f"{path.name}, line {numbers[i]}: negative node id {min(src[i], dst[i])} (node ids are 0..n-1)"
-        )
+    src = np.asarray([fields[0] for _, fields in rows], dtype=str)
+    dst = np.asarray([fields[1] for _, fields in rows], dtype=str)
+    empty = (np.char.str_len(src) == 0) | (np.char.str_len(dst) == 0)
+    if empty.any():
+        raise input_error(f"{path.name}, line {numbers[int(empty.nonzero()[0][0])]}: empty node id")
     mask = None
     used = {0, 1}
     if private_column is not None:
@@ -299,8 +304,88 @@ def read_edge_list(
             f"{'column' if len(ignored) == 1 else 'columns'} {', '.join(ignored)} ignored (only source and "
             f"target are read{f', and the private flags from {flags}' if flags else ''})"
         )
-    edge_index = torch.from_numpy(np.stack([src, dst]))
-    return edge_index, mask, np.asarray(numbers, dtype=np.int64)
+    return np.stack([src, dst]), mask, np.asarray(numbers, dtype=np.int64)
+
+
+def index_ids(tokens: np.ndarray) -> np.ndarray | None:
+    """The ids as node indices (int64) when every one is a non-negative integer written as such, else None."""
+    if tokens.size == 0 or not all(np.char.isdigit(tokens).reshape(-1)):
+        return None
+    return tokens.astype(np.int64)
+
+
+def id_order(ids: set[str]) -> list[str]:
+    """The nodes' order (node i is the i-th id): by integer value when every id is an integer, else by text
+    (Unicode code points).  It depends on the set of ids alone, not on the files' row order."""
+    if all(_is_number(i, int) for i in ids):
+        return sorted(ids, key=lambda i: (int(i), i))
+    return sorted(ids)
+
+
+ID_COLUMN = "id"  # a text features/labels file with a header column of this name is keyed by node id
+
+
+class NodeTable:
+    """A features or labels text file keyed by node id: ``ids`` (strings), the ``line`` of each row, and
+    the other columns' ``names`` and ``values`` (strings, one list per row)."""
+
+    def __init__(self, path: Path, role: str, ids: list[str], lines: list[int], names: list[str], values: list):
+        self.path, self.role, self.ids, self.lines, self.names, self.values = path, role, ids, lines, names, values
+
+    def index(self) -> dict[str, int]:
+        return {node: i for i, node in enumerate(self.ids)}
+
+
+def read_node_table(path: str | Path, role: str) -> NodeTable | None:
+    """``path`` (a features or labels file) as a :class:`NodeTable` when it is a text table whose header
+    has an ``id`` column; None otherwise (rows in node order).  A duplicate or empty id is refused."""
+    path = existing_file(path, role, FEATURE_SUFFIXES if role == "features" else LABEL_SUFFIXES)
+    if path.suffix.lower() == ".npy":
+        return None
+    rows = _rows(path, role)
+    if not rows or ID_COLUMN not in [f.strip().strip('"').strip("'").lower() for f in rows[0][1]]:
+        return None
+    header = [f.strip().strip('"').strip("'") for f in rows.pop(0)[1]]
+    column = [h.lower() for h in header].index(ID_COLUMN)
+    _check_widths(rows, len(header), path, "columns")
+    if not rows:
+        raise input_error(f"{role} file {path.name} holds no rows")
+    ids, lines, values, seen = [], [], [], {}
+    for number, fields in rows:
+        node = fields[column]
+        if not node:
+            raise input_error(f"{path.name}, line {number}: empty node id")
+        if node in seen:
+            raise input_error(f"{path.name}, line {number}: node id {node!r} already has a row (line {seen[node]})")
+        seen[node] = number
+        ids.append(node)
+        lines.append(number)
+        values.append([f for j, f in enumerate(fields) if j != column])
+    names = [h for j, h in enumerate(header) if j != column]
+    if not names:
+        raise input_error(f"{role} file {path.name} has an id column and no other")
+    if role == "labels" and len(names) != 1:
+        raise input_error(f"labels file {path.name} must have two columns, id and the label, got {', '.join(header)}")
+    return NodeTable(path, role, ids, lines, names, values)
+
+
+def table_values(table: NodeTable, order: list[int]) -> Tensor:
+    """The table's values in node order (``order``: the table's row of each node): features float32
+    [n, d], labels long [n] (integers >= 0)."""
+    flat = [f for i in order for f in table.values[i]]
+    numbers = [table.lines[i] for i in order for _ in table.values[i]]
+    if table.role == "features":
+        array = _parse(flat, numbers, float, table.path, "feature value").reshape(len(order), len(table.names))
+        x = torch.from_numpy(np.ascontiguousarray(array)).float()
+        check_finite(x, f"features in {table.path.name}")
+        return x
+    y = _parse(flat, numbers, int, table.path, "label")
+    negative = (y < 0).nonzero()[0]
+    if negative.size:
+        raise input_error(
+            f"{table.path.name}, line {numbers[int(negative[0])]}: labels must be >= 0, got {y[negative[0]]}"
+        )
+    return torch.from_numpy(y)
 
 
 def read_npz(path: Path) -> tuple[Tensor, int]:
