@@ -112,6 +112,10 @@ def test_output_and_results_paths_before_the_input_is_read(unread, tmp_path):
     code, text = invoke("release", "blink", "--input", unread, "-o", tmp_path / "missing" / "o.pt")
     _one_error(code, text)
     assert "--mkdir" in text
+    (tmp_path / "folder.pt").mkdir()
+    code, text = invoke("release", "blink", "--input", unread, "-o", tmp_path / "folder.pt")
+    _one_error(code, text)
+    assert "it is a folder" in text
     (tmp_path / "db").mkdir()  # a folder where the results database should be
     code, text = invoke("run", "blink", "--input", unread, "--db", tmp_path / "db")
     _one_error(code, text)

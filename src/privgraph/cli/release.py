@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from enum import Enum
 from pathlib import Path
 
@@ -126,6 +127,10 @@ def release(
             _fail(f"cannot write {output}: the folder {output.parent} does not exist (--mkdir creates it)")
         if not _writable(output.parent):
             _fail(f"cannot write {output}: its folder cannot be created")
+    elif not os.access(output.parent, os.W_OK | os.X_OK):
+        _fail(f"cannot write {output}: the folder {output.parent} is not writable")
+    if output.is_dir():
+        _fail(f"cannot write {output}: it is a folder (give the release's file name)")
     # the ledger (damaged, an unknown unit, another dataset), before the graph is read; it is named by --input's
     # file name (with its suffix; the spec: its stem).  Its fingerprint is checked once the graph is read.
     book = None if ledger is None else _open_ledger(ledger, dataset=inputs.input.name if inputs.input else dataset)
