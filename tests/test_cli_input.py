@@ -185,12 +185,16 @@ def _bad_inputs(graph, tmp_path):
     np.savetxt(tmp_path / "short.csv", graph.y.numpy()[:-3], fmt="%d")
     (tmp_path / "garbage.pt").write_bytes(b"not a torch file")
     feats = ["--features", tmp_path / "x.npy"]
+    declared = ["--domain", "0,1"]  # LPGNN needs a declared domain, checked before the file is read (issue 44)
     return [
         (["release", "blink", "--input", tmp_path / "asym.csv", "--directed", *feats], "drop --directed"),
         (["release", "blink", "--input", tmp_path / "loops.csv", *feats], "self-loop"),
-        (["release", "lpgnn", "--input", tmp_path / "dup.csv", *feats], "duplicate"),
-        (["release", "lpgnn", "--input", tmp_path / "range.csv", *feats], "the features file x.npy has 60 rows"),
-        (["release", "lpgnn", "--input", tmp_path / "asym.csv", "--features", tmp_path / "nan.npy"], "NaN"),
+        (["release", "lpgnn", "--input", tmp_path / "dup.csv", *feats, *declared], "duplicate"),
+        (
+            ["release", "lpgnn", "--input", tmp_path / "range.csv", *feats, *declared],
+            "the features file x.npy has 60 rows",
+        ),
+        (["release", "lpgnn", "--input", tmp_path / "asym.csv", "--features", tmp_path / "nan.npy", *declared], "NaN"),
         (
             [
                 "release",
@@ -205,7 +209,16 @@ def _bad_inputs(graph, tmp_path):
             "outside the declared domain",
         ),
         (
-            ["release", "lpgnn", "--input", tmp_path / "asym.csv", *feats, "--labels", tmp_path / "short.csv"],
+            [
+                "release",
+                "lpgnn",
+                "--input",
+                tmp_path / "asym.csv",
+                *feats,
+                *declared,
+                "--labels",
+                tmp_path / "short.csv",
+            ],
             "expected",
         ),
         (["release", "lpgnn", "--input", tmp_path / "garbage.pt"], "cannot read"),

@@ -12,7 +12,9 @@ the file equals them (tests/test_catalogue.py), so it cannot go stale.
 
 Each method's entry: ``info`` (:meth:`~privgraph.methods.Method.info`, what ``privgraph methods``
 prints), the class flags the command line checks (``heterogeneous``, ``simple_graph``,
-``needs_features``), ``params`` (each ``Params`` field's type, written as :func:`type_text`) and
+``needs_features``, ``needs_domain``, ``needs_private_edges``: :mod:`privgraph.input_rules`), ``params``
+(each ``Params`` field's type, written as :func:`type_text`), ``choices`` (the parameters whose values are
+a fixed set: checked before torch) and
 ``tasks``: for the default task (key ``""``) and every ``--task`` name, the evaluation task it
 resolves to (:func:`~privgraph.experiments.tasks.task_for`) with its ``--set`` hyperparameters'
 types (``training``, None where the task trains no model of its own) and the registry graphs its
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sys
 import typing
 from functools import cache
@@ -97,6 +100,42 @@ def _field_types(cls: type) -> dict[str, str]:
     return {f.name: type_text(hinted[f.name]) for f in dataclasses.fields(cls)}
 
 
+def _choices(cls: type) -> dict[str, list[Any]]:
+    """Each parameter's fixed set of values (``param(..., choices=...)``), for the check before torch."""
+    return {f.name: list(f.metadata["choices"]) for f in dataclasses.fields(cls) if "choices" in f.metadata}
+
+
+def _plain_spend(cls: type) -> bool:
+    """Whether ``cls`` declares the base spend (:meth:`~privgraph.methods.Method.planned_spend`: ε and the
+    value of its ``delta_param`` on its unit, no mechanism event, nothing read from the data), which
+    :func:`declared_spend` computes from the catalogue."""
+    from privgraph.methods.base import Method
+
+    own = ("planned_spend", "dp_delta", "spend_event", "_spend")
+    return (
+        all(getattr(cls, name) is getattr(Method, name) for name in own)
+        and not cls.reads_nothing_private
+        and not cls.spend_reads_data
+    )
+
+
+def declared_spend(entry: dict[str, Any], epsilon: float | None, values: dict[str, Any]) -> list[Any] | None:
+    """A release's declared spend (:meth:`~privgraph.methods.Method.planned_spend`, without label ε) computed
+    from the method's catalogue ``entry`` without torch, where the method declares the base spend
+    (``plain_spend``); None where only the built method can tell.  ``values``: its ``--param`` values."""
+    if not entry.get("plain_spend") or epsilon is None:
+        return None
+    from privgraph.accounting.ledger import Spend
+
+    info = entry["info"]
+    if not info["private"]:
+        return [Spend(info["unit"], math.inf)]
+    name = entry.get("delta_param")
+    defaults = {p["name"]: p["default"] for p in info["parameters"]}
+    delta = None if name is None else values.get(name, defaults.get(name))
+    return [Spend(info["unit"], float(epsilon), 0.0 if delta is None else float(delta))]
+
+
 def _method_entry(cls: type) -> dict[str, Any]:
     """A method class's catalogue entry (imports the tasks, so torch and PyG)."""
     from privgraph.experiments.tasks.base import TASK_ALIASES, TASK_CLASSES, task_for
@@ -115,9 +154,13 @@ def _method_entry(cls: type) -> dict[str, Any]:
         "heterogeneous": cls.heterogeneous,
         "simple_graph": cls.simple_graph,
         "needs_features": cls.needs_features,
+        "needs_domain": cls.needs_domain,
+        "needs_private_edges": cls.needs_private_edges,
         "params": _field_types(cls.Params),
+        "choices": _choices(cls.Params),
         "renamed": {old: hint for old, (_, hint) in cls.Params.renamed.items()},
         "delta_param": cls.delta_param,
+        "plain_spend": _plain_spend(cls),
         "tasks": tasks,
     }
 

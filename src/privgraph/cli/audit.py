@@ -8,7 +8,7 @@ import typer
 
 from privgraph.cli.checks import _assign, _device, _method, _resolve_device, check_epsilon_given
 from privgraph.cli.console import OutputFormat, _fail, user_errors
-from privgraph.cli.inputs import _read_input
+from privgraph.cli.inputs import _build_method, _check_request, _input_files, _read_input
 from privgraph.cli.options import DATA, DEVICE_HELP, FORMAT_OPTION, PARAM_OPTION, PRIVACY, InputOptions, input_options
 from privgraph.cli.render import audit_table, print_audit, print_tsv
 from privgraph.progress import console_progress
@@ -51,10 +51,17 @@ def audit_command(
     device = _device(device)
     entry = _method(method)
     check_epsilon_given(method, entry["info"], epsilon)
-    values = _assign(param, hints(entry["params"]), "--param", f"method {method!r}", "parameter", entry.get("renamed"))
+    values = _assign(
+        param, hints(entry["params"]), "--param", f"method {method!r}", "parameter", entry.get("renamed"),
+        entry.get("choices"),
+    )  # fmt: skip
     if dataset is not None and inputs.input is not None:
         _fail("give --dataset or --input, not both")
-    data, _ = _read_input(inputs, method, device)
+    _input_files(inputs)
+    request = _check_request(method, inputs)  # the method's rules that the request decides, then its Params
+    _resolve_device(device)
+    _build_method(method, values)  # before the input is read
+    data, _ = _read_input(inputs, method, device, request)
     _resolve_device(device)
     from privgraph.audit import audit
     from privgraph.audit.graphs import annotate

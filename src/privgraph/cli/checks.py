@@ -31,7 +31,13 @@ def _parse(text: str, hint: Any) -> Any:
 
 
 def _assign(
-    items: list[str], hints: dict[str, Any], flag: str, owner: str, noun: str, renamed: dict[str, str] | None = None
+    items: list[str],
+    hints: dict[str, Any],
+    flag: str,
+    owner: str,
+    noun: str,
+    renamed: dict[str, str] | None = None,
+    choices: dict[str, list[Any]] | None = None,
 ) -> dict[str, Any]:
     """``NAME=VALUE`` items parsed against ``hints`` (each name's type, in order: a catalogue entry's,
     :func:`privgraph.catalogue.hints`); an unknown name or a value of the wrong type exits 2 with one
@@ -53,6 +59,11 @@ def _assign(
         except ValueError:
             kind = hints[name].__name__ if hints[name] in (int, float, bool, str) else hints[name]
             _fail(f"{flag} {name}={text!r}: {noun} {name} of {owner} takes {kind}; {listing}")
+        if name in (choices or {}):  # a fixed set of values (the catalogue's copy of the Params' own check)
+            from privgraph.input_rules import check_choice
+
+            with user_errors():
+                check_choice(name, out[name], (choices or {})[name])
     return out
 
 
@@ -124,7 +135,15 @@ def _prepare(
     entry = _method(method)
     with user_errors():
         evaluation = task_entry(entry, task)
-    values = _assign(params, hints(entry["params"]), "--param", f"method {method!r}", "parameter", entry.get("renamed"))
+    values = _assign(
+        params,
+        hints(entry["params"]),
+        "--param",
+        f"method {method!r}",
+        "parameter",
+        entry.get("renamed"),
+        entry.get("choices"),
+    )
     trained: dict[str, Any] = {}
     if hparams and evaluation is not None:  # an unknown --task: the pipeline refuses it
         if evaluation["training"] is None:

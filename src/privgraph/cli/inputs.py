@@ -2,20 +2,81 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
 
-from privgraph.cli.checks import Prepared, _method, _resolve_device, _spec
+from privgraph.cli.checks import Prepared, _device, _method, _resolve_device, _spec
 from privgraph.cli.console import _fail, err_console, user_errors
 from privgraph.cli.options import InputOptions
+from privgraph.input_rules import InputRequest
 
 
-def _read_input(inputs: InputOptions, method: str, device: str | None = None) -> tuple[Any, list[str]]:
-    """The user's graph file (``--input``) read and checked against ``method`` (its features, an
-    undirected graph for a link-level method), and the notes on what reading changed; (None, [])
-    without ``--input``.  ``device`` (:func:`_device`'s) must be present before the file is read.  Bad
-    input exits 2 with one line."""
+def _input_request(
+    inputs: InputOptions, private_ratio: float | None = None, ratio_applies: bool = False
+) -> InputRequest:
+    """What the options and the input file's kind say about the input before a row of it is read
+    (:class:`~privgraph.input_rules.InputRequest`): an edge list or an adjacency matrix (``.npz``) carries
+    features only from ``--features``, a domain only from ``--domain`` and marked private edges only from
+    ``--private-column``/``--private-edges``; a torch file may hold any of them (None: the data will tell).
+    A registry dataset (no ``--input``) marks no private edges."""
+    from privgraph.data.files import TORCH_SUFFIXES
+
+    path = inputs.input
+    if path is None:
+        return InputRequest(private_edges=False, private_ratio=private_ratio, ratio_applies=ratio_applies)
+    torch_file = path.suffix.lower() in TORCH_SUFFIXES
+    marked = inputs.private_column is not None or inputs.private_edges is not None
+    if not marked and not torch_file and _names_private(path):
+        marked = None  # a header column named `private` may be the flag (privgraph.data.tables): the data will tell
+    return InputRequest(
+        source=path.name,
+        user_input=True,
+        features=True if inputs.features is not None else (None if torch_file else False),
+        private_edges=None if marked is None else True if marked else (None if torch_file else False),
+        domain=True if inputs.domain is not None else (None if torch_file else False),
+        private_ratio=private_ratio,
+        ratio_applies=ratio_applies,
+    )
+
+
+def _names_private(path: Path) -> bool:
+    """Whether the first line of an edge list (its header, if any; nothing more is read) names ``private``."""
+    try:
+        with path.open("rb") as f:
+            first = f.readline(1 << 16)
+    except OSError:
+        return True  # unreadable here: the reader says why
+    return b"private" in first.lower()
+
+
+def _check_request(
+    method: str, inputs: InputOptions, private_ratio: float | None = None, ratio_applies: bool = False
+) -> InputRequest:
+    """The method's input rules that the request alone decides (:func:`privgraph.input_rules.check_request`
+    on the catalogue's flags: no torch), before anything is read; exits 2 with one line."""
+    from privgraph.input_rules import check_request
+
+    request = _input_request(inputs, private_ratio, ratio_applies)
+    with user_errors():
+        check_request(method, _method(method), request)
+    return request
+
+
+def _build_method(method: str, values: dict[str, Any]) -> Any:
+    """The method built with its ``--param`` values: its ``Params`` validate the values, ranges and
+    combinations (e.g. Blink's variant) before any data is read (imports torch); exits 2 with one line."""
+    from privgraph.methods import get_method
+
+    with user_errors(ValueError, TypeError):
+        return get_method(method, **values)
+
+
+def _input_files(inputs: InputOptions) -> tuple[float, float] | None:
+    """The torch-free checks of ``--input``'s options: none of them without ``--input``, ``--domain``'s
+    spelling (returned as bounds) and every named file present with a known suffix; exits 2 with one line."""
     path, features, labels, private_edges = inputs.input, inputs.features, inputs.labels, inputs.private_edges
     private_column, domain, clip, directed = inputs.private_column, inputs.domain, inputs.clip, inputs.directed
     trust_pickle = inputs.trust_pickle
@@ -34,17 +95,15 @@ def _read_input(inputs: InputOptions, method: str, device: str | None = None) ->
         if stray:
             verb = "describes" if len(stray) == 1 else "describe"
             _fail(f"{', '.join(stray)} {verb} an --input file: give --input")
-        return None, []
+        return None
     from privgraph.data.files import (
         FEATURE_SUFFIXES,
         GRAPH_SUFFIXES,
         LABEL_SUFFIXES,
         MASK_SUFFIXES,
-        TORCH_SUFFIXES,
         existing_file,
     )
 
-    _method(method)
     bounds = None
     if domain is not None:
         try:
@@ -61,6 +120,32 @@ def _read_input(inputs: InputOptions, method: str, device: str | None = None) ->
         ):
             if file is not None:
                 existing_file(file, role, suffixes)
+    return bounds
+
+
+def _read_input(
+    inputs: InputOptions, method: str, device: str | None = None, request: InputRequest | None = None
+) -> tuple[Any, list[str]]:
+    """The user's graph file (``--input``) read and checked against ``method`` (its features, an
+    undirected graph for a link-level method), and the notes on what reading changed; (None, [])
+    without ``--input``.  ``device`` (:func:`_device`'s) must be present before the file is read, and the
+    rules the request decides (``request``, :func:`_check_request`; made here when not given) are checked
+    before it is.  Bad input exits 2 with one line."""
+    if inputs.input is None:
+        _input_files(inputs)
+        return None, []
+    bounds = _input_files(inputs)
+    if request is None:
+        request = _check_request(method, inputs)
+    path, features, labels, private_edges = inputs.input, inputs.features, inputs.labels, inputs.private_edges
+    private_column, clip, directed, trust_pickle = (
+        inputs.private_column,
+        inputs.clip,
+        inputs.directed,
+        inputs.trust_pickle,
+    )
+    from privgraph.data.files import TORCH_SUFFIXES
+
     _resolve_device(device)
     from torch_geometric.data import Data
 
@@ -82,21 +167,8 @@ def _read_input(inputs: InputOptions, method: str, device: str | None = None) ->
             self_loops=not cls.simple_graph,
             trust_pickle=trust_pickle,
         )
-    if isinstance(data, Data) == cls.heterogeneous:
-        _fail(
-            f"{method} takes a {'HeteroData' if cls.heterogeneous else 'homogeneous graph (Data)'}, but {path.name} "
-            f"holds a {type(data).__name__}"
-        )
-    if isinstance(data, Data) and cls.needs_features and data.x is None:
-        _fail(
-            f"{method} reads the node features, but {path.name} comes with none: give --features FILE "
-            "(the link-level methods release a graph without features)"
-        )
-    if cls.needs_domain and getattr(data, "feature_domain", None) is None:
-        _fail(
-            f"{method} perturbs the features within a public domain, but none is declared for {path.name}: "
-            "give --domain LO,HI (the features' range, fixed without looking at them, e.g. --domain 0,1)"
-        )
+    with user_errors(ValueError, TypeError):
+        cls.check_input(request, data)  # the rules that need the data (privgraph.input_rules.check_data)
     if isinstance(data, Data) and cls.simple_graph:
         keep = (
             " (drop --directed to add the missing reverse edges)"
@@ -124,12 +196,29 @@ def _input_spec(
     inputs: InputOptions,
     dataset: str,
     device: str | None,
+    before_read: Callable[[Any], None] | None = None,
     **fields: Any,
 ) -> tuple[Any, list[str]]:
-    """The spec of run, attack and release, once :func:`_prepare` has checked the options: ``--input`` read
-    (:func:`_read_input`), then :func:`_spec` on it (the dataset's name, the graph, ``--data-root`` and the
-    device; ``fields``: the command's own).  Returns the spec and the notes on what reading changed."""
-    data, notes = _read_input(inputs, method, device)
+    """The spec of run, attack and release, once :func:`_prepare` has checked the options: the method's input
+    rules the request decides (:func:`_check_request`), the method built with its parameters
+    (:func:`_build_method`) and ``before_read`` on it (the command's own checks: release's ledger), all before
+    ``--input`` is read (:func:`_read_input`); then :func:`_spec` on it (the dataset's name, the graph,
+    ``--data-root`` and the device; ``fields``: the command's own).  Returns the spec and the notes on what
+    reading changed."""
+    from privgraph.catalogue import task_entry
+
+    try:
+        evaluation = task_entry(_method(method), fields.get("task"))
+    except ValueError:
+        evaluation = None  # an unknown --task: _prepare has refused it
+    nc = evaluation is not None and evaluation["name"] == "nc"  # the task that draws private edges at ρ
+    _input_files(inputs)
+    request = _check_request(method, inputs, fields.get("private_ratio"), ratio_applies=nc)
+    _resolve_device(_device(device))
+    built = _build_method(method, prepared[0])
+    if before_read is not None:
+        before_read(built)
+    data, notes = _read_input(inputs, method, device, request)
     spec = _spec(
         method,
         params,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from enum import Enum
 from pathlib import Path
 
 import typer
 from rich.markup import escape
 
+from privgraph.catalogue import declared_spend
 from privgraph.cli.checks import _epsilons, _method, _prepare
 from privgraph.cli.console import _fail, out_console, user_errors
 from privgraph.cli.inputs import _input_spec
@@ -132,19 +134,30 @@ def release(
             _fail(f"cannot write {output}: the folder {output.parent} does not exist (--mkdir creates it)")
         if not _writable(output.parent):
             _fail(f"cannot write {output}: its folder cannot be created")
+    elif not os.access(output.parent, os.W_OK | os.X_OK):
+        _fail(f"cannot write {output}: the folder {output.parent} is not writable")
+    if output.is_dir():
+        _fail(f"cannot write {output}: it is a folder (give the release's file name)")
+    # the ledger (damaged, an unknown unit, another dataset), before the graph is read; with --input it is named by
+    # its own recorded name (or --ledger-name), not the file's.  Its fingerprint is checked once the graph is read.
+    if ledger_name is not None and ledger is None:
+        _fail("--ledger-name names the dataset of --ledger: give --ledger")
+    book = None if ledger is None else _open_ledger(ledger, _ledger_dataset(ledger, ledger_name, inputs.input, dataset))
+    if book is not None and epsilon_y is None:  # the budget, where the catalogue tells the spend (no torch)
+        _check_budget(book, method, epsilons, lambda eps: declared_spend(_method(method), eps, prepared[0]))
+
+    def before_read(built) -> None:  # the method built with its parameters, nothing read yet
+        if book is not None:
+            _check_budget(book, method, epsilons, lambda eps: _planned(built, eps, epsilon_y))
+
     spec, notes = _input_spec(
-        method, param, [], prepared, inputs, dataset, device, epsilons=epsilons, trials=1, seed=seed,
+        method, param, [], prepared, inputs, dataset, device, before_read, epsilons=epsilons, trials=1, seed=seed,
         epsilon_y=epsilon_y, secure=not reproducible and _adds_noise(method, epsilon), private_ratio=private_ratio,
     )  # fmt: skip
     from privgraph.experiments.release import check_release, release_file
 
     with user_errors():
         check_release(spec, allow_non_private)
-
-    if ledger_name is not None and ledger is None:
-        _fail("--ledger-name names the dataset of --ledger: give --ledger")
-    # with --input: the ledger's own dataset name (or --ledger-name), not the file's; its fingerprint checks the graph
-    book = None if ledger is None else _open_ledger(ledger, _ledger_dataset(ledger, ledger_name, inputs.input, dataset))
     # what the input or the options do not allow: a user error (2); a RuntimeError: the release failed (1)
     with user_errors(failures=(RuntimeError,)):
         with console_progress() as progress:
@@ -169,6 +182,27 @@ def _adds_noise(method: str, epsilon: str | None) -> bool:
     """Whether the release draws noise: ε given, or a private method whose ε has a default."""
     info = _method(method)["info"]
     return (epsilon is not None and epsilon.lower() != "none") or (info["private"] and not info["epsilon_optional"])
+
+
+def _check_budget(book, method: str, epsilons: list[float | None], planned) -> None:
+    """The ledger's budget against the release's declared spend (``planned(ε)``; None where it reads the data:
+    checked only once the data are read, by the release), before the graph is read; one line and exit 2 when it
+    would exceed it (the release checks it again before the noise)."""
+    from privgraph.accounting.validation import check_epsilons
+
+    info = _method(method)["info"]
+    with user_errors():
+        eps = check_epsilons(method, info["private"], info["epsilon_optional"], list(epsilons))[0]
+    spends = None if eps is None else planned(eps)
+    if spends is None:
+        return
+    with user_errors(prefix=f"cannot use the ledger {book.path}: "):
+        book.check(spends)
+
+
+def _planned(built, epsilon: float, epsilon_y: float | None):
+    """The built method's declared spend, or None where it reads the data (``spend_reads_data``)."""
+    return None if built.spend_reads_data else built.planned_spend(epsilon, epsilon_y)
 
 
 def _writable(folder: Path) -> bool:

@@ -151,8 +151,9 @@ def _experiment(
     command's own), run and printed."""
     epsilons = _epsilons(epsilon)
     prepared = _prepare(method, param, hparam, task, epsilons, epsilon_y, inputs.named(dataset), device)
-    spec, _ = _input_spec(
-        method, param, hparam, prepared, inputs, dataset, device, epsilons=epsilons, task=task, epsilon_y=epsilon_y,
+    spec, _ = _input_spec(  # the results database writable (before_read), before the input is read
+        method, param, hparam, prepared, inputs, dataset, device, lambda _: _store(db), epsilons=epsilons, task=task,
+        epsilon_y=epsilon_y,
         **fields,
     )  # fmt: skip
     _run_and_print(spec, db, format)

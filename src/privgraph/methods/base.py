@@ -34,6 +34,7 @@ from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
 from privgraph.accounting.ledger import Spend, gaussian_event
 from privgraph.data.transforms import one_hot_counts, one_hot_degree
 from privgraph.data.validation import input_graph_notes, validate_graph
+from privgraph.input_rules import InputRequest, check_choice, check_data, check_request
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.methods.label_ldp import (
     LabelReports,
@@ -63,11 +64,16 @@ class Task(str, enum.Enum):
     EMBEDDING = "embedding release"
 
 
-def param(default: Any, help: str) -> Any:
-    """A :class:`MethodParams` field with its help text (shown by ``privgraph methods NAME``)."""
+def param(default: Any, help: str, choices: tuple[Any, ...] | None = None) -> Any:
+    """A :class:`MethodParams` field with its help text (shown by ``privgraph methods NAME``) and, where its
+    values are a fixed set, its ``choices`` (checked by :meth:`MethodParams.validate`, and by the command line
+    from the catalogue before torch is imported: :func:`privgraph.input_rules.check_choice`)."""
     if isinstance(default, (list, dict, set)):
         raise TypeError("method parameters are immutable: use a tuple")
-    return field(default=default, metadata={"help": help})
+    metadata: dict[str, Any] = {"help": help}
+    if choices is not None:
+        metadata["choices"] = tuple(choices)
+    return field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)
@@ -79,7 +85,10 @@ class MethodParams:
         self.validate()
 
     def validate(self) -> None:
-        """Check the values; subclasses extend it (call ``super().validate()``)."""
+        """Check the values (each against its ``choices``); subclasses extend it (call ``super().validate()``)."""
+        for f in fields(self):
+            if "choices" in f.metadata:
+                check_choice(f.name, getattr(self, f.name), f.metadata["choices"])
 
     # renamed parameters, old name: (new name, one-line hint); a user's old name is refused with the hint
     # (never silently mapped: it may have meant something else), a stored record's is re-keyed (rekey)
@@ -278,6 +287,9 @@ class Method:
     delta_param: ClassVar[str | None] = None
     # its release reads nothing of its unit (random or degree features, the public edges only): ε = 0 declared
     reads_nothing_private: ClassVar[bool] = False
+    # its declared spend reads the data (GAP's auto δ from the node count, a count bound known once the data are
+    # read): a ledger's budget is checked against it only then; otherwise also before the data are read
+    spend_reads_data: ClassVar[bool] = False
 
     def __init__(self, params: MethodParams | None = None, **values: Any):
         self.params = self.Params.resolve(self.name, params, values)
@@ -409,6 +421,17 @@ class Method:
         return check_epsilon(epsilon, f"epsilon of {name or self.name}")
 
     @classmethod
+    def check_input(cls, request: InputRequest | None = None, data: Any = None) -> None:
+        """The method's input rules (:mod:`privgraph.input_rules`, the one place they are written): those the
+        ``request`` alone decides (the options, the input file's kind: checked before any data is read) and,
+        with ``data``, those that need the graph.  ``ValueError`` (``TypeError``: the wrong kind of graph)
+        with one line.  The command line applies the same rules to the catalogue's copy of the flags."""
+        if request is not None:
+            check_request(cls.name, cls, request)
+        if data is not None:
+            check_data(cls.name, cls, data, request)
+
+    @classmethod
     def info(cls) -> dict[str, Any]:
         """The registry entry: name, description, unit, task, privacy, parameters and defaults."""
         return {
@@ -517,9 +540,7 @@ def node_classification_release(
         raise ValueError(f"{method.name} protects the labels inside its unit: label LDP does not apply")
     if not isinstance(data, Data):
         raise TypeError(f"{method.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
-    for name in ("x", "edge_index") if method.needs_features else ("edge_index",):
-        if getattr(data, name, None) is None:
-            raise ValueError(f"{method.name} needs data.{name}")
+    method.check_input(data=data)
     data, graph_notes = validate_graph(data, undirected=method.simple_graph, self_loops=not method.simple_graph)
     release = method.release(data, epsilon, rng, progress)
     guarantees = [release.guarantee, *release.extra_guarantees]

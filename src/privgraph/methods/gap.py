@@ -449,6 +449,8 @@ ANSWERS = (
 class _GAP(Method):
     """The GAP pipeline shared by the three registered methods (module docstring)."""
 
+    spend_reads_data = True  # the auto δ from the public node count (planned_spend)
+
     Params: ClassVar[type[MethodParams]] = GAPParams
     delta_param: ClassVar[str | None] = "delta"
     default_model: ClassVar[str] = "gap"

@@ -280,6 +280,8 @@ class NodeDPSGD(Method):
     """Node-level DP-SGD (module docstring): a 1-layer GNN trained with per-node clipping and the
     hypergeometric amplification bound; the release is the trained model."""
 
+    spend_reads_data = True  # the count bound, known once the data are read (planned_spend)
+
     name = "node-dpsgd"
     description = "node-level DP-SGD on a degree-bounded 1-layer GNN (Daigavane et al. 2021)"
     unit = Unit.NODE_WITH_EDGES

@@ -41,6 +41,7 @@ class NodeClassification(EvaluationTask):
 
     def validate(self):
         from privgraph.data.annotations import check_private_ratio
+        from privgraph.input_rules import InputRequest
         from privgraph.mechanisms import check_epsilon
 
         spec = self.spec
@@ -55,12 +56,14 @@ class NodeClassification(EvaluationTask):
         if spec.input is None:
             _data_dataset(spec.dataset)
         marked = spec.input is not None and "private_edge_mask" in spec.input
-        if self.method.needs_private_edges and spec.private_ratio is None and not marked:
-            raise ValueError(
-                f"method {spec.method!r} protects private edges: say which with --private-ratio ρ "
-                "(a seeded random fraction of the edges is marked private)"
-                + (", or mark them in the input (--private-column, --private-edges)" if spec.input is not None else "")
+        self.method.check_input(  # the method's rule (privgraph.input_rules): private edges marked or drawn
+            InputRequest(
+                user_input=spec.input is not None,
+                private_edges=marked,
+                private_ratio=spec.private_ratio,
+                ratio_applies=True,
             )
+        )
 
     def model_name(self):
         return self.spec.model or self.method.default_model

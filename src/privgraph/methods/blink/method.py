@@ -41,7 +41,7 @@ class BlinkParams(MethodParams):
         )
     }
 
-    variant: str = param("hard", "hard, soft or hybrid (§4.2.3)")
+    variant: str = param("hard", "hard, soft or hybrid (§4.2.3)", choices=VARIANTS)
     degree_share: float | None = param(
         None,
         "share s of ε spent on the degree (default 0.1; chosen among "
@@ -51,8 +51,7 @@ class BlinkParams(MethodParams):
     soft_min_probability: float = param(1e-3, "Soft: truncation τ of P above soft_exact_limit nodes")
 
     def validate(self) -> None:
-        if self.variant not in VARIANTS:
-            raise ValueError(f"Blink variant must be one of {VARIANTS}, got {self.variant!r}")
+        super().validate()  # the variant among VARIANTS
         if self.degree_share is not None:
             check_degree_share(self.degree_share)
         if not 0.0 < self.soft_min_probability < 1.0:

@@ -125,6 +125,7 @@ class ControlParams(MethodParams):
         "EXPERIMENTAL CONTROL, not a release mode: 'constant-input' runs the mechanism "
         "on the constant α matrix instead of x (its noise, no feature signal; the "
         "release ignores x: 0-LDP); 'none' (default): on x",
+        choices=CONTROLS,
     )
     standardize: bool = param(
         False,
@@ -134,8 +135,7 @@ class ControlParams(MethodParams):
     )
 
     def validate(self) -> None:
-        if self.control not in CONTROLS:
-            raise ValueError(f"control must be one of {', '.join(CONTROLS)}, got {self.control!r}")
+        MethodParams.validate(self)  # control among CONTROLS (every field's choices; not super(): a mixin's MRO)
         if not isinstance(self.standardize, bool):
             raise ValueError(f"standardize must be true or false, got {self.standardize!r}")
 
@@ -176,19 +176,17 @@ class FeatureRRParams(ControlParams):
         "upper",
         "server's value of bin t: 'upper' t/k (eq. 8's domain {1/k, …, 1}) or "
         "'endpoints' (t − 1)/(k − 1) (0 and 1 stay 0 and 1); post-processing",
+        choices=BIN_VALUES,
     )
     accounting: str = param(
         "composed",
         "'composed': ε_i = θ_i·ε, Σε_i = ε (Theorem 3); 'released-code': "
         "ε_i = d·θ_i·ε as the authors' code — NOT ε-LDP (controlled experiment)",
+        choices=ACCOUNTING,
     )
 
     def validate(self) -> None:
-        ControlParams.validate(self)
-        if self.accounting not in ACCOUNTING:
-            raise ValueError(f"accounting must be one of {', '.join(ACCOUNTING)}, got {self.accounting!r}")
-        if self.bin_values not in BIN_VALUES:
-            raise ValueError(f"bin_values must be one of {', '.join(BIN_VALUES)}, got {self.bin_values!r}")
+        ControlParams.validate(self)  # control, accounting and bin_values among their choices
         check_gamma(self.gamma)
         check_bins(self.bins)
         check_public_fraction(self.public_fraction)
