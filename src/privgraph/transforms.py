@@ -328,7 +328,8 @@ class PerturbFeatures(LocalRandomizer):
     def randomize(self, data: Data, source: RandomSource) -> PrivacyGuarantee:
         if getattr(data, "x", None) is None:
             raise ValueError(f"{type(self).__name__} needs data.x")
-        mech = self.build(tuple(self.domain or getattr(data, "feature_domain", (0.0, 1.0))))
+        domain: Any = self.domain or getattr(data, "feature_domain", (0.0, 1.0))  # a data attribute: any pair
+        mech = self.build(tuple(domain))
         x = data.x.cpu()  # the noise is drawn on the CPU
         released = mech.privatize(x, source) if self.rectify else mech.perturb(x, source).to(torch.float32)
         data.x = released.to(data.x.device)
