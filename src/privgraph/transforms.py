@@ -348,7 +348,8 @@ class PerturbFeatures(LocalRandomizer):
 
 
 class MultiBit(PerturbFeatures):
-    """LPGNN's multi-bit feature mechanism (slides Algorithm 1) as a transform: each node reports ``m``
+    """LPGNN's multi-bit feature mechanism (Algorithm 1 of Sajadmanesh's talk
+    "Privacy-Preserving Deep Learning over Graphs", 2020) as a transform: each node reports ``m``
     of its ``d`` features as ±1 (the others 0), each with ε/m (``m=None``: the optimal m* of
     Proposition 3.5).  ``rectify=True`` (default) gives the server's unbiased estimate, which takes the
     three values ``offset + scale·{−1, 0, 1}`` of :meth:`privgraph.mechanisms.MultiBit.rectifier`;
