@@ -21,10 +21,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/privgraph demo --out $(DEMO_OUT)
 
-# lint and format first (ruff, config in pyproject.toml), then the suite
+# lint, format and types first (ruff and mypy, config in pyproject.toml: mypy checks the files listed
+# there, the public API, accounting, mechanisms and release files), then the suite
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy
 
 # the suite on every core (pytest-xdist, the test extra): one worker per core, idle workers take queued tests
 # from busy ones (worksteal: a few tests take minutes); PYTEST_WORKERS=0 runs it in this process
@@ -39,4 +41,4 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache
+	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .mypy_cache

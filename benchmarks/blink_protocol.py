@@ -1,4 +1,4 @@
-"""Issue 19, Blink: the Blink authors' evaluation protocol against ours, one factor at a time.
+"""Blink: the Blink authors' evaluation protocol against ours, one factor at a time.
 
     python benchmarks/blink_protocol.py run                       # every row below, 5 trials
     python benchmarks/blink_protocol.py run --rows gcn-authors gcn-random-splits --datasets citeseer --epsilons 1 8

@@ -1,5 +1,5 @@
 """How fast ``privgraph`` answers the commands that do no work: the listings, ``--help``, ``--version`` and
-argument errors (issue 32: each under 1.5 s on an idle 2-core machine, which needs them to run without
+argument errors (the target: each under 1.5 s on an idle 2-core machine, which needs them to run without
 importing torch or PyG: :mod:`privgraph.catalogue`).
 
     python benchmarks/cli_startup.py run            # every command 5 times, then the page

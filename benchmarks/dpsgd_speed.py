@@ -1,8 +1,8 @@
-"""Speed of HeteDP's DP-SGD (issue 32): one clipped noisy step with per-example gradients formed by
+"""Speed of HeteDP's DP-SGD: one clipped noisy step with per-example gradients formed by
 ``vmap(grad(...))`` (the code before; :func:`privgraph.train.dpsgd.clipped_noisy_gradient`) against
 ghost clipping (:func:`privgraph.train.dpsgd.ghost_clipped_noisy_gradient`: the same clipped sum,
 no per-example gradient formed) and ghost clipping with the input layers applied to whole node tables
-(:func:`privgraph.train.link_prediction.table_losses`: the trainer's path since issue 32 item 4), and the
+(:func:`privgraph.train.link_prediction.table_losses`: the trainer's path), and the
 wall time of one link-prediction trial on ACM.
 
     PRIVGRAPH_DATA=/work/shared/datasets python benchmarks/dpsgd_speed.py steps      # per-step times

@@ -2,8 +2,9 @@
 privgraph's datasets and splits, for a side-by-side check of privgraph's GAP (methods gap-edp, gap-ndp, gap-inf).
 
 The reference code is never committed here: it is extracted at a pinned commit into a scratch directory, and its
-missing pure-Python dependencies go into a separate folder put on ``PYTHONPATH`` (torch, PyG, opacus, scipy and
-rich are privgraph's own, from its venv). Setup, once per machine::
+missing pure-Python dependencies go into a separate folder put on ``PYTHONPATH`` (torch, PyG, scipy and rich are
+privgraph's own, from its venv; opacus comes with privgraph's ``test`` extra, ``pip install -e ".[test]"``, which
+``make`` installs). Setup, once per machine::
 
     git -C /work/.mirror/sisaman+GAP/repo archive 926e3754b3248b994b7c77ec3842727e6d347410 \\
         | (mkdir -p /tmp/gapref/src && tar -x -C /tmp/gapref/src)      # or: git clone + git checkout 926e375

@@ -1,5 +1,6 @@
 """Ours, not the GAP authors': the API-drift shim that lets the reference GAP code (sisaman/GAP, written for
-torch 1.13, PyG 2.1, torch-sparse, opacus 1.2) run unmodified on privgraph's torch 2.13 CPU, PyG 2.8 and opacus 1.6.
+torch 1.13, PyG 2.1, torch-sparse, opacus 1.2) run unmodified on privgraph's torch 2.13 CPU, PyG 2.8 and opacus 1.6
+(opacus: privgraph's ``test`` extra).
 
 Every change is listed in :data:`SHIM_CHANGES` (the docs page prints it). :func:`install` must run before the
 reference's ``core`` package is imported; nothing here touches the reference's algorithm (its noise calibration,

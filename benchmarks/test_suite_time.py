@@ -1,4 +1,4 @@
-"""The test suite's wall time (issue 32: ``make test`` under 5 minutes on an idle 2-core machine).
+"""The test suite's wall time (the target: ``make test`` under 5 minutes on an idle 2-core machine).
 
     python benchmarks/test_suite_time.py                 # make test's pytest command, all cores
     python benchmarks/test_suite_time.py --workers 0     # in one process (the suite before pytest-xdist)

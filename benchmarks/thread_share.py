@@ -14,7 +14,7 @@ run's wall time and CPU-seconds (user + system of the child, from ``getrusage``)
 * ``busy, 1 thread``: ``--threads 1``.
 
 "busy" is a competing load started by this script: one process spinning on every core the machine has.
-The target (issue 45, item 3): privgraph's default under the load within 1.3× the CPU-seconds of the
+The target: privgraph's default under the load within 1.3× the CPU-seconds of the
 idle one-thread run.  Results go to ``benchmarks/results/thread_share.json`` (``--out``), the table to
 ``docs/benchmarks/thread_share.md`` (``--page``), with the machine, its load and the command.
 """

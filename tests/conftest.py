@@ -11,6 +11,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMB
 
 import warnings  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
+from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
@@ -81,3 +82,62 @@ method = "rr"
 def tiny_grid() -> str:
     """A sweep grid of four fast trials (RR on an 80-node SBM, GCN, ε ∈ {1, 4}, two trials each)."""
     return TINY_GRID
+
+
+@pytest.fixture(scope="session")
+def sbm():
+    """:func:`privgraph.data.sbm_graph` by keyword arguments, each test keeping its own graph's parameters:
+    ``sbm(base, **params)``, ``base`` a module's dict of its graph's arguments (optional), ``params`` those of
+    this graph (they win).  ``private_edges=ρ`` marks a share ρ of the edges private
+    (:func:`privgraph.data.mark_private_edges`, drawn with the graph's seed)."""
+    from privgraph.data import mark_private_edges, sbm_graph
+
+    def make(base: dict[str, Any] | None = None, /, **params: Any):
+        params = {**(base or {}), **params}
+        private_edges = params.pop("private_edges", None)
+        data = sbm_graph(**params)
+        return data if private_edges is None else mark_private_edges(data, private_edges, seed=params.get("seed", 0))
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def dp_accounting_epsilon():
+    """dp-accounting's ``RdpAccountant`` (on privgraph's RDP orders): the ε at ``delta`` of a composition of
+    parts (σ, q, steps), each ``steps`` Poisson-subsampled Gaussian steps of rate q and noise multiplier σ
+    (q = 1: the plain Gaussian).  The reference the accountant tests compare privgraph's against."""
+    import logging
+
+    import dp_accounting
+
+    from privgraph.accounting.rdp import RDP_ORDERS
+
+    def epsilon(parts, delta: float) -> float:
+        logging.getLogger("absl").setLevel(logging.ERROR)  # its own warning about the slow series
+        accountant = dp_accounting.rdp.RdpAccountant(orders=list(RDP_ORDERS))
+        events = []
+        for sigma, q, steps in parts:
+            step = dp_accounting.GaussianDpEvent(sigma)
+            if q < 1:
+                step = dp_accounting.PoissonSampledDpEvent(q, step)
+            events.append(dp_accounting.SelfComposedDpEvent(step, steps))
+        accountant.compose(dp_accounting.ComposedDpEvent(events))
+        return float(accountant.get_epsilon(delta))
+
+    return epsilon
+
+
+@pytest.fixture(scope="session")
+def invoke():
+    """The command line in-process (typer's ``CliRunner``): ``invoke(*args, env=None)`` gives the exit code,
+    the output (stdout and stderr together) on one line and the exception the command ended with;
+    ``raw=True`` keeps the output's lines as printed."""
+    from typer.testing import CliRunner
+
+    from privgraph.cli import app
+
+    def run(*args: object, env: dict[str, str] | None = None, raw: bool = False):
+        res = CliRunner().invoke(app, [str(a) for a in args], env=env)
+        return res.exit_code, res.output if raw else " ".join(res.output.split()), res.exception
+
+    return run

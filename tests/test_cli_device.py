@@ -13,9 +13,7 @@ import types
 
 import pytest
 import torch
-from typer.testing import CliRunner
 
-from privgraph.cli import app
 from privgraph.experiments import Grid, ResultsStore, config_hash
 
 # the module (privgraph.experiments.sweep, the attribute, is the function)
@@ -23,12 +21,6 @@ sweeps = importlib.import_module("privgraph.experiments.sweep")
 executors = importlib.import_module("privgraph.experiments.executors")  # where the trials run
 
 FAST = ["--set", "epochs=5", "--set", "patience=5"]
-
-
-def invoke(*args, env=None):
-    """The command in-process: exit code, output (stdout and stderr) on one line, the exception it ended with."""
-    res = CliRunner().invoke(app, [str(a) for a in args], env=env)
-    return res.exit_code, " ".join(res.output.split()), res.exception
 
 
 @pytest.fixture
@@ -39,7 +31,7 @@ def grid_file(tmp_path, tiny_grid):
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA GPU")
-def test_a_device_missing_here_is_one_line_exit_2_and_nothing_written(tmp_path, grid_file):
+def test_a_device_missing_here_is_one_line_exit_2_and_nothing_written(tmp_path, grid_file, invoke):
     db, out, demo = tmp_path / "r.jsonl", tmp_path / "o.pt", tmp_path / "demo"
     cases = [
         (["run", "lpgnn", "--device", "cuda", "--db", db, *FAST], "device 'cuda'"),
@@ -63,7 +55,7 @@ def test_a_device_missing_here_is_one_line_exit_2_and_nothing_written(tmp_path, 
     assert not db.exists() and not out.exists() and not demo.exists()
 
 
-def test_run_on_the_cpu_records_the_device(tmp_path):
+def test_run_on_the_cpu_records_the_device(tmp_path, invoke):
     db = tmp_path / "r.jsonl"
     code, text, _ = invoke("run", "lpgnn", "--trials", "1", "--device", "cpu", "--db", db, *FAST)
     assert code == 0, text
@@ -71,7 +63,7 @@ def test_run_on_the_cpu_records_the_device(tmp_path):
     assert record.config["device"].startswith("cpu"), record.config["device"]
 
 
-def test_the_device_reaches_the_spec_the_release_and_the_audit(tmp_path, monkeypatch):
+def test_the_device_reaches_the_spec_the_release_and_the_audit(tmp_path, monkeypatch, invoke):
     """What each command hands on (the work itself replaced by a stand-in that reports what it was given)."""
     import privgraph.audit
     import privgraph.cli.run
@@ -104,7 +96,7 @@ def test_the_device_reaches_the_spec_the_release_and_the_audit(tmp_path, monkeyp
     assert code == 2 and text == "error: audited on cpu", text
 
 
-def test_a_sweeps_device_reaches_every_trial_and_keeps_the_configuration_hash(tmp_path, grid_file, monkeypatch):
+def test_a_sweeps_device_reaches_every_trial_and_keeps_the_configuration_hash(tmp_path, grid_file, monkeypatch, invoke):
     seen = []
 
     def stand_in(setting, trial, tuned, run_id, threads=1):
@@ -173,7 +165,7 @@ def test_a_trial_asks_ray_for_its_gpus_and_runs_on_cuda(tmp_path, grid_file, mon
         sweeps.sweep(grid_file, tmp_path / "t.jsonl", workers=2, gpus_per_trial=1)
 
 
-def test_gpus_per_trial_runs_on_ray_and_cuda_only(tiny_grid, tmp_path, grid_file, monkeypatch):
+def test_gpus_per_trial_runs_on_ray_and_cuda_only(tiny_grid, tmp_path, grid_file, monkeypatch, invoke):
     grid = Grid.load(grid_file)
     monkeypatch.delenv("PRIVGRAPH_DEVICE", raising=False)
     assert sweeps.placement(grid, "auto", None, None, None, 0.5) == ("ray", "cuda")
@@ -223,7 +215,7 @@ def test_gpus_per_trial_runs_on_ray_and_cuda_only(tiny_grid, tmp_path, grid_file
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_a_run_and_a_sweep_on_cuda_record_the_gpu(tmp_path, grid_file):
+def test_a_run_and_a_sweep_on_cuda_record_the_gpu(tmp_path, grid_file, invoke):
     db = tmp_path / "r.jsonl"
     code, text, _ = invoke("run", "lpgnn", "--device", "cuda", "--trials", "1", "--db", db, "--format", "json", *FAST)
     assert code == 0, text

@@ -13,11 +13,8 @@ import scipy.sparse as sp
 import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import is_undirected
-from typer.testing import CliRunner
 
 import privgraph as pg
-from privgraph.cli import app
-from privgraph.data import sbm_graph
 from privgraph.methods.base import NO_FEATURES_NOTE
 
 N = 60
@@ -96,8 +93,8 @@ def cli_each(argvs, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def graph():
-    return sbm_graph(num_nodes=N, num_classes=2, num_features=6, avg_degree=4.0, seed=0)
+def graph(sbm):
+    return sbm(num_nodes=N, num_classes=2, num_features=6, avg_degree=4.0, seed=0)
 
 
 def _write_edge_list(path, edge_index, sep=",", header=None, extra=None):
@@ -267,17 +264,11 @@ def test_run_user_errors_exit_2_before_any_work(run_errors, args, needle):
     assert "[privgraph]" not in res.stderr  # no progress line: nothing started
 
 
-def invoke(*args):
-    """The command in-process (typer's runner): exit code and the output, stdout and stderr together."""
-    res = CliRunner().invoke(app, [str(a) for a in args])
-    return res.exit_code, " ".join(res.output.split())
-
-
 def _one_way(graph):
     return graph.edge_index[:, graph.edge_index[0] < graph.edge_index[1]]  # each pair once: the usual CSV
 
 
-def test_an_edge_list_is_released_undirected_unless_directed(graph, tmp_path):
+def test_an_edge_list_is_released_undirected_unless_directed(graph, tmp_path, invoke):
     und = _one_way(graph)
     _write_edge_list(tmp_path / "edges.csv", und, header=["source", "target"])
     np.save(tmp_path / "x.npy", graph.x.numpy())
@@ -293,7 +284,7 @@ def test_an_edge_list_is_released_undirected_unless_directed(graph, tmp_path):
         "--epsilon",
         "1",
     ]
-    code, text = invoke(*base, "-o", tmp_path / "u.pt", "--diagnostics")
+    code, text, _ = invoke(*base, "-o", tmp_path / "u.pt", "--diagnostics")
     assert code == 0, text
     released = pg.load_release(tmp_path / "u.pt").data
     assert is_undirected(released.edge_index) and released.edge_index.shape[1] == 2 * und.shape[1]
@@ -308,7 +299,7 @@ def test_an_edge_list_is_released_undirected_unless_directed(graph, tmp_path):
         "(directed=True / --directed keeps the file as given)"
     ) in meta["report"]  # no count of private edges
     assert meta["details"]["input_file"][0].startswith(counted)  # the curator's diagnostics have it
-    code, text = invoke(*base, "--directed", "-o", tmp_path / "d.pt")
+    code, text, _ = invoke(*base, "--directed", "-o", tmp_path / "d.pt")
     assert code == 0, text
     assert torch.equal(pg.load_release(tmp_path / "d.pt").data.edge_index, und)
     assert f"directed: {und.shape[1]} edges have no reverse (kept as given)" in text
@@ -317,12 +308,12 @@ def test_an_edge_list_is_released_undirected_unless_directed(graph, tmp_path):
 
 
 @pytest.mark.parametrize("method", ["lapgraph", "edgerand", "edgerr", "blink"])
-def test_a_graph_without_features_is_released_without_x(graph, tmp_path, method):
+def test_a_graph_without_features_is_released_without_x(graph, tmp_path, method, invoke):
     _write_edge_list(tmp_path / "edges.csv", _one_way(graph))
     ratio = [] if method == "blink" else ["--private-ratio", "1"]
     # a 200-move chain (OS randomness) passes its convergence check only by chance: its claim is waived here
     params = ["--param", "mcmc_steps=200", "--param", "convergence=waive"] if method == "edgerr" else []
-    code, text = invoke(
+    code, text, _ = invoke(
         "release", method, "--input", tmp_path / "edges.csv", *ratio, *params, "--epsilon", "2", "-o", tmp_path / "g.pt"
     )
     assert code == 0, text
@@ -332,10 +323,10 @@ def test_a_graph_without_features_is_released_without_x(graph, tmp_path, method)
     assert f"note: {NO_FEATURES_NOTE}" in meta["report"] and "x" not in meta["fields"]
 
 
-def test_training_on_a_release_without_features_states_the_encoding(graph, tmp_path):
+def test_training_on_a_release_without_features_states_the_encoding(graph, tmp_path, invoke):
     _write_edge_list(tmp_path / "edges.csv", _one_way(graph))
     np.savetxt(tmp_path / "y.txt", graph.y.numpy(), fmt="%d")
-    code, text = invoke(
+    code, text, _ = invoke(
         "run",
         "lapgraph",
         "--input",
@@ -362,7 +353,7 @@ def test_training_on_a_release_without_features_states_the_encoding(graph, tmp_p
     assert "x" not in rel.data and NO_FEATURES_NOTE in rel.report.guarantees[0].notes
     res = pg.fit(rel, seed=0, epochs=5)  # trains on the one-hot degrees of the released graph
     assert 0.0 <= res.test_accuracy <= 1.0
-    code, text = invoke("release", "lpgnn", "--input", tmp_path / "edges.csv", "-o", tmp_path / "l.pt")
+    code, text, _ = invoke("release", "lpgnn", "--input", tmp_path / "edges.csv", "-o", tmp_path / "l.pt")
     assert code == 2 and text.startswith("error: lpgnn reads the node features") and "--features" in text
 
 
@@ -376,18 +367,20 @@ class Poison:
         return open, (str(self.marker), "w")
 
 
-def test_a_poisoned_pt_is_refused_and_trust_pickle_is_said(graph, tmp_path):
+def test_a_poisoned_pt_is_refused_and_trust_pickle_is_said(graph, tmp_path, invoke):
     marker = tmp_path / "marker"
     torch.save(Poison(marker), tmp_path / "evil.pt")
-    code, text = invoke("release", "lpgnn", "--input", tmp_path / "evil.pt", "--epsilon", "1", "-o", tmp_path / "o.pt")
+    code, text, _ = invoke(
+        "release", "lpgnn", "--input", tmp_path / "evil.pt", "--epsilon", "1", "-o", tmp_path / "o.pt"
+    )
     assert code == 2 and text.startswith("error: refusing to unpickle") and text.count("error:") == 1, text
     assert "--trust-pickle" in text and not marker.exists() and not (tmp_path / "o.pt").exists()
     legit = graph.clone()
     legit.origin = Fraction(1, 3)  # a harmless object torch does not allow-list
     torch.save(legit, tmp_path / "g.pt")
-    code, text = invoke("release", "lpgnn", "--input", tmp_path / "g.pt", "--epsilon", "1", "-o", tmp_path / "o.pt")
+    code, text, _ = invoke("release", "lpgnn", "--input", tmp_path / "g.pt", "--epsilon", "1", "-o", tmp_path / "o.pt")
     assert code == 2 and "fractions.Fraction" in text and "--trust-pickle" in text
-    code, text = invoke(
+    code, text, _ = invoke(
         "release", "lpgnn", "--input", tmp_path / "g.pt", "--trust-pickle", "--epsilon", "1", "-o", tmp_path / "o.pt"
     )
     assert code == 0, text
@@ -397,15 +390,15 @@ def test_a_poisoned_pt_is_refused_and_trust_pickle_is_said(graph, tmp_path):
     with pytest.raises(ValueError, match="refusing to unpickle"):
         pg.load_release(tmp_path / "o.pt")
     assert not marker.exists()
-    code, text = invoke("release", "--help")
+    code, text, _ = invoke("release", "--help")
     assert "--trust-pickle" in text and "weights_only=False" in text and "--directed" in text
 
 
-def test_a_column_named_private_is_the_flag_and_its_note_names_the_file_once(graph, tmp_path):
+def test_a_column_named_private_is_the_flag_and_its_note_names_the_file_once(graph, tmp_path, invoke):
     und = _one_way(graph)
     private = (torch.arange(und.shape[1]) % 3 == 0).int()
     _write_edge_list(tmp_path / "edges.csv", und, header=["src", "dst", "private"], extra=private)
-    code, text = invoke(
+    code, text, _ = invoke(
         "release", "edgerand", "--input", tmp_path / "edges.csv", "--epsilon", "2", "-o", tmp_path / "g.pt"
     )
     assert code == 0, text  # edgerand needs private edges: the column gives them
@@ -414,16 +407,16 @@ def test_a_column_named_private_is_the_flag_and_its_note_names_the_file_once(gra
     assert "edges.csv:edges.csv" not in flat and "ignored" not in text
 
 
-def test_a_graph_of_the_other_kind_is_a_user_error(graph, tmp_path):
+def test_a_graph_of_the_other_kind_is_a_user_error(graph, tmp_path, invoke):
     from torch_geometric.data import HeteroData
 
     hetero = HeteroData()
     hetero["a"].x = torch.rand(3, 2)
     hetero["a", "r", "a"].edge_index = torch.tensor([[0, 1], [1, 2]])
     torch.save(hetero, tmp_path / "h.pt")
-    code, text = invoke("release", "lpgnn", "--input", tmp_path / "h.pt", "--epsilon", "1", "-o", tmp_path / "o.pt")
+    code, text, _ = invoke("release", "lpgnn", "--input", tmp_path / "h.pt", "--epsilon", "1", "-o", tmp_path / "o.pt")
     assert code == 2 and text == "error: lpgnn takes a homogeneous graph (Data), but h.pt holds a HeteroData"
-    code, text = invoke("release", "lpgnn", "--directed", "-o", tmp_path / "o.pt")
+    code, text, _ = invoke("release", "lpgnn", "--directed", "-o", tmp_path / "o.pt")
     assert code == 2 and text == "error: --directed describes an --input file: give --input"
 
 
@@ -432,7 +425,7 @@ def test_version_and_module_entry_point():
     assert res.returncode == 0 and res.stdout.startswith("privgraph ")
 
 
-def test_hetedp_on_the_users_graph_needs_a_public_edge_count_before_any_work(tmp_path):
+def test_hetedp_on_the_users_graph_needs_a_public_edge_count_before_any_work(tmp_path, invoke):
     """Issue 30: DP-SGD's sampling is planned from a public number of edges, never from the input's;
     ``run`` evaluates heterogeneous methods on the datasets whose tasks it knows (one line, exit 2)."""
     from privgraph.data import hetero_sbm_graph
@@ -448,34 +441,36 @@ def test_hetedp_on_the_users_graph_needs_a_public_edge_count_before_any_work(tmp
         "--param",
         "epochs=1",
     )
-    code, text = invoke("release", "hetedp", *common, "-o", tmp_path / "o.pt")
+    code, text, _ = invoke("release", "hetedp", *common, "-o", tmp_path / "o.pt")
     assert code == 2 and "edge_count=N, a public number of training edges" in text
     assert not (tmp_path / "o.pt").exists()
-    code, text = invoke("release", "hetedp", *common, "--param", "edge_count=200", "-o", tmp_path / "o.pt")
+    code, text, _ = invoke("release", "hetedp", *common, "--param", "edge_count=200", "-o", tmp_path / "o.pt")
     assert code == 0, text
-    code, text = invoke("run", "hetedp", *common, "--task", "lp", "--db", tmp_path / "r.db")
+    code, text, _ = invoke("run", "hetedp", *common, "--task", "lp", "--db", tmp_path / "r.db")
     assert code == 2 and "release your own graph with privgraph release hetedp --input FILE" in text
 
 
 @pytest.mark.parametrize("method", ["lpgnn", "featurerr", "featureldp", "heterorr"])
-def test_a_feature_method_on_the_users_graph_needs_a_declared_domain(graph, tmp_path, method):
+def test_a_feature_method_on_the_users_graph_needs_a_declared_domain(graph, tmp_path, method, invoke):
     """No [0, 1] assumed for the user's features: without --domain (and no domain stored in a .pt) the
     command is refused, one line naming --domain LO,HI, exit 2, nothing written; --domain 0,1 releases."""
     _write_edge_list(tmp_path / "edges.csv", _one_way(graph), header=["source", "target"])
     np.save(tmp_path / "x.npy", graph.x.numpy())
     base = ["release", method, "--input", tmp_path / "edges.csv", "--features", tmp_path / "x.npy"]
-    code, text = invoke(*base, "--epsilon", "1", "-o", tmp_path / "o.pt")
+    code, text, _ = invoke(*base, "--epsilon", "1", "-o", tmp_path / "o.pt")
     assert code == 2 and text.startswith("error:") and text.count("error:") == 1, text
     assert "--domain LO,HI" in text and not (tmp_path / "o.pt").exists()
     stored = Data(x=graph.x, edge_index=graph.edge_index, y=graph.y)
     torch.save(stored, tmp_path / "g.pt")
-    code, text = invoke("release", method, "--input", tmp_path / "g.pt", "--epsilon", "1", "-o", tmp_path / "p.pt")
+    code, text, _ = invoke("release", method, "--input", tmp_path / "g.pt", "--epsilon", "1", "-o", tmp_path / "p.pt")
     assert code == 2 and "--domain LO,HI" in text, text
     if method == "lpgnn":  # declared: the release goes through and the report states the domain
-        code, text = invoke(*base, "--domain", "0,1", "--epsilon", "1", "-o", tmp_path / "o.pt")
+        code, text, _ = invoke(*base, "--domain", "0,1", "--epsilon", "1", "-o", tmp_path / "o.pt")
         assert code == 0, text
         assert "declared feature domain [0, 1]" in (tmp_path / "o.pt.json").read_text()
         stored.feature_domain = (0.0, 1.0)  # a .pt that carries its domain needs no --domain
         torch.save(stored, tmp_path / "g.pt")
-        code, text = invoke("release", method, "--input", tmp_path / "g.pt", "--epsilon", "1", "-o", tmp_path / "p.pt")
+        code, text, _ = invoke(
+            "release", method, "--input", tmp_path / "g.pt", "--epsilon", "1", "-o", tmp_path / "p.pt"
+        )
         assert code == 0, text

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 import privgraph as pg
 import privgraph.release_formats as formats
 from privgraph.cli import app
-from privgraph.data.synthetic import hetero_sbm_graph, sbm_graph, sensitive_sbm_graph
+from privgraph.data.synthetic import hetero_sbm_graph, sensitive_sbm_graph
 
 runner = CliRunner()
 
@@ -76,13 +76,13 @@ def read_without_privgraph(jobs: list[list]) -> list[dict]:
     return json.loads(res.stdout)
 
 
-def _graph() -> Data:
-    return sbm_graph(num_nodes=60, seed=0)
+# the graph of these tests, the sbm fixture's base arguments (a test overrides some of them)
+GRAPH = {"num_nodes": 60, "seed": 0}
 
 
 @pytest.fixture(scope="module")
-def releases() -> dict[str, pg.PrivateRelease]:
-    data = _graph()
+def releases(sbm) -> dict[str, pg.PrivateRelease]:
+    data = sbm(GRAPH)
     lpgnn = pg.privatize(data, "lpgnn", epsilon=2.0, seed=0)
     weighted = lpgnn.data.clone()
     weighted.edge_weight = torch.rand(weighted.edge_index.shape[1], generator=torch.Generator().manual_seed(0))
@@ -303,8 +303,8 @@ def test_save_into_a_missing_folder_needs_mkdir(releases, tmp_path):
         releases["lpgnn"].save(tmp_path / "r.x", format="parquet")
 
 
-def test_cli_release_format_and_missing_folder(tmp_path):
-    torch.save(_graph(), tmp_path / "g.pt")
+def test_cli_release_format_and_missing_folder(tmp_path, sbm):
+    torch.save(sbm(GRAPH), tmp_path / "g.pt")
     base = ["release", "lpgnn", "--input", str(tmp_path / "g.pt"), "--epsilon", "2"]
     res = subprocess.run(
         [sys.executable, "-m", "privgraph", *base, "-o", str(tmp_path / "no" / "dir" / "x.pt")],

@@ -11,17 +11,14 @@ from torch_geometric.utils import to_dense_adj
 
 import privgraph as pg
 from privgraph.accounting import PrivacyReport, Unit
-from privgraph.data import sbm_graph
 from privgraph.mechanisms import MultiBit as MultiBitMechanism
 from privgraph.transforms import LabelRR, LinkLDP, MultiBit, Privatize, RepeatedReleaseError, privacy_report
 
 
 @pytest.fixture(scope="module")
-def graph() -> Data:
+def graph(sbm) -> Data:
     """Non-negative features (not in [0, 1] before NormalizeFeatures), labels and a split."""
-    data = sbm_graph(
-        num_nodes=120, num_classes=3, num_features=12, avg_degree=5.0, homophily=0.8, feature_signal=0.3, seed=3
-    )
+    data = sbm(num_nodes=120, num_classes=3, num_features=12, avg_degree=5.0, homophily=0.8, feature_signal=0.3, seed=3)
     data.x = data.x * 3.0  # outside [0, 1]: only NormalizeFeatures makes it LPGNN's input
     return data
 

@@ -17,7 +17,7 @@ import copy
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch_geometric.data import Data, HeteroData
@@ -177,7 +177,7 @@ def release_with(
     source, randomness, note = _source(seed, rng, tuple(stream))
     if label_epsilon is not None and (method.task != Task.NODE_CLASSIFICATION or method.heterogeneous):
         raise ValueError(f"label_epsilon applies to node-classification methods, not to {name}")
-    extra = {} if label_epsilon is None else {"label_epsilon": label_epsilon}
+    extra: dict[str, Any] = {} if label_epsilon is None else {"label_epsilon": label_epsilon}
     node_ids = data.get("node_ids") if isinstance(data, Data) else None
     if node_ids is not None:  # the map of an edge list's own ids (read_graph): released beside the graph, as given
         data = copy.copy(data)
@@ -355,7 +355,7 @@ def _attack(
             method,
             trained.context.server_view,
             aux,
-            trained.model,
+            cast(torch.nn.Module, trained.model),  # fit always sets the model
             release.epsilon,
             utility={"accuracy": trained.test_accuracy},
         )
@@ -364,7 +364,7 @@ def _attack(
         method,
         context.server_view,
         _with_truth(context.server_view, release, truth),
-        fitted.model,
+        cast(torch.nn.Module, fitted.model),  # fit always sets the model
         release.epsilon,
         shadow,
         {"accuracy": fitted.test_accuracy},

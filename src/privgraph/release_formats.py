@@ -64,7 +64,10 @@ DENSE_LIMIT = 2048  # nodes up to which npz/csv write Blink-Soft's P materialise
 PLAIN = (bool, int, float, str, type(None))
 
 
-def store_name(key: str | tuple[str, str, str]) -> str:
+StoreKey = str | tuple[str, str, str]  # a node type, or an edge type (source, relation, destination)
+
+
+def store_name(key: StoreKey) -> str:
     """A node type as is, an edge type as ``SRC__REL__DST``."""
     return key if isinstance(key, str) else SEP.join(key)
 
@@ -76,7 +79,7 @@ def _dense_operators() -> dict[str, type[BlockwiseAdjacency]]:
     return BlockwiseAdjacency.operators
 
 
-def _fields(data: Data | HeteroData) -> tuple[dict[str, Any], dict[str, dict], dict[tuple, dict]]:
+def _fields(data: Data | HeteroData) -> tuple[dict[str, Any], dict[StoreKey, dict], dict[StoreKey, dict]]:
     """(graph-level fields, node stores by type, edge stores by type)."""
     if isinstance(data, HeteroData):
         glob = data.stores[0].to_dict()  # the global store comes first
@@ -302,7 +305,7 @@ def write(
         torch.save(to_payload(data, method), path)
         return [path]
     if file_format == "npz":
-        arrays = npz_arrays(data)
+        arrays: dict[str, Any] = npz_arrays(data)  # every name an array: none is savez's allow_pickle
         with path.open("wb") as f:  # a file object: numpy adds no ".npz" to the name
             np.savez_compressed(f, **arrays)
         return [path]

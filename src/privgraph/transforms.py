@@ -330,7 +330,8 @@ class PerturbFeatures(LocalRandomizer):
     def randomize(self, data: Data, source: RandomSource) -> PrivacyGuarantee:
         if getattr(data, "x", None) is None:
             raise ValueError(f"{type(self).__name__} needs data.x")
-        mech = self.build(tuple(self.domain or getattr(data, "feature_domain", (0.0, 1.0))))
+        domain: Any = self.domain or getattr(data, "feature_domain", (0.0, 1.0))  # a data attribute: any pair
+        mech = self.build(tuple(domain))
         x = data.x.cpu()  # the noise is drawn on the CPU
         released = mech.privatize(x, source) if self.rectify else mech.perturb(x, source).to(torch.float32)
         data.x = released.to(data.x.device)
@@ -349,7 +350,8 @@ class PerturbFeatures(LocalRandomizer):
 
 
 class MultiBit(PerturbFeatures):
-    """LPGNN's multi-bit feature mechanism (slides Algorithm 1) as a transform: each node reports ``m``
+    """LPGNN's multi-bit feature mechanism (Algorithm 1 of Sajadmanesh's talk
+    "Privacy-Preserving Deep Learning over Graphs", 2020) as a transform: each node reports ``m``
     of its ``d`` features as ±1 (the others 0), each with ε/m (``m=None``: the optimal m* of
     Proposition 3.5).  ``rectify=True`` (default) gives the server's unbiased estimate, which takes the
     three values ``offset + scale·{−1, 0, 1}`` of :meth:`privgraph.mechanisms.MultiBit.rectifier`;

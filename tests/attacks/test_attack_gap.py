@@ -8,15 +8,14 @@ import pytest
 
 from privgraph.attacks import get_attack, train_target
 from privgraph.attacks.membership import MembershipConfidence
-from privgraph.data import sbm_graph
 from privgraph.methods import get_method
 
 FAST = {"encoder_epochs": 30, "epochs": 40}
 
 
 @pytest.fixture(scope="module")
-def graph():
-    return sbm_graph(num_nodes=300, num_features=60, feature_signal=0.1, avg_degree=10, seed=0)
+def graph(sbm):
+    return sbm(num_nodes=300, num_features=60, feature_signal=0.1, avg_degree=10, seed=0)
 
 
 def test_link_attacks_against_gap_edp(graph):

@@ -20,7 +20,7 @@ from privgraph.attacks.link import (
     pair_distances,
     pair_features,
 )
-from privgraph.data import mark_private_edges, sbm_graph
+from privgraph.data import mark_private_edges
 from privgraph.methods import get_method
 
 
@@ -36,9 +36,9 @@ def dense_adjacency(data) -> torch.Tensor:
 
 
 @pytest.fixture(scope="module")
-def graph():
+def graph(sbm):
     # 4 blocks, homophily 0.8: a GCN reaches ~98 % accuracy, an MLP on the features ~57 %
-    return sbm_graph(num_nodes=400, num_features=100, feature_signal=0.1, avg_degree=6, seed=0)
+    return sbm(num_nodes=400, num_features=100, feature_signal=0.1, avg_degree=6, seed=0)
 
 
 @pytest.fixture(scope="module")

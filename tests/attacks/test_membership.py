@@ -11,7 +11,6 @@ import torch
 
 from privgraph.attacks import ATTACKS, METRICS, Target, get_attack, train_target
 from privgraph.attacks.membership import MembershipConfidence, MembershipShadow, membership_candidates
-from privgraph.data import sbm_graph
 from privgraph.methods import Hyperparameters, get_method
 
 # No dropout or weight decay, 40 training nodes of 400, 500 weak features, homophily 0.5:
@@ -20,22 +19,21 @@ OVERFIT = Hyperparameters(dropout=0.0, weight_decay=0.0, epochs=200, patience=20
 ATTACK_CLASSES = [MembershipConfidence, MembershipShadow]
 
 
-def planted(seed: int):
-    return sbm_graph(
-        num_nodes=400,
-        num_classes=4,
-        num_features=500,
-        feature_signal=0.03,
-        homophily=0.5,
-        seed=seed,
-        train_ratio=0.1,
-        val_ratio=0.1,
-    )
+# the graph of these tests, the sbm fixture's base arguments (a test overrides some of them)
+PLANTED = {
+    "num_nodes": 400,
+    "num_classes": 4,
+    "num_features": 500,
+    "feature_signal": 0.03,
+    "homophily": 0.5,
+    "train_ratio": 0.1,
+    "val_ratio": 0.1,
+}
 
 
 @pytest.fixture(scope="module", params=[0, 1])
-def overfit(request) -> Target:
-    return train_target(get_method("gcn-raw"), planted(request.param), None, request.param, hp=OVERFIT)
+def overfit(request, sbm) -> Target:
+    return train_target(get_method("gcn-raw"), sbm(PLANTED, seed=request.param), None, request.param, hp=OVERFIT)
 
 
 def auc_standard_error(n_pos: int, n_neg: int, auc: float = 0.5) -> float:
@@ -91,8 +89,8 @@ def test_shadow_trains_on_a_graph_disjoint_from_the_members(overfit):
 
 
 @pytest.mark.parametrize("cls", ATTACK_CLASSES)
-def test_chance_against_a_target_that_never_saw_the_members(cls):
-    target = train_target(get_method("gcn-raw"), planted(0), None, 0, hp=OVERFIT)
+def test_chance_against_a_target_that_never_saw_the_members(cls, sbm):
+    target = train_target(get_method("gcn-raw"), sbm(PLANTED, seed=0), None, 0, hp=OVERFIT)
     truth = target.truth.clone()
     unseen = truth.test_mask.nonzero().flatten()  # nodes the model never trained on
     unseen = unseen[torch.randperm(unseen.numel(), generator=torch.Generator().manual_seed(5))]
@@ -116,8 +114,8 @@ def test_reproducible_from_the_seed(overfit, cls):
     assert a.truth.size == 60
 
 
-def test_candidates_are_balanced_and_follow_the_seed():
-    data = planted(0)
+def test_candidates_are_balanced_and_follow_the_seed(sbm):
+    data = sbm(PLANTED, seed=0)
     nodes, truth = membership_candidates(data, None, np.random.default_rng(0))
     n = int(data.train_mask.sum())
     assert truth.sum() == n and truth.size == 2 * n and np.unique(nodes).size == 2 * n
@@ -139,8 +137,8 @@ def test_threat_model_and_registry(overfit, cls):
     assert cls.family == "membership" and cls.needs_model and cls.info()["metrics"] == list(METRICS)
 
 
-def test_bad_input_is_refused(overfit):
-    data = planted(0)
+def test_bad_input_is_refused(overfit, sbm):
+    data = sbm(PLANTED, seed=0)
     embeddings = Target(method="x", truth=data, embeddings=torch.randn(data.num_nodes, 8))
     for cls in ATTACK_CLASSES:
         with pytest.raises(ValueError, match="inference API"):

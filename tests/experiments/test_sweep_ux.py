@@ -17,21 +17,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from privgraph import network
-from privgraph.cli import app
 from privgraph.data import registry
 from privgraph.experiments import Grid, ResultsStore
 
 sweeps = importlib.import_module("privgraph.experiments.sweep")  # the module (the attribute is the function)
 executors = importlib.import_module("privgraph.experiments.executors")
 REPO = Path(__file__).resolve().parents[2]
-
-
-def invoke(*args: object) -> tuple[int, str, BaseException | None]:
-    res = CliRunner().invoke(app, [str(a) for a in args])
-    return res.exit_code, res.output, res.exception
 
 
 class FakeRay:
@@ -79,14 +72,16 @@ def no_data(tmp_path, monkeypatch):
     return tmp_path / "data"
 
 
-def test_a_missing_dataset_is_one_line_and_exit_2_before_ray_or_any_trial(tiny_grid, tmp_path, no_data, monkeypatch):
+def test_a_missing_dataset_is_one_line_and_exit_2_before_ray_or_any_trial(
+    tiny_grid, tmp_path, no_data, monkeypatch, invoke
+):
     grid = tmp_path / "grid.toml"
     grid.write_text(tiny_grid.replace('datasets = ["sbm"]', 'datasets = ["cora", "sbm"]'))
     ray = FakeRay()
     monkeypatch.setitem(sys.modules, "ray", ray)
     seen = stand_in(monkeypatch, tmp_path / "s.jsonl")
     start = time.perf_counter()
-    code, out, _ = invoke("sweep", grid, "--executor", "ray", "--workers", "2", "--db", tmp_path / "s.jsonl")
+    code, out, _ = invoke("sweep", grid, "--executor", "ray", "--workers", "2", "--db", tmp_path / "s.jsonl", raw=True)
     seconds = time.perf_counter() - start
     text = " ".join(out.split())
     assert code == 2 and text.startswith("error: grid tiny: dataset cora:") and text.count("error:") == 1, text
@@ -145,14 +140,14 @@ def test_a_host_that_does_not_answer_is_reported_within_the_timeout(monkeypatch)
         (["--address", "10.0.0.1:6379"], "Ray could not join the cluster at 10.0.0.1:6379 (ConnectionError:"),
     ],
 )
-def test_ray_failing_to_start_is_one_line_with_the_fix(tiny_grid, tmp_path, monkeypatch, args, needle):
+def test_ray_failing_to_start_is_one_line_with_the_fix(tiny_grid, tmp_path, monkeypatch, args, needle, invoke):
     grid = tmp_path / "grid.toml"
     grid.write_text(tiny_grid)
     kind = ConnectionError if "--address" in args else RuntimeError
     ray = FakeRay(kind("The current node timed out during startup.\n" + "  File ray/_private/node.py\n" * 70))
     monkeypatch.setitem(sys.modules, "ray", ray)
     monkeypatch.setattr(network, "unreachable", lambda url, timeout: None)  # the head answers, then Ray fails
-    code, out, err = invoke("sweep", grid, *args, "--db", tmp_path / "s.jsonl")
+    code, out, err = invoke("sweep", grid, *args, "--db", tmp_path / "s.jsonl", raw=True)
     errors = " ".join(out.split()).split("error: ")
     assert code == 1 and isinstance(err, SystemExit) and ray.started and len(errors) == 2, out
     assert needle in errors[1] and "Traceback" not in out and "node.py" not in out, out
@@ -161,19 +156,19 @@ def test_ray_failing_to_start_is_one_line_with_the_fix(tiny_grid, tmp_path, monk
         ray = FakeRay()
         monkeypatch.setitem(sys.modules, "ray", ray)
         monkeypatch.setattr(network, "unreachable", lambda url, timeout: f"{url}: Connection refused")
-        code, out, _ = invoke("sweep", grid, *args, "--db", tmp_path / "s.jsonl")
+        code, out, _ = invoke("sweep", grid, *args, "--db", tmp_path / "s.jsonl", raw=True)
         text = " ".join(out.split())
         assert code == 1 and not ray.started and "(ConnectionError: tcp://10.0.0.1:6379: Connection refused)" in text
 
 
 # ------------------------------------------------------------------------------------ what a sweep shows
 def test_each_trial_is_stored_and_shown_when_it_ends_with_its_time_and_a_line_every_interval(
-    tiny_grid, tmp_path, monkeypatch
+    tiny_grid, tmp_path, monkeypatch, invoke
 ):
     grid, db = tmp_path / "grid.toml", tmp_path / "s.jsonl"
     grid.write_text(tiny_grid.replace("epsilons = [1, 4]", "epsilons = [1]"))  # 2 trials
     seen = stand_in(monkeypatch, db, seconds=0.6)
-    code, out, _ = invoke("sweep", grid, "--executor", "local", "--db", db, "--progress-every", "0.1")
+    code, out, _ = invoke("sweep", grid, "--executor", "local", "--db", db, "--progress-every", "0.1", raw=True)
     assert code == 0, out
     assert seen == [0, 1]  # trial 1 started with trial 0 stored
     times = [float(x) for x in re.findall(r"RR on sbm ε=1 trial \d: done in ([\d.]+)s", out)]
@@ -187,23 +182,23 @@ def test_each_trial_is_stored_and_shown_when_it_ends_with_its_time_and_a_line_ev
 
 
 def test_ctrl_c_then_the_same_command_resumes_with_nothing_lost_or_duplicated_in_process(
-    tiny_grid, tmp_path, monkeypatch
+    tiny_grid, tmp_path, monkeypatch, invoke
 ):
     grid, db = tmp_path / "grid.toml", tmp_path / "s.jsonl"
     grid.write_text(tiny_grid)  # 4 trials
     stand_in(monkeypatch, db, interrupt_at=3)
-    code, out, _ = invoke("sweep", grid, "--executor", "local", "--db", db)
+    code, out, _ = invoke("sweep", grid, "--executor", "local", "--db", db, raw=True)
     line = "interrupted: 2 of 4 trials stored (2 by this run); run the same command to resume"
     assert code == 130 and line in out.splitlines(), out
     assert "Traceback" not in out and "error:" not in out
     stand_in(monkeypatch, db)
-    code, out, _ = invoke("sweep", grid, "--executor", "local", "--db", db)
+    code, out, _ = invoke("sweep", grid, "--executor", "local", "--db", db, raw=True)
     assert code == 0 and "2 trials ran, 2 were stored already" in " ".join(out.split()), out
     keys = Counter((r.config_hash, r.trial) for r in ResultsStore(db).records(errors=True))
     assert len(keys) == 4 and set(keys.values()) == {1}
 
 
-def test_sigint_stops_a_sweep_and_the_same_command_resumes(tiny_grid, tmp_path):
+def test_sigint_stops_a_sweep_and_the_same_command_resumes(tiny_grid, tmp_path, invoke):
     """Ctrl-C as a terminal sends it: SIGINT to the sweep's process group (the driver and any workers).  In this
     process by default (fast); ``PRIVGRAPH_TEST_SIGINT_EXECUTOR=processes`` runs it with worker processes.  The
     driver is held after its first stored trial (``held_sweep.py``) and the signal is sent then: synchronised on
@@ -232,7 +227,7 @@ def test_sigint_stops_a_sweep_and_the_same_command_resumes(tiny_grid, tmp_path):
         f"interrupted: {n} of 4 trials stored ({n} by this run); run the same command to resume"
     ), err
     assert "Traceback" not in err and len(stored) == 1 and set(stored.values()) == {1}, err
-    code, output, _ = invoke(*command[3:])  # the same command
+    code, output, _ = invoke(*command[3:], raw=True)  # the same command
     assert code == 0 and f"{4 - len(stored)} trials ran, {len(stored)} were stored already" in " ".join(
         output.split()
     ), output

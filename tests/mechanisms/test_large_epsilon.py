@@ -9,7 +9,7 @@ import torch
 from typer.testing import CliRunner
 
 from privgraph.cli import app, expand_multi_value_options
-from privgraph.data import mark_private_edges, sbm_graph, split_edges
+from privgraph.data import split_edges
 from privgraph.mechanisms import (
     FEATURE_MECHANISMS,
     MAX_EPSILON,
@@ -29,9 +29,16 @@ HUGE = 1e9
 REFUSED = f"exceeds the maximum epsilon {MAX_EPSILON:g}"
 
 
-def _graph(n: int = 120, seed: int = 0):
-    data = sbm_graph(num_nodes=n, num_classes=3, num_features=5, avg_degree=6.0, homophily=0.8, seed=seed)
-    return mark_private_edges(data, 0.3, seed=seed)
+# the graph of these tests, the sbm fixture's base arguments (a test overrides some of them)
+GRAPH = {
+    "num_nodes": 120,
+    "num_classes": 3,
+    "num_features": 5,
+    "avg_degree": 6.0,
+    "homophily": 0.8,
+    "seed": 0,
+    "private_edges": 0.3,
+}
 
 
 def _edges(edge_index: torch.Tensor) -> set[tuple[int, int]]:
@@ -97,13 +104,13 @@ def test_scalar_closed_forms_at_the_maximum():
     assert math.isfinite(three.magnitude(eps)) and torch.isfinite(three.variance(x, eps)).all()
 
 
-def test_randomized_response_and_label_reports_at_the_maximum_and_above():
+def test_randomized_response_and_label_reports_at_the_maximum_and_above(sbm):
     rr = RandomizedResponse(MAX_EPSILON, 4)
     q = 1.0 / (math.exp(MAX_EPSILON) + 3)
     assert rr.other_probability == pytest.approx(q, rel=1e-12) and rr.keep_probability == pytest.approx(1 - 3 * q)
     assert float(worst_case_log_ratio(rr.transition_matrix())) == pytest.approx(MAX_EPSILON, rel=1e-9)
     assert torch.allclose(rr.estimate_one_hot(torch.arange(4)), torch.eye(4, dtype=torch.float64), atol=1e-8)
-    data = _graph()
+    data = sbm(GRAPH)
     labels = report_labels(data, MAX_EPSILON, make_generator(0))
     labelled = data.train_mask | data.val_mask
     assert torch.equal(labels.reported[labelled], data.y[labelled])
@@ -114,11 +121,11 @@ def test_randomized_response_and_label_reports_at_the_maximum_and_above():
         report_labels(data, HUGE, make_generator(0))
 
 
-def test_blink_link_ldp_at_the_maximum_and_above():
+def test_blink_link_ldp_at_the_maximum_and_above(sbm):
     assert flip_probability(0.0) == 0.5
     assert flip_probability(MAX_EPSILON) == pytest.approx(1.0 / (1.0 + math.exp(MAX_EPSILON)), rel=1e-15)
     assert flip_probability(HUGE) == 0.0  # the formula itself no longer overflows
-    data = _graph()
+    data = sbm(GRAPH)
     n = data.num_nodes
     rep = link_ldp(data.edge_index, n, MAX_EPSILON, 0.1, make_generator(0))
     assert rep.p_flip == pytest.approx(math.exp(-0.9 * MAX_EPSILON), rel=1e-6)
@@ -130,8 +137,8 @@ def test_blink_link_ldp_at_the_maximum_and_above():
         link_ldp(data.edge_index, n, HUGE, 0.1, make_generator(0))
 
 
-def test_edgerand_and_lapgraph_at_the_maximum_and_above():
-    data = _graph()
+def test_edgerand_and_lapgraph_at_the_maximum_and_above(sbm):
+    data = sbm(GRAPH)
     released, guarantee, details = edge_rand(data, MAX_EPSILON, make_generator(0))
     assert details["flipped"] == 0 and _edges(released) == _edges(data.edge_index)
     assert guarantee.epsilon == MAX_EPSILON
@@ -152,8 +159,8 @@ def test_edgerand_and_lapgraph_at_the_maximum_and_above():
         if cls.private and cls.task == Task.NODE_CLASSIFICATION and not cls.heterogeneous
     ],
 )
-def test_every_private_method_releases_at_the_maximum_and_refuses_above(name):
-    data = _graph()
+def test_every_private_method_releases_at_the_maximum_and_refuses_above(name, sbm):
+    data = sbm(GRAPH)
     options = {}  # EdgeRR's default moves (500 do not pass its convergence check, and it would refuse)
     if name in ("gap-ndp", "node-dpsgd"):  # node level: within the degree bound, the public training count
         options = {"max_degree": data.num_nodes, "num_train": int(data.train_mask.sum())}

@@ -3,7 +3,6 @@ noise scale and sensitivities (EDP: one edge moves one hop sum by ≤ 1; NDP: th
 one node moving ≤ D rows by ≤ 1), reproducibility, ε = ∞ equal to gap-inf, the guarantees, and
 accuracy on a planted graph above a features-only MLP (fails when the aggregation is broken)."""
 
-import logging
 import math
 
 import pytest
@@ -13,8 +12,7 @@ from scipy import stats
 
 import privgraph as pg
 from privgraph.accounting import Unit
-from privgraph.accounting.rdp import RDP_ORDERS, composed_epsilon, composed_noise_multiplier
-from privgraph.data import sbm_graph
+from privgraph.accounting.rdp import composed_epsilon, composed_noise_multiplier
 from privgraph.mechanisms import analytic_gaussian_sigma, make_generator
 from privgraph.methods import get_method
 from privgraph.methods.gap import bound_out_degree, neighbour_sum, noisy_neighbour_sum
@@ -30,9 +28,9 @@ PARTS = [
 
 
 @pytest.fixture(scope="module")
-def graph():
+def graph(sbm):
     # 4 blocks, homophily 0.8, weak features: an MLP ~0.51, gap-inf ~0.95 (the authors' default epochs)
-    return sbm_graph(num_nodes=300, num_features=60, feature_signal=0.1, avg_degree=10, seed=0)
+    return sbm(num_nodes=300, num_features=60, feature_signal=0.1, avg_degree=10, seed=0)
 
 
 def max_degree(data) -> int:
@@ -45,33 +43,18 @@ def ndp_params(data, **params):
     return {"max_degree": max_degree(data), "num_train": int(data.train_mask.sum()), "batch_size": 32, **params}
 
 
-def _dp_accounting(parts, delta):
-    import dp_accounting
-
-    logging.getLogger("absl").setLevel(logging.ERROR)
-    accountant = dp_accounting.rdp.RdpAccountant(orders=list(RDP_ORDERS))
-    events = []
-    for sigma, q, steps in parts:
-        step = dp_accounting.GaussianDpEvent(sigma)
-        if q < 1:
-            step = dp_accounting.PoissonSampledDpEvent(q, step)
-        events.append(dp_accounting.SelfComposedDpEvent(step, steps))
-    accountant.compose(dp_accounting.ComposedDpEvent(events))
-    return float(accountant.get_epsilon(delta))
-
-
 @pytest.mark.parametrize("parts", PARTS)
 @pytest.mark.parametrize("delta", [1e-5, 1e-3])
-def test_composed_epsilon_matches_dp_accounting(parts, delta):
-    assert composed_epsilon(parts, delta) == pytest.approx(_dp_accounting(parts, delta), abs=1e-6)
+def test_composed_epsilon_matches_dp_accounting(parts, delta, dp_accounting_epsilon):
+    assert composed_epsilon(parts, delta) == pytest.approx(dp_accounting_epsilon(parts, delta), abs=1e-6)
 
 
-def test_composed_noise_multiplier_is_the_smallest_that_fits():
+def test_composed_noise_multiplier_is_the_smallest_that_fits(dp_accounting_epsilon):
     parts = ((0.256, 390), (1.0, 2), (0.256, 390))
     sigma = composed_noise_multiplier(2.0, 1e-4, parts)
     assert composed_epsilon(tuple((sigma, q, t) for q, t in parts), 1e-4) <= 2.0
     assert composed_epsilon(tuple((sigma * 0.999, q, t) for q, t in parts), 1e-4) > 2.0
-    assert _dp_accounting(tuple((sigma, q, t) for q, t in parts), 1e-4) <= 2.0 + 1e-6
+    assert dp_accounting_epsilon(tuple((sigma, q, t) for q, t in parts), 1e-4) <= 2.0 + 1e-6
 
 
 def test_one_hop_noise_has_the_calibrated_scale():

@@ -14,7 +14,6 @@ from torch_geometric.data import Data
 import privgraph as pg
 from privgraph.accounting import Unit
 from privgraph.accounting.node_level import node_level_epsilon
-from privgraph.data.synthetic import sbm_graph
 from privgraph.mechanisms import make_generator
 from privgraph.methods import get_method
 from privgraph.methods.base import Hyperparameters, Release
@@ -144,8 +143,15 @@ def test_noise_scale_chi_square():
     assert stats.chi2.sf(float((r / (0.95 * std)).square().sum()), d) < 1e-6
 
 
-def small_data(seed: int = 0) -> Data:
-    return sbm_graph(400, num_classes=3, num_features=30, avg_degree=6, feature_signal=0.3, seed=seed)
+# the graph of these tests, the sbm fixture's base arguments (a test overrides some of them)
+SMALL_GRAPH = {
+    "num_nodes": 400,
+    "num_classes": 3,
+    "num_features": 30,
+    "avg_degree": 6,
+    "feature_signal": 0.3,
+    "seed": 0,
+}
 
 
 def within(data: Data, **params) -> dict:
@@ -155,8 +161,8 @@ def within(data: Data, **params) -> dict:
     return {"max_degree": k, "num_train": int(data.train_mask.sum()), **params}
 
 
-def test_release_reproducible_and_guarantee():
-    data = small_data()
+def test_release_reproducible_and_guarantee(sbm):
+    data = sbm(SMALL_GRAPH)
     k = within(data)["max_degree"]
     method = get_method("node-dpsgd", epochs=2, batch_size=32, **within(data))
     a = method.privatize(data, 4.0, make_generator(5))
@@ -185,8 +191,8 @@ def test_release_reproducible_and_guarantee():
             gap_or_not.privatize(data, 4.0, make_generator(5), label_epsilon=1.0)
 
 
-def test_learns_without_noise_and_is_worse_with_much_noise():
-    data = small_data(1)
+def test_learns_without_noise_and_is_worse_with_much_noise(sbm):
+    data = sbm(SMALL_GRAPH, seed=1)
     method = get_method("node-dpsgd", epochs=30, batch_size=32, lr=0.02, **within(data))
     accuracy = {}
     for eps in (None, 0.1):
@@ -228,10 +234,10 @@ def test_black_box_audit_runs_through_the_registered_definition():
 # ---------------------------------------------------------------- attack
 
 
-def test_membership_inference_runs_and_reports():
+def test_membership_inference_runs_and_reports(sbm):
     from privgraph.attacks import get_attack, train_target
 
-    data = small_data(2)
+    data = sbm(SMALL_GRAPH, seed=2)
     method = get_method("node-dpsgd", epochs=30, batch_size=32, lr=0.02, **within(data))
     auc = {}
     for eps in (None, 0.5):
@@ -245,13 +251,13 @@ def test_membership_inference_runs_and_reports():
 # ---------------------------------------------------------------- the bounded-degree domain (issue 42)
 
 
-def test_a_graph_above_the_bound_is_refused_and_sampling_claims_nothing():
+def test_a_graph_above_the_bound_is_refused_and_sampling_claims_nothing(sbm):
     """Default: a graph with an out-degree above K is refused before any training; over_bound=sample: the
     paper's sampling, released with ε = ∞ (declared so before it runs); within K the two are the same release."""
     from privgraph.methods import node_dpsgd
     from privgraph.methods.node_domain import DegreeAboveBound
 
-    data = small_data()
+    data = sbm(SMALL_GRAPH)
     params = within(data, epochs=1, batch_size=32)
     k = params["max_degree"]
     with pytest.raises(DegreeAboveBound, match="over_bound=sample"):
@@ -289,13 +295,13 @@ def test_the_freed_slot_cascade_moves_more_than_k_plus_one_terms():
         get_method("node-dpsgd", max_degree=k, num_train=data.num_nodes).privatize(data, 1.0, make_generator(0))
 
 
-def test_num_train_is_public_required_and_must_match():
+def test_num_train_is_public_required_and_must_match(sbm):
     """σ is planned for the public num_train (required with ε, refused before training without it); the batches
     are drawn without replacement from the data's training nodes, so a data count other than num_train is
     refused (the count is the same on zero-out neighbours: the refusal says nothing about a node)."""
     from privgraph.methods.node_domain import NeedsNumTrain
 
-    data = small_data()
+    data = sbm(SMALL_GRAPH)
     params = within(data, epochs=1, batch_size=32)
     with pytest.raises(NeedsNumTrain, match="num_train"):
         get_method("node-dpsgd", **{**params, "num_train": None}).privatize(data, 4.0, make_generator(0))

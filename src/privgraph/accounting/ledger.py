@@ -142,7 +142,7 @@ class Spend:
         object.__setattr__(self, "event", _check_event(self.event))
 
     def to_dict(self) -> dict[str, Any]:
-        d = {"unit": self.unit, "epsilon": _json_float(self.epsilon), "delta": self.delta}
+        d: dict[str, Any] = {"unit": self.unit, "epsilon": _json_float(self.epsilon), "delta": self.delta}
         if self.event is not None:
             d["event"] = dict(self.event)
         return d

@@ -168,13 +168,14 @@ def composed_rdp(parts: tuple[tuple[float, float, int], ...]) -> tuple[np.ndarra
     the parts at each order (Mironov 2017, Prop. 1)."""
     if not parts:
         raise ValueError("a composition needs at least one part")
-    total = None
+    total: np.ndarray | None = None
     for sigma, rate, steps in parts:
         if steps < 0:
             raise ValueError(f"steps must be >= 0, got {steps}")
         orders, rdp = rdp_orders(sigma, rate)
         term = np.zeros_like(rdp) if steps == 0 else rdp * steps
         total = term if total is None else total + term
+    assert total is not None  # at least one part (checked above)
     return orders, total
 
 

@@ -1,5 +1,6 @@
 """Node-level membership inference against a node classifier (Duddu et al. 2020, "Quantifying
-Privacy Leakage in Graph Embedding", arXiv 2010.00906; LPGNN slides, "Membership inference attack").
+Privacy Leakage in Graph Embedding", arXiv 2010.00906; "Membership inference attack" in Sajadmanesh's
+talk "Privacy-Preserving Deep Learning over Graphs" (2020)).
 
 A trained GNN is more confident on its training nodes than on unseen ones.  The members are the
 target's training nodes (``truth.train_mask``), the non-members its test nodes (``truth.test_mask``);
@@ -127,7 +128,7 @@ class MembershipAttack(Attack):
 
 @register_attack
 class MembershipConfidence(MembershipAttack):
-    """Confidence attack (Duddu et al. 2020; slides): score = the node's highest posterior.
+    """Confidence attack (Duddu et al. 2020; the LPGNN talk): score = the node's highest posterior.
     Decision without membership labels: the attacker knows half the candidates are members and
     thresholds at their median score (the top half are called members)."""
 
@@ -153,7 +154,7 @@ class MembershipConfidence(MembershipAttack):
 
 @register_attack
 class MembershipShadow(MembershipAttack):
-    """Shadow attack (Duddu et al. 2020; slides): the attacker holds an auxiliary graph disjoint
+    """Shadow attack (Duddu et al. 2020; the LPGNN talk): the attacker holds an auxiliary graph disjoint
     from the target's training nodes and from the evaluated candidates (features, labels, edges;
     by default every other node: the validation nodes and the unevaluated test nodes), splits it, trains a shadow model
     with the target's method, ε and recipe (``target.shadow``), and trains a binary MLP on the

@@ -547,7 +547,7 @@ def _gap_node(method: Method, inp: AuditInput) -> list[Neighbours]:
 
     The encoder is held fixed (random unit embeddings on the hub graphs: the bound holds for any), so the
     rows test the aggregation's share of the composed guarantee against the whole claim (a valid, looser
-    lower bound).  ``num_train`` is the audit graph's (the runner gives it)."""
+    lower bound).  ``num_train`` is the audit graph's (:mod:`privgraph.audit.runner` sets it)."""
     from privgraph.audit.graphs import hub_above_bound, hub_within_bound
     from privgraph.data.validation import validate_graph
     from privgraph.methods.node_domain import DegreeAboveBound, within_bound

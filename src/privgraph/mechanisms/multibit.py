@@ -1,9 +1,10 @@
-"""Multi-bit and one-bit feature mechanisms (LPGNN, slides Algorithm 1).
+"""Multi-bit and one-bit feature mechanisms (LPGNN, Sajadmanesh & Gatica-Perez, CCS 2021; Algorithm 1 of
+Sajadmanesh's talk "Privacy-Preserving Deep Learning over Graphs" (2020)).
 
 Multi-bit: each node samples ``m`` of its ``d`` features uniformly without
 replacement and reports each sampled feature through the one-bit mechanism
 with budget ``ε/m``, mapped to ±1; unsampled features are reported as 0.
-The server's rectifier (slides, "Approximation of Graph Convolution")
+The server's rectifier (the talk's "Approximation of Graph Convolution")
 
     x'_u = d(β−α)/(2m) · (e^{ε/m}+1)/(e^{ε/m}−1) · x*_u + (α+β)/2
 

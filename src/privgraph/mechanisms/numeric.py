@@ -18,8 +18,8 @@ One-dimensional randomizers on ``[−1, 1]``, each unbiased (``E[M(x)] = x``):
   and Duchi otherwise when ``ε > 0.61``, Duchi alone below.
 * :class:`ThreeOutput` — Zhao et al.'s three-output structure: outputs
   ``{−C, 0, C}``, probabilities piecewise linear in ``x`` between the anchors
-  ``x ∈ {−1, 0, 1}``.  The closed form of the original paper is not in
-  ``../shared``; here the anchors are *derived*: at ``x = 1``,
+  ``x ∈ {−1, 0, 1}``.  The original paper's closed form is not
+  reproduced; here the anchors are *derived*: at ``x = 1``,
   ``P(C) = e^ε·P(−C)`` and ``P(0) = b``; at ``x = 0``, ``P(0) = z``; unbiasedness
   gives ``C = 1/(P(C|1) − P(−C|1))``.  For a given ``b`` the worst-case
   variance ``C²(1 − P(0|x)) − x²`` decreases in ``z``, so ``z`` takes its largest

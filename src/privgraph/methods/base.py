@@ -166,7 +166,8 @@ class Hyperparameters(Settings):
     label_steps: int = 2  # label denoising steps K_y (0: no denoising, forward correction instead)
 
 
-# The search space of --tune (LPGNN paper's grid for lr/wd/dropout, slides' K set).
+# The search space of --tune (LPGNN paper's grid for lr/wd/dropout; the K set of Sajadmanesh's talk
+# "Privacy-Preserving Deep Learning over Graphs" (2020)).
 SEARCH_SPACE: dict[str, list[Any]] = {
     "lr": [0.01, 0.001],
     "weight_decay": [0.0, 1e-4, 1e-3, 1e-2],
@@ -193,7 +194,8 @@ class Release:
     """What the server holds after a node-classification method's one-time collection:
     features (None when the input has none and the method reads none: the guarantee then
     carries :data:`NO_FEATURES_NOTE`), and the graph to train on when the method privatizes it
-    (else the data's own).  Internal to the runner and to :meth:`Method.privatize`, which turns
+    (else the data's own).  Internal to the experiment pipeline (:mod:`privgraph.experiments`) and to
+    :meth:`Method.privatize`, which turns
     it into a :class:`~privgraph.release.PrivateRelease`."""
 
     x: torch.Tensor | None
@@ -381,7 +383,8 @@ class Method:
         validation; ``data`` gives the labels and the split.  With label reports (``labels``,
         :class:`~privgraph.methods.LabelReports`) the server trains on their denoised version
         (K_y = ``hp.label_steps``, or forward correction when 0); the test accuracy is always
-        measured on the true test labels.  The runner and :func:`privgraph.fit` both call it."""
+        measured on the true test labels.  The node-classification task of :mod:`privgraph.experiments`
+        and :func:`privgraph.fit` both call it."""
         from privgraph.train import train_node_classifier
 
         torch.manual_seed(seed)

@@ -24,7 +24,7 @@ FEATURES_UNUSED = PrivacyGuarantee(
 
 @register_method
 class RawFeatures(Method):
-    """GCN+RAW (LPGNN slides §5, comparison methods): the GNN trained on the raw features.
+    """GCN+RAW (LPGNN talk §5, comparison methods): the GNN trained on the raw features.
 
     Non-private upper bound: the release is the input features as they are, reported as unprotected
     (no privacy unit or trust model applies); the graph and labels are used as given."""
@@ -44,7 +44,7 @@ class RawFeatures(Method):
 class MLP(RawFeatures):
     """An MLP on the raw features, no graph: :class:`RawFeatures`'s release, non-private.
 
-    Not a row of the LPGNN slides' table (§5 lists GCN+RAW, LPGNN, GCN+RND, GCN+OHD); the Blink paper (§5.1)
+    Not a row of the LPGNN talk's table (§5 lists GCN+RAW, LPGNN, GCN+RND, GCN+OHD); the Blink paper (§5.1)
     uses it as the fully *link*-private reference.  The features are released as they are, so the guarantee
     reported is the non-private one."""
 
@@ -55,7 +55,7 @@ class MLP(RawFeatures):
 
 @register_method
 class RandomFeatures(Method):
-    """GCN+RND (LPGNN slides §5): uniform random features in place of x, the GNN on the public graph.
+    """GCN+RND (LPGNN talk §5): uniform random features in place of x, the GNN on the public graph.
 
     Fully feature-private: the features never leave the nodes (ε = 0 per node feature vector, local model).
     The graph and labels are public to the server, as in LPGNN's setting."""
@@ -74,7 +74,7 @@ class RandomFeatures(Method):
 
 @register_method
 class OneHotDegree(Method):
-    """GCN+OHD (LPGNN slides §5): one-hot degree features computed from the public graph.
+    """GCN+OHD (LPGNN talk §5): one-hot degree features computed from the public graph.
 
     Fully feature-private like :class:`RandomFeatures` (ε = 0 per node feature vector, local model): only
     the graph, which the server holds in this setting, is used."""

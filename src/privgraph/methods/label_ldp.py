@@ -1,4 +1,5 @@
-"""Label LDP (LPGNN's, Sajadmanesh & Gatica-Perez; slides §5), for every node-classification method.
+"""Label LDP (LPGNN's, Sajadmanesh & Gatica-Perez, CCS 2021; §5 of Sajadmanesh's talk "Privacy-Preserving
+Deep Learning over Graphs" (2020)), for every node-classification method.
 
 Training/validation nodes report their label through k-ary randomized response
 (:func:`report_labels`, the one-time label collection); the server denoises by KProp

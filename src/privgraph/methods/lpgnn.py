@@ -1,4 +1,5 @@
-"""LPGNN: locally private GNNs (Sajadmanesh & Gatica-Perez; slides §5).
+"""LPGNN: locally private GNNs (Sajadmanesh & Gatica-Perez, "Locally Private Graph Neural Networks", CCS 2021;
+§5 of Sajadmanesh's talk "Privacy-Preserving Deep Learning over Graphs" (2020)).
 
 Feature privacy: every node (train, validation and test alike) perturbs its
 feature vector with a local randomizer (multi-bit by default, Algorithm 1);
@@ -40,7 +41,7 @@ from privgraph.progress import ProgressHook
 class FeatureParams(MethodParams):
     """A local feature randomizer's settings (LPGNN and the feature-level baselines).
 
-    The default, ``multibit``, is Algorithm 1 of the LPGNN slides (§5); the other mechanisms serve
+    The default, ``multibit``, is Algorithm 1 of the LPGNN talk (§5); the other mechanisms serve
     HeteroRR's feature baselines (:class:`~privgraph.methods.heterorr.method.FeatureLDP`)."""
 
     mechanism: str = param("multibit", f"feature mechanism: {', '.join(FEATURE_MECHANISMS)}")
@@ -64,10 +65,10 @@ class FeatureParams(MethodParams):
 class LPGNN(Method):
     """Feature LDP by a local randomizer (multi-bit, Algorithm 1), KProp on the server (Algorithm 2).
 
-    Releases every node's perturbed feature vector, rectified to an unbiased estimate (the slides'
+    Releases every node's perturbed feature vector, rectified to an unbiased estimate (the talk's
     "Approximation of Graph Convolution").  Privacy unit: one node's feature vector, ε-LDP in the local
     model (untrusted server; Theorem 3.1 for multi-bit).  The graph and labels are public to the server
-    (slides §5 setting); label privacy, when asked for, is
+    (the talk's §5 setting); label privacy, when asked for, is
     :func:`~privgraph.methods.label_ldp.report_labels`, outside this release."""
 
     name = "lpgnn"

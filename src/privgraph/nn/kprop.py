@@ -1,4 +1,5 @@
-"""The KProp layer of LPGNN (slides, Algorithm 2)."""
+"""The KProp layer of LPGNN (Sajadmanesh & Gatica-Perez, "Locally Private Graph Neural Networks", CCS 2021;
+Algorithm 2 of Sajadmanesh's talk "Privacy-Preserving Deep Learning over Graphs" (2020))."""
 
 from __future__ import annotations
 

@@ -5,7 +5,6 @@ import pytest
 import torch
 from scipy import stats
 
-from privgraph.data import sbm_graph
 from privgraph.mechanisms import MAX_EPSILON, make_generator
 from privgraph.mechanisms.graph import flip_probability
 from privgraph.mechanisms.prf import philox4x32, prf_uniform
@@ -24,9 +23,8 @@ from privgraph.methods.blink import (
     posterior_norm,
 )
 
-
-def graph(n=300, seed=0, deg=6.0):
-    return sbm_graph(num_nodes=n, num_classes=3, num_features=4, avg_degree=deg, homophily=0.8, seed=seed)
+# the graph of these tests, the sbm fixture's base arguments (a test overrides some of them)
+BLINK_GRAPH = {"num_nodes": 300, "num_classes": 3, "num_features": 4, "avg_degree": 6.0, "homophily": 0.8, "seed": 0}
 
 
 def test_philox_known_answers():
@@ -38,8 +36,8 @@ def test_philox_known_answers():
     assert stats.kstest(u, "uniform").pvalue > 1e-4
 
 
-def test_randomized_response_flip_rate_and_independence():
-    data = graph(400)
+def test_randomized_response_flip_rate_and_independence(sbm):
+    data = sbm(BLINK_GRAPH, num_nodes=400)
     eps, delta = 2.0, 0.2
     rep = link_ldp(data.edge_index, data.num_nodes, eps, delta, make_generator(0))
     p = 1 / (1 + math.exp((1 - delta) * eps))
@@ -70,8 +68,8 @@ def test_randomized_response_flip_rate_and_independence():
     assert not rep.bits(np.arange(n), np.arange(n)).any()
 
 
-def test_laplace_degree_noise_scale():
-    data = graph(2000, deg=4.0)
+def test_laplace_degree_noise_scale(sbm):
+    data = sbm(BLINK_GRAPH, num_nodes=2000, avg_degree=4.0)
     eps, delta = 1.0, 0.5
     rep = link_ldp(data.edge_index, data.num_nodes, eps, delta, make_generator(1))
     deg = torch.bincount(data.edge_index[0], minlength=data.num_nodes).double()
@@ -82,8 +80,8 @@ def test_laplace_degree_noise_scale():
     assert g.epsilon == eps and g.unit == "adjacency list"
 
 
-def test_input_validation():
-    data = graph(50)
+def test_input_validation(sbm):
+    data = sbm(BLINK_GRAPH, num_nodes=50)
     with pytest.raises(ValueError, match="epsilon"):
         link_ldp(data.edge_index, 50, 0.0, 0.5, make_generator(0))
     with pytest.raises(ValueError, match="degree_share"):
@@ -136,8 +134,8 @@ def test_compiled_prf_equals_numpy_prf():
         assert np.array_equal(prf_uniform_compiled(keys, counters, stream), prf_uniform(keys, counters, stream))
 
 
-def test_compiled_evidence_rows_equal_lazy_bits():
-    data = graph(120, seed=1)
+def test_compiled_evidence_rows_equal_lazy_bits(sbm):
+    data = sbm(BLINK_GRAPH, num_nodes=120, seed=1)
     rep = link_ldp(data.edge_index, data.num_nodes, 1.0, 0.2, make_generator(3))
     rows = np.array([0, 5, 119])
     j = np.arange(rep.num_nodes)
@@ -146,8 +144,8 @@ def test_compiled_evidence_rows_equal_lazy_bits():
 
 
 @pytest.mark.parametrize("tau,below", [(0.0, math.inf), (-3.0, math.inf), (-3.0, -1.0), (2.0, 5.0)])
-def test_pairs_above_visits_the_band_and_returns_exactly_the_passing_pairs(tau, below):
-    data = graph(150, seed=2)
+def test_pairs_above_visits_the_band_and_returns_exactly_the_passing_pairs(tau, below, sbm):
+    data = sbm(BLINK_GRAPH, num_nodes=150, seed=2)
     rep = link_ldp(data.edge_index, data.num_nodes, 2.0, 0.3, make_generator(4))
     beta = np.random.default_rng(1).normal(-1.0, 1.5, size=150)
     i, j, visited = pairs_above(rep, beta, tau, below)
@@ -180,13 +178,13 @@ def _plain_band_loop(rep, beta, low, high, states=False):
 
 
 @pytest.mark.parametrize("eps", [0.5, 2.0, 4.0, 8.0])
-def test_band_kernel_output_equals_the_plain_pair_loop_in_order(eps):
+def test_band_kernel_output_equals_the_plain_pair_loop_in_order(eps, sbm):
     # the compiled kernel rejects pairs whose own bit is 0 where only state 2 can pass, drawing flips as
     # integer Philox bits and reading edges from sorted neighbour positions; this must change nothing:
     # same pairs, same order (Blink-Hard's column order), for first and later Hybrid rounds (finite high)
     from privgraph.methods.blink.server import state_bounds
 
-    data = graph(160, seed=6, deg=12.0)
+    data = sbm(BLINK_GRAPH, num_nodes=160, seed=6, avg_degree=12.0)
     rep = link_ldp(data.edge_index, data.num_nodes, eps, 0.2, make_generator(7))
     beta = np.random.default_rng(2).normal(-2.0, 1.5, size=160)
     keys, indptr, indices, p_flip, stream = rep.kernel_args()
@@ -297,8 +295,8 @@ def _dense_posterior(rep, beta):
 
 
 @pytest.mark.parametrize("eps", [1.0, 4.0, 8.0])
-def test_hard_and_hybrid_equal_brute_force(eps):
-    data = graph(250, seed=3)
+def test_hard_and_hybrid_equal_brute_force(eps, sbm):
+    data = sbm(BLINK_GRAPH, num_nodes=250, seed=3)
     rep = link_ldp(data.edge_index, data.num_nodes, eps, 0.3, make_generator(5))
     beta = beta_mle(clip_degrees(rep.noisy_degrees, rep.num_nodes)).beta
     i, j, P = _dense_posterior(rep, beta)
@@ -319,8 +317,8 @@ def test_hard_and_hybrid_equal_brute_force(eps):
     assert hyb.visited_pairs <= len(i)
 
 
-def test_posterior_norm_estimate_close_to_exact():
-    data = graph(1500, seed=4, deg=8.0)
+def test_posterior_norm_estimate_close_to_exact(sbm):
+    data = sbm(BLINK_GRAPH, num_nodes=1500, seed=4, avg_degree=8.0)
     rep = link_ldp(data.edge_index, data.num_nodes, 4.0, 0.2, make_generator(2))
     beta = beta_mle(clip_degrees(rep.noisy_degrees, rep.num_nodes)).beta
     exact, _ = posterior_norm(rep, beta)
@@ -329,9 +327,9 @@ def test_posterior_norm_estimate_close_to_exact():
     assert approx == pytest.approx(exact, rel=0.1)
 
 
-def test_posterior_approaches_true_graph_as_epsilon_grows():
+def test_posterior_approaches_true_graph_as_epsilon_grows(sbm):
     """Theorem 4.7: P → A as ε → ∞."""
-    data = graph(300, seed=6)
+    data = sbm(BLINK_GRAPH, num_nodes=300, seed=6)
     n = data.num_nodes
     A = np.zeros((n, n))
     A[data.edge_index[0].numpy(), data.edge_index[1].numpy()] = 1
@@ -345,8 +343,8 @@ def test_posterior_approaches_true_graph_as_epsilon_grows():
     assert errors[-1] < 1e-6
 
 
-def test_hybrid_refuses_to_run_away():
-    data = graph(250, seed=3)
+def test_hybrid_refuses_to_run_away(sbm):
+    data = sbm(BLINK_GRAPH, num_nodes=250, seed=3)
     rep = link_ldp(data.edge_index, data.num_nodes, 1.0, 0.3, make_generator(5))
     beta = beta_mle(clip_degrees(rep.noisy_degrees, rep.num_nodes)).beta
     with pytest.raises(RuntimeError, match="max_visits"):
@@ -458,10 +456,10 @@ def test_blink_variant_and_delta_validation():
         ExperimentSpec(method="blink", params={"degree_share": 1.5}).validate()
 
 
-def test_rr_and_symrr_graphs():
+def test_rr_and_symrr_graphs(sbm):
     from privgraph.methods import get_method
 
-    data = graph(200, seed=8)
+    data = sbm(BLINK_GRAPH, num_nodes=200, seed=8)
     n = data.num_nodes
     eps = 2.0
     p = 1 / (1 + math.exp(eps))
@@ -480,10 +478,10 @@ def test_rr_and_symrr_graphs():
     assert {(a, b) for a, b in sym_edges if a < b} == {(i, j) for (j, i) in edges if i < j}
 
 
-def test_soft_exact_posterior_matrix_and_truncation_bound():
+def test_soft_exact_posterior_matrix_and_truncation_bound(sbm):
     from privgraph.methods.blink.soft import PosteriorAdjacency, soft_graph
 
-    data = graph(200, seed=8)
+    data = sbm(BLINK_GRAPH, num_nodes=200, seed=8)
     rep = link_ldp(data.edge_index, data.num_nodes, 3.0, 0.2, make_generator(9))
     beta = beta_mle(clip_degrees(rep.noisy_degrees, rep.num_nodes)).beta
     n = rep.num_nodes

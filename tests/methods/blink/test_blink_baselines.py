@@ -7,15 +7,13 @@ import pytest
 import torch
 from scipy import stats
 
-from privgraph.data import sbm_graph
 from privgraph.mechanisms import MAX_EPSILON, make_generator
 from privgraph.methods import get_method
 from privgraph.methods.base import Hyperparameters
 from privgraph.methods.blink.baselines import LaplaceAdjacencyReports
 
-
-def graph(n=200, seed=0, deg=6.0):
-    return sbm_graph(num_nodes=n, num_classes=3, num_features=4, avg_degree=deg, homophily=0.8, seed=seed)
+# the graph of these tests, the sbm fixture's base arguments (a test overrides some of them)
+BLINK_GRAPH = {"num_nodes": 200, "num_classes": 3, "num_features": 4, "avg_degree": 6.0, "homophily": 0.8, "seed": 0}
 
 
 def release(name, data, eps, seed=0, **options):
@@ -23,8 +21,8 @@ def release(name, data, eps, seed=0, **options):
 
 
 @pytest.mark.parametrize("scale_factor,should_pass", [(1.0, True), (2.0, False)])
-def test_laplace_reports_have_scale_one_over_epsilon(scale_factor, should_pass):
-    data = graph(300, seed=1)
+def test_laplace_reports_have_scale_one_over_epsilon(scale_factor, should_pass, sbm):
+    data = sbm(BLINK_GRAPH, num_nodes=300, seed=1)
     eps = 2.0
     rep = LaplaceAdjacencyReports.collect(data.edge_index, data.num_nodes, eps, make_generator(4))
     rows, values = rep.rows(0, 300)
@@ -38,8 +36,8 @@ def test_laplace_reports_have_scale_one_over_epsilon(scale_factor, should_pass):
     assert rep.guarantee().epsilon == eps
 
 
-def test_ldpgcn_keeps_the_estimated_number_of_top_pairs_of_the_summed_reports():
-    data = graph(250, seed=2)
+def test_ldpgcn_keeps_the_estimated_number_of_top_pairs_of_the_summed_reports(sbm):
+    data = sbm(BLINK_GRAPH, num_nodes=250, seed=2)
     true = {(i, j) for i, j in data.edge_index.t().tolist() if i < j}
     hi = release("ldpgcn", data, MAX_EPSILON)  # noise scale 1/ε = 0.05: the top pairs are the true links
     src, dst = hi.edge_index
@@ -56,9 +54,9 @@ def test_ldpgcn_keeps_the_estimated_number_of_top_pairs_of_the_summed_reports():
     assert lo.guarantee.unit == "adjacency list" and lo.guarantee.epsilon == 1.0
 
 
-def test_ldpgcn_pair_sums_add_both_endpoints_reports():
+def test_ldpgcn_pair_sums_add_both_endpoints_reports(sbm):
     """The server's Ã + Ãᵀ (the Blink authors' L-DpGCN) is the sum of i's and j's own reports."""
-    data = graph(120, seed=4)
+    data = sbm(BLINK_GRAPH, num_nodes=120, seed=4)
     rep = LaplaceAdjacencyReports.collect(data.edge_index, 120, 1.0, make_generator(0))
     _, full = rep.rows(0, 120)
     rows, sums = rep.pair_sums(30, 50)
@@ -67,8 +65,8 @@ def test_ldpgcn_pair_sums_add_both_endpoints_reports():
     assert np.isneginf(sums[~off]).all()
 
 
-def test_dprr_keeps_as_many_reports_as_the_noisy_degree_in_expectation():
-    data = graph(400, seed=5, deg=10.0)
+def test_dprr_keeps_as_many_reports_as_the_noisy_degree_in_expectation(sbm):
+    data = sbm(BLINK_GRAPH, num_nodes=400, seed=5, avg_degree=10.0)
     n = data.num_nodes
     rel = release("dprr", data, 2.0, seed=6, degree_share=0.5)
     kept = np.bincount(rel.edge_index[1].numpy(), minlength=n)  # messages j → i: row i kept
@@ -82,8 +80,8 @@ def test_dprr_keeps_as_many_reports_as_the_noisy_degree_in_expectation():
         release("dprr", data, 2.0, degree_share=1.0)
 
 
-def test_ldpgen_synthesises_a_graph_of_about_the_right_size():
-    data = graph(600, seed=7, deg=10.0)
+def test_ldpgen_synthesises_a_graph_of_about_the_right_size(sbm):
+    data = sbm(BLINK_GRAPH, num_nodes=600, seed=7, avg_degree=10.0)
     rel = release("ldpgen", data, 8.0, seed=1)
     ei = rel.edge_index
     assert ei.shape[1] > 0 and not (ei[0] == ei[1]).any()
@@ -94,7 +92,7 @@ def test_ldpgen_synthesises_a_graph_of_about_the_right_size():
     assert rel.details["clusters"] >= 2 and rel.guarantee.epsilon == 8.0
 
 
-def test_solitude_learns_weights_in_the_unit_interval_and_sparsifies():
+def test_solitude_learns_weights_in_the_unit_interval_and_sparsifies(sbm):
     from privgraph.experiments import ExperimentSpec, run_experiment
 
     synth = dict(num_nodes=300, num_classes=3, num_features=10, avg_degree=6.0, homophily=0.9)
@@ -109,7 +107,7 @@ def test_solitude_learns_weights_in_the_unit_interval_and_sparsifies():
     exp_result = run_experiment(spec)
     assert exp_result.records[0].guarantee["by_unit"]["adjacency list"]["epsilon"] == 1.0
     # the model itself: weights stay in [0, 1] and the ℓ1 penalty pulls them down
-    data = graph(300, seed=2)
+    data = sbm(BLINK_GRAPH, num_nodes=300, seed=2)
     method = get_method("solitude", lambda1=0.0, lambda2=1.0)
     rel = method.release(data, 1.0, make_generator(0))
     model = method.build_model("gcn", data.x.shape[1], 3, Hyperparameters(), rel)
@@ -128,10 +126,10 @@ def test_solitude_learns_weights_in_the_unit_interval_and_sparsifies():
 
 
 @pytest.mark.parametrize("scale_factor,should_pass", [(1.0, True), (2.0, False)])
-def test_ldpgen_degree_vector_noise_scale(scale_factor, should_pass, monkeypatch):
+def test_ldpgen_degree_vector_noise_scale(scale_factor, should_pass, monkeypatch, sbm):
     from privgraph.methods.blink import ldpgen
 
-    data = graph(400, seed=3)
+    data = sbm(BLINK_GRAPH, num_nodes=400, seed=3)
     groups = np.arange(400) % 4
     counts = ldpgen.noisy_degree_vectors(data.edge_index, groups, 4, 1e9, make_generator(0))  # ~no noise
     noisy = ldpgen.noisy_degree_vectors(data.edge_index, groups, 4, 0.5, make_generator(1))
@@ -141,5 +139,5 @@ def test_ldpgen_degree_vector_noise_scale(scale_factor, should_pass, monkeypatch
     seen = []
     real = ldpgen.noisy_degree_vectors
     monkeypatch.setattr(ldpgen, "noisy_degree_vectors", lambda *a: seen.append(a[3]) or real(*a))
-    release("ldpgen", graph(300, seed=4), 3.0)
+    release("ldpgen", sbm(BLINK_GRAPH, num_nodes=300, seed=4), 3.0)
     assert seen == [1.5, 1.5]

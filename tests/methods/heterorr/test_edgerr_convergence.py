@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from privgraph.data import mark_private_edges, sbm_graph, split_edges
+from privgraph.data import split_edges
 from privgraph.methods import get_method
 from privgraph.methods.heterorr.edges import ChainNotConverged, edge_rr, mixing_diagnostics
 from privgraph.methods.heterorr.hrg import plateau_reached, plateau_rise
@@ -19,9 +19,8 @@ from privgraph.methods.heterorr.hrg import plateau_reached, plateau_rise
 MCMC = {"structure": "private-mcmc"}
 
 
-def _graph(n: int = 50, seed: int = 6):
-    data = sbm_graph(num_nodes=n, num_features=2, avg_degree=6.0, seed=seed)
-    return mark_private_edges(data, 0.3, seed=seed)
+# the graph of these tests, the sbm fixture's base arguments (a test overrides some of them)
+GRAPH = {"num_nodes": 50, "num_features": 2, "avg_degree": 6.0, "seed": 6, "private_edges": 0.3}
 
 
 def _neighbour(data):
@@ -52,8 +51,8 @@ def test_plateau_criterion_fails_a_climb_and_passes_noise_around_a_level():
     assert not mixing_diagnostics(short, 1.0)["mcmc_converged"]
 
 
-def test_an_unconverged_chain_is_refused_and_the_message_carries_no_private_number():
-    data = _graph()
+def test_an_unconverged_chain_is_refused_and_the_message_carries_no_private_number(sbm):
+    data = sbm(GRAPH)
     messages = []
     for world in (data, _neighbour(data)):
         with pytest.raises(ChainNotConverged) as err:
@@ -65,16 +64,16 @@ def test_an_unconverged_chain_is_refused_and_the_message_carries_no_private_numb
         get_method("edgerr", mcmc_steps=500, **MCMC).release(data, 1.0, torch.Generator().manual_seed(0))
 
 
-def test_a_converged_chain_claims_epsilon_and_says_why():
-    data = _graph()
+def test_a_converged_chain_claims_epsilon_and_says_why(sbm):
+    data = sbm(GRAPH)
     _, g, d = edge_rr(data, 1.0, torch.Generator().manual_seed(0), **MCMC)  # default: max(1000·n, 2·10⁵) moves
     assert d["mcmc_steps"] == 200_000 and d["mcmc_converged"] is True and d["convergence"] == "require"
     assert g.epsilon == 1.0 and "passed the convergence criterion" in " ".join(g.notes)
 
 
 @pytest.mark.parametrize("steps", [500, 200_000])  # not converged / converged: the same public report
-def test_waive_claims_no_epsilon_whatever_the_verdict_and_neighbours_get_the_same_report(steps):
-    data = _graph()
+def test_waive_claims_no_epsilon_whatever_the_verdict_and_neighbours_get_the_same_report(steps, sbm):
+    data = sbm(GRAPH)
     runs = [
         edge_rr(world, 1.0, torch.Generator().manual_seed(0), steps=steps, convergence="waive", **MCMC)
         for world in (data, _neighbour(data))
@@ -88,8 +87,8 @@ def test_waive_claims_no_epsilon_whatever_the_verdict_and_neighbours_get_the_sam
     assert all(tuple(p) in released for p in pub.t().tolist())
 
 
-def test_convergence_mode_is_validated():
+def test_convergence_mode_is_validated(sbm):
     with pytest.raises(ValueError, match="convergence"):
         get_method("edgerr", convergence="maybe")
     with pytest.raises(ValueError, match="convergence"):
-        edge_rr(_graph(), 1.0, torch.Generator(), convergence="ignore")
+        edge_rr(sbm(GRAPH), 1.0, torch.Generator(), convergence="ignore")

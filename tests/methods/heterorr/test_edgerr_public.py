@@ -12,7 +12,7 @@ import torch
 
 from privgraph.audit.definitions import AuditInput, private_edge_unit
 from privgraph.audit.runner import CONSISTENT, VIOLATION, audit_units, default_input
-from privgraph.data import mark_private_edges, sbm_graph, split_edges
+from privgraph.data import split_edges
 from privgraph.methods import get_method
 from privgraph.methods.heterorr import edges, hrg
 from privgraph.methods.heterorr.edges import ChainNotConverged, edge_rr
@@ -21,8 +21,8 @@ from privgraph.methods.heterorr.hrg import released_counts
 EPS = 1.0
 
 
-def _graph(n: int = 50, seed: int = 6):
-    return mark_private_edges(sbm_graph(num_nodes=n, num_features=2, avg_degree=6.0, seed=seed), 0.3, seed=seed)
+# the graph of these tests, the sbm fixture's base arguments (a test overrides some of them)
+GRAPH = {"num_nodes": 50, "num_features": 2, "avg_degree": 6.0, "seed": 6, "private_edges": 0.3}
 
 
 def _with_private_edge(data, u: int, v: int):
@@ -56,9 +56,9 @@ def _same_structure(a: hrg.Dendrogram, b: hrg.Dendrogram) -> bool:
     return a.root == b.root and all(np.array_equal(getattr(a, f), getattr(b, f)) for f in fields)
 
 
-def test_the_public_fit_never_reads_the_private_edges(monkeypatch):
+def test_the_public_fit_never_reads_the_private_edges(monkeypatch, sbm):
     """Same seed, private edges added, removed or replaced: the fitted dendrogram is identical."""
-    data = _graph()
+    data = sbm(GRAPH)
     pub, pri = split_edges(data)
     no_private = data.clone()
     no_private.edge_index, no_private.private_edge_mask = pub, torch.zeros(pub.shape[1], dtype=torch.bool)
@@ -68,8 +68,8 @@ def test_the_public_fit_never_reads_the_private_edges(monkeypatch):
     assert trees[0].e_pri.sum() == pri.shape[1] // 2 and trees[2].e_pri.sum() == 0  # counted after the fit
 
 
-def test_neighbouring_count_vectors_differ_in_one_coordinate_by_one(monkeypatch):
-    data = _graph()
+def test_neighbouring_count_vectors_differ_in_one_coordinate_by_one(monkeypatch, sbm):
+    data = sbm(GRAPH)
     u, v = _absent_pair(data)
     trees, _ = _fitted_trees(monkeypatch, [data, _with_private_edge(data, u, v)])
     for threshold in (0.0, 0.02, 1e9):  # one aggregated count, the default τ, one count per split
@@ -79,10 +79,10 @@ def test_neighbouring_count_vectors_differ_in_one_coordinate_by_one(monkeypatch)
         assert np.abs(diff).sum() == 1.0 and np.count_nonzero(diff) == 1
 
 
-def test_the_noisy_counts_are_laplace_one_over_epsilon_and_lose_exactly_epsilon(monkeypatch):
+def test_the_noisy_counts_are_laplace_one_over_epsilon_and_lose_exactly_epsilon(monkeypatch, sbm):
     """The whole ε_e on the counts: Laplace(1/ε_e) on a vector of L1 sensitivity 1, so the log density ratio
     of neighbouring outputs, ε_e·(|z − c′|₁ − |z − c|₁), is at most ε_e and reaches it."""
-    data = _graph()
+    data = sbm(GRAPH)
     scales = []
     real = hrg.laplace
     monkeypatch.setattr(hrg, "laplace", lambda shape, scale, rng: scales.append(scale) or real(shape, scale, rng))
@@ -98,8 +98,8 @@ def test_the_noisy_counts_are_laplace_one_over_epsilon_and_lose_exactly_epsilon(
     assert loss.max() == pytest.approx(EPS, abs=1e-12) and np.abs(loss).max() <= EPS + 1e-12
 
 
-def test_the_default_releases_where_the_private_mcmc_refuses():
-    data = _graph()
+def test_the_default_releases_where_the_private_mcmc_refuses(sbm):
+    data = sbm(GRAPH)
     with pytest.raises(ChainNotConverged):  # 10·n moves: the paper's chain is refused
         edge_rr(data, EPS, torch.Generator().manual_seed(0), steps=500, structure="private-mcmc")
     method = get_method("edgerr", mcmc_steps=500)
@@ -118,12 +118,12 @@ def test_the_default_releases_where_the_private_mcmc_refuses():
         get_method("edgerr", structure="private")
 
 
-def test_privhrg_keeps_the_private_mcmc_and_its_public_option_is_graph_independent(monkeypatch):
-    data = _graph()
+def test_privhrg_keeps_the_private_mcmc_and_its_public_option_is_graph_independent(monkeypatch, sbm):
+    data = sbm(GRAPH)
     assert get_method("privhrg").params.structure == "private-mcmc"
     with pytest.raises(ChainNotConverged):
         get_method("privhrg", mcmc_steps=200).release(data, EPS, torch.Generator().manual_seed(0))  # 4·n moves
-    other = _graph(seed=7)  # another graph on as many nodes: the same random dendrogram for a seed
+    other = sbm(GRAPH, seed=7)  # another graph on as many nodes: the same random dendrogram for a seed
     trees, releases = _fitted_trees(monkeypatch, [data, other], structure="public", all_private=True)
     assert _same_structure(trees[0], trees[1]) and trees[0].e_pub.sum() == 0
     g = releases[0][1]

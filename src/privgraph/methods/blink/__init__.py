@@ -1,5 +1,6 @@
-"""Blink: link local differential privacy for GNNs (work in progress: client,
-β-model MLE, posterior, Hard and Hybrid graphs)."""
+"""Blink: link local differential privacy for GNNs (Zhu et al., "Blink: Link Local Differential Privacy in
+Graph Neural Networks via Bayesian Estimation", CCS 2023): the client's reports, the server's β-model MLE and
+posterior, and the Hard, Soft and Hybrid graphs."""
 
 from privgraph.methods.blink.client import LinkLDPReports, flip_probability, link_ldp
 from privgraph.methods.blink.server import (

@@ -45,7 +45,7 @@ class BlinkParams(MethodParams):
     degree_share: float | None = param(
         None,
         "share s of ε spent on the degree (default 0.1; chosen among "
-        "{0.1, …, 0.9} on validation by the runner's --tune when not given)",
+        "{0.1, …, 0.9} on validation by privgraph run --tune when not given)",
     )
     soft_exact_limit: int = param(20_000, "Soft: exact dense P up to this many nodes, truncated above")
     soft_min_probability: float = param(1e-3, "Soft: truncation τ of P above soft_exact_limit nodes")

@@ -77,8 +77,8 @@ def link_release(
 ) -> LinkRelease:
     """HeteDP's link release with ``settings`` (:class:`LinkReleaseSettings`): features (ε_f = share·ε)
     then DP-SGD on ``examples`` (ε_s), both drawing from ``rng``; ``seed`` fixes the random inputs of
-    featureless types.  ``message_edges`` is the graph whose relations pass messages (the runner gives
-    its training split's).
+    featureless types.  ``message_edges`` is the graph whose relations pass messages (HeteDP's
+    ``privatize`` passes its input's: in the link-prediction pipeline, the training split's).
     ``calibration="paper"``: the features get the paper's noise scale (not DP, stated).
     ``feature_dim``/``projection_seed``: the public projection before clipping
     (:func:`~privgraph.methods.hetedp.features.privatize_features`); without ε the rows are projected

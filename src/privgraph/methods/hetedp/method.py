@@ -95,7 +95,9 @@ class HeteDPParams(MethodParams):
         None, "the protected relation (src, rel, dst) whose edges train the link model (required)"
     )
     reverse: tuple[str, str, str] | None = param(None, "its reverse relation (default: the one dst → src relation)")
-    feature_share: float = param(0.5, "ε_f/ε spent on the features (the runner can choose it on validation)")
+    feature_share: float = param(
+        0.5, "ε_f/ε spent on the features (privgraph run --tune chooses it on validation when not given)"
+    )
     features: str = param(
         "noisy",
         "noisy (clipped + Gaussian with ε_f) or none (x is not read: every type gets "

@@ -75,8 +75,8 @@ ACCOUNTING = ("composed", "released-code")
 
 
 CONTROLS = ("none", "constant-input")
-"""The feature releases' experimental controls (issue 19): none (default), or the mechanism run on a
-constant input (:func:`control_input`)."""
+"""The feature releases' experimental controls: none (default), or the mechanism run on a constant input
+(:func:`control_input`), which tells how much of a model's accuracy the released features carry."""
 
 
 def control_input(data: Data) -> torch.Tensor:
@@ -117,7 +117,7 @@ STANDARDIZE_NOTE = (
 
 @dataclass(frozen=True)
 class ControlParams(MethodParams):
-    """The experimental controls of the feature releases (FeatureRR, the feature baselines; issue 19), off
+    """The experimental controls of the feature releases (FeatureRR, the feature baselines), off
     by default: ``control`` (what the mechanism runs on) and ``standardize`` (the release's scale)."""
 
     control: str = param(
@@ -339,7 +339,8 @@ class FeatureRRMethod(Method):
 
 @dataclass(frozen=True)
 class FeatureLDPParams(ControlParams, FeatureParams):
-    """The feature baselines' settings: LPGNN's mechanism choice plus issue 19's controls."""
+    """The feature baselines' settings: LPGNN's mechanism choice plus the experimental
+    controls (:class:`ControlParams`)."""
 
     def validate(self) -> None:
         FeatureParams.validate(self)

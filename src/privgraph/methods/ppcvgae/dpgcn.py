@@ -1,10 +1,9 @@
 """DP-GCN's disentangled representation learning (Hu et al., WWW'22), the
 PPCVGAE paper's baseline for case (a).
 
-Hu et al.'s paper is not in ``../shared/papers``; this follows its published
-design as we read it: two linear maps of the (standardised) features, a
-sensitive one ``Z_s = X W_s`` trained to predict s on the nodes whose s is
-known (the public nodes Q) and a non-sensitive one ``Z_n = X W_n``, kept
+This follows the published design of Hu et al.'s paper as we read it: two
+linear maps of the (standardised) features, a sensitive one ``Z_s = X W_s``
+trained to predict s on the nodes whose s is known (the public nodes Q) and a non-sensitive one ``Z_n = X W_n``, kept
 orthogonal (``‖W_sᵀ W_n‖_F² → 0``) while ``[W_s, W_n]`` reconstructs X
 (``‖X − X W Wᵀ‖²``).  The released representation is ``Z_n``; the node
 representation module (a GCN on ``(A, Z_n)``) is the evaluation GCN of
