@@ -12,7 +12,8 @@ first (a unit is a subpackage or a top-level module):
 rank  units                                  why there
 ====  =====================================  ==================================================
 0     ``version``, ``progress``, ``device``,  import nothing from privgraph
-      ``network``, ``threads``
+      ``network``, ``threads``,
+      ``input_rules``
 1     ``accounting``                         guarantees, the RDP accountant, ε/δ validation
 2     ``mechanisms``                         randomizers (report their guarantees)
 3     ``data``                               loading, validation, splits (annotations draw noise)
@@ -39,7 +40,7 @@ import privgraph
 PACKAGE = Path(privgraph.__file__).parent
 ROOT = "privgraph"  # the package's own __init__: the facade, at the top
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("version", "progress", "device", "network", "threads"),
+    ("version", "progress", "device", "network", "threads", "input_rules"),
     ("accounting",),
     ("mechanisms",),
     ("data",),

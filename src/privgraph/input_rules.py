@@ -3,7 +3,7 @@
 :meth:`privgraph.methods.Method.check_input` applies them to a method class; the command line applies the same
 functions to the catalogue's entry of the method (:mod:`privgraph.catalogue`: the same flags, without torch),
 so that every rule whose answer is known from the options and the input file's kind refuses the request before
-a single row is read (issue 44).  This module imports nothing heavy.
+a single row is read.  This module imports nothing heavy.
 
 The flags a method declares (class attributes of :class:`~privgraph.methods.Method`, copied into the catalogue):
 ``heterogeneous`` (takes a HeteroData), ``needs_features`` (its release reads ``data.x``), ``needs_domain`` (its
