@@ -632,7 +632,7 @@ def _hetero_edge(method: Method, inp: AuditInput) -> list[Neighbours]:
     pair = torch.tensor([[u], [v]])
     label = f"edge of {edge_type[1] if edge_type[1] != 'to' else '-'.join(edge_type[::2])}"
     claim, notes, requested = None, [], inp.epsilon
-    if method.name == "hetedp":
+    if getattr(method, "releases_link_model", False):  # HeteDP: its edge ε and its own link model
         requested = _hetedp_edge_request(method, data, edge_type, reverse, inp.epsilon)
         if method.params.topology == "message-passing":
             raise ValueError(
