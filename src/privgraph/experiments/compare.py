@@ -390,12 +390,18 @@ def compare(
         params: each method's parameters, ``{method: {name: value}}``.
         hyperparameters: the task model's training settings, for every method that trains one.
         model: the task model (default: each method's own).
-        seed, synthetic, data_root: as :class:`~privgraph.experiments.pipeline.ExperimentSpec`'s.
-        workers, executor, progress, on_trial, on_error, notify: the sweep's
-            (:func:`~privgraph.experiments.sweep.sweep`).
+        seed: the first trial's seed.
+        synthetic: settings of the synthetic graph (``sbm``).
+        data_root: the raw-data folder (default ``$PRIVGRAPH_DATA``).
+        workers: the sweep's trials at a time (:func:`~privgraph.experiments.sweep.sweep`).
+        executor: the sweep's executor.
+        progress: the sweep's progress hook (per trial).
+        on_trial: called with every trial that ran, once stored.
+        on_error: called with every failed trial's record.
+        notify: called with one line before a slow start.
 
     Returns:
-        The :class:`Comparison`: its rows (grouped by unit), what the sweep did, the files written.
+        The comparison (:class:`Comparison`): its rows (grouped by unit), what the sweep did, the files written.
     """
     grid, _ = build_grid(
         methods, dataset, epsilons, trials, attack, params, hyperparameters, model, seed, synthetic, data_root
