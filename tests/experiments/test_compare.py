@@ -120,3 +120,14 @@ def test_a_method_outside_its_domain_is_refused_before_any_trial(tmp_path):
 def test_the_commands_defaults_are_the_apis():
     assert cli_compare.DEFAULT_METHODS == api.DEFAULT_METHODS and cli_compare.DEFAULT_ATTACK == api.DEFAULT_ATTACK
     assert tuple(float(e) for e in cli_compare.DEFAULT_EPSILONS) == api.DEFAULT_EPSILONS
+
+
+def test_a_method_the_attack_does_not_apply_to_runs_without_it_and_shows_a_dash(tmp_path):
+    """ppcvgae releases embeddings: membership inference queries a model's API, so its column is "—"."""
+    grid, no_attack = api.build_grid(["lpgnn", "ppcvgae"], epsilons=[1], trials=1)
+    assert set(no_attack) == {"ppcvgae"}
+    assert {s.label: s.spec.attack for s in grid.settings} == {"lpgnn": api.DEFAULT_ATTACK, "ppcvgae": None}
+    result = api.comparison(grid, ResultsStore(tmp_path / "empty.jsonl"))
+    auc = result.header().index("membership-confidence AUC")
+    assert [row[auc] for row in result.cells()] == ["—", "—"]
+    assert [r.attack_auc for r in result.rows] == [{}, None]

@@ -91,6 +91,7 @@ class CompareRow:
     peak_mib: float | None = None
     trials: int = 0
     failed: int = 0
+    metric: str = "accuracy"  # the task's utility metric shown (accuracy; an embedding release: utility_accuracy)
 
     def to_dict(self) -> dict[str, Any]:
         def cells(values: dict[float | None, tuple[float, float, int]] | None) -> list[dict[str, Any]] | None:
@@ -105,6 +106,7 @@ class CompareRow:
             "unit": self.unit,
             "method": self.method,
             "model": self.model,
+            "metric": self.metric,
             "accuracy": cells(self.accuracy),
             "attack_auc": cells(self.attack_auc),
             "seconds_per_trial": self.seconds,
@@ -147,7 +149,8 @@ class Comparison:
                 auc = " / ".join(_auc(r.attack_auc[e]) for e in self.epsilons if e in r.attack_auc) or "—"
             seconds = "—" if r.seconds is None else f"{r.seconds:.1f}"
             peak = "?" if r.peak_mib is None else f"{r.peak_mib:.0f}"
-            method = r.method if not r.failed else f"{r.method} ({r.failed} failed)"
+            method = r.method if r.metric == "accuracy" else f"{r.method} ({r.metric})"
+            method = method if not r.failed else f"{method} ({r.failed} failed)"
             out.append([r.unit if r.unit != last else "", method, *acc, auc, seconds, peak])
             last = r.unit
         return out
@@ -290,6 +293,8 @@ def _check_domain(name: str, dataset: str, method: Any, task: Any, cache: dict[s
 def collect(grid: Grid, store: ResultsStore, attack: str | None = DEFAULT_ATTACK) -> list[CompareRow]:
     """The table's rows from the trials ``store`` holds for ``grid``'s settings, grouped by unit (in
     :data:`UNIT_ORDER`, the non-private baselines last), in the methods' order within a unit."""
+    from privgraph.experiments.plot import choose_metric
+
     settings: dict[str, GridSetting] = {s.key: s for s in grid.unique_settings()}
     ok: dict[str, list[TrialRecord]] = defaultdict(list)
     failed: dict[str, int] = defaultdict(int)
@@ -311,13 +316,15 @@ def collect(grid: Grid, store: ResultsStore, attack: str | None = DEFAULT_ATTACK
             model=records[0].model if records else (mine[0].model or ""),
             failed=sum(failed[s.key] for s in mine),
         )
+        metric = choose_metric(records) if records else "accuracy"  # accuracy; an embedding's utility_accuracy
+        row.metric = metric
         attacked = any(s.spec.attack for s in mine)
         row.attack_auc = {} if attacked and attack else None
         for s in mine:
             rs = ok[s.key]
             if not rs:
                 continue
-            m, _, h = mean_ci(r.metrics["accuracy"] for r in rs)
+            m, _, h = mean_ci(r.metrics[metric] for r in rs)
             row.accuracy[s.epsilon] = (m, h, len(rs))
             aucs = [r.metrics["attack_auc"] for r in rs if "attack_auc" in r.metrics]
             if row.attack_auc is not None and aucs:
@@ -339,12 +346,19 @@ def figure(grid: Grid, store: ResultsStore, attack: str | None = DEFAULT_ATTACK)
     the non-private baselines dashed."""
     from dataclasses import replace
 
-    from privgraph.experiments.plot import figure_from_points, points_from_records
+    from privgraph.experiments.plot import choose_metric, figure_from_points, points_from_records
 
     keys = {s.key for s in grid.unique_settings()}
     records = [r for r in store.records() if r.config_hash in keys]
     dataset = grid.settings[0].dataset
-    points = [replace(p, dataset=f"{dataset}: accuracy") for p in points_from_records(records, "accuracy")]
+    by_method: dict[str, list[TrialRecord]] = defaultdict(list)
+    for r in records:
+        by_method[r.method].append(r)
+    points = [
+        replace(p, dataset=f"{dataset}: accuracy")
+        for rs in by_method.values()
+        for p in points_from_records(rs, choose_metric(rs))
+    ]
     if attack:
         points += [replace(p, dataset=f"{dataset}: {attack} AUC") for p in points_from_records(records, "attack_auc")]
     if not points:
