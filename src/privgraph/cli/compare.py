@@ -114,43 +114,37 @@ def compare(
             attack_entry(chosen_attack)
 
     from privgraph.cli.sweep import trial_notes
-    from privgraph.experiments.compare import build_grid, comparison
-    from privgraph.experiments.store import ResultsStore
-    from privgraph.experiments.sweep import sweep
+    from privgraph.experiments.compare import compare as run_compare
 
-    with user_errors():  # every method checked on the dataset before any trial
-        grid, _ = build_grid(
-            methods,
-            dataset,
-            epsilons,
-            trials,
-            chosen_attack,
-            params,
-            hyperparameters,
-            model,
-            seed,
-            data_root=str(data_root) if data_root else None,
-        )
     with console_progress(interval=progress_every, heartbeat=True) as progress:
         show_error, show_trial = trial_notes(progress)
-        try:
+        try:  # a ValueError: a method refused before any trial (one line); a RuntimeError: Ray did not start
             with user_errors(failures=(RuntimeError,)):
-                summary = sweep(
-                    grid,
+                result = run_compare(
+                    methods,
+                    dataset,
+                    epsilons,
+                    trials,
                     db,
+                    out,
+                    chosen_attack,
+                    params,
+                    hyperparameters,
+                    model,
+                    seed,
+                    data_root=str(data_root) if data_root else None,
                     workers=workers,
                     executor=executor,
                     progress=progress,
-                    on_error=show_error,
                     on_trial=show_trial,
+                    on_error=show_error,
                     notify=progress.note,
                 )
         except KeyboardInterrupt:
             progress.close()
             print("interrupted: the trials that ended are stored; run the same command to resume", file=sys.stderr)
             raise typer.Exit(130) from None
-    with user_errors():
-        result = comparison(grid, ResultsStore(db), chosen_attack, out, summary)
+    summary = result.summary
     if format == OutputFormat.json:
         print(json.dumps(result.to_dict(), indent=2, default=str))
     else:
