@@ -280,14 +280,20 @@ def _check_domain(name: str, dataset: str, method: Any, task: Any, cache: dict[s
     check = getattr(method, "check_domain", None)
     if check is None:
         return
-    if task.name not in cache:
-        cache[task.name] = task.load()
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)  # no native thread pool started here: the sweep may fork its workers from this process
     try:
+        if task.name not in cache:
+            cache[task.name] = task.load()
         check(cache[task.name])
     except ValueError as err:
         raise ValueError(
             f"{name} cannot run on {dataset}: {err} (in compare: --param {name}.NAME=VALUE)".replace("\n", " ")
         ) from None
+    finally:
+        torch.set_num_threads(previous)
 
 
 def collect(grid: Grid, store: ResultsStore, attack: str | None = DEFAULT_ATTACK) -> list[CompareRow]:
