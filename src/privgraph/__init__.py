@@ -11,6 +11,7 @@ The Python API (:mod:`privgraph.api`)::
     T.Compose([T.NormalizeFeatures(), pg.Privatize("lpgnn", epsilon=1.0)])   # as a PyG transform
     pg.sweep("benchmarks/grids/lpgnn.toml", db="lpgnn.jsonl", workers=2)   # a paper's grid on Ray
     pg.report("lpgnn.jsonl", "benchmarks/grids/lpgnn.toml", out="docs/results")
+    pg.compare(["lpgnn", "blink", "gap-edp"], dataset="cora", epsilons=[1, 4], trials=2, out="cmp")  # side by side
 
 Subpackages are layered, lowest first (docs/layout.md; nothing imports from a higher one):
 ``accounting`` (guarantees) → ``mechanisms`` (randomizers with unbiased estimators) →
@@ -41,6 +42,7 @@ _LAZY = {
     "Privatize": "privgraph.transforms",
     "sweep": "privgraph.experiments.sweep",
     "report": "privgraph.experiments.report",
+    "compare": "privgraph.experiments.compare",
     "PrivateRelease": "privgraph.release",
     "SecureRandom": "privgraph.mechanisms",
     "PrivacyGuarantee": "privgraph.accounting",

@@ -160,6 +160,7 @@ def old_sqlite_store(path: Path, records: list[TrialRecord]) -> Path:
         )
         for r in records:
             row = asdict(r)
+            row.pop("peak_rss_mib")  # added after the JSON-lines format
             for key in ("config", "metrics", "guarantee"):
                 row[key] = json.dumps(row[key], sort_keys=True)
             con.execute(

@@ -24,6 +24,7 @@ import sys
 import typer
 
 from privgraph.cli import audit as _audit
+from privgraph.cli import compare as _compare
 from privgraph.cli import info as _info
 from privgraph.cli import ledger as _ledger
 from privgraph.cli import release as _release
@@ -79,6 +80,7 @@ app.command("ledger")(_ledger.ledger_command)
 app.command()(_sweep.plot)
 app.command()(_sweep.sweep)
 app.command()(_sweep.report)
+app.command()(_compare.compare)
 app.command("convert-store")(_sweep.convert_store)
 app.command("audit")(_audit.audit_command)
 app.command()(_run.demo)

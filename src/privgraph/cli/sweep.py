@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -15,7 +16,7 @@ from privgraph.cli.checks import _device, _resolve_device
 from privgraph.cli.console import OutputFormat, _fail, out_console, user_errors
 from privgraph.cli.options import DATA_ROOT_OPTION, DEVICE_HELP, FORMAT_OPTION
 from privgraph.cli.render import _fmt_eps, print_tsv
-from privgraph.progress import console_progress, format_duration
+from privgraph.progress import ConsoleProgress, console_progress, format_duration
 
 
 def plot(
@@ -40,6 +41,27 @@ def plot(
         paths = plot_db(db, output, dataset, metric)
     for path in paths:
         out_console.print(f"wrote {path}")
+
+
+def trial_notes(progress: ConsoleProgress) -> tuple[Callable[..., None], Callable[..., None]]:
+    """The sweep's ``on_error`` and ``on_trial``: one progress note per trial when it is stored (``failed …``
+    with the error's last line, or ``… done in``)."""
+
+    def show_error(record) -> None:  # every failed trial, when it is stored
+        last = (record.error or "").strip().splitlines()[-1:] or [""]
+        progress.note(
+            f"failed {record.config.get('label', record.method)} on {record.dataset} "
+            f"ε={_fmt_eps(record.epsilon)} trial {record.trial}: {last[0]}"
+        )
+
+    def show_trial(setting, record, seconds: float) -> None:  # every trial that ran, when it is stored
+        if record.ok:  # a failure has its line (show_error)
+            progress.note(
+                f"{setting.label} on {setting.dataset} ε={_fmt_eps(setting.epsilon)} trial {record.trial}: "
+                f"done in {format_duration(seconds)}"
+            )
+
+    return show_error, show_trial
 
 
 def sweep(
@@ -120,21 +142,7 @@ def sweep(
         return
 
     with console_progress(interval=progress_every, heartbeat=True) as progress:
-
-        def show_error(record) -> None:  # every failed trial, when it is stored
-            last = (record.error or "").strip().splitlines()[-1:] or [""]
-            progress.note(
-                f"failed {record.config.get('label', record.method)} on {record.dataset} "
-                f"ε={_fmt_eps(record.epsilon)} trial {record.trial}: {last[0]}"
-            )
-
-        def show_trial(setting, record, seconds: float) -> None:  # every trial that ran, when it is stored
-            if record.ok:  # a failure has its line (show_error)
-                progress.note(
-                    f"{setting.label} on {setting.dataset} ε={_fmt_eps(setting.epsilon)} trial {record.trial}: "
-                    f"done in {format_duration(seconds)}"
-                )
-
+        show_error, show_trial = trial_notes(progress)
         try:  # a ValueError: the grid, its data or the store (nothing ran); a RuntimeError: Ray did not start
             with user_errors(failures=(RuntimeError,)):
                 summary = run_sweep(

@@ -47,6 +47,7 @@ from typing import Any
 
 from privgraph.accounting import PrivacyReport, check_epsilons
 from privgraph.device import device_name, on_device, resolve_device
+from privgraph.experiments.memory import peak_rss_mib, reset_peak_rss
 from privgraph.experiments.selection import Selection, select_on_validation
 from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import summarize
@@ -403,6 +404,7 @@ class Experiment:
 
     def _trial_on(self, data: Any, setting: Setting, t: int, device: str) -> tuple[TrialRecord, PrivacyReport]:
         spec, task, eps, k = self.spec, self.task, setting.epsilon, setting.eps_index
+        reset_peak_rss()  # the trial's own peak RSS where the kernel allows it (privgraph.experiments.memory)
         start = time.perf_counter()
         trial_seed = spec.seed + t
         tdata = task.trial_data(data, trial_seed)
@@ -444,6 +446,7 @@ class Experiment:
             wall_time=time.perf_counter() - start,
             version=__version__,
             config_hash=self.config_hash(eps),
+            peak_rss_mib=peak_rss_mib(),
         )
         return record, report
 

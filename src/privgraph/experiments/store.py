@@ -69,6 +69,8 @@ class TrialRecord:
     status: str = OK
     error: str | None = None
     created_at: str | None = None  # when the store wrote it: UTC, "YYYY-MM-DD HH:MM:SS"
+    # the trial's peak RSS in MiB in the process that ran it (privgraph.experiments.memory); None in older stores
+    peak_rss_mib: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -76,7 +78,7 @@ class TrialRecord:
 
 
 FIELDS = tuple(f.name for f in fields(TrialRecord))
-_FLOATS, _INTS = ("epsilon", "epsilon_y", "wall_time"), ("trial", "seed")
+_FLOATS, _INTS = ("epsilon", "epsilon_y", "wall_time", "peak_rss_mib"), ("trial", "seed")
 
 
 def encode(record: TrialRecord) -> bytes:

@@ -1,0 +1,133 @@
+"""``privgraph compare`` / ``pg.compare``: methods side by side, grouped by privacy unit, from stored trials."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import privgraph as pg
+from privgraph.cli import app
+from privgraph.cli import compare as cli_compare
+from privgraph.experiments import compare as api
+from privgraph.experiments.store import ResultsStore
+
+runner = CliRunner()
+TINY = {"num_nodes": 120, "num_features": 12}
+FAST = {"epochs": 10, "patience": 10}
+ARGS = ["--trials", "1", "--epsilon", "1", "--set", "epochs=10", "--set", "patience=10", "--workers", "0"]
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    """lpgnn (feature LDP) and blink (link LDP), one trial at ε = 1, on a tiny SBM, compared by the API."""
+    folder = tmp_path_factory.mktemp("compare")
+    result = pg.compare(
+        ["blink", "lpgnn"],
+        epsilons=[1],
+        trials=1,
+        db=folder / "c.jsonl",
+        out=folder / "out",
+        hyperparameters=FAST,
+        synthetic=TINY,
+        workers=0,
+    )
+    return folder, result
+
+
+def test_rows_are_grouped_by_unit_with_every_column(stored):
+    _, result = stored
+    assert [(r.unit, r.method) for r in result.rows] == [("feature LDP", "lpgnn"), ("link LDP", "blink")]
+    assert result.header() == ["unit", "method", "ε=1", "membership-confidence AUC", "s/trial", "peak MiB"]
+    for row in result.rows:
+        assert set(row.accuracy) == {1.0} and 0 <= row.accuracy[1.0][0] <= 1
+        assert row.attack_auc is not None and 0 <= row.attack_auc[1.0][0] <= 1
+        assert row.seconds > 0 and row.peak_mib > 0 and row.trials == 1
+    assert result.summary.ran == 2
+
+
+def test_the_table_and_the_figure_are_written(stored):
+    folder, result = stored
+    md = (folder / "out" / "compare.md").read_text()
+    assert "| unit | method | ε=1 | membership-confidence AUC | s/trial | peak MiB |" in md
+    assert "| feature LDP | lpgnn |" in md and "| link LDP | blink |" in md
+    png = folder / "out" / "compare.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [p.name for p in result.files] == ["compare.md", "compare.png"]
+
+
+def test_every_stored_trial_records_its_peak_memory(stored):
+    folder, _ = stored
+    records = list(ResultsStore(folder / "c.jsonl").records())
+    assert len(records) == 2 and all(r.peak_rss_mib > 0 and r.wall_time > 0 for r in records)
+
+
+def test_resuming_runs_nothing_stored_and_gives_the_same_rows(stored):
+    folder, result = stored
+    again = api.compare(
+        ["blink", "lpgnn"],
+        epsilons=[1],
+        trials=1,
+        db=folder / "c.jsonl",
+        hyperparameters=FAST,
+        synthetic=TINY,
+        workers=0,
+    )
+    assert (again.summary.ran, again.summary.skipped) == (0, 2)
+    assert [r.to_dict() for r in again.rows] == [r.to_dict() for r in result.rows]
+
+
+def test_the_command_prints_the_rows_pg_compare_returns(tmp_path):
+    """The command and the API read the same store: the CLI's JSON rows are ``pg.compare``'s."""
+    db = tmp_path / "c.jsonl"
+    res = runner.invoke(
+        app, ["compare", "mlp", "lpgnn", *ARGS, "--db", str(db), "-o", str(tmp_path), "--format", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    said = json.loads(res.stdout[res.stdout.index("{") :])
+    assert [(r["unit"], r["method"]) for r in said["rows"]] == [("feature LDP", "lpgnn"), ("non-private", "mlp")]
+    assert said["sweep"]["ran"] == 2 and (tmp_path / "compare.png").exists()
+    api_rows = pg.compare(
+        ["mlp", "lpgnn"], epsilons=[1], trials=1, db=db, hyperparameters={"epochs": 10, "patience": 10}, workers=0
+    )
+    assert api_rows.summary.ran == 0
+    assert json.loads(json.dumps([r.to_dict() for r in api_rows.rows])) == said["rows"]
+    table = runner.invoke(app, ["compare", "mlp", "lpgnn", *ARGS, "--db", str(db)])
+    assert table.exit_code == 0 and "0 trials ran, 2 were stored already" in table.stdout
+    assert "feature LDP" in table.stdout and "non-private" in table.stdout and "peak MiB" in table.stdout
+
+
+def test_an_unknown_method_is_refused_with_one_line_before_any_work(tmp_path):
+    db = tmp_path / "c.jsonl"
+    res = runner.invoke(app, ["compare", "lpgnn", "nosuch", "--db", str(db)])
+    assert res.exit_code == 2
+    assert res.stderr.strip().count("\n") == 0 and "unknown method 'nosuch'" in res.stderr
+    assert not db.exists()
+    with pytest.raises(ValueError, match="unknown method 'nosuch'"):
+        api.compare(["lpgnn", "nosuch"], db=db)
+    assert not db.exists()
+
+
+def test_a_method_outside_its_domain_is_refused_before_any_trial(tmp_path):
+    """GAP-NDP's degree bound below the graph's largest degree: one line, nothing stored."""
+    db = tmp_path / "c.jsonl"
+    with pytest.raises(ValueError, match="gap-ndp cannot run on sbm: .*max_degree=1") as err:
+        api.compare(["lpgnn", "gap-ndp"], params={"gap-ndp": {"max_degree": 1}}, db=db, synthetic=TINY)
+    assert "\n" not in str(err.value) and not db.exists()
+
+
+def test_the_commands_defaults_are_the_apis():
+    assert cli_compare.DEFAULT_METHODS == api.DEFAULT_METHODS and cli_compare.DEFAULT_ATTACK == api.DEFAULT_ATTACK
+    assert tuple(float(e) for e in cli_compare.DEFAULT_EPSILONS) == api.DEFAULT_EPSILONS
+
+
+def test_a_method_the_attack_does_not_apply_to_runs_without_it_and_shows_a_dash(tmp_path):
+    """ppcvgae releases embeddings: membership inference queries a model's API, so its column is "—"."""
+    grid, no_attack = api.build_grid(["lpgnn", "ppcvgae"], epsilons=[1], trials=1)
+    assert set(no_attack) == {"ppcvgae"}
+    assert {s.label: s.spec.attack for s in grid.settings} == {"lpgnn": api.DEFAULT_ATTACK, "ppcvgae": None}
+    result = api.comparison(grid, ResultsStore(tmp_path / "empty.jsonl"))
+    auc = result.header().index("membership-confidence AUC")
+    assert [row[auc] for row in result.cells()] == ["—", "—"]
+    assert [r.attack_auc for r in result.rows] == [{}, None]
