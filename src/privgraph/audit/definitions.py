@@ -519,6 +519,11 @@ def _cascade(
     owners = 1 + (leaves - 1 - spokes) // d
     worlds = (_without(data, 0), data)
     residual = _hop_residual_statistic(worlds[0].edge_index, leaves, owners)
+    _, delta = method.calibrate(worlds[0], inp.epsilon)
+
+    def calibrated_for(rel: Any) -> PrivacyGuarantee:  # sample states ε = ∞ on every graph: judged against σ's (ε, δ)
+        return replace(rel.guarantee, epsilon=float(inp.epsilon), delta=delta)
+
     return Neighbours(
         Unit.NODE_WITH_EDGES,
         f"node (GAP-NDP, hub of {spokes} spokes above D = {d}: over_bound=sample, its sampling redrawn per release)",
@@ -527,7 +532,7 @@ def _cascade(
         lambda side, rng: method.release_aggregation(x0, worlds[side], inp.epsilon, rng),
         lambda rel: -residual(rel),
         first_column,
-        None,
+        calibrated_for,
         notes,
     )
 
@@ -582,8 +587,8 @@ def _gap_node(method: Method, inp: AuditInput) -> list[Neighbours]:
     units.append(_node_removal(method, inp, within, 0, x0, label, notes))
     cascade_notes = [
         *notes,
-        "over_bound=sample: the release with the hub states ε = ∞ (above the bound); the row is judged against the "
-        "claim of the release without the hub, the (ε, δ) the old sampling claimed for both",
+        "over_bound=sample states ε = ∞ on every graph; the row is judged against the (ε, δ) its σ is calibrated "
+        "for, which the old sampling claimed for both graphs",
     ]
     x_above = _unit_rows(above.num_nodes, p.hidden, derive_seed(inp.seed, 92))
     units.append(_cascade(method, inp, above, spokes, x_above, cascade_notes))

@@ -92,6 +92,7 @@ from privgraph.methods.node_domain import (
     OVER_BOUND_HELP,
     check_mode,
     check_num_train,
+    claims_guarantee,
     in_domain,
     needs_num_train,
 )
@@ -814,6 +815,7 @@ class GAPNode(_GAP):
 
     def guarantee(self, epsilon: float | None, sigma: float, delta: float, inside: bool = True) -> PrivacyGuarantee:
         p = self.params
+        inside = inside and claims_guarantee(p.over_bound)  # sample: ∞ whatever the graph (no data-dependent claim)
         eps = math.inf if epsilon is None or not inside else float(epsilon)
         domain = (
             f"bounded-degree node-DP: neighbouring graphs both with every out-degree ≤ D = {p.max_degree}, a public "

@@ -40,9 +40,10 @@ is drawn or any model trained.  The refusal reveals one bit — that some out-de
 outside the promised domain, where no claim is made; it is for the curator only (do not publish it).  What to
 do: give as D a cap the data owner enforces (the graph then never exceeds it), or bound the degrees by a
 *public, data-independent* rule before the data reach the curator (the owner's own cap), or opt into
-``over_bound="sample"``: the authors' random per-node sampling, whose release on a graph above the bound
-claims **no** node-level guarantee (ε = ∞, the reason in the notes).  On a graph within the bound
-``"sample"`` is the default, bit for bit (no edge is sampled and no randomness drawn).
+``over_bound="sample"``: the authors' random per-node sampling, whose release claims **no** node-level
+guarantee (ε = ∞, the reason in the notes) on any graph — a claim stated only within the bound would tell from
+the report whether the graph is.  On a graph within the bound ``"sample"`` trains the default's model, bit for
+bit (no edge is sampled and no randomness drawn); only the stated guarantee differs.
 
 **The training-node count** (``num_train``) is a public parameter, as HeteDP's ``edge_count``: it sets the
 sampling rate, the number of steps, σ and the default δ.  It is required with ε (refused before any noise
@@ -59,7 +60,7 @@ OVER_BOUND_MODES = ("refuse", "sample")
 OVER_BOUND_HELP = (
     "a graph with an out-degree above the bound: refuse (nothing released, the default: the guarantee is proven "
     "on graphs within the bound) or sample (the authors' random per-node sampling, NO node-level guarantee on "
-    "such a graph: ε = ∞); on a graph within the bound both are the same release"
+    "such a graph, so ε = ∞ stated on every graph); on a graph within the bound both train the same model"
 )
 
 NUM_TRAIN_HELP = (
@@ -132,15 +133,25 @@ def check_num_train(num_train: int | None) -> None:
 
 
 NO_GUARANTEE_NOTE = (
-    "NO node-level guarantee (ε = ∞): over_bound=sample on a graph with an out-degree above the bound D; the "
-    "random per-node sampling is not node-level DP there (removing a node frees a slot at each of its "
-    "in-neighbours, which then keep another edge, so more than D rows or K+1 loss terms move: the freed-slot "
-    "cascade, docs/methods/gap.md); the stated σ is the one the release would have had within the bound"
+    "NO node-level guarantee (ε = ∞): over_bound=sample claims none on any graph, since on a graph with an "
+    "out-degree above the bound D the random per-node sampling is not node-level DP (removing a node frees a slot "
+    "at each of its in-neighbours, which then keep another edge, so more than D rows or K+1 loss terms move: the "
+    "freed-slot cascade, docs/methods/gap.md); whether this graph is within the bound is not stated (a statistic "
+    "of the graph); the stated σ is the one a release within the bound has"
 )
+
+
+def claims_guarantee(over_bound: str) -> bool:
+    """Whether a release states its node-level (ε, δ): with ``"refuse"`` (a graph above the bound never reaches
+    the release); never with ``"sample"``, whatever the graph — a guarantee stated only on graphs within the bound
+    would tell from the report alone whether the graph is (as EdgeRR's ``convergence="waive"`` states ∞ whether
+    or not its chain passed)."""
+    return over_bound == "refuse"
 
 
 __all__ = [
     "NO_GUARANTEE_NOTE",
+    "claims_guarantee",
     "NUM_TRAIN_HELP",
     "OVER_BOUND_HELP",
     "OVER_BOUND_MODES",

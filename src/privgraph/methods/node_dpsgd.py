@@ -64,6 +64,7 @@ from privgraph.methods.node_domain import (
     OVER_BOUND_HELP,
     check_mode,
     check_num_train,
+    claims_guarantee,
     in_domain,
     needs_num_train,
 )
@@ -245,7 +246,8 @@ class Training:
     steps: int
     epsilon: float
     seconds: float
-    within_bound: bool = True
+    within_bound: bool = True  # curator-only (a statistic of the graph): which graph the model trained on
+    claims: bool = True  # whether the release states its (ε, δ): over_bound=refuse (sample: never)
 
 
 def train_node_dpsgd(
@@ -352,10 +354,11 @@ class NodeDPSGD(Method):
         net = NodeDPSGDNet(x.shape[1], p.hidden, num_classes, p.head_layers, p.conv, p.aggregation).to(device)
         z = net.inputs(x, graph)
         train_node_dpsgd(net, z, to_device(data.y, device), train_index, p, sigma, steps, rng, progress)
+        claims = inside and claims_guarantee(p.over_bound)  # sample: ∞ whatever the graph (no data-dependent claim)
         eps = (
-            math.inf if epsilon is None or not inside else node_level_epsilon(sigma, n, m, p.max_degree, steps, p.delta)
+            math.inf if epsilon is None or not claims else node_level_epsilon(sigma, n, m, p.max_degree, steps, p.delta)
         )
-        return Training(net.cpu(), sigma, n, m, steps, eps, time.perf_counter() - start, inside)
+        return Training(net.cpu(), sigma, n, m, steps, eps, time.perf_counter() - start, inside, claims)
 
     def guarantee(self, training: Training, epsilon: float | None) -> PrivacyGuarantee:
         """(ε, δ) as asked (the accountant's ε for the calibrated σ is at most ε: ``training.epsilon``)."""
@@ -367,13 +370,13 @@ class NodeDPSGD(Method):
         )
         if epsilon is None:
             return unprotected(Unit.NODE_WITH_EDGES, mechanism + " without noise", trust_model=TrustModel.CENTRAL)
-        if not training.within_bound:
+        if not training.claims:
             return PrivacyGuarantee(
                 Unit.NODE_WITH_EDGES,
                 TrustModel.CENTRAL,
                 math.inf,
                 0.0,
-                mechanism + ", over_bound=sample above the bound: NOT node-level DP",
+                mechanism + ", over_bound=sample: NOT node-level DP",
                 (NO_GUARANTEE_NOTE, *COVERAGE[:2]),
             )
         return PrivacyGuarantee(Unit.NODE_WITH_EDGES, TrustModel.CENTRAL, epsilon, p.delta, mechanism, COVERAGE)
