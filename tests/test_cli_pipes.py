@@ -51,9 +51,12 @@ def test_piped_methods_keep_each_description_on_one_line():
 def test_tsv_parses_with_csv():
     methods = load_catalogue()["methods"]
     rows = list(csv.reader(io.StringIO(piped("methods", "--format", "tsv")), dialect="excel-tab"))
-    assert rows[0] == ["name", "unit", "task", "ε", "description"]
-    assert {r[0]: r[4] for r in rows[1:]} == {n: e["info"]["description"] for n, e in methods.items()}
-    assert all(len(r) == 5 for r in rows)
+    assert rows[0] == ["name", "unit", "trust model", "task", "ε", "description"]
+    assert {r[0]: r[5] for r in rows[1:]} == {n: e["info"]["description"] for n, e in methods.items()}
+    assert all(len(r) == 6 for r in rows)
+    trust = {r[0]: r[2] for r in rows[1:]}  # the trust model: who must be trusted, or — without a guarantee
+    assert trust["lpgnn"] == "local" and trust["gap-edp"] == "central" and trust["heterorr"] == "local + central"
+    assert trust["rgcn"] == trust["gcn-raw"] == "—"
     params = list(csv.reader(io.StringIO(piped("methods", "blink", "--format", "tsv")), dialect="excel-tab"))
     assert params[0] == ["name", "type", "default", "help"]
     assert [r[0] for r in params[1:]] == [p["name"] for p in methods["blink"]["info"]["parameters"]]

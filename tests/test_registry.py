@@ -232,6 +232,9 @@ def test_private_methods_need_epsilon_and_draw_from_the_os_by_default(name):
     a = pg.privatize(data, name, epsilon=EPSILON, **params)
     assert a.randomness["mode"] == "os"
     assert all("OS cryptographic source" in " ".join(g.notes) for g in a.report.guarantees if g.is_private)
+    # the trust model `privgraph methods` lists is the one its release reports
+    assert {g.trust_model for g in a.report.guarantees if g.is_private} <= set(METHODS[name].trust_models)
+    assert METHODS[name].trust_models
 
 
 def test_fit_trains_the_methods_model_on_a_release():

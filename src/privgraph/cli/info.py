@@ -30,11 +30,12 @@ def list_methods_command(
         return
     if method is None:
         table = Table(title="methods (privgraph methods NAME: its parameters)")
-        for col in ("name", "unit", "task", "ε", "description"):
+        for col in ("name", "unit", "trust model", "task", "ε", "description"):
             table.add_column(col)
         for name, e in registry.items():
             eps = "optional" if e["epsilon_optional"] else ("yes" if e["private"] else "—")
-            table.add_row(name, e["unit"], e["task"], eps, escape(e["description"]))
+            trust = " + ".join(t.split(" (")[0] for t in e.get("trust", [])) or "—"  # local, central, or none
+            table.add_row(name, e["unit"], trust, e["task"], eps, escape(e["description"]))
         print_tsv(table) if format == OutputFormat.tsv else out_console.print(table)
         return
     e = registry[method]

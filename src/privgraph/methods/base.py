@@ -266,6 +266,9 @@ class Method:
     task: ClassVar[Task] = Task.NODE_CLASSIFICATION
     Params: ClassVar[type[MethodParams]] = MethodParams
     private: ClassVar[bool] = False  # whether it takes an ε
+    # who must be trusted for its guarantee (TrustModel values; empty for a non-private method): the column of
+    # `privgraph methods`, checked against the trust models its releases report
+    trust_models: ClassVar[tuple[str, ...]] = ()
     epsilon_optional: ClassVar[bool] = False  # private, but also runs without ε (PPCVGAE without noise)
     heterogeneous: ClassVar[bool] = False  # takes a HeteroData
     # the unit is a link (adjacency list, private edge): the graph must be undirected, without
@@ -443,6 +446,7 @@ class Method:
             "unit": cls.unit,
             "task": cls.task.value,
             "private": cls.private,
+            "trust": list(cls.trust_models) if cls.private else [],
             "epsilon_optional": cls.epsilon_optional,
             "graph": "HeteroData" if cls.heterogeneous else "Data",
             "private_fields": list(cls.private_fields),

@@ -450,6 +450,8 @@ ANSWERS = (
 class _GAP(Method):
     """The GAP pipeline shared by the three registered methods (module docstring)."""
 
+    trust_models = (TrustModel.CENTRAL,)
+
     spend_reads_data = True  # the auto δ from the public node count (planned_spend)
 
     Params: ClassVar[type[MethodParams]] = GAPParams

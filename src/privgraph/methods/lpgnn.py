@@ -17,7 +17,7 @@ from typing import Any
 
 from torch_geometric.data import Data
 
-from privgraph.accounting import Unit
+from privgraph.accounting import TrustModel, Unit
 from privgraph.mechanisms import (
     FEATURE_MECHANISMS,
     RandomSource,
@@ -70,6 +70,8 @@ class LPGNN(Method):
     model (untrusted server; Theorem 3.1 for multi-bit).  The graph and labels are public to the server
     (the talk's §5 setting); label privacy, when asked for, is
     :func:`~privgraph.methods.label_ldp.report_labels`, outside this release."""
+
+    trust_models = (TrustModel.LOCAL,)
 
     name = "lpgnn"
     description = "LPGNN: feature-LDP (multi-bit) + KProp + GNN"

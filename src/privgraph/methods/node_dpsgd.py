@@ -282,6 +282,8 @@ class NodeDPSGD(Method):
     """Node-level DP-SGD (module docstring): a 1-layer GNN trained with per-node clipping and the
     hypergeometric amplification bound; the release is the trained model."""
 
+    trust_models = (TrustModel.CENTRAL,)
+
     spend_reads_data = True  # the count bound, known once the data are read (planned_spend)
 
     name = "node-dpsgd"

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 from torch_geometric.data import Data
 
-from privgraph.accounting import Unit
+from privgraph.accounting import TrustModel, Unit
 from privgraph.data.validation import check_graph
 from privgraph.mechanisms import RandomSource, check_epsilon, graph
 from privgraph.mechanisms.randomness import uniform
@@ -76,6 +76,8 @@ def _directed(i: np.ndarray, j: np.ndarray) -> torch.Tensor:
 class _AllPairsBaseline(Method):
     """Shared settings of the per-entry link-LDP baselines (module docstring): ε-link-LDP per adjacency
     list, local model; features and labels are used as they are; graphs above ``max_nodes`` are refused."""
+
+    trust_models = (TrustModel.LOCAL,)
 
     unit = Unit.ADJACENCY_LIST
     private = True

@@ -31,7 +31,7 @@ import torch
 from sklearn.cluster import KMeans
 from torch_geometric.data import Data
 
-from privgraph.accounting import Unit
+from privgraph.accounting import TrustModel, Unit
 from privgraph.data.validation import check_graph
 from privgraph.mechanisms import RandomSource
 from privgraph.mechanisms.graph import DegreeVectorReports, noisy_degree_vectors
@@ -102,6 +102,8 @@ class LDPGen(Method):
     Releases the raw features and the Chung–Lu synthetic graph.  Privacy unit: one node's adjacency list,
     ε-link-LDP in the local model (ε/2 per round, basic composition); clustering and synthesis are
     post-processing."""
+
+    trust_models = (TrustModel.LOCAL,)
 
     name = "ldpgen"
     description = "LDPGen: noisy degree vectors, k-means clustering, Chung–Lu synthesis"

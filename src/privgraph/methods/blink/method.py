@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from torch_geometric.data import Data
 
-from privgraph.accounting import Unit
+from privgraph.accounting import TrustModel, Unit
 from privgraph.mechanisms import RandomSource
 from privgraph.methods.base import (
     SPLIT_FIELDS,
@@ -70,6 +70,8 @@ class Blink(Method):
     by P_ij (eq. 9), Hybrid keeps the top ‖P‖_{1,1} pairs weighted by P_ij.  Privacy unit: one node's
     adjacency list, ε-link-LDP in the local model (untrusted server; Theorem 4.1); the denoising is
     post-processing."""
+
+    trust_models = (TrustModel.LOCAL,)
 
     name = "blink"
     description = "Blink: link LDP (randomized response + Laplace degree), Bayesian denoising"

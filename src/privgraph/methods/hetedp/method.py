@@ -49,7 +49,7 @@ from typing import Any
 from torch import Tensor
 from torch_geometric.data import HeteroData
 
-from privgraph.accounting import PrivacyReport, Unit, check_share
+from privgraph.accounting import PrivacyReport, TrustModel, Unit, check_share
 from privgraph.accounting.ledger import Spend, gaussian_event
 from privgraph.accounting.rdp import noise_multiplier_for
 from privgraph.data.hetero import EdgeType
@@ -258,6 +258,8 @@ class HeteDP(HeteroMethod):
     with ε_s.  Central model (trusted curator).  Units: one node's feature vector (ε_f, δ) and one edge of
     the protected relation (ε_s, δ) in the edge and node modes; in the message-passing mode ε_s covers one
     example's loss term only (:mod:`~privgraph.methods.hetedp.topology`)."""
+
+    trust_models = (TrustModel.CENTRAL,)
 
     name = "hetedp"
     description = "HeteDP: clipped Gaussian features + an RGCN-VGAE link model trained by DP-SGD (heterogeneous)"
@@ -514,6 +516,8 @@ class HeteDPFeatures(HeteroMethod):
     Releases the noisy features of the chosen node types; the graph, labels and split are public.  Privacy
     unit: one node's feature vector, (ε, δ)-DP in the central model (the noise replaces eq. 14's, see
     :mod:`~privgraph.methods.hetedp.features`)."""
+
+    trust_models = (TrustModel.CENTRAL,)
 
     name = "hetedp-features"
     description = "HeteDP features: clipped node features with calibrated Gaussian noise (heterogeneous, NC)"

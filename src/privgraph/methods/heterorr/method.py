@@ -323,6 +323,8 @@ class FeatureRRMethod(Method):
     local model (Theorem 3), except the public nodes whose features train the importance model; the graph
     and labels are used as they are."""
 
+    trust_models = (TrustModel.LOCAL,)
+
     name = "featurerr"
     description = "FeatureRR (HeteroRR): feature-LDP with per-feature budgets from SHAP importance and sensitivity"
     Params = FeatureRRParams
@@ -380,6 +382,8 @@ class _EdgeMethod(Method):
     """Shared settings of the private-edge releases (:mod:`~privgraph.methods.heterorr.edges`): ε-DP per
     private edge, central model (trusted curator); public edges and the private-eligible node set are
     released as they are.  Subclasses implement :meth:`edges`."""
+
+    trust_models = (TrustModel.CENTRAL,)
 
     unit = Unit.PRIVATE_EDGE
     private = True
@@ -539,6 +543,8 @@ class HeteroRR(Method):
     excepted) and ε_e-DP per private edge in the central model (EdgeRR's: by default its dendrogram fitted on
     the public edges and ε_e on the counts; ``structure="private-mcmc"``: Lemma 4, sequential composition).
     Labels, the split and the private-eligible node set are public."""
+
+    trust_models = (TrustModel.LOCAL, TrustModel.CENTRAL)  # FeatureRR local, EdgeRR central
 
     name = "heterorr"
     description = "HeteroRR: FeatureRR features + EdgeRR graph (feature-LDP and private-edge DP)"

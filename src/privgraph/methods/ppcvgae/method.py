@@ -18,7 +18,7 @@ from typing import Any
 
 from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyReport, Unit
+from privgraph.accounting import PrivacyReport, TrustModel, Unit
 from privgraph.mechanisms import RandomSource, check_delta
 from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import (
@@ -97,6 +97,8 @@ class _EmbeddingMethod(Method):
     """Shared release of the embedding methods (module docstring): the embedding ``z`` and the public
     fields; the sensitive attribute, the features and the graph are withheld.  Subclasses implement
     :meth:`train` and :meth:`release_trained`."""
+
+    trust_models = (TrustModel.CENTRAL,)
 
     unit = Unit.SENSITIVE_ATTRIBUTE
     task = Task.EMBEDDING
