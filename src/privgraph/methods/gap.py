@@ -681,9 +681,8 @@ class GAPNode(_GAP):
     def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
         """As GAP's, but ε = ∞ with ``over_bound="sample"``: that release drops its claim on a graph above the
         bound, which is known only once the data are read (as EdgeRR's ``convergence="waive"``)."""
-        if self.params.over_bound == "sample":
-            epsilon = None
-        return super().planned_spend(epsilon, label_epsilon, data=data)
+        eps = epsilon if claims_guarantee(self.params.over_bound) else None
+        return super().planned_spend(eps, label_epsilon, data=data)
 
     def dp_delta(self, data: Any = None) -> float:
         """``delta`` when given; else the authors' rule on the public ``num_train`` (no data needed), or GAP's

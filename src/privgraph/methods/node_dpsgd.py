@@ -300,7 +300,7 @@ class NodeDPSGD(Method):
     def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list:
         """ε on the unit; ∞ with ``over_bound="sample"``, whose release drops its claim on a graph above the
         bound (known only once the data are read; as EdgeRR's ``convergence="waive"``)."""
-        eps = None if self.params.over_bound == "sample" else epsilon
+        eps = epsilon if claims_guarantee(self.params.over_bound) else None
         return super().planned_spend(eps, label_epsilon, data=data)
 
     def check_domain(self, data: Data) -> bool:
