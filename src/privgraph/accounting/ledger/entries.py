@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -79,6 +78,7 @@ class Entry:
 
 
 def jsonable(obj: Any) -> Any:
+    """A release's parameters as JSON: keys as text, tuples as lists, ∞ as text, any other object as text."""
     if isinstance(obj, dict):
         return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -86,10 +86,6 @@ def jsonable(obj: Any) -> Any:
     if isinstance(obj, float):
         return _json_float(obj)
     return obj if isinstance(obj, (str, int, bool)) or obj is None else str(obj)
-
-
-def _load(x: float | str | None) -> float:
-    return math.inf if x is None or x == "inf" else float(x)
 
 
 def _iso(t: float) -> str:

@@ -108,10 +108,12 @@ def expand(spends: Iterable[Spend], named: Iterable[str] = ()) -> list[Spend]:
 
 
 def exceeds(spent: Spend, planned: Spend) -> bool:
+    """Whether a release spent more on a unit than it declared before the noise (beyond rounding)."""
     return spent.epsilon > planned.epsilon * (1 + 1e-9) or spent.delta > planned.delta * (1 + 1e-9)
 
 
 def _load(x: float | str | None) -> float:
+    """A spend's ε as stored (∞ as ``"inf"`` or null)."""
     return math.inf if x is None or x == "inf" else float(x)
 
 
