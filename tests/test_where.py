@@ -119,3 +119,17 @@ def test_an_installed_package_says_tests_and_benchmarks_are_not_there(invoke, mo
     assert found["code"] == "privgraph/methods/lpgnn.py" and found["derivation"].startswith("docs/methods/")
     code, out, _ = invoke("methods", "lpgnn")
     assert code == 0 and out.count(where.NOT_IN_PACKAGE) == 2, out
+
+
+def test_tests_by_convention_keep_the_files_that_name_the_method(tmp_path):
+    fam = tmp_path / "tests" / "methods" / "fam"
+    fam.mkdir(parents=True)
+    (fam / "test_a.py").write_text('METHOD = "m1"\n')
+    (fam / "test_b.py").write_text("from privgraph.methods.fam import Cls2\n")
+    (tmp_path / "tests" / "audit").mkdir()
+    (tmp_path / "tests" / "audit" / "test_audit_fam.py").write_text("'m1'\n")
+    code = "privgraph/methods/fam/method.py"
+    assert where.tests_of("m1", code, tmp_path) == ["tests/methods/fam/test_a.py", "tests/audit/test_audit_fam.py"]
+    assert where.tests_of("m2", code, tmp_path, "Cls2") == ["tests/methods/fam/test_b.py"]  # by its class
+    assert len(where.tests_of("m3", code, tmp_path)) == 3  # named nowhere: the family's files
+    assert where.family("privgraph/methods/gap/aggregation.py") == where.family("privgraph/methods/gap.py") == "gap"

@@ -6,8 +6,8 @@
 * **derivation** — the docs page and section that state and derive its guarantee, declared once per method
   here (:data:`DERIVATION`; a test checks every page and section exists);
 * **tests** — found in a source checkout by convention from the code's place (``tests/methods/<family>/``,
-  ``tests/methods/test_<family>*.py``, ``tests/audit/test_audit_<family>*.py``), with the extra files
-  declared in :data:`TESTS`;
+  ``tests/methods/test_<family>*.py``, ``tests/audit/test_audit_<family>*.py``; those that name the method
+  or its class, when some do), with the extra files declared in :data:`TESTS`;
 * **benchmark** — the grids under ``benchmarks/grids`` that run it (``method = "NAME"``), their results pages
   under ``docs/results``, and the scripts ``benchmarks/<family>*.py``.
 
@@ -69,6 +69,10 @@ TESTS: dict[str, tuple[str, ...]] = {
     "gap-edp": ("tests/experiments/test_gap_reference.py",),
     "gap-ndp": ("tests/experiments/test_gap_reference.py",),
     "node-dpsgd": ("tests/accounting/test_node_level.py",),
+    "rgcn": ("tests/experiments/test_hetero_experiment.py", "tests/attacks/test_attack_hetero.py"),
+    "hgt": ("tests/experiments/test_hetero_experiment.py", "tests/attacks/test_attack_hetero.py"),
+    "edgerand": ("tests/audit/test_audit.py", "tests/mechanisms/test_large_epsilon.py"),
+    "lapgraph": ("tests/test_registry.py", "tests/experiments/test_release_randomness.py"),
 }
 NOT_IN_PACKAGE = "not in an installed package (a source checkout has them)"
 
@@ -96,15 +100,25 @@ def _relative(paths: list[Path], root: Path) -> list[str]:
     return out
 
 
-def tests_of(name: str, code: str, root: Path) -> list[str]:
+def tests_of(name: str, code: str, root: Path, cls: str | None = None) -> list[str]:
     """The test files of method ``name`` (code at ``code``) in the checkout at ``root``: by convention from its
-    family, and the files :data:`TESTS` declares."""
+    family (the files that name it or its class ``cls``; all of them when none does and nothing is declared), and
+    the files :data:`TESTS` declares."""
     fam, tests = family(code), root / "tests"
     found = sorted((tests / "methods" / fam).rglob("test_*.py")) if (tests / "methods" / fam).is_dir() else []
     found += sorted((tests / "methods").glob(f"test_{fam}.py")) + sorted((tests / "methods").glob(f"test_{fam}_*.py"))
     found += sorted((tests / "audit").glob(f"test_audit_{fam}*.py"))
-    found += [root / p for p in TESTS.get(name, ())]
-    return _relative(found, root)
+    declared = [root / p for p in TESTS.get(name, ())]
+    named = [f for f in found if _names(f, name, cls)]  # the family's files that name the method
+    return _relative((named or ([] if declared else found)) + declared, root)
+
+
+def _names(path: Path, name: str, cls: str | None) -> bool:
+    """Whether a test file names the method: its registered name quoted, or its class."""
+    text = path.read_text(encoding="utf-8")
+    return (
+        f'"{name}"' in text or f"'{name}'" in text or (cls is not None and re.search(rf"\b{cls}\b", text) is not None)
+    )
 
 
 def benchmarks_of(name: str, code: str, root: Path) -> dict[str, list[str]]:
@@ -149,7 +163,7 @@ def method_sources(name: str) -> dict[str, Any]:
         "class": where.get("class"),
         "mechanisms": [in_checkout(m) for m in where.get("mechanisms", [])],
         "derivation": None if page is None else f"docs/{page}",
-        "tests": None if root is None or not code else tests_of(name, code, root),
+        "tests": None if root is None or not code else tests_of(name, code, root, where.get("class")),
         "benchmarks": None if root is None or not code else benchmarks_of(name, code, root),
     }
 
