@@ -33,8 +33,8 @@ from privgraph.mechanisms import (
     reproducible_note,
 )
 from privgraph.methods import METHODS, Hyperparameters, LabelReports, Method, Task, get_method, method_class
-from privgraph.methods.base import Release
-from privgraph.progress import ProgressHook
+from privgraph.methods.base import Release, fit_method
+from privgraph.progress import ProgressHook, console_progress
 from privgraph.release import NODE_IDS_NOTE, PrivateRelease
 from privgraph.train import TrainResult
 
@@ -218,6 +218,8 @@ def fit(
     seed: int = 0,
     truth: Data | None = None,
     device: DeviceLike = None,
+    progress: ProgressHook | None = None,
+    verbose: bool = False,
     **hyperparameters: Any,
 ) -> TrainResult:
     """Train the method's classifier on a node-classification release (post-processing: no
@@ -234,6 +236,10 @@ def fit(
             (``model_state``: GAP-NDP, node-dpsgd) is evaluated on ``truth``, which it then needs.
         device: where to train (:mod:`privgraph.device`; default ``$PRIVGRAPH_DEVICE``, else the CPU);
             the trained ``model`` stays there.
+        progress: called as ``progress(task, epoch, epochs)`` after every epoch (with ``status=``, the
+            training loss and validation accuracy, where it takes that keyword: :mod:`privgraph.progress`).
+        verbose: show that progress on stderr (:class:`~privgraph.progress.ConsoleProgress`: a bar on a
+            terminal, else a line every 10 s); quiet by default (default: ``False``).
         **hyperparameters: ``lr``, ``weight_decay``, ``dropout``, ``hidden``, ``epochs``,
             ``patience``, ``kprop_steps`` (LPGNN's K).
 
@@ -264,8 +270,10 @@ def fit(
         )
     hp = Hyperparameters().update(**hyperparameters)
     server_view = Release.from_private(release)
-    with on_device(device):
-        result = method.fit(server_view, data, model or method.default_model, hp, seed, labels)
+    if verbose and progress is not None:
+        raise ValueError("give progress (your hook) or verbose=True (the console's), not both")
+    with on_device(device), (console_progress(heartbeat=True) if verbose else nullcontext(progress)) as hook:
+        result = fit_method(method, server_view, data, model or method.default_model, hp, seed, labels, hook)
     if labels is not None and truth is None:
         result.test_accuracy = float("nan")
     result.context = FitContext(release, server_view, model or method.default_model, hyperparameters, seed)
