@@ -272,7 +272,7 @@ def fit(
     server_view = Release.from_private(release)
     if verbose and progress is not None:
         raise ValueError("give progress (your hook) or verbose=True (the console's), not both")
-    with on_device(device), (console_progress(heartbeat=True) if verbose else nullcontext(progress)) as hook:
+    with on_device(device), console_progress(heartbeat=True) if verbose else nullcontext(progress) as hook:
         result = fit_method(method, server_view, data, model or method.default_model, hp, seed, labels, hook)
     if labels is not None and truth is None:
         result.test_accuracy = float("nan")

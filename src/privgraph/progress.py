@@ -67,6 +67,21 @@ def counts_only(progress: ProgressHook | None) -> ProgressHook | None:
     return counts
 
 
+class Stages:
+    """A run of named stages shown as one task: :meth:`start` reports ``(task, i, len(stages))`` with stage i's
+    name (and a detail) as ``status``; :meth:`finish` reports ``(task, n, n)``.  ``progress=None``: nothing."""
+
+    def __init__(self, progress: ProgressHook | None, task: str, stages: tuple[str, ...]):
+        self.progress, self.task, self.stages = progress, task, stages
+
+    def start(self, stage: str, detail: str | None = None) -> None:
+        status = stage if detail is None else f"{stage} ({detail})"
+        report(self.progress, self.task, self.stages.index(stage), len(self.stages), status)
+
+    def finish(self) -> None:
+        report(self.progress, self.task, len(self.stages), len(self.stages))
+
+
 @dataclass
 class _TaskState:
     start: float
