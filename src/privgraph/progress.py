@@ -181,20 +181,23 @@ class ConsoleProgress:
                 self.stream.flush()
 
     def _beat(self) -> None:
-        """The heartbeat (piped mode): each task not complete gets its line again ``interval`` seconds after its
-        last one, until :meth:`close`."""
-        while True:
-            with self._lock:
-                now = self.clock()
-                due = now + self.interval
-                for task, state in self._tasks.items():
-                    if state.completed:
-                        continue
-                    if now - state.last_print >= self.interval:
-                        self._write(task, state, now)
-                    due = min(due, state.last_print + self.interval)
-            if self._stop.wait(max(due - self.clock(), 0.01)):
-                return
+        """The heartbeat thread (piped mode): :meth:`beat` until :meth:`close`."""
+        while not self._stop.wait(self.beat()):
+            pass
+
+    def beat(self) -> float:
+        """One heartbeat: each task not complete whose last line is ``interval`` seconds old or more gets its line
+        again; returns the seconds until the next line is due (at least 0.01)."""
+        with self._lock:
+            now = self.clock()
+            due = now + self.interval
+            for task, state in self._tasks.items():
+                if state.completed:
+                    continue
+                if now - state.last_print >= self.interval:
+                    self._write(task, state, now)
+                due = min(due, state.last_print + self.interval)
+            return max(due - now, 0.01)
 
     def _update_rich(self, task: str, done: int, total: int, status: str | None = None) -> None:
         if self._rich is None:
