@@ -267,3 +267,62 @@ def test_rises_to_total_rejects_what_it_should():
     assert not rises_to_total([(2, 3, None), (1, 3, None), (3, 3, None)])
     assert not rises_to_total([(1, 3, None), (2, 3, None)])
     assert not rises_to_total([(1, 3, None), (4, 4, None)])
+
+
+# -- attacks and audits -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def attacked():
+    from privgraph.data import sensitive_sbm_graph
+
+    data = sensitive_sbm_graph(num_nodes=200, seed=1)
+    return data, pg.privatize(data, "rr", epsilon=4.0, seed=0)
+
+
+def test_an_attack_on_a_release_reports_the_target_training_then_linkteller_each_query_node(attacked):
+    data, release = attacked
+    rec = Recorder()
+    pg.attack(release, "linkteller", truth=data, seed=0, nodes=60, progress=rec)
+    assert rec.tasks() == ["training gcn on the rr release", "LinkTeller: influence queries (nodes)"]
+    queries = rec.of("LinkTeller: influence queries (nodes)")
+    assert [done for done, _, _ in queries] == list(range(1, 61)) and rises_to_total(queries)
+    training = rec.of("training gcn on the rr release")
+    assert rises_to_total(training) and all(status.startswith("loss ") for _, _, status in training)
+
+
+def test_shadow_attack_reports_its_stages_and_the_shadow_training_without_its_loss(attacked):
+    data, release = attacked
+    fitted = pg.fit(release, seed=0, epochs=15, patience=None)
+    rec = Recorder()
+    pg.attack(fitted, "membership-shadow", truth=data, seed=0, progress=rec)
+    assert rec.tasks() == ["membership-shadow attack", "training gcn on the rr release"]
+    shadow = rec.of("training gcn on the rr release")  # on the auditor's graph: counts only, no loss
+    assert [done for done, _, _ in shadow] == list(range(1, 16)) and all(status is None for _, _, status in shadow)
+    stages = rec.of("membership-shadow attack")
+    assert rises_to_total(stages) and [done for done, _, _ in stages] == [0, 1, 2]
+
+
+def test_attribute_attack_reports_the_attacker_training_counts_only(attacked, capsys):
+    data, release = attacked
+    fitted = pg.fit(release, seed=0, epochs=15, patience=None)
+    rec = Recorder()
+    pg.attack(fitted, "attribute", truth=data, seed=0, progress=rec)
+    calls = rec.of("attribute attack: training the attacker (epochs)")
+    assert calls and rises_to_total(calls) and all(status is None for _, _, status in calls)
+    capsys.readouterr()
+    pg.attack(fitted, "attribute", truth=data, seed=0, verbose=True)
+    err = capsys.readouterr().err
+    assert "[privgraph] attribute attack: training the attacker (epochs): " in err and "loss" not in err
+
+
+def test_audit_reports_samples_with_eta():
+    from privgraph.audit import audit
+
+    rec = Recorder()
+    audit("rr", 1.0, samples=6, seed=1, progress=rec)
+    assert rec.tasks()
+    for task in rec.tasks():
+        assert task.startswith("audit rr: ")
+        calls = rec.of(task)
+        assert [done for done, _, _ in calls] == list(range(1, 13)) and rises_to_total(calls)
