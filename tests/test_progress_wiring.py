@@ -326,3 +326,17 @@ def test_audit_reports_samples_with_eta():
         assert task.startswith("audit rr: ")
         calls = rec.of(task)
         assert [done for done, _, _ in calls] == list(range(1, 13)) and rises_to_total(calls)
+
+
+def test_cli_run_shows_the_trials_and_each_training_by_epoch(tmp_path, invoke):
+    db = tmp_path / "r.jsonl"
+    code, text, _ = invoke(
+        "run", "gcn-raw", "--dataset", "sbm", "--trials", "1", "--db", db, "--set", "epochs=5", "--set", "patience=5",
+        raw=True,
+    )  # fmt: skip
+    assert code == 0, text
+    lines = [line for line in text.splitlines() if line.startswith("[privgraph] ")]
+    assert lines[0].startswith("[privgraph] gcn-raw on SBM: 0/1 (0%)")
+    assert lines[1].startswith("[privgraph] training gcn on the gcn-raw release: 1/5 (20%)") and ", loss " in lines[1]
+    assert lines[2].startswith("[privgraph] training gcn on the gcn-raw release: 5/5 (100%)") and "done" in lines[2]
+    assert lines[-1].startswith("[privgraph] gcn-raw on SBM: 1/1 (100%)")
