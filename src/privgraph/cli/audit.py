@@ -73,7 +73,7 @@ def audit_command(
             data = load(dataset, inputs.data_root, seed=seed)
         if data is not None:
             data = annotate(data, seed)
-        with console_progress() as progress:
+        with console_progress(heartbeat=True) as progress:
             report = audit(
                 method,
                 epsilon,

@@ -165,7 +165,7 @@ def _run_and_print(spec: Any, db: Path, format: OutputFormat) -> None:
     from privgraph.experiments import Experiment
 
     start = time.perf_counter()
-    with console_progress() as progress:  # prints nothing until the run reports
+    with console_progress(heartbeat=True) as progress:  # nothing until the run reports; then a line each 10 s piped
         with user_errors():
             experiment = Experiment(spec, store, progress)  # the checks that need the loaded input
         # a bad value met only once the run reads it: the user's input; a RuntimeError: the run failed
@@ -233,7 +233,7 @@ def demo(
     store = ResultsStore(db)
     results = []
     start = time.perf_counter()
-    with console_progress() as progress:
+    with console_progress(heartbeat=True) as progress:
         for method, eps in (("gcn-raw", []), ("mlp", []), ("lpgnn", DEMO_EPSILONS)):
             spec = ExperimentSpec(
                 method=method,

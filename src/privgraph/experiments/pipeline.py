@@ -506,7 +506,7 @@ class Experiment:
         if self.task.evaluates_attack(self.attack):
             threat, details = self.attack.threat_model(target), {}
         else:
-            result = self.attack.run(target, derive_seed(trial_seed, 7, eps_index))
+            result = self.attack.run(target, derive_seed(trial_seed, 7, eps_index), self.progress)
             evaluation.metrics.update(result.metrics)
             threat, details = result.threat_model, result.details
         return {

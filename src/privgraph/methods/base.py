@@ -44,7 +44,7 @@ from privgraph.methods.label_ldp import (
 )
 from privgraph.nn import NodeClassifier
 from privgraph.nn.dense import BlockwiseAdjacency
-from privgraph.progress import ProgressHook
+from privgraph.progress import ProgressHook, takes_keyword
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 
 if TYPE_CHECKING:
@@ -380,14 +380,22 @@ class Method:
         )
 
     def fit(
-        self, release: Release, data: Data, model: str, hp: Hyperparameters, seed: int, labels: Any = None
+        self,
+        release: Release,
+        data: Data,
+        model: str,
+        hp: Hyperparameters,
+        seed: int,
+        labels: Any = None,
+        progress: ProgressHook | None = None,
     ) -> TrainResult:
         """Train this method's classifier on ``release`` (post-processing) with selection on
         validation; ``data`` gives the labels and the split.  With label reports (``labels``,
         :class:`~privgraph.methods.LabelReports`) the server trains on their denoised version
         (K_y = ``hp.label_steps``, or forward correction when 0); the test accuracy is always
-        measured on the true test labels.  The node-classification task of :mod:`privgraph.experiments`
-        and :func:`privgraph.fit` both call it."""
+        measured on the true test labels.  ``progress``: called after every epoch, with the loss
+        (:func:`~privgraph.train.train_node_classifier`).  The node-classification task of
+        :mod:`privgraph.experiments` and :func:`privgraph.fit` both call it (through :func:`fit_method`)."""
         from privgraph.train import train_node_classifier
 
         torch.manual_seed(seed)
@@ -411,6 +419,8 @@ class Method:
             loss_transition=transition,
             edge_weight=release.edge_weight,
             selection=hp.selection,
+            progress=progress,
+            task=f"training {model} on the {self.name} release",
         )
         result.model = net
         return result
@@ -524,6 +534,23 @@ def _privatized(guarantees: list[PrivacyGuarantee], units: tuple[str, ...]) -> s
         if g.unit in units:
             return ("privatized: " if g.is_private else "derived without protection: ") + g.describe()
     return None
+
+
+def fit_method(
+    method: Method,
+    release: Release,
+    data: Data,
+    model: str,
+    hp: Hyperparameters,
+    seed: int,
+    labels: Any = None,
+    progress: ProgressHook | None = None,
+) -> TrainResult:
+    """``method.fit(...)`` with ``progress`` where the method's ``fit`` takes it (a method whose own ``fit``
+    does not yet trains silently)."""
+    if progress is not None and takes_keyword(method.fit, "progress"):
+        return method.fit(release, data, model, hp, seed, labels, progress=progress)
+    return method.fit(release, data, model, hp, seed, labels)
 
 
 def node_classification_release(

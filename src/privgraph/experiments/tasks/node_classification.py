@@ -14,6 +14,7 @@ from privgraph.data.registry import HOMOGENEOUS, SENSITIVE, dataset_names, get_d
 from privgraph.experiments.tasks.base import Evaluation, EvaluationTask, register_task
 from privgraph.mechanisms import derive_seed
 from privgraph.methods import SEARCH_SPACE, Hyperparameters, LabelReports, Release, Task, report_labels
+from privgraph.methods.base import fit_method
 from privgraph.nn import MODELS
 
 
@@ -133,8 +134,15 @@ class NodeClassification(EvaluationTask):
         return method.with_params(num_train=n), note
 
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):
-        result = self.method.fit(
-            released.payload, tdata, self.model_name(), hp, derive_seed(trial_seed, 4, eps_index), released.shared
+        result = fit_method(
+            self.method,
+            released.payload,
+            tdata,
+            self.model_name(),
+            hp,
+            derive_seed(trial_seed, 4, eps_index),
+            released.shared,
+            self.progress,
         )
         return Evaluation(
             {
