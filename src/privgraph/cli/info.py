@@ -35,7 +35,7 @@ def list_methods_command(
         for name, e in registry.items():
             eps = "optional" if e["epsilon_optional"] else ("yes" if e["private"] else "—")
             trust = " + ".join(t.split(" (")[0] for t in e.get("trust", [])) or "—"  # local, central, or none
-            table.add_row(name, e["unit"], trust, e["task"], eps, escape(e["description"]))
+            table.add_row(name, _unit(e), trust, e["task"], eps, escape(e["description"]))
         print_tsv(table) if format == OutputFormat.tsv else out_console.print(table)
         return
     e = registry[method]
@@ -49,11 +49,20 @@ def list_methods_command(
         return
     out_console.print(f"[bold]{method}[/bold]: {escape(e['description'])}")
     out_console.print(
-        f"unit: {e['unit']}; task: {e['task']}; takes a {e['graph']}; "
+        f"unit: {_unit(e, long=True)}; task: {e['task']}; takes a {e['graph']}; "
         f"protects {', '.join(e['private_fields']) or 'nothing'}; public: "
         f"{', '.join(e['public_fields']) or 'none'}"
     )
     out_console.print(table)
+
+
+def _unit(entry: dict, long: bool = False) -> str:
+    """A method's privacy unit as listed: a non-private baseline that reads the data protects none."""
+    if not entry.get("no_guarantee"):
+        return entry["unit"]
+    if long:
+        return f"none: a non-private baseline, no guarantee (its report states ε = ∞ on {entry['unit']})"
+    return "— (no guarantee)"
 
 
 class DatasetsFormat(str, Enum):

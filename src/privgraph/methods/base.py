@@ -444,6 +444,8 @@ class Method:
             "name": cls.name,
             "description": cls.description,
             "unit": cls.unit,
+            # a non-private baseline that reads the data: no unit is protected (its report states ε = ∞ on ``unit``)
+            "no_guarantee": not cls.private and not cls.reads_nothing_private,
             "task": cls.task.value,
             "private": cls.private,
             "trust": list(cls.trust_models) if cls.private else [],
