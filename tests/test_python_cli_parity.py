@@ -106,3 +106,17 @@ def test_some_masks_without_the_others_are_refused(tmp_path):
     torch.save(data, tmp_path / "g.pt")
     with pytest.raises(ValueError, match="has train_mask but no val_mask, test_mask: give all three masks, or none"):
         read_graph(tmp_path / "g.pt")
+
+
+def test_a_run_of_a_data_without_a_split_uses_the_split_read_graph_adds(files):
+    """``ExperimentSpec(input=data)`` (the Python of ``privgraph run --input``) splits a labelled ``Data`` without
+    masks as ``read_graph`` does, with ``seed``, once for every trial, says so, and leaves the caller's ``Data``."""
+    from privgraph.experiments import ExperimentSpec
+
+    data, _ = read_graph(files["edges"], features=files["features"], labels=files["labels"], split_seed=None)
+    _, task = ExperimentSpec(method="mlp", input=data, trials=2, seed=3).build()
+    loaded = task.load()
+    read, _ = read_graph(files["edges"], features=files["features"], labels=files["labels"], split_seed=3)
+    assert all(torch.equal(loaded[m], read[m]) for m in MASKS) and "train_mask" not in data
+    assert task.trial_data(loaded, 12345) is loaded  # every trial: the same split
+    assert f"input graph: {public_note(split_note(3))}" in task.notes
