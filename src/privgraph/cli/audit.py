@@ -61,7 +61,7 @@ def audit_command(
     request = _check_request(method, inputs)  # the method's rules that the request decides, then its Params
     _resolve_device(device)
     _build_method(method, values)  # before the input is read
-    data, _ = _read_input(inputs, method, device, request)
+    data, _ = _read_input(inputs, method, device, request, split_seed=seed)
     _resolve_device(device)
     from privgraph.audit import audit
     from privgraph.audit.graphs import annotate

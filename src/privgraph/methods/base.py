@@ -278,8 +278,8 @@ class Method:
     # its release reads data.x (False: the features are public and copied as given, so a graph without
     # them is released without them; training then reads a degree encoding, Release.features)
     needs_features: ClassVar[bool] = True
-    # its local feature mechanism's guarantee holds on a public feature domain (data.feature_domain, [0, 1]
-    # when absent): the command line refuses the user's own graph (--input) without one (--domain LO,HI)
+    # its local feature mechanism's guarantee holds on a declared public feature domain (data.feature_domain):
+    # refused without one, in Python and on the command line (--domain LO,HI; input_rules.declared_domain)
     needs_domain: ClassVar[bool] = False
     private_fields: ClassVar[tuple[str, ...]] = ("x",)
     public_fields: ClassVar[tuple[str, ...]] = ("edge_index", *SPLIT_FIELDS)
@@ -454,6 +454,8 @@ class Method:
             "name": cls.name,
             "description": cls.description,
             "unit": cls.unit,
+            # a non-private baseline that reads the data: no unit is protected (its report states ε = ∞ on ``unit``)
+            "no_guarantee": not cls.private and not cls.reads_nothing_private,
             "task": cls.task.value,
             "private": cls.private,
             "trust": list(cls.trust_models) if cls.private else [],
