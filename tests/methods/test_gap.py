@@ -14,8 +14,8 @@ import privgraph as pg
 from privgraph.accounting import Unit
 from privgraph.accounting.rdp import composed_epsilon, composed_noise_multiplier
 from privgraph.mechanisms import analytic_gaussian_sigma, make_generator
+from privgraph.mechanisms.aggregation import bound_out_degree, neighbour_sum, noisy_neighbour_sum
 from privgraph.methods import get_method
-from privgraph.methods.gap import bound_out_degree, neighbour_sum, noisy_neighbour_sum
 
 FAST = {"encoder_epochs": 30, "epochs": 40}
 PARTS = [
@@ -259,14 +259,15 @@ def test_parameters_are_validated():
 def test_a_graph_above_the_bound_is_refused_before_anything_is_drawn(graph, monkeypatch):
     """The default refuses a graph with a degree above D: before the encoder trains or any noise is drawn,
     with one error that names no degree of the graph."""
-    from privgraph.methods import gap
+    from privgraph.mechanisms import aggregation
+    from privgraph.methods.gap import node
     from privgraph.methods.node_domain import DegreeAboveBound
 
     def never(*args, **kwargs):
         raise AssertionError("trained or drew noise before refusing")
 
-    monkeypatch.setattr(gap, "train_dpsgd", never)
-    monkeypatch.setattr(gap, "perturbed_aggregation", never)
+    monkeypatch.setattr(node, "train_rows_dpsgd", never)
+    monkeypatch.setattr(aggregation, "perturbed_aggregation", never)
     D = max_degree(graph)
     for eps in (4.0, None):
         with pytest.raises(DegreeAboveBound, match="over_bound=sample") as refused:

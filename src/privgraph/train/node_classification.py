@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from privgraph.device import current_device, to_device
+from privgraph.progress import ProgressHook
 
 
 @dataclass
@@ -60,6 +61,8 @@ def train_node_classifier(
     loss_transition: Tensor | None = None,
     edge_weight: Tensor | None = None,
     selection: str = "accuracy",
+    progress: ProgressHook | None = None,
+    task: str = "training epochs",
 ) -> TrainResult:
     """Adam on the cross-entropy of the training nodes; after every epoch the
     model is evaluated on the validation nodes and the state with the best
@@ -78,6 +81,9 @@ def train_node_classifier(
     ``project()``, e.g. Solitude) is trained by alternating optimisation: each
     epoch one Adam step on the other parameters, then one on the graph
     parameters with the regularisation added, followed by the projection.
+
+    ``progress(task, epoch, epochs)`` before the first epoch and after each (an early stop reports the whole
+    count: the training is over).
     """
     if lr <= 0 or weight_decay < 0 or epochs < 1:
         raise ValueError("need lr > 0, weight_decay >= 0 and epochs >= 1")
@@ -106,6 +112,8 @@ def train_node_classifier(
         return F.nll_loss(probs.clamp_min(1e-12).log(), y)
 
     epoch = 0
+    if progress is not None:
+        progress(task, 0, epochs)
     for epoch in range(1, epochs + 1):
         model.train()
         opt.zero_grad()
@@ -132,6 +140,10 @@ def train_node_classifier(
             since += 1
             if patience is not None and since >= patience:
                 break
+        if progress is not None and epoch < epochs:
+            progress(task, epoch, epochs)
+    if progress is not None:
+        progress(task, epochs, epochs)
     if best_state is not None:
         model.load_state_dict(best_state)
     model.eval()
