@@ -93,9 +93,8 @@ class _GAP(Method):
         if epsilon is None or not self.private:
             return 0.0, 0.0
         eps, delta = self.check_epsilon_given(epsilon), self.delta(data)
-        return AggregationPerturbation.calibrated(
-            eps, delta, self.params.hops, self.sensitivity()
-        ).noise_multiplier, delta
+        mechanism = AggregationPerturbation.calibrated(eps, delta, self.params.hops, self.sensitivity(), self.unit)
+        return mechanism.noise_multiplier, delta
 
     def stage(self, what: str) -> str:
         """The progress task of one stage of the release (``gap-ndp encoder DP-SGD steps``)."""
