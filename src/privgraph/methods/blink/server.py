@@ -87,6 +87,11 @@ def _expected_degrees_exact(beta: np.ndarray, lo: int = 0, hi: int | None = None
     return out
 
 
+def _exact_rows(lo: int, hi: int, beta: np.ndarray) -> np.ndarray:
+    """:func:`_expected_degrees_exact` of rows [lo, hi) (a block's task)."""
+    return _expected_degrees_exact(beta, lo, hi)
+
+
 def _binned_table(beta: np.ndarray, bins: int = 4096, grid: int = 4096) -> tuple[np.ndarray, np.ndarray] | None:
     """Bin β_j (first-order Taylor correction per bin) and evaluate log Σ_j σ(x + β_j) on a grid of x:
     ``(xs, log_total)``; None when all β are equal."""
@@ -131,16 +136,14 @@ def expected_degrees(beta: np.ndarray, exact_limit: int = 20_000, runner: BlockR
     n = beta.size
     ranges = split_rows(n, runner.parts, EXACT_BLOCK)
     if n <= exact_limit:
-        if len(ranges) == 1:
-            return _expected_degrees_exact(beta)
-        parts = runner.map(_expected_degrees_exact, ranges, runner.share(beta))
+        parts = runner.map(_exact_rows, ranges, runner.share(beta))
     else:
         table = _binned_table(beta)
         if table is None:
             return (n - 1) * _sigmoid(2 * beta)
-        if len(ranges) == 1:
-            return _binned_rows(beta, table)
         parts = runner.map(_binned_rows, [(beta[lo:hi],) for lo, hi in ranges], runner.share(table))
+    if len(parts) == 1:
+        return parts[0]
     return np.concatenate(parts)
 
 
