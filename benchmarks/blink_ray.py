@@ -1,0 +1,287 @@
+"""Blink's server on Ray (β-MLE, Blink-Hard, Blink-Hybrid as blocks of nodes, Ray tasks) against the
+single-process server, on the synthetic SBM graphs of ``benchmarks/blink_scale.py`` (average degree ≈ 10,
+ε = 4, degree share 0.1).
+
+    python benchmarks/blink_ray.py run --sizes 1000000 --workers 1 2 4
+    python benchmarks/blink_ray.py run --sizes 1000000 --workers 4 --address HOST:6379   # a cluster
+    python benchmarks/blink_ray.py table
+
+``run`` measures each size in its own process: the client's reports once, then the single-process
+server (numba on all this machine's cores) and, for each worker count, a Ray cluster of that many CPUs
+(or the one at ``--address``) whose workers run one block each at a time on one thread.  Each stage
+records wall seconds; CPU seconds of the driver, of the tasks (their workers' user + system time) and of
+every process of the local Ray cluster (driver, workers, raylet, GCS: Ray's own cost included; psutil);
+the driver's own peak RSS and each worker's peak RSS during the stage (Linux VmHWM, reset when a task
+starts: it includes the worker's import of privgraph — torch, PyG, numba — and the object-store pages it
+read).  Each stage's output is hashed: the table says whether Ray's equals the single process's.  Rows
+merge into ``--results`` (``benchmarks/results/blink_ray.json``); ``table`` writes
+``docs/benchmarks/blink_ray.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from blink_scale import _own_peak_mib, _reset_peak, _shown  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results" / "blink_ray.json"
+PAGE = ROOT / "docs" / "benchmarks" / "blink_ray.md"
+STAGES = ("mle", "hard", "hybrid")
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _cluster_cpu() -> float:
+    """CPU seconds of this process and every process under it (a local Ray cluster's raylet, GCS, workers)."""
+    import psutil
+
+    total = 0.0
+    me = psutil.Process()
+    for p in [me, *me.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system + t.children_user + t.children_system
+        except psutil.Error:
+            pass
+    return total
+
+
+def _digest(*arrays) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        if a is not None:
+            h.update(a.numpy().tobytes() if hasattr(a, "numpy") else a.tobytes())
+    return h.hexdigest()[:16]
+
+
+def one(n: int, workers: list[int], eps: float, degree_share: float, address: str | None, local: bool) -> dict:
+    import numpy as np
+    import torch
+
+    from privgraph.data.synthetic import sbm_edges
+    from privgraph.mechanisms import make_generator
+    from privgraph.methods.blink import beta_mle, clip_degrees, hard_graph, hybrid_graph, link_ldp
+    from privgraph.methods.blink.server import LOCAL
+
+    torch.set_num_threads(2)
+    small = sbm_edges([15_000, 15_000], 0.0007, 0.0003, np.random.default_rng(1))
+    r0 = link_ldp(small, 30_000, eps, degree_share, make_generator(0))
+
+    def warm(runner) -> None:  # compile or load the kernels (readonly arrays on Ray: their own signatures)
+        b0 = beta_mle(clip_degrees(r0.noisy_degrees, 30_000), tol=1e-6, runner=runner).beta
+        hard_graph(r0, b0, runner), hybrid_graph(r0, b0, runner=runner)
+
+    warm(LOCAL)
+    blocks = 10
+    edges = sbm_edges(
+        [n // blocks] * blocks, 10 * 0.7 / (n / blocks), 10 * 0.3 / (n * (1 - 1 / blocks)), np.random.default_rng(0)
+    )
+    reports = link_ldp(edges, n, eps, degree_share, make_generator(0))
+    out: dict = {"n": n, "edges": int(edges.shape[1]), "epsilon": eps, "degree_share": degree_share, "runs": []}
+    del edges
+    reports.csr(), reports.is_symmetric()  # the server's view of the reports, made once
+
+    def serve(runner, label: str, count: int | None) -> dict:
+        run: dict = {"server": label, "workers": count}
+        stats = getattr(runner, "stats", None)
+
+        def stage(name: str, fn):
+            _reset_peak()
+            if stats is not None:
+                stats.clear()
+            wall, cpu, all_cpu = time.perf_counter(), _cpu(), _cluster_cpu()
+            value = fn()
+            row = {
+                "wall_s": time.perf_counter() - wall,
+                "driver_cpu_s": _cpu() - cpu,
+                "all_cpu_s": _cluster_cpu() - all_cpu,
+                "driver_peak_rss_mib": _own_peak_mib(),
+            }
+            if stats is not None:
+                peaks: dict[float, float] = {}
+                for s in stats:
+                    peaks[s["pid"]] = max(peaks.get(s["pid"], 0.0), s["peak_rss_mib"])
+                row.update(
+                    tasks=len(stats),
+                    task_cpu_s=sum(s["cpu_s"] for s in stats),
+                    task_wall_s=sum(s["wall_s"] for s in stats),
+                    worker_peak_rss_mib=sorted(peaks.values(), reverse=True),
+                )
+            run[name] = row
+            return value
+
+        fit = stage("mle", lambda: beta_mle(clip_degrees(reports.noisy_degrees, n), tol=1e-6, runner=runner))
+        run["mle"].update(iterations=fit.iterations, digest=_digest(fit.beta))
+        hard = stage("hard", lambda: hard_graph(reports, fit.beta, runner))
+        run["hard"].update(edges=int(hard.edge_index.shape[1]), digest=_digest(hard.edge_index))
+        del hard
+        hybrid = stage("hybrid", lambda: hybrid_graph(reports, fit.beta, runner=runner))
+        run["hybrid"].update(
+            edges=int(hybrid.edge_index.shape[1]),
+            visited_pairs=hybrid.visited_pairs,
+            digest=_digest(hybrid.edge_index, hybrid.edge_weight),
+        )
+        run["total_wall_s"] = sum(run[s]["wall_s"] for s in STAGES)
+        run["total_all_cpu_s"] = sum(run[s]["all_cpu_s"] for s in STAGES)
+        print(json.dumps(run), file=sys.stderr, flush=True)
+        return run
+
+    if local:
+        out["runs"].append(serve(LOCAL, "local", None))
+    from privgraph.methods.blink.distributed import RayRunner
+
+    store = 2 * (40 * n + 16 * out["edges"]) + 2**28  # two scans' shared arrays and row blocks, and slack
+    for count in workers:
+        start = time.perf_counter()
+        with RayRunner(count, address, object_store_bytes=store) as runner:
+            warm(runner)
+            warm(runner)  # the second time on every worker, most likely
+            started = time.perf_counter() - start
+            run = serve(runner, "ray", count)
+            run["start_and_warm_s"] = started
+            out["runs"].append(run)
+    return out
+
+
+def run(args: argparse.Namespace) -> None:
+    results = Path(args.results)
+    results.parent.mkdir(parents=True, exist_ok=True)
+    rows = {r["n"]: r for r in json.loads(results.read_text())["rows"]} if results.exists() else {}
+    for n in args.sizes:
+        load = os.getloadavg()
+        cmd = [sys.executable, __file__, "--child", str(n), "--workers", *map(str, args.workers)]
+        cmd += ["--epsilon", str(args.epsilon), "--degree-share", str(args.degree_share)]
+        cmd += ["--address", args.address] if args.address else []
+        cmd += [] if args.local else ["--no-local"]
+        res = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+        if res.returncode:
+            sys.exit(f"n = {n} failed")
+        row = json.loads(res.stdout.strip().splitlines()[-1])
+        row["load_before"], row["load_after"] = load[0], os.getloadavg()[0]
+        row["measured"] = time.strftime("%Y-%m-%d")
+        row["address"] = args.address
+        rows[n] = row
+        results.write_text(
+            json.dumps(
+                {
+                    "command": "python benchmarks/blink_ray.py run --sizes "
+                    + " ".join(str(k) for k in sorted(rows))
+                    + " --workers "
+                    + " ".join(map(str, args.workers))
+                    + (f" --address {args.address}" if args.address else "")
+                    + ("" if results.resolve() == RESULTS else f" --results {_shown(results)}"),
+                    "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
+                    "rows": [rows[k] for k in sorted(rows)],
+                },
+                indent=1,
+            )
+            + "\n"
+        )
+        print(f"n = {n}: merged into {results}", flush=True)
+
+
+def table() -> str:
+    data = json.loads(RESULTS.read_text())
+    lines = [
+        "# Blink's server on Ray",
+        "",
+        "<!-- generated by `python benchmarks/blink_ray.py table` from benchmarks/results/blink_ray.json -->",
+        "",
+        "Blink's server — β-MLE (Algorithm 2), Blink-Hard, Blink-Hybrid — in one process and as blocks of",
+        "nodes on a local Ray cluster of 1, 2 and 4 workers (one CPU and one numba thread each), on the",
+        "synthetic SBM graphs of [Blink at scale](blink_scale.md) (average degree ≈ 10, ε = 4), on",
+        f"{data['machine']}. Measured by",
+        "",
+        "```bash",
+        data["command"],
+        "python benchmarks/blink_ray.py table",
+        "```",
+        "",
+        "*CPU, all* is the CPU time of every process of the run (driver, Ray workers, raylet, GCS: psutil",
+        "over the driver's process tree), *CPU, tasks* the workers' time inside the blocks, *worker peak* each",
+        "worker's largest resident memory during the stage (VmHWM, reset when a task starts: it includes the",
+        "worker's import of privgraph — torch, PyG, numba — and the object-store pages it read; the largest",
+        "worker first). The machine is shared (load average listed): wall time on 2 cores with 4 workers",
+        "measures contention, not speed-up; the CPU seconds and memory are what carry over to a cluster.",
+        "*Same output* compares each stage's output (β, Hard's edges, Hybrid's edges and weights) with the",
+        "single-process server's, by hash.",
+        "",
+    ]
+    for r in data["rows"]:
+        runs = r["runs"]
+        base = next((x for x in runs if x["server"] == "local"), None)
+        lines += [
+            f"## n = {r['n']:,} ({r['edges']:,} directed edges; load {r['load_before']:.1f} → {r['load_after']:.1f})",
+            "",
+            "| server | stage | wall s | CPU, all s | CPU, tasks s | tasks | driver peak MiB | worker peak MiB "
+            "| same output |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for x in runs:
+            who = "one process" if x["server"] == "local" else f"Ray, {x['workers']} worker(s)"
+            for s in STAGES:
+                st = x[s]
+                same = "—" if base is None or x is base else ("yes" if st["digest"] == base[s]["digest"] else "**no**")
+                peaks = st.get("worker_peak_rss_mib")
+                tasks = f"{st['task_cpu_s']:.1f} | {st['tasks']}" if "tasks" in st else "— | —"
+                workers = " / ".join(f"{p:,.0f}" for p in peaks) if peaks else "—"
+                lines.append(
+                    f"| {who} | {s} | {st['wall_s']:.1f} | {st['all_cpu_s']:.1f} | {tasks} | "
+                    f"{st['driver_peak_rss_mib']:,.0f} | {workers} | {same} |"
+                )
+            lines.append(
+                f"| {who} | **total** | {x['total_wall_s']:.1f} | {x['total_all_cpu_s']:.1f} | | | | | |"
+            )
+        hybrid = runs[0]["hybrid"]
+        lines += [
+            "",
+            f"Hybrid kept {hybrid['edges']:,} directed edges after visiting {hybrid['visited_pairs']:,} candidate"
+            f" pairs; the β-MLE took {runs[0]['mle']['iterations']} iterations.",
+        ]
+        starts = [f"{x['workers']}: {x['start_and_warm_s']:.0f} s" for x in runs if "start_and_warm_s" in x]
+        if starts:
+            lines.append(
+                "Starting each Ray cluster and warming its workers (importing privgraph, loading the compiled "
+                "kernels), not in the table: " + ", ".join(starts) + " (by worker count)."
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", nargs="?", choices=("run", "table"), default="run")
+    ap.add_argument("--sizes", nargs="+", type=int, default=[1_000_000])
+    ap.add_argument("--workers", nargs="+", type=int, default=[1, 2, 4], help="Ray worker counts to measure")
+    ap.add_argument("--address", default=None, help="measure on the Ray cluster at this address instead")
+    ap.add_argument("--no-local", dest="local", action="store_false", help="skip the single-process server")
+    ap.add_argument("--epsilon", type=float, default=4.0)
+    ap.add_argument("--degree-share", type=float, default=0.1)
+    ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--results", default=str(RESULTS), help="the results file to merge into")
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(one(args.child, args.workers, args.epsilon, args.degree_share, args.address, args.local)))
+    elif args.command == "run":
+        run(args)
+    else:
+        PAGE.write_text(table())
+        print(f"wrote {PAGE}")
+
+
+if __name__ == "__main__":
+    main()
