@@ -243,9 +243,7 @@ def table() -> str:
                     f"| {who} | {s} | {st['wall_s']:.1f} | {st['all_cpu_s']:.1f} | {tasks} | "
                     f"{st['driver_peak_rss_mib']:,.0f} | {workers} | {same} |"
                 )
-            lines.append(
-                f"| {who} | **total** | {x['total_wall_s']:.1f} | {x['total_all_cpu_s']:.1f} | | | | | |"
-            )
+            lines.append(f"| {who} | **total** | {x['total_wall_s']:.1f} | {x['total_all_cpu_s']:.1f} | | | | | |")
         hybrid = runs[0]["hybrid"]
         lines += [
             "",

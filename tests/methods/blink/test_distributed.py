@@ -129,3 +129,12 @@ def test_workers_without_ray_are_refused():
 
     with pytest.raises(ValueError, match="server=ray"):
         get_method("blink", workers=2)
+
+
+def test_an_address_without_a_cluster_fails_in_seconds_with_the_fix(sbm):
+    # the command line's --address is Blink's address parameter; a head that does not answer is one line
+    from privgraph.methods import get_method
+
+    method = get_method("blink", variant="hard", address="127.0.0.1:1")
+    with pytest.raises(RuntimeError, match="could not join the cluster at 127.0.0.1:1"):
+        method.release(sbm(GRAPH, num_nodes=60), 2.0, make_generator(0))

@@ -103,9 +103,7 @@ def _in_row(nbr, lo, hi, x) -> bool:
 
 
 @nb.njit(inline="always", cache=True)
-def _pair_state(
-    ki, kj, i, j, a, x, nbr, e_lo, e_hi, symmetric, g_ptr, g_nbr, p_flip, stream, s, low, high
-) -> np.int64:
+def _pair_state(ki, kj, i, j, a, x, nbr, e_lo, e_hi, symmetric, g_ptr, g_nbr, p_flip, stream, s, low, high) -> np.int64:
     """The evidence state t of pair (i, j) = (order[a], order[x]) with β-sum ``s`` if it is emitted
     (low[t] < s ≤ high[t]), else −1.  Bits are evaluated lazily, only when they matter; i's bit reads i's
     key ``ki`` and row ``nbr[e_lo:e_hi]`` (its neighbours' sorted positions), j's bit reads j's key ``kj``
@@ -315,7 +313,13 @@ class SortedBand:
 
     @classmethod
     def build(
-        cls, beta: np.ndarray, keys: np.ndarray, indptr: np.ndarray, indices: np.ndarray, p_flip: float, stream: int,
+        cls,
+        beta: np.ndarray,
+        keys: np.ndarray,
+        indptr: np.ndarray,
+        indices: np.ndarray,
+        p_flip: float,
+        stream: int,
         symmetric: bool,
     ) -> SortedBand:
         order = np.argsort(beta, kind="stable")
@@ -384,8 +388,20 @@ def block_excess(block: RowBlock, shared: tuple, two_eps_a: float, lower: float)
     start = np.searchsorted(b, lower - b[block.lo : block.hi], side="right").astype(np.int64)
     visited = int(np.maximum(b.size - np.maximum(start, np.arange(block.lo + 1, block.hi + 1)), 0).sum())
     rows = _band_excess(
-        block.lo, block.hi, order, b, sorted_keys, start, block.ptr, block.nbr, symmetric, g_ptr, g_nbr,
-        np.float64(p_flip), np.uint64(stream), np.float64(two_eps_a),
+        block.lo,
+        block.hi,
+        order,
+        b,
+        sorted_keys,
+        start,
+        block.ptr,
+        block.nbr,
+        symmetric,
+        g_ptr,
+        g_nbr,
+        np.float64(p_flip),
+        np.uint64(stream),
+        np.float64(two_eps_a),
     )
     return rows, visited
 

@@ -28,7 +28,6 @@ import torch
 from privgraph.methods.blink import kernels
 from privgraph.methods.blink.client import LinkLDPReports
 
-
 # ------------------------------------------------------------ blocks of rows
 T = TypeVar("T")
 
@@ -77,7 +76,9 @@ def split_rows(n: int, parts: int, align: int = 1, work: np.ndarray | None = Non
 EXACT_BLOCK = 2048  # rows of the exact E_i per step (and the alignment of a runner's blocks)
 
 
-def _expected_degrees_exact(beta: np.ndarray, lo: int = 0, hi: int | None = None, block: int = EXACT_BLOCK) -> np.ndarray:
+def _expected_degrees_exact(
+    beta: np.ndarray, lo: int = 0, hi: int | None = None, block: int = EXACT_BLOCK
+) -> np.ndarray:
     """E_i = Σ_{j≠i} σ(β_i + β_j) for rows [lo, hi), exact, O(block·n) memory."""
     hi = beta.size if hi is None else hi
     out = np.empty(hi - lo)
