@@ -355,7 +355,8 @@ def scale_page() -> str:
         base = next((x for x in runs if x["server"] == "local"), None)
         lines += [
             f"n = {r['n']:,} ({r['edges']:,} directed edges), `{ray['command']}`, load {r['load_before']:.1f} → "
-            f"{r['load_after']:.1f} ({ray['machine']}; the full table: [Blink's server on Ray](benchmarks/blink_ray.md)):",
+            f"{r['load_after']:.1f} ({ray['machine']}; the full table: "
+            "[Blink's server on Ray](benchmarks/blink_ray.md)):",
             "",
             "| server | CPU, all processes s | of which the driver s | wall s | Hybrid CPU / one process "
             "| driver peak MiB | worker peak MiB (largest) | same output |",
@@ -364,16 +365,21 @@ def scale_page() -> str:
         for x in runs:
             who = "one process" if x["server"] == "local" else f"Ray, {x['workers']} worker(s)"
             driver = sum(x[s]["driver_cpu_s"] for s in STAGES)
-            ratio = "1" if base is None or x is base else f"{x['hybrid']['all_cpu_s'] / base['hybrid']['all_cpu_s']:.2f}"
+            ratio = "1"
+            if base is not None and x is not base:
+                ratio = f"{x['hybrid']['all_cpu_s'] / base['hybrid']['all_cpu_s']:.2f}"
             dpeak = max(x[s]["driver_peak_rss_mib"] for s in STAGES)
             wpeaks = [p for s in STAGES for p in x[s].get("worker_peak_rss_mib", [])]
-            same = "—" if base is None or x is base else (
-                "yes" if all(x[s]["digest"] == base[s]["digest"] for s in STAGES) else "**no**"
+            same = (
+                "—"
+                if base is None or x is base
+                else ("yes" if all(x[s]["digest"] == base[s]["digest"] for s in STAGES) else "**no**")
             )
             lines.append(
                 f"| {who} | {x['total_all_cpu_s']:.1f} | {driver:.1f} | {x['total_wall_s']:.1f} | {ratio} | "
-                f"{dpeak:,.0f} | {max(wpeaks):,.0f} | {same} |" if wpeaks else
-                f"| {who} | {x['total_all_cpu_s']:.1f} | {driver:.1f} | {x['total_wall_s']:.1f} | {ratio} | "
+                f"{dpeak:,.0f} | {max(wpeaks):,.0f} | {same} |"
+                if wpeaks
+                else f"| {who} | {x['total_all_cpu_s']:.1f} | {driver:.1f} | {x['total_wall_s']:.1f} | {ratio} | "
                 f"{dpeak:,.0f} | — | {same} |"
             )
         lines.append("")
