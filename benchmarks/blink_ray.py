@@ -177,16 +177,17 @@ def run(args: argparse.Namespace) -> None:
         row["load_before"], row["load_after"] = load[0], os.getloadavg()[0]
         row["measured"] = time.strftime("%Y-%m-%d")
         row["address"] = args.address
+        row["command"] = (
+            f"python benchmarks/blink_ray.py run --sizes {n} --workers {' '.join(map(str, args.workers))}"
+            + (f" --address {args.address}" if args.address else "")
+            + ("" if args.local else " --no-local")
+            + ("" if results.resolve() == RESULTS else f" --results {_shown(results)}")
+        )
         rows[n] = row
         results.write_text(
             json.dumps(
                 {
-                    "command": "python benchmarks/blink_ray.py run --sizes "
-                    + " ".join(str(k) for k in sorted(rows))
-                    + " --workers "
-                    + " ".join(map(str, args.workers))
-                    + (f" --address {args.address}" if args.address else "")
-                    + ("" if results.resolve() == RESULTS else f" --results {_shown(results)}"),
+                    "commands": [rows[k]["command"] for k in sorted(rows)],
                     "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
                     "rows": [rows[k] for k in sorted(rows)],
                 },
@@ -210,7 +211,7 @@ def table() -> str:
         f"{data['machine']}. Measured by",
         "",
         "```bash",
-        data["command"],
+        *data["commands"],
         "python benchmarks/blink_ray.py table",
         "```",
         "",
@@ -354,7 +355,7 @@ def scale_page() -> str:
         runs = r["runs"]
         base = next((x for x in runs if x["server"] == "local"), None)
         lines += [
-            f"n = {r['n']:,} ({r['edges']:,} directed edges), `{ray['command']}`, load {r['load_before']:.1f} → "
+            f"n = {r['n']:,} ({r['edges']:,} directed edges), `{r['command']}`, load {r['load_before']:.1f} → "
             f"{r['load_after']:.1f} ({ray['machine']}; the full table: "
             "[Blink's server on Ray](benchmarks/blink_ray.md)):",
             "",
@@ -375,17 +376,15 @@ def scale_page() -> str:
                 if base is None or x is base
                 else ("yes" if all(x[s]["digest"] == base[s]["digest"] for s in STAGES) else "**no**")
             )
+            worker = f"{max(wpeaks):,.0f}" if wpeaks else "—"
             lines.append(
                 f"| {who} | {x['total_all_cpu_s']:.1f} | {driver:.1f} | {x['total_wall_s']:.1f} | {ratio} | "
-                f"{dpeak:,.0f} | {max(wpeaks):,.0f} | {same} |"
-                if wpeaks
-                else f"| {who} | {x['total_all_cpu_s']:.1f} | {driver:.1f} | {x['total_wall_s']:.1f} | {ratio} | "
-                f"{dpeak:,.0f} | — | {same} |"
+                f"{dpeak:,.0f} | {worker} | {same} |"
             )
         lines.append("")
     measured_ray = [x for r in ray_rows for x in r["runs"] if x["server"] == "ray"]
     lines += [
-        f"## What {TARGET_EDGES:.0e} directed edges would need (extrapolated, not measured)".replace("1e+09", "10⁹"),
+        "## What 10⁹ directed edges would need (extrapolated, not measured)",
         "",
         f"A graph like these with 10⁹ directed edges has n = 10⁸ nodes. From the costs measured at n = {n_last:,}",
         "(a projection: the machine that measured them was shared, and V/n may keep growing slowly):",
@@ -411,25 +410,38 @@ def scale_page() -> str:
         "",
     ]
     if measured_ray:
-        worst = max(measured_ray, key=lambda x: x["hybrid"]["all_cpu_s"])
-        r0 = next(r for r in ray_rows if worst in r["runs"])
-        base = next((x for x in r0["runs"] if x["server"] == "local"), None)
-        overhead = worst["hybrid"]["all_cpu_s"] / base["hybrid"]["all_cpu_s"] if base else float("nan")
+        ratios = []  # (Ray's Hybrid CPU / one process's, n), where both ran on the same graph
+        for r in ray_rows:
+            base = next((x for x in r["runs"] if x["server"] == "local"), None)
+            for x in r["runs"]:
+                if base is not None and x["server"] == "ray":
+                    ratios.append((x["hybrid"]["all_cpu_s"] / base["hybrid"]["all_cpu_s"], r["n"]))
+        overhead, overhead_n = max(ratios) if ratios else (float("nan"), 0)
+        most_n, most = max(
+            ((r["n"], x) for r in ray_rows for x in r["runs"] if x["server"] == "ray"),
+            key=lambda t: (t[0], t[1]["workers"]),
+        )
+        serial = sum(most[s]["driver_cpu_s"] for s in STAGES) / most["total_all_cpu_s"]
+        most_edges = next(r["edges"] for r in ray_rows if r["n"] == most_n)
+        serial_t = sum(most[s]["driver_cpu_s"] for s in STAGES) / most_edges * TARGET_EDGES
         peaks = [p for x in measured_ray for s in STAGES for p in x[s].get("worker_peak_rss_mib", [])]
         baseline = min(peaks)
         worker_t = baseline * 2**20 + 24 * n_t + (16 * TARGET_EDGES + 17 * 0.625 * TARGET_EDGES) / 64
         lines += [
-            f"On Ray the CPU seconds are those of one process times the overhead measured at n = {r0['n']:,}",
-            f"(at most {overhead:.2f}× for Hybrid, counting every Ray process), spread over the workers: with W",
-            f"workers Hybrid's wall time is about {cpu_hybrid * overhead:,.0f} / W seconds (≈ "
-            f"{cpu_hybrid * overhead / 64 / 60:,.0f} min on 64 workers), plus the driver's serial part (the",
-            "β-MLE's binned table and Anderson step, the sorted-β rows, Hybrid's top-k).",
+            f"On Ray the CPU seconds are those of one process times the overhead measured at n = {overhead_n:,}",
+            f"(at most {overhead:.2f}× for Hybrid, counting every Ray process), spread over the workers, plus the",
+            "driver's serial part (the β-MLE's binned table and Anderson step, the sorted-β rows, Hybrid's",
+            f"threshold search and top-k): {serial:.0%} of all the CPU seconds of the Ray run with "
+            f"{most['workers']} workers at n = {most_n:,}. Per directed edge that serial part extrapolates to",
+            f"≈ {serial_t:,.0f} s at 10⁹ edges, so with W workers the server would take about {serial_t:,.0f} + "
+            f"{cpu_hybrid * overhead:,.0f} / W seconds: ≈ {(serial_t + cpu_hybrid * overhead / 16) / 60:,.0f} min "
+            f"on 16 workers, ≈ {(serial_t + cpu_hybrid * overhead / 64) / 60:,.0f} min on 64 (extrapolated).",
             "",
             "Per worker: the import of privgraph (torch, PyG, numba: the smallest worker peak measured,",
             f"{baseline:,.0f} MiB), the three shared arrays of n entries (24 B per node: "
             f"{24 * n_t / 2**30:.1f} GiB at n = 10⁸), its block's rows of the edges (16 B per directed edge",
-            "÷ blocks) and its block's passing pairs (17 B each; Hybrid's rounds pass about 1.25 × ⌊‖P‖⌋/2 ≈",
-            f"E/2 pairs in all): with 64 blocks about {worker_t / 2**30:.1f} GiB per worker at 10⁹ edges.",
+            "÷ blocks) and its block's passing pairs (17 B each; Hybrid's rounds pass about 1.25·k pairs,",
+            f"k = ⌊‖P‖⌋/2 ≈ E/2): with 64 blocks about {worker_t / 2**30:.1f} GiB per worker at 10⁹ edges.",
             "The driver is the limit: it holds the reports (as the server received them), builds the sorted-β",
             "rows once and gathers Hybrid's candidate pairs for the top-k — about as much memory as one",
             f"process (≈ {(mem0 + mem_edge * TARGET_EDGES) / 2**30:,.0f} GiB at 10⁹ edges, extrapolated). Past that,",
