@@ -305,12 +305,13 @@ def start_ray(
     address: str | None,
     notify: Callable[[str], None] | None = None,
     env: dict[str, str] | None = None,
-    object_store_bytes: int = OBJECT_STORE_BYTES,
+    object_store_bytes: int | None = OBJECT_STORE_BYTES,
 ) -> tuple[Any, bool]:
     """Join the Ray cluster at ``address`` or start a local one of ``workers`` CPUs (all by default), unless
     Ray runs already: ``(ray, started)``, ``started`` when this call started it (then the caller shuts it
     down).  Workers get $PRIVGRAPH_DATA, $PRIVGRAPH_CACHE and the device variable, one BLAS thread and
-    ``env``; a head that does not answer, or a start that fails, raises one line with the fix."""
+    ``env``; a local cluster's object store holds ``object_store_bytes`` (None: Ray's default, 30 % of the
+    memory).  A head that does not answer, or a start that fails, raises one line with the fix."""
     if address and address != "auto" and "://" not in address:  # Ray retries an absent head for minutes
         from privgraph.network import unreachable
 
@@ -342,7 +343,9 @@ def start_ray(
                 f"starting a local Ray cluster of {cpus} CPUs (a minute or more on a busy machine; "
                 "--executor processes starts in seconds)"
             )
-            where = {"num_cpus": cpus, "object_store_memory": object_store_bytes}
+            where = {"num_cpus": cpus}
+            if object_store_bytes is not None:
+                where["object_store_memory"] = object_store_bytes
         try:
             ray.init(**where, **kwargs)
         except Exception as err:  # noqa: BLE001 - Ray raises many kinds; the user gets one line and the fix

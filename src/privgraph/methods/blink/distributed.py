@@ -66,7 +66,9 @@ class RayRunner:
     """A :class:`~privgraph.methods.blink.server.BlockRunner` on Ray: ``workers`` (default: the cluster's
     CPUs) times :data:`BLOCKS_PER_WORKER` blocks, each a task of one CPU (numba on one thread).  Starts a
     local cluster of ``workers`` CPUs, or joins the one at ``address`` (`ray start --head` prints it),
-    unless Ray runs already; shuts down what it started on :meth:`close` (or leaving a ``with``).
+    unless Ray runs already (a local cluster's object store: ``object_store_bytes``, default Ray's, 30 % of
+    the memory: it holds the shared arrays and the blocks' rows of the edges, about 40 B per node and 16 B
+    per directed edge); shuts down what it started on :meth:`close` (or leaving a ``with``).
     ``stats`` keeps each task's cost (:func:`_timed_block`) for benchmarks."""
 
     workers: int | None = None
@@ -80,13 +82,12 @@ class RayRunner:
     _remote: Any = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
-        from privgraph.experiments.executors import OBJECT_STORE_BYTES, start_ray
+        from privgraph.experiments.executors import start_ray
 
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers must be >= 1, got {self.workers}")
-        store = self.object_store_bytes or 4 * OBJECT_STORE_BYTES
         self.ray, self.started = start_ray(
-            self.workers, self.address, self.notify, {"NUMBA_NUM_THREADS": "1"}, object_store_bytes=store
+            self.workers, self.address, self.notify, {"NUMBA_NUM_THREADS": "1"}, self.object_store_bytes
         )
         cpus = int(self.ray.cluster_resources().get("CPU", 1))
         self.parts = max(1, (self.workers or cpus) * BLOCKS_PER_WORKER)
