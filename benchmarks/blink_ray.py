@@ -389,6 +389,13 @@ def scale_page() -> str:
                 f"{dpeak:,.0f} | {worker} | {same} |"
             )
         lines.append("")
+    if ray_rows and max(r["n"] for r in ray_rows) < 10_000_000:
+        lines += [
+            "n = 10⁷ was not measured on Ray here: on this machine (2 cores and 24 GiB shared with other jobs)",
+            "the driver alone needs about what one process needs there (8.4 GiB,",
+            "[Blink at scale](benchmarks/blink_scale.md)), and each run would take most of an hour of wall time.",
+            "",
+        ]
     measured_ray = [x for r in ray_rows for x in r["runs"] if x["server"] == "ray"]
     lines += [
         "## What 10⁹ directed edges would need (extrapolated, not measured)",
