@@ -70,6 +70,7 @@ ERRORS = [
     (["run", "lpgnn", "--input", "graph.xyz"], "unsupported graph file"),
     (["release", "lpgnn", "-o", "o.pt", "--epsilon", "0"], "epsilon must be finite"),
     (["release", "nope", "-o", "o.pt"], "unknown method 'nope'"),
+    (["release", "lpgnn", "-o", "o.pt", "--address", "h:1"], "has no parameter 'address'"),  # Blink's server only
     (["attack", "nope", "--method", "lpgnn"], "unknown attack 'nope'"),
     (["attack", "link-stealing", "--method", "lpgnn", "--attack-param", "foo=1"], "has no parameter 'foo'"),
     (["audit", "lpgnn"], "lpgnn is private: give --epsilon"),

@@ -438,6 +438,9 @@ def test_methods_prints_a_methods_parameters():
         "degree_share",
         "soft_exact_limit",
         "soft_min_probability",
+        "server",
+        "workers",
+        "address",
     ]
 
 

@@ -97,6 +97,7 @@ SECURE_OPTION = typer.Option(
     False, help="draw noise from the OS cryptographic source (not reproducible)", rich_help_panel=PRIVACY
 )
 PARAM_OPTION = typer.Option([], "--param", help=PARAM_HELP, rich_help_panel=METHOD)
+RAY_ADDRESS_HELP = "join this Ray cluster (`ray start --head` prints it)"
 MODEL_OPTION = typer.Option(None, help="gcn, sage, gat or mlp (default: the method's own)", rich_help_panel=TRAINING)
 TRIALS_OPTION = typer.Option(10, min=1, rich_help_panel=TRAINING)
 SEED_OPTION = typer.Option(0, rich_help_panel=TRAINING)

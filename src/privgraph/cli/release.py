@@ -23,6 +23,7 @@ from privgraph.cli.options import (
     OUTPUT,
     PARAM_HELP,
     PRIVACY,
+    RAY_ADDRESS_HELP,
     InputOptions,
     input_options,
 )
@@ -70,6 +71,12 @@ def release(
         None, "--epsilon-y", help="also protect the labels (label LDP)", rich_help_panel=PRIVACY
     ),
     param: list[str] = typer.Option([], "--param", help=PARAM_HELP, rich_help_panel=METHOD),
+    address: str | None = typer.Option(
+        None,
+        "--address",
+        help=f"{RAY_ADDRESS_HELP}; Blink's server runs on its machines (--param address=…, the same graph as here)",
+        rich_help_panel=METHOD,
+    ),
     seed: int = typer.Option(
         0,
         help="seed of the split and the annotations (and of the noise only with --reproducible)",
@@ -128,6 +135,8 @@ def release(
     if secure and reproducible:
         _fail("--secure and --reproducible exclude each other (--secure is the default)")
     epsilons = _epsilons([epsilon]) if epsilon is not None else []
+    if address is not None:
+        param = [*param, f"address={address}"]
     prepared = _prepare(method, param, [], None, epsilons, epsilon_y, inputs.named(dataset), device)
     if not output.parent.is_dir():
         if not mkdir:

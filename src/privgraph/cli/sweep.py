@@ -14,7 +14,7 @@ from rich.table import Table
 
 from privgraph.cli.checks import _device, _resolve_device
 from privgraph.cli.console import OutputFormat, _fail, out_console, user_errors
-from privgraph.cli.options import DATA_ROOT_OPTION, DEVICE_HELP, FORMAT_OPTION
+from privgraph.cli.options import DATA_ROOT_OPTION, DEVICE_HELP, FORMAT_OPTION, RAY_ADDRESS_HELP
 from privgraph.cli.render import _fmt_eps, print_tsv
 from privgraph.progress import ConsoleProgress, console_progress, format_duration
 
@@ -69,9 +69,7 @@ def sweep(
     workers: int | None = typer.Option(
         None, help="trials at a time (default: all CPUs; 0 or 1 runs them in this process)"
     ),
-    address: str | None = typer.Option(
-        None, help="join this Ray cluster (`ray start --head` prints it); the trials run on its machines"
-    ),
+    address: str | None = typer.Option(None, help=f"{RAY_ADDRESS_HELP}; the trials run on its machines"),
     executor: str = typer.Option(
         "auto",
         help="auto: in this process while the work left is small (under 10 s estimated), then worker "

@@ -300,6 +300,63 @@ def ray_task_options(gpus_per_trial: float = 0.0) -> dict[str, Any]:
     return {"num_cpus": 1, "num_gpus": gpus_per_trial, "max_retries": 0}
 
 
+def start_ray(
+    workers: int | None,
+    address: str | None,
+    notify: Callable[[str], None] | None = None,
+    env: dict[str, str] | None = None,
+    object_store_bytes: int | None = OBJECT_STORE_BYTES,
+) -> tuple[Any, bool]:
+    """Join the Ray cluster at ``address`` or start a local one of ``workers`` CPUs (all by default), unless
+    Ray runs already: ``(ray, started)``, ``started`` when this call started it (then the caller shuts it
+    down).  Workers get $PRIVGRAPH_DATA, $PRIVGRAPH_CACHE and the device variable, one BLAS thread and
+    ``env``; a local cluster's object store holds ``object_store_bytes`` (None: Ray's default, 30 % of the
+    memory).  A head that does not answer, or a start that fails, raises one line with the fix."""
+    if address and address != "auto" and "://" not in address:  # Ray retries an absent head for minutes
+        from privgraph.network import unreachable
+
+        failure = unreachable(f"tcp://{address}", RAY_CONNECT_SECONDS)
+        if failure is not None:
+            raise RuntimeError(ray_start_failure(ConnectionError(failure), address))
+    try:
+        import ray
+    except ImportError:  # pragma: no cover - ray is a dependency
+        raise RuntimeError(
+            "the ray executor needs Ray: pip install 'privgraph[sweep]' (or --executor processes)"
+        ) from None
+    worker_env = {k: os.environ[k] for k in WORKER_ENV if k in os.environ}
+    worker_env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", **(env or {}))
+    started = not ray.is_initialized()
+    if started:
+        kwargs: dict[str, Any] = {
+            "runtime_env": {"env_vars": worker_env},
+            "include_dashboard": False,
+            "logging_level": "ERROR",
+            "log_to_driver": False,
+        }
+        if address:
+            (notify or _quiet)(f"joining the Ray cluster at {address}")
+            where: dict[str, Any] = {"address": address}
+        else:
+            cpus = workers or os.cpu_count()
+            (notify or _quiet)(
+                f"starting a local Ray cluster of {cpus} CPUs (a minute or more on a busy machine; "
+                "--executor processes starts in seconds)"
+            )
+            where = {"num_cpus": cpus}
+            if object_store_bytes is not None:
+                where["object_store_memory"] = object_store_bytes
+        try:
+            ray.init(**where, **kwargs)
+        except Exception as err:  # noqa: BLE001 - Ray raises many kinds; the user gets one line and the fix
+            try:
+                ray.shutdown()  # what part of a local cluster started
+            except Exception:  # noqa: BLE001, S110 - the start's reason is the one to report
+                pass
+            raise RuntimeError(ray_start_failure(err, address)) from None
+    return ray, started
+
+
 class _RayExecutor:
     """Trials as Ray tasks (one CPU and ``gpus_per_trial`` GPUs each); :meth:`wait` returns the next one to
     finish."""
@@ -311,47 +368,8 @@ class _RayExecutor:
         gpus_per_trial: float = 0.0,
         notify: Callable[[str], None] | None = None,
     ) -> None:
-        if address and address != "auto" and "://" not in address:  # Ray retries an absent head for minutes
-            from privgraph.network import unreachable
-
-            failure = unreachable(f"tcp://{address}", RAY_CONNECT_SECONDS)
-            if failure is not None:
-                raise RuntimeError(ray_start_failure(ConnectionError(failure), address))
-        try:
-            import ray
-        except ImportError:  # pragma: no cover - ray is a dependency
-            raise RuntimeError(
-                "the ray executor needs Ray: pip install 'privgraph[sweep]' (or --executor processes)"
-            ) from None
+        ray, self.started = start_ray(workers, address, notify)
         self.ray = ray
-        env = {k: os.environ[k] for k in WORKER_ENV if k in os.environ}
-        env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        self.started = not ray.is_initialized()
-        if self.started:
-            kwargs: dict[str, Any] = {
-                "runtime_env": {"env_vars": env},
-                "include_dashboard": False,
-                "logging_level": "ERROR",
-                "log_to_driver": False,
-            }
-            if address:
-                (notify or _quiet)(f"joining the Ray cluster at {address}")
-                where = {"address": address}
-            else:
-                cpus = workers or os.cpu_count()
-                (notify or _quiet)(
-                    f"starting a local Ray cluster of {cpus} CPUs (a minute or more on a busy machine; "
-                    "--executor processes starts in seconds)"
-                )
-                where = {"num_cpus": cpus, "object_store_memory": OBJECT_STORE_BYTES}
-            try:
-                ray.init(**where, **kwargs)
-            except Exception as err:  # noqa: BLE001 - Ray raises many kinds; the user gets one line and the fix
-                try:
-                    ray.shutdown()  # what part of a local cluster started
-                except Exception:  # noqa: BLE001, S110 - the start's reason is the one to report
-                    pass
-                raise RuntimeError(ray_start_failure(err, address)) from None
         if gpus_per_trial > 0 and not address:  # a cluster may add GPU nodes later; a local one never does
             gpus = ray.cluster_resources().get("GPU", 0)
             if gpus < gpus_per_trial:

@@ -15,6 +15,8 @@ scan 10⁹–10¹⁰ candidate pairs on a laptop.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numba as nb
 import numpy as np
 
@@ -86,25 +88,41 @@ def evidence_rows(rows, n, keys, indptr, indices, p_flip, stream):
 
 
 @nb.njit(inline="always", cache=True)
-def _pair_state(keys, indptr, indices, p_flip, stream, symmetric, i, j, key_j, s, low, high) -> np.int64:
-    """The evidence state t of pair (i, j) with β-sum ``s`` if it is emitted (low[t] < s ≤ high[t]),
-    else −1.  Bits are evaluated lazily, only when they matter; j's bit reads j's key ``key_j`` (from
-    the β-sorted copy: sequential in the partner loop) and, when the true edges are ``symmetric``,
-    A_ji = A_ij (no lookup in j's row, a cache miss per pair on large graphs)."""
+def _in_row(nbr, lo, hi, x) -> bool:
+    """Whether the sorted positions ``nbr[lo:hi]`` (ascending) hold ``x``: the edge test of the sorted rows."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        v = nbr[mid]
+        if v < x:
+            lo = mid + 1
+        elif v > x:
+            hi = mid
+        else:
+            return True
+    return False
+
+
+@nb.njit(inline="always", cache=True)
+def _pair_state(ki, kj, i, j, a, x, nbr, e_lo, e_hi, symmetric, g_ptr, g_nbr, p_flip, stream, s, low, high) -> np.int64:
+    """The evidence state t of pair (i, j) = (order[a], order[x]) with β-sum ``s`` if it is emitted
+    (low[t] < s ≤ high[t]), else −1.  Bits are evaluated lazily, only when they matter; i's bit reads i's
+    key ``ki`` and row ``nbr[e_lo:e_hi]`` (its neighbours' sorted positions), j's bit reads j's key ``kj``
+    and, when the true edges are ``symmetric``, A_ji = A_ij (else j's row of the whole sorted CSR
+    ``g_ptr, g_nbr``)."""
     in0 = s > low[0] and s <= high[0]
     in1 = s > low[1] and s <= high[1]
     in2 = s > low[2] and s <= high[2]
     if not (in0 or in1 or in2):
         return -1
-    edge = _is_edge(indptr, indices, i, j)
-    b1 = np.int64(edge != (_prf(keys[i], j, stream) < p_flip))
+    edge = _in_row(nbr, e_lo, e_hi, x)
+    b1 = np.int64(edge != (_prf(ki, j, stream) < p_flip))
     if b1 == 0 and not (in0 or in1):
         return -1
     if b1 == 1 and not (in1 or in2):
         return -1
     if not symmetric:
-        edge = _is_edge(indptr, indices, j, i)
-    t = b1 + np.int64(edge != (_prf(key_j, i, stream) < p_flip))
+        edge = _in_row(g_nbr, g_ptr[x], g_ptr[x + 1], a)
+    t = b1 + np.int64(edge != (_prf(kj, i, stream) < p_flip))
     if (in0 and t == 0) or (in1 and t == 1) or (in2 and t == 2):
         return t
     return -1
@@ -127,38 +145,55 @@ def _first_above(b, base, bound, lo, hi):
 
 
 @nb.njit(cache=True)
-def _sorted_neighbour_positions(order, indptr, indices):
-    """Per node i (CSR rows as ``indptr``), the sorted-β positions of its neighbours, ascending."""
+def _sorted_csr(order, indptr, indices):
+    """The true edges in sorted-β row order: row a lists node order[a]'s neighbours as their sorted-β
+    positions, ascending (``ptr`` [n + 1], ``nbr`` [E])."""
     n = order.size
     pos = np.empty(n, np.int64)
     for a in range(n):
         pos[order[a]] = a
-    out = np.empty(indices.size, np.int64)
-    for i in range(n):
-        lo, hi = indptr[i], indptr[i + 1]
-        for e in range(lo, hi):
-            out[e] = pos[indices[e]]
-        out[lo:hi] = np.sort(out[lo:hi])
-    return out
+    ptr = np.empty(n + 1, np.int64)
+    ptr[0] = 0
+    for a in range(n):
+        i = order[a]
+        ptr[a + 1] = ptr[a] + indptr[i + 1] - indptr[i]
+    nbr = np.empty(indices.size, np.int64)
+    for a in range(n):
+        i = order[a]
+        lo, d = indptr[i], indptr[i + 1] - indptr[i]
+        for k in range(d):
+            nbr[ptr[a] + k] = pos[indices[lo + k]]
+        nbr[ptr[a] : ptr[a + 1]] = np.sort(nbr[ptr[a] : ptr[a + 1]])
+    return ptr, nbr
+
+
+@nb.njit(inline="always", cache=True)
+def _first_row(c, lo):
+    """The first row a ≥ ``lo`` of chunk c (a ≡ c mod _CHUNKS)."""
+    return lo + (c - lo) % _CHUNKS
 
 
 @nb.njit(parallel=True, cache=True)
 def _band_collect(
-    order, b, start, cap, keys, sorted_keys, indptr, indices, nbr_pos, symmetric, p_flip, flip_below, stream, low, high
+    lo, hi, order, b, sorted_keys, start, ptr, nbr, symmetric, g_ptr, g_nbr, cap, p_flip, flip_below, stream, low, high
 ):
-    """One pass: chunk c handles sorted rows c, c + C, c + 2C, …; it writes up to
-    ``cap`` pairs (and their evidence states) and counts all (a count above ``cap`` means: rerun bigger).
+    """One pass over the sorted rows a in [``lo``, ``hi``) (a block; the whole range for one process):
+    chunk c handles rows a ≡ c (mod C) in order; it writes up to ``cap`` pairs (and their evidence states)
+    and counts all (a count above ``cap`` means: rerun bigger).  Row a's own arrays are local to the block:
+    its partners start at ``start[a − lo]`` and its neighbours' sorted positions are
+    ``nbr[ptr[a − lo]:ptr[a − lo + 1]]``; ``order``, ``b`` and ``sorted_keys`` cover all n nodes.
 
     Row a's partners x (ascending, so β-sums ascend) split in two.  Where the β-sum is at most
     min(low[0], low[1], high[2]) only evidence state 2 can pass, so Ã_ij must be 1: node i's flips of a
     whole block of partners are drawn in a branch-free (vectorised) loop as integer Philox bits
     (flip ⟺ bits < ``flip_below``, :func:`~privgraph.mechanisms.prf.uniform_below_bits`), and
-    Ã_ij = flip XOR edge, the edges read from i's neighbours' sorted positions ``nbr_pos`` in
+    Ã_ij = flip XOR edge, the edges read from i's neighbours' sorted positions in
     step; only pairs with Ã_ij = 1 draw Ã_ji, from ``sorted_keys[x]`` (read in order) and, for
     ``symmetric`` edges, the same edge bit.  Where nothing can pass (β-sum in (high[2],
     min(low[0], low[1])]) is skipped; the rest goes to :func:`_pair_state` pair by pair.  Every
     pair is decided as :func:`_pair_state` decides it, in the order of x: the output is that of
-    the plain loop."""
+    the plain loop, and chunk c's output over a partition of the rows into blocks, concatenated in block
+    order, is its output over all rows."""
     n = b.size
     out_i = np.empty((_CHUNKS, cap), np.int64)
     out_j = np.empty((_CHUNKS, cap), np.int64)
@@ -169,14 +204,15 @@ def _band_collect(
     for c in nb.prange(_CHUNKS):
         m = 0
         draws = np.empty(_BLOCK, np.uint64)
-        for a in range(c, n, _CHUNKS):
+        for a in range(_first_row(c, lo), hi, _CHUNKS):
+            r = a - lo
             i = order[a]
-            ki = keys[i]
-            x0 = max(start[a], a + 1)
+            ki = sorted_keys[a]
+            x0 = max(start[r], a + 1)
             x_fast = _first_above(b, b[a], only2, x0, n)  # [x0, x_fast): state 2 only
             x_rest = _first_above(b, b[a], none_below, x_fast, n)  # [x_fast, x_rest): nothing passes
-            e, e_end = indptr[i], indptr[i + 1]
-            while e < e_end and nbr_pos[e] < x0:
+            e, e_end = ptr[r], ptr[r + 1]
+            while e < e_end and nbr[e] < x0:
                 e += 1
             for s0 in range(x0, x_fast, _BLOCK):
                 size = min(_BLOCK, x_fast - s0)
@@ -185,14 +221,14 @@ def _band_collect(
                 for t in range(size):
                     x = s0 + t
                     edge = False
-                    if e < e_end and nbr_pos[e] == x:
+                    if e < e_end and nbr[e] == x:
                         edge = True
                         e += 1
                     if (draws[t] < flip_below) != edge:  # Ã_ij = 1: state 2 iff Ã_ji = 1, if in its window
                         s = b[a] + b[x]
                         if s > low[2] and s <= high[2]:
                             j = order[x]
-                            edge_ji = edge if symmetric else _is_edge(indptr, indices, j, i)
+                            edge_ji = edge if symmetric else _in_row(g_nbr, g_ptr[x], g_ptr[x + 1], a)
                             if (_bits(sorted_keys[x], i, stream) < flip_below) != edge_ji:
                                 if m < cap:
                                     out_i[c, m] = min(i, j)
@@ -202,7 +238,23 @@ def _band_collect(
             for x in range(x_rest, n):
                 j = order[x]
                 state = _pair_state(
-                    keys, indptr, indices, p_flip, stream, symmetric, i, j, sorted_keys[x], b[a] + b[x], low, high
+                    ki,
+                    sorted_keys[x],
+                    i,
+                    j,
+                    a,
+                    x,
+                    nbr,
+                    ptr[r],
+                    ptr[r + 1],
+                    symmetric,
+                    g_ptr,
+                    g_nbr,
+                    p_flip,
+                    stream,
+                    b[a] + b[x],
+                    low,
+                    high,
                 )
                 if state >= 0:
                     if m < cap:
@@ -220,22 +272,152 @@ def _sigmoid(z: float) -> float:
 
 
 @nb.njit(parallel=True, cache=True)
-def _band_excess(order, b, start, keys, indptr, indices, p_flip, stream, two_eps_a):
+def _band_excess(lo, hi, order, b, sorted_keys, start, ptr, nbr, symmetric, g_ptr, g_nbr, p_flip, stream, two_eps_a):
+    """Per sorted row a in [``lo``, ``hi``) (block-local arrays as in :func:`_band_collect`): the sum over
+    its partners x > a in the band of P_ij − p_ij."""
     n = b.size
-    sums = np.zeros(_CHUNKS)
+    out = np.zeros(hi - lo)
     for c in nb.prange(_CHUNKS):
-        acc = 0.0
-        for a in range(c, n, _CHUNKS):
+        for a in range(_first_row(c, lo), hi, _CHUNKS):
+            r = a - lo
             i = order[a]
-            for x in range(max(start[a], a + 1), n):
+            ki = sorted_keys[a]
+            acc = 0.0
+            for x in range(max(start[r], a + 1), n):
                 j = order[x]
                 s = b[a] + b[x]
-                t = _bit(keys, indptr, indices, p_flip, stream, i, j) + _bit(
-                    keys, indptr, indices, p_flip, stream, j, i
-                )
+                edge = _in_row(nbr, ptr[r], ptr[r + 1], x)
+                t = np.int64(edge != (_prf(ki, j, stream) < p_flip))
+                if not symmetric:
+                    edge = _in_row(g_nbr, g_ptr[x], g_ptr[x + 1], a)
+                t += np.int64(edge != (_prf(sorted_keys[x], i, stream) < p_flip))
                 acc += _sigmoid(s + (t - 1) * two_eps_a) - _sigmoid(s)
-        sums[c] = acc
-    return sums.sum()
+            out[r] = acc
+    return out
+
+
+@dataclass
+class SortedBand:
+    """The server's view of the reports for one β, in sorted-β row order (shared by Hard, Hybrid's rounds,
+    the posterior mass and truncated Soft): ``order`` (argsort of β, stable), ``b`` = β[order], each sorted
+    row's key ``sorted_keys`` and its neighbours' sorted positions (CSR ``ptr``, ``nbr``)."""
+
+    order: np.ndarray
+    b: np.ndarray
+    sorted_keys: np.ndarray
+    ptr: np.ndarray
+    nbr: np.ndarray
+    symmetric: bool
+    p_flip: float
+    stream: int
+
+    @classmethod
+    def build(
+        cls,
+        beta: np.ndarray,
+        keys: np.ndarray,
+        indptr: np.ndarray,
+        indices: np.ndarray,
+        p_flip: float,
+        stream: int,
+        symmetric: bool,
+    ) -> SortedBand:
+        order = np.argsort(beta, kind="stable")
+        ptr, nbr = _sorted_csr(order, indptr, indices)
+        b = np.ascontiguousarray(beta[order], dtype=np.float64)
+        return cls(order, b, np.ascontiguousarray(keys[order]), ptr, nbr, bool(symmetric), float(p_flip), int(stream))
+
+    def starts(self, lower: float, lo: int = 0, hi: int | None = None) -> tuple[np.ndarray, int]:
+        """Per sorted row a in [lo, hi), the first partner position with b[a] + b[x] > ``lower``; plus the
+        number of such pairs i < j those rows visit."""
+        hi = self.b.size if hi is None else hi
+        start = np.searchsorted(self.b, lower - self.b[lo:hi], side="right").astype(np.int64)
+        rows = np.arange(lo + 1, hi + 1)
+        visited = int(np.maximum(self.b.size - np.maximum(start, rows), 0).sum())
+        return start, visited
+
+    def rows(self, lo: int, hi: int) -> RowBlock:
+        """Rows [lo, hi) with their own CSR (rebased): what a block's task needs beside the shared arrays."""
+        p = self.ptr[lo : hi + 1]
+        return RowBlock(lo, hi, p - p[0], self.nbr[p[0] : p[-1]])
+
+    def shared(self) -> tuple:
+        """The arrays every block reads (all n nodes), and the whole sorted CSR where the edges are not
+        symmetric (A_ji is then looked up in j's row)."""
+        empty = np.zeros(1, np.int64)
+        g_ptr, g_nbr = (empty, empty) if self.symmetric else (self.ptr, self.nbr)
+        return (self.order, self.b, self.sorted_keys, self.symmetric, g_ptr, g_nbr, self.p_flip, self.stream)
+
+
+@dataclass
+class RowBlock:
+    """Sorted rows [lo, hi) and their neighbours' sorted positions (CSR ``ptr`` from 0, ``nbr``)."""
+
+    lo: int
+    hi: int
+    ptr: np.ndarray
+    nbr: np.ndarray
+
+
+def block_collect(
+    block: RowBlock, shared: tuple, low: np.ndarray, high: np.ndarray, per_visit: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """:func:`_band_collect` over one block of rows: ``(i, j, states, counts, visited)``, the pairs chunk
+    after chunk (``counts[c]`` of chunk c); buffers sized for ``per_visit`` passing pairs per visited pair
+    (a second pass runs only if they overflow)."""
+    order, b, sorted_keys, symmetric, g_ptr, g_nbr, p_flip, stream = shared
+    low, high = np.asarray(low, np.float64), np.asarray(high, np.float64)
+    start = np.searchsorted(b, float(np.min(low)) - b[block.lo : block.hi], side="right").astype(np.int64)
+    visited = int(np.maximum(b.size - np.maximum(start, np.arange(block.lo + 1, block.hi + 1)), 0).sum())
+    args = (symmetric, g_ptr, g_nbr)
+    tail = (np.float64(p_flip), np.uint64(uniform_below_bits(p_flip)), np.uint64(stream), low, high)
+    head = (block.lo, block.hi, order, b, sorted_keys, start, block.ptr, block.nbr)
+    cap = int(1.5 * per_visit * visited / _CHUNKS) + 1024
+    out_i, out_j, out_t, counts = _band_collect(*head, *args, cap, *tail)
+    if counts.max() > cap:
+        cap = int(counts.max())
+        out_i, out_j, out_t, counts = _band_collect(*head, *args, cap, *tail)
+    take = np.arange(cap)[None, :] < counts[:, None]
+    return out_i[take], out_j[take], out_t[take], counts, visited
+
+
+def block_excess(block: RowBlock, shared: tuple, two_eps_a: float, lower: float) -> tuple[np.ndarray, int]:
+    """:func:`_band_excess` over one block of rows: per row, Σ (P_ij − p_ij) over its band; and the pairs
+    visited."""
+    order, b, sorted_keys, symmetric, g_ptr, g_nbr, p_flip, stream = shared
+    start = np.searchsorted(b, lower - b[block.lo : block.hi], side="right").astype(np.int64)
+    visited = int(np.maximum(b.size - np.maximum(start, np.arange(block.lo + 1, block.hi + 1)), 0).sum())
+    rows = _band_excess(
+        block.lo,
+        block.hi,
+        order,
+        b,
+        sorted_keys,
+        start,
+        block.ptr,
+        block.nbr,
+        symmetric,
+        g_ptr,
+        g_nbr,
+        np.float64(p_flip),
+        np.uint64(stream),
+        np.float64(two_eps_a),
+    )
+    return rows, visited
+
+
+def interleave(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]]) -> tuple:
+    """The blocks' :func:`block_collect` outputs (in block order) as one pass over all rows would give
+    them: chunk c's pairs of every block, in block order, chunk after chunk; plus the pairs visited."""
+    visited = sum(p[4] for p in parts)
+    if len(parts) == 1:
+        return parts[0][0], parts[0][1], parts[0][2], visited
+    bounds = [np.concatenate([[0], np.cumsum(p[3])]) for p in parts]
+    pieces = [(p, s[c], s[c + 1]) for c in range(_CHUNKS) for p, s in zip(parts, bounds)]
+    return (
+        *(np.concatenate([p[k][lo:hi] for p, lo, hi in pieces]) for k in range(3)),
+        visited,
+    )
 
 
 def band_posterior_excess(
@@ -247,13 +429,13 @@ def band_posterior_excess(
     stream: int,
     epsilon_a: float,
     lower: float,
+    symmetric: bool = False,
 ) -> tuple[float, int]:
-    """Σ over pairs i < j with β_i + β_j > ``lower`` of (P_ij − p_ij): posterior minus prior."""
-    order, b, start, visited = _band(beta, lower)
-    total = _band_excess(
-        order, b, start, keys, indptr, indices, np.float64(p_flip), np.uint64(stream), np.float64(2.0 * epsilon_a)
-    )
-    return float(total), visited
+    """Σ over pairs i < j with β_i + β_j > ``lower`` of (P_ij − p_ij): posterior minus prior (the rows'
+    sums, added in sorted-β order)."""
+    band = SortedBand.build(beta, keys, indptr, indices, p_flip, stream, symmetric)
+    rows, visited = block_excess(band.rows(0, beta.size), band.shared(), 2.0 * epsilon_a, lower)
+    return float(rows.sum()), visited
 
 
 def _band(beta: np.ndarray, lower: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -291,24 +473,9 @@ def collect_band(
     ``(i, j, states, visited)`` with i < j, each pair once, and its evidence state (uint8).
     ``symmetric``: the edges (CSR ``indptr, indices``) are undirected, so A_ji is read as A_ij.
     """
-    order, b, start, visited = _band(beta, float(np.min(low)))
-    args = (
-        keys,
-        np.ascontiguousarray(keys[order]),
-        indptr,
-        indices,
-        _sorted_neighbour_positions(order, indptr, indices),
-        bool(symmetric),
-        np.float64(p_flip),
-        np.uint64(uniform_below_bits(p_flip)),
-        np.uint64(stream),
-        np.asarray(low, np.float64),
-        np.asarray(high, np.float64),
+    band = SortedBand.build(beta, keys, indptr, indices, p_flip, stream, symmetric)
+    total = band.starts(float(np.min(low)))[1]
+    i, j, t, _, visited = block_collect(
+        band.rows(0, beta.size), band.shared(), low, high, (expected or 0) / max(total, 1)
     )
-    cap = int(1.5 * (expected or 0) / _CHUNKS) + 1024
-    out_i, out_j, out_t, counts = _band_collect(order, b, start, cap, *args)
-    if counts.max() > cap:
-        cap = int(counts.max())
-        out_i, out_j, out_t, counts = _band_collect(order, b, start, cap, *args)
-    take = np.arange(cap)[None, :] < counts[:, None]
-    return out_i[take], out_j[take], out_t[take], visited
+    return i, j, t, visited

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -18,14 +19,15 @@ from privgraph.methods.base import (
     public_features,
     register_method,
 )
-from privgraph.methods.blink.client import check_degree_share, link_ldp
-from privgraph.methods.blink.server import beta_mle, clip_degrees, hard_graph, hybrid_graph
+from privgraph.methods.blink.client import LinkLDPReports, check_degree_share, link_ldp
+from privgraph.methods.blink.server import LOCAL, BlockRunner, beta_mle, clip_degrees, hard_graph, hybrid_graph
 from privgraph.methods.blink.soft import soft_graph
 from privgraph.progress import ProgressHook, Stages
 
 VARIANTS = ("hard", "soft", "hybrid")
 # a release's stages, as its progress shows them: Algorithm 1 on every node, Algorithm 2, the variant's graph (§4.2.3)
 BLINK_STAGES = ("client: randomized response + Laplace degrees", "server: β-MLE", "server: the estimated graph")
+SERVERS = ("local", "ray")
 DEFAULT_DEGREE_SHARE = 0.1
 
 
@@ -51,6 +53,16 @@ class BlinkParams(MethodParams):
     )
     soft_exact_limit: int = param(20_000, "Soft: exact dense P up to this many nodes, truncated above")
     soft_min_probability: float = param(1e-3, "Soft: truncation τ of P above soft_exact_limit nodes")
+    server: str = param(
+        "local",
+        "where the server (β-MLE, posterior, graph) runs: local (this process) or ray (blocks of nodes as Ray "
+        "tasks; the same graph, bit for bit)",
+        choices=SERVERS,
+    )
+    workers: int | None = param(None, "server=ray: workers of a local Ray cluster (default: all CPUs)")
+    address: str | None = param(
+        None, "run the server on the Ray cluster at this address (`ray start --head` prints it; implies server=ray)"
+    )
 
     def validate(self) -> None:
         super().validate()  # the variant among VARIANTS
@@ -60,6 +72,10 @@ class BlinkParams(MethodParams):
             raise ValueError(f"soft_min_probability must lie in (0, 1), got {self.soft_min_probability}")
         if self.soft_exact_limit < 1:
             raise ValueError("soft_exact_limit must be >= 1")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be >= 1, got {self.workers}")
+        if self.server == "local" and self.workers is not None and not self.address:
+            raise ValueError("workers sizes the server's Ray cluster: give server=ray too")
 
 
 @register_method
@@ -71,7 +87,8 @@ class Blink(Method):
     Releases the server's estimated graph: Hard keeps the pairs with P_ij > 0.5, Soft weights every pair
     by P_ij (eq. 9), Hybrid keeps the top ‖P‖_{1,1} pairs weighted by P_ij.  Privacy unit: one node's
     adjacency list, ε-link-LDP in the local model (untrusted server; Theorem 4.1); the denoising is
-    post-processing."""
+    post-processing, so running the server on Ray (``server=ray``: blocks of nodes as tasks, the same graph
+    bit for bit, :mod:`~privgraph.methods.blink.distributed`) leaves the guarantee unchanged."""
 
     trust_models = (TrustModel.LOCAL,)
 
@@ -100,10 +117,29 @@ class Blink(Method):
         stages = Stages(progress, f"blink-{self.variant} release", BLINK_STAGES)
         stages.start(BLINK_STAGES[0])
         reports = link_ldp(data.edge_index, data.num_nodes, eps, degree_share, rng)
+        with self._runner() as runner:
+            return self._serve(data, reports, degree_share, runner, stages)
+
+    def _runner(self) -> AbstractContextManager[BlockRunner]:
+        """Where the server runs (``server``): this process, or Ray tasks (started here, shut down after)."""
+        p = self.params
+        if p.server == "local" and not p.address:
+            return nullcontext(LOCAL)
+        from privgraph.methods.blink.distributed import RayRunner
+
+        return RayRunner(p.workers, p.address)
+
+    def _serve(
+        self, data: Data, reports: LinkLDPReports, degree_share: float, runner: BlockRunner, stages: Stages
+    ) -> Release:
+        """Algorithms 2–3 on the reports and the variant's graph, in ``runner``'s blocks: post-processing of
+        the reports, so the guarantee is theirs wherever it runs."""
+        p = self.params
         stages.start(BLINK_STAGES[1])
         fit = beta_mle(
             clip_degrees(reports.noisy_degrees, data.num_nodes),
             tol=1e-6,
+            runner=runner,
             on_iteration=lambda it, change: stages.start(BLINK_STAGES[1], f"iteration {it}, change {change:.1e}"),
         )
         stages.start(BLINK_STAGES[2], self.variant)
@@ -116,11 +152,13 @@ class Blink(Method):
         }
         adjacency = None
         if self.variant == "soft":
-            soft = soft_graph(reports, fit.beta, p.soft_exact_limit, p.soft_min_probability)
+            soft = soft_graph(reports, fit.beta, p.soft_exact_limit, p.soft_min_probability, runner)
             adjacency, graph = soft.adjacency, soft.graph
             details.update(soft.details)
+        elif self.variant == "hard":
+            graph = hard_graph(reports, fit.beta, runner)
         else:
-            graph = hard_graph(reports, fit.beta) if self.variant == "hard" else hybrid_graph(reports, fit.beta)
+            graph = hybrid_graph(reports, fit.beta, runner=runner)
         stages.finish()
         if graph is not None:
             details.update(edges=int(graph.edge_index.shape[1]), visited_pairs=graph.visited_pairs)

@@ -18,8 +18,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import torch
@@ -27,24 +28,77 @@ import torch
 from privgraph.methods.blink import kernels
 from privgraph.methods.blink.client import LinkLDPReports
 
+# ------------------------------------------------------------ blocks of rows
+T = TypeVar("T")
+
+
+class BlockRunner(Protocol):
+    """Where the server's blocks of rows run: :class:`LocalRunner` (this process, one block) or
+    :class:`~privgraph.methods.blink.distributed.RayRunner` (Ray tasks).  ``parts``: how many blocks to
+    cut; ``share``: a value every task reads (Ray: put in the object store once); ``map``: ``fn(*block,
+    *shared)`` for each block, results in block order (the reduce is the caller's, in that order)."""
+
+    parts: int
+
+    def share(self, value: Any) -> Any: ...
+
+    def map(self, fn: Callable[..., T], blocks: Sequence[tuple], *shared: Any) -> list[T]: ...
+
+
+class LocalRunner:
+    """The single-process server: one block, in this process."""
+
+    parts = 1
+
+    def share(self, value: Any) -> Any:
+        return value
+
+    def map(self, fn: Callable[..., T], blocks: Sequence[tuple], *shared: Any) -> list[T]:
+        return [fn(*block, *shared) for block in blocks]
+
+
+LOCAL = LocalRunner()
+
+
+def split_rows(n: int, parts: int, align: int = 1, work: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """[0, n) cut into at most ``parts`` ranges [lo, hi) at multiples of ``align``, of about equal ``work``
+    (per row; equal rows when None)."""
+    if parts <= 1 or n <= align:
+        return [(0, n)]
+    total = np.cumsum(np.ones(n) if work is None else np.asarray(work, np.float64))
+    cuts = np.searchsorted(total, total[-1] * np.arange(1, parts) / parts, side="right")
+    cuts = np.unique(np.clip((cuts + align // 2) // align * align, 0, n))
+    bounds = [0, *(int(c) for c in cuts if 0 < c < n), n]
+    return list(zip(bounds[:-1], bounds[1:]))
+
 
 # ----------------------------------------------------------------- β-model MLE
-def _expected_degrees_exact(beta: np.ndarray, block: int = 2048) -> np.ndarray:
-    """E_i = Σ_{j≠i} σ(β_i + β_j), exact, O(block·n) memory."""
-    n = beta.size
-    out = np.empty(n)
-    for s in range(0, n, block):
-        b = beta[s : s + block]
-        out[s : s + block] = _sigmoid(b[:, None] + beta[None, :]).sum(1) - _sigmoid(2 * b)
+EXACT_BLOCK = 2048  # rows of the exact E_i per step (and the alignment of a runner's blocks)
+
+
+def _expected_degrees_exact(
+    beta: np.ndarray, lo: int = 0, hi: int | None = None, block: int = EXACT_BLOCK
+) -> np.ndarray:
+    """E_i = Σ_{j≠i} σ(β_i + β_j) for rows [lo, hi), exact, O(block·n) memory."""
+    hi = beta.size if hi is None else hi
+    out = np.empty(hi - lo)
+    for s in range(lo, hi, block):
+        b = beta[s : min(s + block, hi)]
+        out[s - lo : s - lo + b.size] = _sigmoid(b[:, None] + beta[None, :]).sum(1) - _sigmoid(2 * b)
     return out
 
 
-def _expected_degrees_binned(beta: np.ndarray, bins: int = 4096, grid: int = 4096) -> np.ndarray:
-    """Approximate E_i: bin β_j (first-order Taylor correction per bin), evaluate
-    on a grid of β_i values, interpolate log E linearly."""
+def _exact_rows(lo: int, hi: int, beta: np.ndarray) -> np.ndarray:
+    """:func:`_expected_degrees_exact` of rows [lo, hi) (a block's task)."""
+    return _expected_degrees_exact(beta, lo, hi)
+
+
+def _binned_table(beta: np.ndarray, bins: int = 4096, grid: int = 4096) -> tuple[np.ndarray, np.ndarray] | None:
+    """Bin β_j (first-order Taylor correction per bin) and evaluate log Σ_j σ(x + β_j) on a grid of x:
+    ``(xs, log_total)``; None when all β are equal."""
     lo, hi = float(beta.min()), float(beta.max())
     if hi - lo < 1e-12:
-        return (beta.size - 1) * _sigmoid(2 * beta)
+        return None
     edges = np.linspace(lo, hi, bins + 1)
     which = np.clip(np.searchsorted(edges, beta, side="right") - 1, 0, bins - 1)
     centers = 0.5 * (edges[:-1] + edges[1:])
@@ -56,18 +110,42 @@ def _expected_degrees_binned(beta: np.ndarray, bins: int = 4096, grid: int = 409
         z = xs[s : s + 256, None] + centers[None, :]
         sig = _sigmoid(z)
         total[s : s + 256] = (sig * counts).sum(1) + (sig * (1 - sig) * offsets).sum(1)
-    log_e = np.interp(beta, xs, np.log(total))
-    return np.exp(log_e) - _sigmoid(2 * beta)
+    return xs, np.log(total)
+
+
+def _binned_rows(beta_rows: np.ndarray, table: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Approximate E_i of the given rows: interpolate log E linearly on the table's grid."""
+    xs, log_total = table
+    return np.exp(np.interp(beta_rows, xs, log_total)) - _sigmoid(2 * beta_rows)
+
+
+def _expected_degrees_binned(beta: np.ndarray, bins: int = 4096, grid: int = 4096) -> np.ndarray:
+    """Approximate E_i: bin β_j (first-order Taylor correction per bin), evaluate
+    on a grid of β_i values, interpolate log E linearly."""
+    table = _binned_table(beta, bins, grid)
+    return (beta.size - 1) * _sigmoid(2 * beta) if table is None else _binned_rows(beta, table)
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
-def expected_degrees(beta: np.ndarray, exact_limit: int = 20_000) -> np.ndarray:
-    """Σ_{j≠i} σ(β_i + β_j) for every i (exact up to ``exact_limit`` nodes)."""
+def expected_degrees(beta: np.ndarray, exact_limit: int = 20_000, runner: BlockRunner = LOCAL) -> np.ndarray:
+    """Σ_{j≠i} σ(β_i + β_j) for every i (exact up to ``exact_limit`` nodes), in the ``runner``'s blocks of
+    rows (the binned table is made here, once, and shared): the same values however the rows are cut."""
     beta = np.asarray(beta, dtype=np.float64)
-    return _expected_degrees_exact(beta) if beta.size <= exact_limit else _expected_degrees_binned(beta)
+    n = beta.size
+    ranges = split_rows(n, runner.parts, EXACT_BLOCK)
+    if n <= exact_limit:
+        parts = runner.map(_exact_rows, ranges, runner.share(beta))
+    else:
+        table = _binned_table(beta)
+        if table is None:
+            return (n - 1) * _sigmoid(2 * beta)
+        parts = runner.map(_binned_rows, [(beta[lo:hi],) for lo, hi in ranges], runner.share(table))
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts)
 
 
 @dataclass
@@ -88,6 +166,7 @@ def beta_mle(
     max_iter: int = 10_000,
     exact_limit: int = 20_000,
     memory: int = 5,
+    runner: BlockRunner = LOCAL,
     on_iteration: Callable[[int, float], None] | None = None,
 ) -> BetaMLE:
     """Algorithm 2: the fixed point of φ_d(β)_i = log d_i − log Σ_{j≠i} 1/(e^{−β_j} + e^{β_i})
@@ -97,8 +176,10 @@ def beta_mle(
     it is accelerated by Anderson mixing over the last ``memory`` iterates
     (Walker & Ni 2011), which leaves the fixed point — and the convergence
     test on it — unchanged (``memory=0`` gives the plain iteration).  Degrees
-    must lie in (0, n − 1) (Algorithm 3 clips them to [1, n − 2]).
-    ``on_iteration(it, change)``: called after every iteration (progress; reads only the noisy degrees).
+    must lie in (0, n − 1) (Algorithm 3 clips them to [1, n − 2]).  The sums E_i(β) run in the
+    ``runner``'s blocks of rows (the map); the mixing step runs here (the reduce): the iterates are the
+    same for every runner.  ``on_iteration(it, change)``: called after every iteration (progress; reads
+    only the noisy degrees).
     """
     d = np.asarray(degrees, dtype=np.float64)
     n = d.size
@@ -110,7 +191,7 @@ def beta_mle(
 
     def phi(x: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore"):  # E_i → 0 when the iteration diverges: caught below
-            return log_d + x - np.log(expected_degrees(x, exact_limit))
+            return log_d + x - np.log(expected_degrees(x, exact_limit, runner))
 
     beta = np.zeros(n)
     # the last ``memory`` differences of g and of f = g − β, oldest first (rows; shifted in place)
@@ -198,6 +279,42 @@ def state_bounds(logit_threshold: float, epsilon_a: float) -> np.ndarray:
     return logit_threshold - (np.arange(3) - 1.0) * 2.0 * epsilon_a
 
 
+class BandScan:
+    """The reports in sorted-β order for one β (:class:`~privgraph.methods.blink.kernels.SortedBand`), cut
+    into the ``runner``'s blocks of sorted rows of about equal work (pairs in the band β_i + β_j > −2ε_a,
+    plus edges) and shared once; every pass (Hard, Hybrid's rounds, the posterior mass, truncated Soft)
+    maps over these blocks and puts their outputs back in the order of one pass over all rows."""
+
+    def __init__(self, reports: LinkLDPReports, beta: np.ndarray, runner: BlockRunner = LOCAL):
+        keys, indptr, indices, p_flip, stream = reports.kernel_args()
+        band = kernels.SortedBand.build(beta, keys, indptr, indices, p_flip, stream, reports.is_symmetric())
+        n = beta.size
+        work = None
+        if runner.parts > 1:
+            start, _ = band.starts(-2.0 * reports.epsilon_adjacency)
+            work = np.maximum(n - np.maximum(start, np.arange(1, n + 1)), 0) + np.diff(band.ptr) + 1
+        ranges = split_rows(n, runner.parts, 1, work)
+        self.runner, self.b = runner, band.b
+        self.blocks = [(runner.share(band.rows(lo, hi)),) for lo, hi in ranges]
+        self.shared = runner.share(band.shared())
+
+    def collect(self, low: np.ndarray, high: np.ndarray, expected: float) -> tuple:
+        """``(i, j, states, visited)``: :func:`~privgraph.methods.blink.kernels.collect_band`'s output."""
+        lower = float(np.min(low))
+        start = np.searchsorted(self.b, lower - self.b, side="right")
+        total = int(np.maximum(self.b.size - np.maximum(start, np.arange(1, self.b.size + 1)), 0).sum())
+        per_visit = expected / max(total, 1)
+        parts = self.runner.map(kernels.block_collect, self.blocks, self.shared, low, high, per_visit)
+        return kernels.interleave(parts)
+
+    def excess(self, epsilon_a: float, lower: float) -> tuple[float, int]:
+        """Σ (P_ij − p_ij) over pairs with β-sum > ``lower`` (rows' sums added in sorted-β order), and the
+        pairs visited."""
+        parts = self.runner.map(kernels.block_excess, self.blocks, self.shared, 2.0 * epsilon_a, lower)
+        rows = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]
+        return float(rows.sum()), sum(p[1] for p in parts)
+
+
 def pairs_above(
     reports: LinkLDPReports,
     beta: np.ndarray,
@@ -217,46 +334,65 @@ def _pairs_with_states(
     logit_threshold: float,
     below: float = math.inf,
     expected: _ExpectedPassing | None = None,
+    scan: BandScan | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """:func:`pairs_above` with each pair's evidence state (uint8), which the kernel has evaluated."""
     eps_a, p_flip = reports.epsilon_adjacency, reports.p_flip
     high = state_bounds(below, eps_a) if math.isfinite(below) else np.full(3, math.inf)
     expected = expected or _ExpectedPassing(beta, eps_a, p_flip)
     count = expected(logit_threshold) - (expected(below) if math.isfinite(below) else 0.0)
-    keys, indptr, indices, _, stream = reports.kernel_args()
-    return kernels.collect_band(
-        beta,
-        keys,
-        indptr,
-        indices,
-        p_flip,
-        stream,
-        state_bounds(logit_threshold, eps_a),
-        high,
-        count,
-        reports.is_symmetric(),
-    )
+    scan = scan or BandScan(reports, beta)
+    return scan.collect(state_bounds(logit_threshold, eps_a), high, count)
 
 
-def hard_graph(reports: LinkLDPReports, beta: np.ndarray) -> EstimatedGraph:
-    """Blink-Hard: keep (i, j) iff P_ij > 0.5, i.e. logit P_ij > 0."""
-    i, j, visited = pairs_above(reports, beta, 0.0)
+def hard_graph(reports: LinkLDPReports, beta: np.ndarray, runner: BlockRunner = LOCAL) -> EstimatedGraph:
+    """Blink-Hard: keep (i, j) iff P_ij > 0.5, i.e. logit P_ij > 0 (in the ``runner``'s blocks of rows)."""
+    i, j, _, visited = _pairs_with_states(reports, beta, 0.0, scan=BandScan(reports, beta, runner))
     ei, _ = _symmetric(i, j, None)
     return EstimatedGraph(ei, None, visited, 0.0)
 
 
-def thresholded_graph(reports: LinkLDPReports, beta: np.ndarray, min_probability: float) -> EstimatedGraph:
+def thresholded_graph(
+    reports: LinkLDPReports,
+    beta: np.ndarray,
+    min_probability: float,
+    runner: BlockRunner = LOCAL,
+    scan: BandScan | None = None,
+) -> EstimatedGraph:
     """All pairs with P_ij > ``min_probability``, weighted by P_ij (the truncated Soft graph)."""
     if not 0.0 < min_probability < 1.0:
         raise ValueError(f"min_probability must lie in (0, 1), got {min_probability}")
     tau = math.log(min_probability) - math.log1p(-min_probability)
-    i, j, states, visited = _pairs_with_states(reports, beta, tau)
+    scan = scan or BandScan(reports, beta, runner)
+    i, j, states, visited = _pairs_with_states(reports, beta, tau, scan=scan)
     ei, ew = _symmetric(i, j, _sigmoid(posterior_logit(beta[i] + beta[j], states, reports.epsilon_adjacency)))
     return EstimatedGraph(ei, ew, visited, tau)
 
 
+NORM_BLOCK = 1024  # rows of the exact ‖P‖ per step (and the alignment of a runner's blocks)
+
+
+def _exact_norm_rows(lo: int, hi: int, shared: tuple, block: int = NORM_BLOCK) -> list[float]:
+    """Σ_j P_ij (j ≠ i) of rows [lo, hi), one sum per step of ``block`` rows."""
+    beta, keys, indptr, indices, p_flip, stream, eps_a = shared
+    n, sums = beta.size, []
+    for s in range(lo, hi, block):
+        rows = np.arange(s, min(s + block, hi))
+        states = kernels.evidence_rows(rows, n, keys, indptr, indices, p_flip, np.uint64(stream))
+        logit = beta[rows, None] + beta[None, :] + (states - 1.0) * 2.0 * eps_a
+        p = _sigmoid(logit)
+        p[np.arange(rows.size), rows] = 0.0
+        sums.append(float(p.sum()))
+    return sums
+
+
 def posterior_norm(
-    reports: LinkLDPReports, beta: np.ndarray, exact_limit: int = 20_000, block: int = 1024
+    reports: LinkLDPReports,
+    beta: np.ndarray,
+    exact_limit: int = 20_000,
+    block: int = NORM_BLOCK,
+    runner: BlockRunner = LOCAL,
+    scan: BandScan | None = None,
 ) -> tuple[float, bool]:
     """‖P‖_{1,1} = Σ_{i≠j} P_ij (both directions).  Returns ``(value, exact)``.
 
@@ -265,21 +401,20 @@ def posterior_norm(
     β-model: pairs that can carry evidence above the prior's scale
     (β_i + β_j > −2ε_a) are evaluated exactly and every other pair contributes
     its prior p_ij (E[P_ij] = p_ij: the posterior is a martingale), whose
-    total is known: Σ_{i<j} p_ij = ½ Σ_i E_i(β).
+    total is known: Σ_{i<j} p_ij = ½ Σ_i E_i(β).  Either way the sums run in the ``runner``'s blocks of
+    rows and are added here in row order: the same value for every runner.
     """
     n, eps_a = reports.num_nodes, reports.epsilon_adjacency
     if n <= exact_limit:
+        keys, indptr, indices, p_flip, stream = reports.kernel_args()
+        shared = runner.share((np.asarray(beta, np.float64), keys, indptr, indices, p_flip, stream, eps_a))
         total = 0.0
-        for s in range(0, n, block):
-            rows = np.arange(s, min(s + block, n))
-            logit = beta[rows, None] + beta[None, :] + (evidence_rows(reports, rows) - 1.0) * 2.0 * eps_a
-            p = _sigmoid(logit)
-            p[np.arange(rows.size), rows] = 0.0
-            total += float(p.sum())
+        for sums in runner.map(_exact_norm_rows, split_rows(n, runner.parts, block), shared, block):
+            for x in sums:
+                total += x
         return total, True
-    prior_total = 0.5 * float(expected_degrees(beta).sum())
-    keys, indptr, indices, p_flip, stream = reports.kernel_args()
-    excess, _ = kernels.band_posterior_excess(beta, keys, indptr, indices, p_flip, stream, eps_a, -2.0 * eps_a)
+    prior_total = 0.5 * float(expected_degrees(beta, runner=runner).sum())
+    excess, _ = (scan or BandScan(reports, beta, runner)).excess(eps_a, -2.0 * eps_a)
     return 2.0 * (prior_total + excess), False
 
 
@@ -318,7 +453,11 @@ class _ExpectedPassing:
 
 
 def hybrid_graph(
-    reports: LinkLDPReports, beta: np.ndarray, exact_limit: int = 20_000, max_visits: int = 10**11
+    reports: LinkLDPReports,
+    beta: np.ndarray,
+    exact_limit: int = 20_000,
+    max_visits: int = 10**11,
+    runner: BlockRunner = LOCAL,
 ) -> EstimatedGraph:
     """Blink-Hybrid: keep the top ⌊‖P‖_{1,1}⌋ entries of P (⌊·/2⌋ symmetric
     pairs; ties broken by pair index), weighted by P.
@@ -326,9 +465,12 @@ def hybrid_graph(
     The logit threshold τ is first placed where the β-model expects 1.25× the
     needed number of pairs to pass, then lowered (τ ← τ − step, step doubling)
     until at least that many really pass; each round visits only the band of
-    β-sums newly admitted.  ``max_visits`` bounds the candidate pairs visited.
+    β-sums newly admitted.  ``max_visits`` bounds the candidate pairs visited.  The passes run in the
+    ``runner``'s blocks of rows; the threshold search and the top-k selection run here (the same graph
+    for every runner).
     """
-    norm, _ = posterior_norm(reports, beta, exact_limit)
+    scan = BandScan(reports, beta, runner) if reports.num_nodes > exact_limit else None
+    norm, _ = posterior_norm(reports, beta, exact_limit, runner=runner, scan=scan)
     k = int(math.floor(norm)) // 2
     if k == 0:
         return EstimatedGraph(torch.empty((2, 0), dtype=torch.long), torch.empty(0), 0, math.inf)
@@ -348,7 +490,8 @@ def hybrid_graph(
         )
         if visited + cost > max_visits:
             raise RuntimeError(f"Blink-Hybrid would visit more than max_visits={max_visits} candidate pairs")
-        i, j, states, v = _pairs_with_states(reports, beta, tau, previous, expected)
+        scan = scan or BandScan(reports, beta, runner)
+        i, j, states, v = _pairs_with_states(reports, beta, tau, previous, expected, scan)
         found_i.append(i)
         found_j.append(j)
         found_states.append(states)

@@ -23,7 +23,15 @@ import numpy as np
 import torch
 
 from privgraph.methods.blink.client import LinkLDPReports
-from privgraph.methods.blink.server import EstimatedGraph, evidence_rows, posterior_norm, thresholded_graph
+from privgraph.methods.blink.server import (
+    LOCAL,
+    BandScan,
+    BlockRunner,
+    EstimatedGraph,
+    evidence_rows,
+    posterior_norm,
+    thresholded_graph,
+)
 from privgraph.nn.dense import BlockwiseAdjacency
 
 
@@ -59,13 +67,19 @@ class SoftGraph:
 
 
 def soft_graph(
-    reports: LinkLDPReports, beta: np.ndarray, exact_limit: int = 20_000, min_probability: float = 1e-3
+    reports: LinkLDPReports,
+    beta: np.ndarray,
+    exact_limit: int = 20_000,
+    min_probability: float = 1e-3,
+    runner: BlockRunner = LOCAL,
 ) -> SoftGraph:
-    """Blink-Soft's weighted graph: exact for n ≤ ``exact_limit``, else truncated at ``min_probability``."""
+    """Blink-Soft's weighted graph: exact for n ≤ ``exact_limit`` (in this process), else truncated at
+    ``min_probability`` (its passes in the ``runner``'s blocks of rows)."""
     if reports.num_nodes <= exact_limit:
         return SoftGraph(PosteriorAdjacency(reports, beta), None, {"soft": "exact"})
-    graph = thresholded_graph(reports, beta, min_probability)
-    norm, exact = posterior_norm(reports, beta)
+    scan = BandScan(reports, beta, runner)
+    graph = thresholded_graph(reports, beta, min_probability, scan=scan)
+    norm, exact = posterior_norm(reports, beta, runner=runner, scan=scan)
     kept = float(graph.edge_weight.sum()) if graph.edge_weight is not None else 0.0
     details = {
         "soft": "truncated",
