@@ -97,7 +97,7 @@ def test_run_table_baseline_and_plot(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("bad", [["--epsilon", "0"], ["--epsilon", "-1"], ["--epsilon-y", "0"]])
+@pytest.mark.parametrize("bad", [["--epsilon", "0"], ["--epsilon", "-1"], ["--label-epsilon", "0"]])
 def test_bad_privacy_parameters_exit_with_error(tmp_path, bad):
     res = runner.invoke(app, ["run", "lpgnn", "--dataset", "sbm", "--db", str(tmp_path / "r.db"), *bad])
     assert res.exit_code == 2

@@ -7,6 +7,8 @@ The Python API (:mod:`privgraph.api`)::
     print(rel.report); rel.save("graph.pt")
     res = pg.fit(rel, model="gcn", seed=0)
     pg.attack(res, "link-stealing", truth=data)       # audit it: attack_auc, attack_advantage, ...
+    pg.audit_method(data, "lpgnn", epsilon=1.0)       # ε lower bounds against the claim (data None: synthetic)
+    pg.privatize(data, pg.ReleaseRequest.build("lpgnn", epsilon=1.0, seed=0))   # the one request, typed
     pg.list_methods()                                 # the registry
     T.Compose([T.NormalizeFeatures(), pg.Privatize("lpgnn", epsilon=1.0)])   # as a PyG transform
     pg.sweep("benchmarks/grids/lpgnn.toml", db="lpgnn.jsonl", workers=2)   # a paper's grid on Ray
@@ -40,6 +42,8 @@ _LAZY = {
     "list_methods": "privgraph.api",
     "load_release": "privgraph.api",
     "Privatize": "privgraph.transforms",
+    "ReleaseRequest": "privgraph.request",
+    "audit_method": "privgraph.audit",
     "sweep": "privgraph.experiments.sweep",
     "report": "privgraph.experiments.report",
     "compare": "privgraph.experiments.compare",

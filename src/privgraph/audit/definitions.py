@@ -9,7 +9,7 @@ A new link-LDP method with ``unit = Unit.ADJACENCY_LIST`` whose reports
 implement :class:`privgraph.mechanisms.graph.LinkReports` is thus audited
 without touching this package; a test fails when a method is registered
 without a definition.  Each ``run`` calls the
-method's own release code — :func:`privgraph.api.release_with`, the path of
+method's own release code — :func:`privgraph.api.release`, the path of
 :func:`privgraph.privatize` — except PPCVGAE's family, whose guarantee covers
 the release *given the trained weights*: there the weights are trained once
 and ``run`` is the method's own release step (:meth:`release_trained`).
@@ -51,6 +51,7 @@ from privgraph.audit.neighbours import (
 )
 from privgraph.mechanisms import RandomSource, derive_seed, make_generator
 from privgraph.methods import Method
+from privgraph.request import ReleaseRequest
 
 Definition = Callable[[Method, "AuditInput"], list[Neighbours]]
 AUDITS: dict[str, Definition] = {}  # overrides by method name (a special method)
@@ -81,18 +82,29 @@ def audits_kind(*kinds: str) -> Callable[[Definition], Definition]:
 
 @dataclass
 class AuditInput:
-    """The graph the neighbouring inputs are built on, and how the method is released."""
+    """The graph the neighbouring inputs are built on, and how the method is released: the audit's
+    :class:`~privgraph.ReleaseRequest` (its ε, label ε and device; each release draws from its own stream of
+    ``seed``)."""
 
     data: Data | HeteroData
-    epsilon: float | None
-    label_epsilon: float | None = None
+    request: ReleaseRequest
     seed: int = 0
 
+    @property
+    def epsilon(self) -> float | None:
+        return self.request.epsilon
 
-def _release(method: Method, inp: AuditInput, data: Any, rng: RandomSource, **extra: Any) -> Any:
-    from privgraph.api import release_with
+    @property
+    def label_epsilon(self) -> float | None:
+        return self.request.label_epsilon
 
-    return release_with(method, data, inp.epsilon, rng=rng, **extra)
+
+def _release(method: Method, inp: AuditInput, data: Any, rng: RandomSource, labels: bool = False) -> Any:
+    """One release of ``data`` as the audit's request asks, drawn from ``rng`` (with its label ε: ``labels``)."""
+    from privgraph.api import release
+
+    label_epsilon = inp.label_epsilon if labels else None
+    return release(data, inp.request.but(method=method, label_epsilon=label_epsilon, rng=rng))
 
 
 def _homogeneous(method: Method, data: Any) -> Data:
@@ -212,7 +224,7 @@ def label_unit(method: Method, inp: AuditInput) -> Neighbours:
         Unit.NODE_LABEL,
         "node label",
         "y_u = 0 vs 1; [ỹ_u = 1] − [ỹ_u = 0] (the k-ary RR likelihood ratio)",
-        lambda side, rng: _release(method, inp, worlds[side], rng, label_epsilon=inp.label_epsilon),
+        lambda side, rng: _release(method, inp, worlds[side], rng, labels=True),
         lambda rel: np.array([float(rel.data.y_reported[u] == 1) - float(rel.data.y_reported[u] == 0)]),
         first_column,
         requested=inp.label_epsilon,

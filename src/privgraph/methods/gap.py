@@ -608,9 +608,9 @@ class _GAP(Method):
     def answers(self, release: Release, epsilon: float | None) -> str:
         return ANSWERS
 
-    def privatize(self, data: Any, epsilon: float | None, rng: RandomSource, *args: Any, **kwargs: Any) -> Any:
+    def privatize(self, data: Any, request: Any, rng: RandomSource) -> Any:
         """The node-classification release, with the status of ``x`` saying what it holds: GAP's hop tables."""
-        rel = super().privatize(data, epsilon, rng, *args, **kwargs)
+        rel = super().privatize(data, request, rng)
         rel.fields["x"] = self.features_status(rel.fields["x"])
         return rel
 
