@@ -199,3 +199,17 @@ def test_the_audit_is_exported_without_shadowing_its_subpackage():
     assert pg.audit_method is privgraph.audit.audit_method and "audit_method" in pg.__all__
     assert "ReleaseRequest" in pg.__all__ and pg.ReleaseRequest is ReleaseRequest
     assert T.Compose([Privatize("lpgnn", epsilon=1.0)])  # the transform still composes
+
+
+def test_the_pipeline_and_compare_take_a_params_object_or_a_built_method():
+    by_name = ExperimentSpec(method="blink", params={"variant": "soft"}, epsilons=[1.0], trials=1)
+    for given in (BlinkParams(variant="soft"), Blink(variant="soft")):
+        spec = ExperimentSpec(method=given, epsilons=[1.0], trials=1)
+        assert spec.method == "blink" and spec.params == {"variant": "soft"}
+        assert config_hash(spec, 1.0) == config_hash(by_name, 1.0)  # one identity, however the method was given
+    from privgraph.experiments.compare import build_grid
+
+    grid, _ = build_grid([Blink(variant="soft"), "rr"], epsilons=[1.0], trials=1, attack=None)
+    keys = {s.spec.method: s.key for s in grid.settings}
+    named, _ = build_grid(["blink", "rr"], epsilons=[1.0], trials=1, attack=None, params={"blink": {"variant": "soft"}})
+    assert keys == {s.spec.method: s.key for s in named.settings}

@@ -16,7 +16,7 @@ except ``delta``, which is the δ of the method's (ε, δ) claim (:attr:`Method.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -70,6 +70,17 @@ def build_method(method: MethodLike, values: dict[str, Any] | None = None) -> Me
     if isinstance(method, str):
         return method_class(method)(**values)
     raise TypeError(f"method must be a name, a Params object or a Method, got {type(method).__name__}")
+
+
+def method_name_and_params(method: MethodLike) -> tuple[str, dict[str, Any]]:
+    """A method as the experiment pipeline records it (a spec, a comparison's row): its name and, for a
+    ``Params`` object or a built method, the parameters that differ from their defaults (so that a setting
+    given either way has one identity, :func:`~privgraph.experiments.config_hash`)."""
+    if isinstance(method, str):
+        return method, {}
+    built = build_method(method)
+    p = built.params
+    return built.name, {f.name: getattr(p, f.name) for f in fields(p) if getattr(p, f.name) != f.default}
 
 
 def with_delta(method: Method, delta: float | None) -> Method:
@@ -203,5 +214,6 @@ __all__ = [
     "ReleaseRequest",
     "Shared",
     "build_method",
+    "method_name_and_params",
     "with_delta",
 ]

@@ -66,7 +66,8 @@ class ExperimentSpec:
     """One setting grid of one method (module docstring).
 
     Args:
-        method: a registered method (:data:`privgraph.methods.METHODS`).
+        method: a registered method (:data:`privgraph.methods.METHODS`): its name, or its ``Params`` object or a
+            built method (kept as the name and the parameters that differ from their defaults).
         dataset: a dataset the loaders know, or ``sbm`` (synthetic); ignored with ``input``.
         epsilons: the ε values (one setting each); ``None`` is the method without noise where ε is
             optional (PPCVGAE); empty: ``[1.0]`` for a private method, none otherwise.
@@ -103,7 +104,7 @@ class ExperimentSpec:
             identity: the noise does not depend on it, and each trial records the device it ran on.
     """
 
-    method: str
+    method: str  # a Params object or a built method is turned into its name and params (__post_init__)
     dataset: str = "sbm"
     epsilons: list[float | None] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
@@ -127,6 +128,13 @@ class ExperimentSpec:
     attack: str | None = None
     attack_params: dict[str, Any] = field(default_factory=dict)
     device: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.method, str):  # a Params object or a built method: its name and non-default values
+            from privgraph.request import method_name_and_params
+
+            name, values = method_name_and_params(self.method)
+            self.method, self.params = name, {**values, **self.params}
 
     def build(self, progress: ProgressHook | None = None) -> tuple[Method, EvaluationTask]:
         """The method and the task, after every check (bad input raises ``ValueError`` before any work)."""
