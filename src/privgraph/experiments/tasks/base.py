@@ -83,8 +83,8 @@ class EvaluationTask:
 
     def privatize(
         self,
-        method: Method,
         data: Any,
+        method: Method,
         eps: float | None,
         trial_seed: int,
         eps_index: int,

@@ -102,7 +102,7 @@ class HeteroNodeClassification(_HeteroTask):
         if model == "han" and eps is None:  # HeteDP without noise: the HAN reads the clean features
             return Released(None, PrivacyReport([unprotected(Unit.NODE_FEATURES, "HeteDP without noise")]))
         target = self.hetero_task.node_type
-        rel = self.privatize(method.hetero_nc_release(target), tdata, eps, trial_seed, eps_index, candidate)
+        rel = self.privatize(tdata, method.hetero_nc_release(target), eps, trial_seed, eps_index, candidate)
         if model != "han":
             return self.released(rel, None)
         released = self.released(rel, rel.data[target].x, "gaussian")
@@ -132,8 +132,8 @@ class HeteroNodeClassification(_HeteroTask):
         recorded = EpochEmbeddings(task.node_type)
         replace = method.nc_input_replacement(tdata, self.key, task.node_type, self.spec.split, trial_seed)
         rel = self.privatize(
-            method,
             tdata,
+            method,
             eps,
             trial_seed,
             eps_index,

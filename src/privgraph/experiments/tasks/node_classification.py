@@ -113,7 +113,7 @@ class NodeClassification(EvaluationTask):
         trial and ε, shared by a selection's candidates) go into the release as collected."""
         labels = shared if shared is not None else self.labels(tdata, trial_seed, eps_index)
         method, count_note = self.train_count_method(method, tdata)
-        rel = self.privatize(method, tdata, eps, trial_seed, eps_index, candidate, labels=labels)
+        rel = self.privatize(tdata, method, eps, trial_seed, eps_index, candidate, labels=labels)
         released = self.released(rel, Release.from_private(rel), rel.details.get("mechanism"), labels)
         if count_note is not None:
             released.report = PrivacyReport([g.with_note(count_note) for g in released.report.guarantees])
