@@ -373,7 +373,7 @@ def test_release_takes_typed_params(tmp_path):
         (["run", "hetedp", "--set", "dpsgd.epochs=2"], ["epochs, hidden"]),
         (["run", "ppcvgae", "--model", "gat"], ["does not take model"]),
         (["run", "lpgnn", "--task", "lp"], ["task 'lp' does not apply"]),
-        (["run", "mlp", "--epsilon", "1"], ["not private"]),
+        (["run", "mlp", "--epsilon", "1"], ["is a non-private baseline: it takes no epsilon"]),
     ],
 )
 def test_a_bad_param_is_one_error_line(tmp_path, args, needles):
