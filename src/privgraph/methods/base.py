@@ -12,13 +12,11 @@ in :data:`privgraph.methods.METHODS` (``@register_method``).  A class states
   a release) — and ``public_fields`` — the input fields its setting treats as
   public and copies into the release as given.
 
-``privatize(data, request, rng)``, called by :func:`privgraph.api.release` only, is the one release
-call: the graph, its :class:`~privgraph.request.ReleaseRequest` (read as a
-:class:`~privgraph.methods.request_view.RequestView`) and a random source in, a
-:class:`~privgraph.release.PrivateRelease` out.  Node-classification methods
-implement :meth:`Method.release` (what the server holds: features, graph,
-guarantee) and inherit ``privatize``; methods that train to release
-(PPCVGAE's embeddings, HeteDP's link reconstructor) override ``privatize``.
+``privatize(data, request, rng)``, called by :func:`privgraph.api.release` only, is the one release call: the
+graph, its :class:`~privgraph.request.ReleaseRequest` (read as a :class:`~privgraph.methods.request_view.RequestView`)
+and a random source in, a :class:`~privgraph.release.PrivateRelease` out.  Node-classification methods implement
+:meth:`Method.release` (what the server holds: features, graph, guarantee) and inherit ``privatize``; methods that
+train to release (PPCVGAE's embeddings, HeteDP's link reconstructor) override it, with the same signature.
 """
 
 from __future__ import annotations
@@ -307,7 +305,8 @@ class Method:
     def __eq__(self, other: object) -> bool:  # the same method with the same parameters
         return type(other) is type(self) and other.params == self.params  # type: ignore[attr-defined]
 
-    __hash__ = None  # type: ignore[assignment]
+    def __hash__(self) -> int:  # equal methods hash alike (the parameters need not be hashable)
+        return hash(type(self))
 
     def with_params(self, **changes: Any) -> Method:
         """The same method with some parameters changed (validated)."""
