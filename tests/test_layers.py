@@ -26,8 +26,8 @@ rank  units                                  why there
 9     ``api``                                ``privatize``/``fit``/``attack``/``release``
 10    ``audit``, ``transforms``              release through ``api.release``, as users do
 11    ``experiments``                        the pipeline, store, sweeps, reports
-12    ``cli``, ``catalogue``, ``__main__``,  the command, its catalogue and the package facade (its lazy
-      ``privgraph``                          names)
+12    ``cli``, ``catalogue``, ``where``,     the command, its catalogue, where each method lives and the
+      ``__main__``, ``privgraph``            package facade (its lazy names)
 ====  =====================================  ==================================================
 """
 
@@ -53,7 +53,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("api",),
     ("audit", "transforms"),
     ("experiments",),
-    ("cli", "catalogue", "__main__", ROOT),
+    ("cli", "catalogue", "where", "__main__", ROOT),
 )
 RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
 

@@ -10,6 +10,7 @@ The Python API (:mod:`privgraph.api`)::
     pg.audit_method(data, "lpgnn", epsilon=1.0)       # ε lower bounds against the claim (data None: synthetic)
     pg.privatize(data, pg.ReleaseRequest.build("lpgnn", epsilon=1.0, seed=0))   # the one request, typed
     pg.list_methods()                                 # the registry
+    pg.method_sources("gap-edp")                      # where its code, derivation, tests and benchmark live
     T.Compose([T.NormalizeFeatures(), pg.Privatize("lpgnn", epsilon=1.0)])   # as a PyG transform
     pg.sweep("benchmarks/grids/lpgnn.toml", db="lpgnn.jsonl", workers=2)   # a paper's grid on Ray
     pg.report("lpgnn.jsonl", "benchmarks/grids/lpgnn.toml", out="docs/results")
@@ -40,6 +41,7 @@ _LAZY = {
     "fit": "privgraph.api",
     "attack": "privgraph.api",
     "list_methods": "privgraph.api",
+    "method_sources": "privgraph.where",
     "load_release": "privgraph.api",
     "Privatize": "privgraph.transforms",
     "ReleaseRequest": "privgraph.request",
