@@ -223,7 +223,8 @@ class Privatize(PrivacyTransform):
             ledger=ledger, **params,
         )  # fmt: skip
         self.method = self.request.method
-        # what repr shows (PyG compares a pre_transform's): the parameters given by name, else all of them
+        # what repr shows (PyG compares a pre_transform's): ε as given, the parameters given by name, else all of them
+        self.epsilon, self.label_epsilon = epsilon, label_epsilon
         self.params = {**params, **({} if delta is None else {"delta": delta})} if isinstance(method, str) else None
         self.protects = tuple(self.method.private_fields)
         if self.method.task != Task.NODE_CLASSIFICATION or self.method.heterogeneous:
@@ -243,8 +244,8 @@ class Privatize(PrivacyTransform):
     def _settings(self) -> dict[str, Any]:
         return {
             "method": self.method.name,
-            "epsilon": self.request.epsilon,
-            "label_epsilon": self.request.label_epsilon,
+            "epsilon": self.epsilon,
+            "label_epsilon": self.label_epsilon,
             **(self.method.params.to_dict() if self.params is None else self.params),
             **super()._settings(),
         }
