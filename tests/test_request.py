@@ -213,3 +213,10 @@ def test_the_pipeline_and_compare_take_a_params_object_or_a_built_method():
     keys = {s.spec.method: s.key for s in grid.settings}
     named, _ = build_grid(["blink", "rr"], epsilons=[1.0], trials=1, attack=None, params={"blink": {"variant": "soft"}})
     assert keys == {s.spec.method: s.key for s in named.settings}
+
+
+def test_privatize_repr_is_what_older_processed_datasets_recorded():
+    """PyG compares a pre_transform's repr with the one stored beside a processed dataset."""
+    assert repr(Privatize("lpgnn", epsilon=1, seed=0, mechanism="laplace")) == (
+        "Privatize(method='lpgnn', epsilon=1, label_epsilon=None, mechanism='laplace', seed=0, compose=False)"
+    )
