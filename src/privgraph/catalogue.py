@@ -146,9 +146,11 @@ _NOT_MECHANISMS = frozenset(f"privgraph.mechanisms{m}" for m in ("", ".base", ".
 
 
 def _package_path(path: str | Path) -> str:
-    """``privgraph/methods/gap.py``: a source file's path relative to the folder that holds the package."""
+    """``privgraph/methods/gap.py``: a source file's path relative to the folder that holds the package
+    (a method defined outside the package, a user's subclass: its absolute path)."""
     root = Path(__file__).resolve().parent.parent
-    return Path(path).resolve().relative_to(root).as_posix()
+    resolved = Path(path).resolve()
+    return resolved.relative_to(root).as_posix() if resolved.is_relative_to(root) else resolved.as_posix()
 
 
 def _mechanisms_imported(files: list[Path]) -> list[str]:

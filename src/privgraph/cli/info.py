@@ -46,7 +46,7 @@ def list_methods_command(
         for name, e in registry.items():
             eps = "optional" if e["epsilon_optional"] else ("yes" if e["private"] else "—")
             trust = " + ".join(t.split(" (")[0] for t in e.get("trust", [])) or "—"  # local, central, or none
-            table.add_row(name, e["unit"], trust, e["task"], eps, escape(e["description"]))
+            table.add_row(name, _unit(e), trust, e["task"], eps, escape(e["description"]))
         print_tsv(table) if format == OutputFormat.tsv else out_console.print(table)
         return
     e = registry[method]
@@ -60,7 +60,7 @@ def list_methods_command(
         return
     out_console.print(f"[bold]{method}[/bold]: {escape(e['description'])}")
     out_console.print(
-        f"unit: {e['unit']}; trust model: {' + '.join(e.get('trust', [])) or 'none'}; "
+        f"unit: {_unit(e, long=True)}; trust model: {' + '.join(e.get('trust', [])) or 'none'}; "
         f"guarantee: {escape(guarantee_form(e, catalogue[method].get('delta_param')))}"
     )
     out_console.print(
@@ -112,6 +112,15 @@ def where_table(method: str, where: dict[str, Any]) -> Table:
         if bench["results"]:
             table.add_row("results", escape(", ".join(bench["results"])))
     return table
+
+
+def _unit(entry: dict, long: bool = False) -> str:
+    """A method's privacy unit as listed: a non-private baseline that reads the data protects none."""
+    if not entry.get("no_guarantee"):
+        return entry["unit"]
+    if long:
+        return f"— (a non-private baseline; its report states ε = ∞ on {entry['unit']})"
+    return "— (no guarantee)"
 
 
 class DatasetsFormat(str, Enum):

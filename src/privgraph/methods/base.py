@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
@@ -35,11 +35,14 @@ from privgraph.data.transforms import one_hot_counts, one_hot_degree
 from privgraph.data.validation import input_graph_notes, validate_graph
 from privgraph.input_rules import InputRequest, check_choice, check_data, check_request
 from privgraph.mechanisms import RandomSource, check_epsilon
+from privgraph.methods.hyperparameters import SEARCH_SPACE as SEARCH_SPACE  # re-exported: methods import it here
+from privgraph.methods.hyperparameters import Hyperparameters
+from privgraph.methods.hyperparameters import Settings as Settings
 from privgraph.methods.label_ldp import denoise_labels, label_spend, report_labels
 from privgraph.methods.request_view import RequestView
 from privgraph.nn import NodeClassifier
 from privgraph.nn.dense import BlockwiseAdjacency
-from privgraph.progress import ProgressHook
+from privgraph.progress import ProgressHook, takes_keyword
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 
 if TYPE_CHECKING:
@@ -134,49 +137,6 @@ class MethodParams:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-class Settings:
-    """Mixin of the frozen settings dataclasses (training hyperparameters): ``update`` with unknown
-    names refused, ``to_dict``."""
-
-    def update(self, **changes: Any) -> Any:
-        known = {f.name for f in fields(self)}  # type: ignore[arg-type]
-        unknown = set(changes) - known
-        if unknown:
-            raise ValueError(f"unknown hyperparameters {sorted(unknown)}; known: {sorted(known)}")
-        return replace(self, **changes)  # type: ignore[type-var]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
-
-
-@dataclass(frozen=True)
-class Hyperparameters(Settings):
-    """Training and method hyperparameters (defaults used without ``--tune``)."""
-
-    lr: float = 0.01
-    weight_decay: float = 5e-4
-    dropout: float = 0.5
-    hidden: int = 16
-    epochs: int = 300
-    patience: int = 50
-    # which epoch's state is kept: "accuracy" (best validation accuracy, ties: lower loss) or "loss"
-    # (least validation loss: the Blink authors' protocol, Blink_GNN src/blink/run_blink.py)
-    selection: str = "accuracy"
-    kprop_steps: int = 4  # LPGNN feature propagation K
-    label_steps: int = 2  # label denoising steps K_y (0: no denoising, forward correction instead)
-
-
-# The search space of --tune (LPGNN paper's grid for lr/wd/dropout; the K set of Sajadmanesh's talk
-# "Privacy-Preserving Deep Learning over Graphs" (2020)).
-SEARCH_SPACE: dict[str, list[Any]] = {
-    "lr": [0.01, 0.001],
-    "weight_decay": [0.0, 1e-4, 1e-3, 1e-2],
-    "dropout": [0.0, 0.25, 0.5, 0.75],
-    "kprop_steps": [1, 2, 4, 8, 16],
-    "label_steps": [0, 1, 2, 4, 8, 16],
-}
 
 
 NO_FEATURES_NOTE = (
@@ -280,8 +240,8 @@ class Method:
     # its release reads data.x (False: the features are public and copied as given, so a graph without
     # them is released without them; training then reads a degree encoding, Release.features)
     needs_features: ClassVar[bool] = True
-    # its local feature mechanism's guarantee holds on a public feature domain (data.feature_domain, [0, 1]
-    # when absent): the command line refuses the user's own graph (--input) without one (--domain LO,HI)
+    # its local feature mechanism's guarantee holds on a declared public feature domain (data.feature_domain):
+    # refused without one, in Python and on the command line (--domain LO,HI; input_rules.declared_domain)
     needs_domain: ClassVar[bool] = False
     private_fields: ClassVar[tuple[str, ...]] = ("x",)
     public_fields: ClassVar[tuple[str, ...]] = ("edge_index", *SPLIT_FIELDS)
@@ -379,14 +339,22 @@ class Method:
         )
 
     def fit(
-        self, release: Release, data: Data, model: str, hp: Hyperparameters, seed: int, labels: Any = None
+        self,
+        release: Release,
+        data: Data,
+        model: str,
+        hp: Hyperparameters,
+        seed: int,
+        labels: Any = None,
+        progress: ProgressHook | None = None,
     ) -> TrainResult:
         """Train this method's classifier on ``release`` (post-processing) with selection on
         validation; ``data`` gives the labels and the split.  With label reports (``labels``,
         :class:`~privgraph.methods.LabelReports`) the server trains on their denoised version
         (K_y = ``hp.label_steps``, or forward correction when 0); the test accuracy is always
-        measured on the true test labels.  The node-classification task of :mod:`privgraph.experiments`
-        and :func:`privgraph.fit` both call it."""
+        measured on the true test labels.  ``progress``: called after every epoch, with the loss
+        (:func:`~privgraph.train.train_node_classifier`).  The node-classification task of
+        :mod:`privgraph.experiments` and :func:`privgraph.fit` both call it (through :func:`fit_method`)."""
         from privgraph.train import train_node_classifier
 
         torch.manual_seed(seed)
@@ -410,6 +378,8 @@ class Method:
             loss_transition=transition,
             edge_weight=release.edge_weight,
             selection=hp.selection,
+            progress=progress,
+            task=f"training {model} on the {self.name} release",
         )
         result.model = net
         return result
@@ -443,6 +413,8 @@ class Method:
             "name": cls.name,
             "description": cls.description,
             "unit": cls.unit,
+            # a non-private baseline that reads the data: no unit is protected (its report states ε = ∞ on ``unit``)
+            "no_guarantee": not cls.private and not cls.reads_nothing_private,
             "task": cls.task.value,
             "private": cls.private,
             "trust": list(cls.trust_models) if cls.private else [],
@@ -527,6 +499,23 @@ def _privatized(guarantees: list[PrivacyGuarantee], units: tuple[str, ...]) -> s
         if g.unit in units:
             return ("privatized: " if g.is_private else "derived without protection: ") + g.describe()
     return None
+
+
+def fit_method(
+    method: Method,
+    release: Release,
+    data: Data,
+    model: str,
+    hp: Hyperparameters,
+    seed: int,
+    labels: Any = None,
+    progress: ProgressHook | None = None,
+) -> TrainResult:
+    """``method.fit(...)`` with ``progress`` where the method's ``fit`` takes it (a method whose own ``fit``
+    does not yet trains silently)."""
+    if progress is not None and takes_keyword(method.fit, "progress"):
+        return method.fit(release, data, model, hp, seed, labels, progress=progress)
+    return method.fit(release, data, model, hp, seed, labels)
 
 
 def node_classification_release(method: Method, data: Data, request: RequestView, rng: RandomSource) -> PrivateRelease:

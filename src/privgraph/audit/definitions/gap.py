@@ -19,11 +19,11 @@ from privgraph.methods import Method
 
 
 def _hop_residual_statistic(reference: torch.Tensor, rows: torch.Tensor, owners: torch.Tensor) -> Callable:
-    """Observation of a GAP :class:`~privgraph.methods.gap.AggregationRelease`: Σ_k Σ_i ⟨s^k_{rows_i} −
+    """Observation of a GAP :class:`~privgraph.mechanisms.aggregation.AggregationRelease`: Σ_k Σ_i ⟨s^k_{rows_i} −
     (Aᵀx^{k−1})_{rows_i}, x^{k−1}_{owners_i}⟩, A the ``reference`` graph (the world without the unit) and x^{k−1}
     the release's own previous table — the Gaussian log-likelihood ratio of the K hops, hop by hop
     (adaptive composition): the other world adds x^{k−1}_{owner} to row ``row`` of hop k's mean."""
-    from privgraph.methods.gap import neighbour_sum
+    from privgraph.mechanisms.aggregation import neighbour_sum
 
     def observe(rel: Any) -> np.ndarray:
         total = 0.0
