@@ -220,3 +220,12 @@ def test_privatize_repr_is_what_older_processed_datasets_recorded():
     assert repr(Privatize("lpgnn", epsilon=1, seed=0, mechanism="laplace")) == (
         "Privatize(method='lpgnn', epsilon=1, label_epsilon=None, mechanism='laplace', seed=0, compose=False)"
     )
+
+
+def test_epsilon_is_one_option_type_in_every_command(invoke, tmp_path):
+    """``--epsilon``: numbers or none everywhere; release and audit release once, so take one value."""
+    for args in (["audit", "rr"], ["release", "rr", "-o", tmp_path / "r.pt"]):
+        code, text, _ = invoke(*args, "--epsilon", "1", "--epsilon", "2")  # `--epsilon 1 2` once expanded
+        assert code == 2 and text == "error: --epsilon: this command releases once: give one value", text
+        code, text, _ = invoke(*args, "--epsilon", "x")
+        assert code == 2 and "--epsilon 'x': give numbers" in text, text
