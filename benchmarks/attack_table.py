@@ -106,7 +106,7 @@ def _settings(args: argparse.Namespace) -> list[dict]:
                                 params={},
                                 attack=attack,
                                 epsilons=[] if eps is None else [eps],
-                                epsilon_y=eps if label_ldp else None,
+                                label_epsilon=eps if label_ldp else None,
                             )
                         )
     return out
@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> None:
             "params": s["params"],
             "attack": s["attack"],
             "epsilon": s["epsilons"][0] if s["epsilons"] else None,
-            "epsilon_y": s.get("epsilon_y"),
+            "label_epsilon": s.get("label_epsilon"),
             "private_ratio": s.get("private_ratio"),
             "trials": args.trials,
             "seed": args.seed,

@@ -81,7 +81,7 @@ WHY = {
 
 
 def run(args: argparse.Namespace) -> None:
-    from privgraph.audit import audit
+    from privgraph.audit import audit_method
     from privgraph.audit.dpsgd import audit_dpsgd
     from privgraph.methods import METHODS
     from privgraph.progress import console_progress
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> None:
             samples = args.samples or SAMPLES.get(name, DEFAULT_SAMPLES)
             for eps in epsilons:
                 start = time.perf_counter()
-                report = audit(name, eps, samples=samples, seed=args.seed, progress=progress)
+                report = audit_method(None, name, epsilon=eps, samples=samples, seed=args.seed, progress=progress)
                 for row in report.rows:
                     fresh.append({**row.to_dict(), "claimed_at": eps, "wall_seconds": time.perf_counter() - start})
                     print(

@@ -217,7 +217,7 @@ def _record(method: str, eps: float, seed: int, out: dict[str, Any]) -> dict[str
         model="gap",
         mechanism=None,
         epsilon=eps if private else None,
-        epsilon_y=None,
+        label_epsilon=None,
         trial=seed,
         seed=seed,
         config={

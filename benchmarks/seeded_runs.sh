@@ -11,7 +11,7 @@ P="${PRIVGRAPH:-.venv/bin/privgraph}"
 DB=(--db "$O/trials.jsonl" --format json)
 $P run lpgnn --epsilon 1 2 --trials 2 --set epochs=30 "${DB[@]}" > "$O/lpgnn.json"
 $P run blink --param variant=hybrid --epsilon 2 --trials 2 --tune --tune-budget 2 --set epochs=30 "${DB[@]}" > "$O/blink.json"
-$P run lpgnn --epsilon 1 --epsilon-y 2 --trials 2 --tune --tune-budget 3 --set epochs=30 "${DB[@]}" > "$O/lpgnn_y.json"
+$P run lpgnn --epsilon 1 --label-epsilon 2 --trials 2 --tune --tune-budget 3 --set epochs=30 "${DB[@]}" > "$O/lpgnn_y.json"
 $P run edgerr --epsilon 2 --private-ratio 0.3 --trials 2 --set epochs=30 --param mcmc_steps=2000 --param convergence=waive --param structure=private-mcmc "${DB[@]}" > "$O/edgerr.json"
 $P run ppcvgae --epsilon none 0.5 0.9 --trials 2 --param epochs=30 "${DB[@]}" > "$O/ppcvgae.json"
 $P run vgae --trials 2 --param epochs=30 "${DB[@]}" > "$O/vgae.json"

@@ -55,8 +55,8 @@ ERRORS = [
     (["run", "lpgnn", "--epsilon", "25"], "exceeds the maximum epsilon"),
     (["run", "lpgnn", "--epsilon", "1", "1"], "given more than once"),
     (["run", "lpgnn", "--epsilon", "abc"], "--epsilon 'abc'"),
-    (["run", "lpgnn", "--epsilon-y", "0"], "epsilon_y must be finite"),
-    (["run", "mlp", "--epsilon", "1"], "mlp is not private"),
+    (["run", "lpgnn", "--label-epsilon", "0"], "label_epsilon must be finite"),
+    (["run", "mlp", "--epsilon", "1"], "mlp is a non-private baseline: it takes no epsilon"),
     (["run", "nope"], "unknown method 'nope'"),
     (["run", "blink", "--param", "foo=1"], "has no parameter 'foo'"),
     (["run", "featurerr", "--param", "bins=x"], "bins='x'"),
@@ -73,7 +73,7 @@ ERRORS = [
     (["release", "lpgnn", "-o", "o.pt", "--address", "h:1"], "has no parameter 'address'"),  # Blink's server only
     (["attack", "nope", "--method", "lpgnn"], "unknown attack 'nope'"),
     (["attack", "link-stealing", "--method", "lpgnn", "--attack-param", "foo=1"], "has no parameter 'foo'"),
-    (["audit", "lpgnn"], "lpgnn is private: give --epsilon"),
+    (["audit", "lpgnn"], "lpgnn is private: give epsilon"),
     (["audit", "nope"], "unknown method 'nope'"),
     # --device's spelling (privgraph.device.parse_device) is checked before torch is imported
     (["run", "lpgnn", "--device", "gpu"], "--device: unknown device 'gpu'"),

@@ -97,7 +97,7 @@ def test_run_table_baseline_and_plot(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("bad", [["--epsilon", "0"], ["--epsilon", "-1"], ["--epsilon-y", "0"]])
+@pytest.mark.parametrize("bad", [["--epsilon", "0"], ["--epsilon", "-1"], ["--label-epsilon", "0"]])
 def test_bad_privacy_parameters_exit_with_error(tmp_path, bad):
     res = runner.invoke(app, ["run", "lpgnn", "--dataset", "sbm", "--db", str(tmp_path / "r.db"), *bad])
     assert res.exit_code == 2
@@ -373,7 +373,7 @@ def test_release_takes_typed_params(tmp_path):
         (["run", "hetedp", "--set", "dpsgd.epochs=2"], ["epochs, hidden"]),
         (["run", "ppcvgae", "--model", "gat"], ["does not take model"]),
         (["run", "lpgnn", "--task", "lp"], ["task 'lp' does not apply"]),
-        (["run", "mlp", "--epsilon", "1"], ["not private"]),
+        (["run", "mlp", "--epsilon", "1"], ["is a non-private baseline: it takes no epsilon"]),
     ],
 )
 def test_a_bad_param_is_one_error_line(tmp_path, args, needles):

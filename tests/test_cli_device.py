@@ -74,13 +74,13 @@ def test_the_device_reaches_the_spec_the_release_and_the_audit(tmp_path, monkeyp
     monkeypatch.setattr(privgraph.cli.run, "_run_and_print", lambda spec, db, format: specs.append(spec))
 
     def refuse(what):
-        def stand_in(*args, device=None, **kwargs):
-            raise ValueError(f"{what} on {device}")
+        def stand_in(*args, device=None, **kwargs):  # audit_method(data, method, device=) or release(data, request)
+            raise ValueError(f"{what} on {device if device is not None else args[-1].device}")
 
         return stand_in
 
-    monkeypatch.setattr(privgraph.experiments.release, "release_with", refuse("released"))
-    monkeypatch.setattr(privgraph.audit, "audit", refuse("audited"))
+    monkeypatch.setattr(privgraph.experiments.release, "release", refuse("released"))
+    monkeypatch.setattr(privgraph.audit, "audit_method", refuse("audited"))
     monkeypatch.setattr(privgraph.experiments, "run_experiment", lambda spec, *a: specs.append(spec) or 1 / 0)
     db = tmp_path / "r.jsonl"
     assert invoke("run", "lpgnn", "--device", "CPU", "--db", db)[0] == 0

@@ -21,9 +21,10 @@ rank  units                                  why there
 5     ``train``                              trainers (DP-SGD)
 6     ``release``                            ``PrivateRelease``: what every method returns
 7     ``methods``                            the registered methods
-8     ``attacks``                            attacks on a method's release or trained model
-9     ``api``                                ``privatize``/``fit``/``attack``/``release_with``
-10    ``audit``, ``transforms``              release through ``api.release_with``, as users do
+8     ``attacks``, ``request``               attacks on a method's release or trained model; the
+                                             ``ReleaseRequest`` every entry point builds
+9     ``api``                                ``privatize``/``fit``/``attack``/``release``
+10    ``audit``, ``transforms``              release through ``api.release``, as users do
 11    ``experiments``                        the pipeline, store, sweeps, reports
 12    ``cli``, ``catalogue``, ``where``,     the command, its catalogue, where each method lives and the
       ``__main__``, ``privgraph``            package facade (its lazy names)
@@ -48,7 +49,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("train",),
     ("release_formats", "release"),
     ("methods",),
-    ("attacks",),
+    ("attacks", "request"),
     ("api",),
     ("audit", "transforms"),
     ("experiments",),

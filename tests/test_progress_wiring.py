@@ -317,10 +317,8 @@ def test_attribute_attack_reports_the_attacker_training_counts_only(attacked, ca
 
 
 def test_audit_reports_samples_with_eta():
-    from privgraph.audit import audit
-
     rec = Recorder()
-    audit("rr", 1.0, samples=6, seed=1, progress=rec)
+    pg.audit_method(None, "rr", epsilon=1.0, samples=6, seed=1, progress=rec)
     assert rec.tasks()
     for task in rec.tasks():
         assert task.startswith("audit rr: ")

@@ -112,7 +112,7 @@ def test_usage_command_lines_parse(line):
                     p.get("hparam", []),
                     p.get("task"),
                     eps,
-                    p["epsilon_y"],
+                    p["label_epsilon"],
                     p["dataset"],
                     p["device"],
                 )

@@ -17,6 +17,7 @@ from privgraph.audit.runner import default_input
 from privgraph.mechanisms import make_generator
 from privgraph.methods import METHODS, Task
 from privgraph.release import PrivateRelease
+from privgraph.request import ReleaseRequest
 
 EPSILON = 2.0
 SHORT = {  # keep the slow ones short (the report's wording does not depend on these)
@@ -54,7 +55,8 @@ def _public_view(release) -> dict:
 def test_neighbours_get_identical_reports(name):
     method, data = _method(name)
     label = 1.0 if METHODS[name].task == Task.NODE_CLASSIFICATION and not METHODS[name].heterogeneous else None
-    inp = AuditInput(data, EPSILON if METHODS[name].private else None, label)
+    request = ReleaseRequest.build(method, epsilon=EPSILON if METHODS[name].private else None, label_epsilon=label)
+    inp = AuditInput(data, request)
     runs = {}
     for nb in definition(name)(method, inp):
         runs.setdefault(id(nb.run), nb)

@@ -7,6 +7,8 @@ The Python API (:mod:`privgraph.api`)::
     print(rel.report); rel.save("graph.pt")
     res = pg.fit(rel, model="gcn", seed=0)
     pg.attack(res, "link-stealing", truth=data)       # audit it: attack_auc, attack_advantage, ...
+    pg.audit_method(data, "lpgnn", epsilon=1.0)       # ε lower bounds against the claim (data None: synthetic)
+    pg.privatize(data, pg.ReleaseRequest.build("lpgnn", epsilon=1.0, seed=0))   # the one request, typed
     pg.list_methods()                                 # the registry
     pg.method_sources("gap-edp")                      # where its code, derivation, tests and benchmark live
     T.Compose([T.NormalizeFeatures(), pg.Privatize("lpgnn", epsilon=1.0)])   # as a PyG transform
@@ -42,6 +44,8 @@ _LAZY = {
     "method_sources": "privgraph.where",
     "load_release": "privgraph.api",
     "Privatize": "privgraph.transforms",
+    "ReleaseRequest": "privgraph.request",
+    "audit_method": "privgraph.audit",
     "sweep": "privgraph.experiments.sweep",
     "report": "privgraph.experiments.report",
     "compare": "privgraph.experiments.compare",

@@ -23,29 +23,17 @@ import torch
 from torch_geometric.data import Data, HeteroData
 
 from privgraph.device import DeviceLike, on_device
-from privgraph.mechanisms import (
-    SECURE_NOTE,
-    RandomizedResponse,
-    RandomSource,
-    SecureRandom,
-    make_generator,
-    release_source,
-    reproducible_note,
-)
-from privgraph.methods import METHODS, Hyperparameters, LabelReports, Method, Task, get_method, method_class
+from privgraph.mechanisms import RandomizedResponse, RandomSource
+from privgraph.methods import METHODS, Hyperparameters, LabelReports, Task, get_method, method_class
 from privgraph.methods.base import Release, fit_method
 from privgraph.progress import ProgressHook, console_progress, counts_only
 from privgraph.release import NODE_IDS_NOTE, PrivateRelease
+from privgraph.request import MethodLike, ReleaseRequest
 from privgraph.train import TrainResult
 
 if TYPE_CHECKING:
     from privgraph.accounting import Ledger
     from privgraph.attacks import AttackResult
-
-GENERATOR_NOTE = (
-    "randomness from a torch.Generator: whoever knows its seed or state can regenerate the noise and "
-    "remove it; use rng=SecureRandom() for a release that leaves your hands"
-)
 
 
 def list_methods(task: str | None = None) -> dict[str, dict[str, Any]]:
@@ -60,55 +48,39 @@ def list_methods(task: str | None = None) -> dict[str, dict[str, Any]]:
     return {name: cls.info() for name, cls in METHODS.items() if task is None or cls.task.value == task}
 
 
-def _source(
-    seed: int | None, rng: RandomSource | None, stream: tuple[int, ...] = ()
-) -> tuple[RandomSource, dict[str, Any], str]:
-    """The release's random source, how to record it and the note every private guarantee carries."""
-    if seed is not None and rng is not None:
-        raise ValueError("give a seed or an rng, not both")
-    if stream and seed is None:
-        raise ValueError("a stream names a part of a seed's randomness: give the seed too")
-    if seed is not None:
-        if stream:  # the experiment pipeline: one stream of the trial's seed per release (release_source)
-            recorded = {"mode": "seeded", "seed": int(seed), "stream": list(stream)}
-            return release_source(int(seed), *stream), recorded, reproducible_note(int(seed), stream)
-        return make_generator(int(seed)), {"mode": "seeded", "seed": int(seed)}, reproducible_note(int(seed))
-    if rng is None or isinstance(rng, SecureRandom):
-        return rng or SecureRandom(), {"mode": "os"}, SECURE_NOTE
-    if isinstance(rng, torch.Generator):
-        return rng, {"mode": "generator"}, GENERATOR_NOTE
-    raise TypeError(f"rng must be a torch.Generator or privgraph.SecureRandom, got {type(rng).__name__}")
-
-
 def privatize(
     data: Data | HeteroData,
-    method: str,
+    method: MethodLike | ReleaseRequest,
     *,
     epsilon: float | None = None,
+    delta: float | None = None,
+    label_epsilon: float | None = None,
     seed: int | None = None,
     rng: RandomSource | None = None,
-    label_epsilon: float | None = None,
     progress: ProgressHook | None = None,
     device: DeviceLike = None,
     ledger: Ledger | None = None,
     **params: Any,
 ) -> PrivateRelease:
-    """Release ``data`` once with ``method``.
+    """Release ``data`` once with ``method``: builds the :class:`~privgraph.ReleaseRequest` and runs :func:`release`.
 
     Args:
         data: the user's graph: a ``Data`` (node classification, embeddings) or ``HeteroData``
             (HeteDP), with the fields the method reads (``x``, ``edge_index``, ``y`` and the
             split masks; ``private_edge_mask`` for the edge-level methods; ``sens`` and
             ``private_mask`` for PPCVGAE).
-        method: a name from :func:`methods`.
+        method: a name from :func:`list_methods` (with ``**params``), its ``Params`` object, a built
+            :class:`~privgraph.methods.Method`, or a whole :class:`~privgraph.ReleaseRequest` (then nothing else).
         epsilon: the privacy budget ε (required by private methods, refused by the others).
+        delta: the δ of the method's (ε, δ) claim, for the methods that declare one (``Method.delta_param``;
+            default: the method's own).
+        label_epsilon: also protect the labels of the training and validation nodes by k-ary
+            randomized response with this ε (LPGNN's label LDP; node-classification methods):
+            the release then holds ``y_reported`` instead of ``y``.
         seed: draw the noise from a generator seeded with it — reproducible, and then anyone
             who knows the seed can remove the noise (the report says so): for research only.
         rng: a ``torch.Generator`` or :class:`~privgraph.SecureRandom`.  Without ``seed`` and
             ``rng`` the noise comes from the OS cryptographic source.
-        label_epsilon: also protect the labels of the training and validation nodes by k-ary
-            randomized response with this ε (LPGNN's label LDP; node-classification methods):
-            the release then holds ``y_reported`` instead of ``y``.
         progress: called as ``progress(task, done, total)`` on long work.
         device: where the release's training and post-processing run (``"cpu"``, ``"cuda"``,
             ``"cuda:1"``, ``"mps"``, a ``torch.device``; default ``$PRIVGRAPH_DEVICE``, else the CPU).
@@ -118,73 +90,50 @@ def privatize(
             ledger is bound to (its name and public fingerprint; ``LedgerError`` otherwise) and the method's
             declared spend against its budget, and recorded, before any noise is drawn (``BudgetExceeded``
             if it does not fit); the report's spend is recorded after.
-        **params: the method's parameters (``privgraph.list_methods()[method]["parameters"]``).
+        **params: the method's parameters (``privgraph.list_methods()[method]["parameters"]``); none is named
+            like one of the keywords above (``delta`` is the δ of the claim).
 
     Returns:
         The release, a :class:`~privgraph.PrivateRelease`: the released ``data``, the privacy ``report``
         (one guarantee per unit, ``print(rel.report)``), the status of every input field, details and
         randomness.
     """
-    return release_with(
-        method_class(method)(**params),
-        data,
-        epsilon,
+    if isinstance(method, ReleaseRequest):
+        given = (epsilon, delta, label_epsilon, seed, rng, progress, device, ledger)
+        if params or any(v is not None for v in given):
+            raise TypeError("a ReleaseRequest holds the whole request: give it alone")
+        return release(data, method)
+    request = ReleaseRequest.build(
+        method,
+        epsilon=epsilon,
+        delta=delta,
+        label_epsilon=label_epsilon,
         seed=seed,
         rng=rng,
-        label_epsilon=label_epsilon,
         progress=progress,
         device=device,
         ledger=ledger,
+        **params,
     )
+    return release(data, request)
 
 
-def check_epsilon_argument(method: Method, epsilon: float | None) -> None:
-    """A private method needs ε (unless it also runs without noise), a non-private baseline refuses one."""
-    if method.private and epsilon is None and not method.epsilon_optional:
-        raise ValueError(f"{method.name} is private: give epsilon")
-    if not method.private and epsilon is not None:
-        raise ValueError(f"{method.name} is a non-private baseline: it takes no epsilon")
-
-
-def release_with(
-    method: Method,
-    data: Data | HeteroData,
-    epsilon: float | None,
-    *,
-    seed: int | None = None,
-    rng: RandomSource | None = None,
-    label_epsilon: float | None = None,
-    progress: ProgressHook | None = None,
-    stream: tuple[int, ...] = (),
-    device: DeviceLike = None,
-    ledger: Ledger | None = None,
-    **options: Any,
-) -> PrivateRelease:
-    """:func:`privatize` with a built method: the one release path of ``privgraph release``, the
-    experiment pipeline and the audit.  ε is checked against the method, the random source
-    resolved, and every private guarantee told where its randomness came from (the OS source, or a
-    seed that removes the noise).
-
-    ``stream`` (with ``seed``): draw from the seed's stream ``derive_seed(seed, *stream)`` (the
-    pipeline gives every release of a trial its own).  ``options`` go to the method's ``privatize``:
-    what a caller that releases many times shares between releases instead of drawing it again
-    (the pipeline's label reports of a trial, ``labels``; an autoencoder trained once per trial,
-    ``trained``; HeteDP's ``training_seed``, ``on_epoch`` and ``replace_inputs``).  ``device``: where it
-    trains and post-processes (:mod:`privgraph.device`); the input is read on the CPU, where the noise is drawn.
-    ``ledger``: checked and recorded before the noise, completed after (:meth:`privgraph.Ledger.spend`)."""
-    name = method.name
-    check_epsilon_argument(method, epsilon)
-    source, randomness, note = _source(seed, rng, tuple(stream))
-    if label_epsilon is not None and (method.task != Task.NODE_CLASSIFICATION or method.heterogeneous):
-        raise ValueError(f"label_epsilon applies to node-classification methods, not to {name}")
-    extra: dict[str, Any] = {} if label_epsilon is None else {"label_epsilon": label_epsilon}
+def release(data: Data | HeteroData, request: ReleaseRequest) -> PrivateRelease:
+    """The one function that consumes a :class:`~privgraph.ReleaseRequest` (:func:`privatize`, the
+    :class:`~privgraph.transforms.Privatize` transform, the audit, the experiment pipeline and every command
+    release through it): the random source resolved, the ledger checked and recorded before the noise and
+    completed after (:meth:`privgraph.Ledger.spend`), the method's ``privatize`` run on ``request.device`` (the
+    input read on the CPU, where the noise is drawn), and every private guarantee told where its randomness
+    came from (the OS source, or a seed that removes the noise)."""
+    method, epsilon, label_epsilon, ledger = request.method, request.epsilon, request.label_epsilon, request.ledger
+    source, randomness, note = request.randomness.resolve()
     node_ids = data.get("node_ids") if isinstance(data, Data) else None
     if node_ids is not None:  # the map of an edge list's own ids (read_graph): released beside the graph, as given
         data = copy.copy(data)
         del data.node_ids
     with ledger.spend(method, epsilon, label_epsilon, data) if ledger is not None else nullcontext() as receipt:
-        with on_device(device):
-            rel = method.privatize(_on_cpu(data), epsilon, source, progress, **extra, **options)
+        with on_device(request.device):
+            rel = method.privatize(_on_cpu(data), request, source)
         if receipt is not None:
             receipt.done(rel.report)
     rel.report.guarantees = [g.with_note(note) if g.is_private else g for g in rel.report.guarantees]
@@ -373,7 +322,7 @@ def _attack(
     method = get_method(release.method, **release.params)
 
     def shadow(aux: Data, shadow_seed: int):
-        shadow_release = release_with(method, aux, release.epsilon, seed=shadow_seed)
+        shadow_release = privatize(aux, method, epsilon=release.epsilon, seed=shadow_seed)
         trained = fit(
             shadow_release,
             model=context.model,

@@ -4,7 +4,7 @@ Each transform is a ``torch_geometric.transforms.BaseTransform``, so it composes
 transforms and serves as a dataset's ``pre_transform`` or ``transform``:
 
 * :class:`Privatize` — a registered node-classification method, released by
-  :func:`privgraph.api.release_with` (the package's one release path, as :func:`privgraph.privatize`);
+  :func:`privgraph.api.release` (the package's one release path, as :func:`privgraph.privatize`);
   it returns the release's ``Data`` (only what the method releases and declares public);
 * the bare local randomizers, which replace one field and keep the others as given:
   :class:`MultiBit` (LPGNN's features, Algorithm 1; :class:`PerturbFeatures` for any feature
@@ -70,16 +70,17 @@ from torch_geometric.transforms import BaseTransform
 
 from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
 from privgraph.accounting.ledger import Ledger, Spend, content_digest
-from privgraph.api import _source, check_epsilon_argument, release_with
+from privgraph.api import release
 from privgraph.device import DeviceLike
 from privgraph.input_rules import declared_domain
 from privgraph.mechanisms import FEATURE_MECHANISMS, RandomSource, check_epsilon, get_feature_mechanism
-from privgraph.methods import Task, method_class
+from privgraph.methods import Task
 from privgraph.methods.base import gaussian_multiplier_event
 from privgraph.methods.blink.baselines import RandomizedResponseGraph, reported_pairs
 from privgraph.methods.blink.client import check_degree_share, link_ldp
 from privgraph.methods.blink.method import DEFAULT_DEGREE_SHARE
 from privgraph.methods.label_ldp import report_labels
+from privgraph.request import MethodLike, Randomness, ReleaseRequest
 
 REPORT = "privacy_report"  # the attribute of the returned Data that holds its PrivacyReport
 
@@ -127,7 +128,7 @@ class PrivacyTransform(BaseTransform):
         compose: bool = False,
         ledger: Ledger | None = None,
     ):
-        _source(seed, rng)  # a seed and an rng together, or an rng of the wrong type, fail here
+        Randomness(seed, rng)  # a seed and an rng together, or an rng of the wrong type, fail here
         if ledger is not None and not isinstance(ledger, Ledger):
             raise TypeError(f"ledger must be a privgraph.Ledger, got {type(ledger).__name__}")
         self.seed, self.rng, self.compose, self.ledger = seed, rng, bool(compose), ledger
@@ -183,8 +184,8 @@ class PrivacyTransform(BaseTransform):
 
 class Privatize(PrivacyTransform):
     """A registered node-classification method as a transform: one release by
-    :func:`privgraph.api.release_with`, the same call and the same noise as
-    ``privgraph.privatize(data, method, epsilon=..., seed=..., ...)``.
+    :func:`privgraph.api.release` of the :class:`~privgraph.ReleaseRequest` it builds, the same request and the
+    same noise as ``privgraph.privatize(data, method, epsilon=..., seed=..., ...)``.
 
     Returns the release's ``Data`` (``PrivateRelease.data``: what the method released and the fields
     it declares public, nothing else of the input) with ``privacy_report``.  The release's other parts
@@ -193,8 +194,10 @@ class Privatize(PrivacyTransform):
     ``seed``, ``rng`` and ``compose``: as :class:`PrivacyTransform`.
 
     Args:
-        method: a node-classification method of :func:`privgraph.list_methods`.
+        method: a node-classification method of :func:`privgraph.list_methods` (a name with ``**params``, its
+            ``Params`` object or a built method).
         epsilon: the privacy budget ε (required by private methods, refused by the baselines).
+        delta: the δ of the method's claim (its ``delta_param``; default: the method's own).
         label_epsilon: also release the training and validation labels by k-ary randomized response.
         device: where the method trains and post-processes (:mod:`privgraph.device`).
         **params: the method's parameters.
@@ -202,40 +205,37 @@ class Privatize(PrivacyTransform):
 
     def __init__(
         self,
-        method: str,
-        epsilon: float | None = None,
+        method: MethodLike,
         *,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        label_epsilon: float | None = None,
         seed: int | None = None,
         rng: RandomSource | None = None,
-        label_epsilon: float | None = None,
         device: DeviceLike = None,
         compose: bool = False,
         ledger: Ledger | None = None,
         **params: Any,
     ):
         super().__init__(seed=seed, rng=rng, compose=compose, ledger=ledger)
-        self.method = method_class(method)(**params)  # an unknown name or a bad parameter fails here
+        # the request of the first release (an unknown name, a bad parameter or ε fails here); later ones: its stream
+        self.request = ReleaseRequest.build(
+            method, epsilon=epsilon, delta=delta, label_epsilon=label_epsilon, seed=seed, rng=rng, device=device,
+            ledger=ledger, **params,
+        )  # fmt: skip
+        self.method = self.request.method
+        # what repr shows (PyG compares a pre_transform's): ε as given, the parameters given by name, else all of them
+        self.epsilon, self.label_epsilon = epsilon, label_epsilon
+        self.params = {**params, **({} if delta is None else {"delta": delta})} if isinstance(method, str) else None
         self.protects = tuple(self.method.private_fields)
         if self.method.task != Task.NODE_CLASSIFICATION or self.method.heterogeneous:
             raise ValueError(
-                f"{method} releases for {self.method.task.value}: Privatize takes node-classification methods "
-                "(use privgraph.privatize for the others)"
+                f"{self.method.name} releases for {self.method.task.value}: Privatize takes node-classification "
+                "methods (use privgraph.privatize for the others)"
             )
-        check_epsilon_argument(self.method, epsilon)
-        self.epsilon, self.label_epsilon, self.device, self.params = epsilon, label_epsilon, device, params
 
     def release(self, data: Data, seed: int | None, rng: RandomSource | None, stream: tuple[int, ...]) -> Data:
-        rel = release_with(
-            self.method,
-            data,
-            self.epsilon,
-            seed=seed,
-            rng=rng,
-            label_epsilon=self.label_epsilon,
-            stream=stream,
-            device=self.device,
-            ledger=self.ledger,
-        )
+        rel = release(data, self.request.but(seed=seed, rng=rng, stream=stream))
         out = rel.data
         out[REPORT] = rel.report
         if rel.node_ids is not None:  # the input's own ids (read_graph), released as given: kept on the output
@@ -247,15 +247,15 @@ class Privatize(PrivacyTransform):
             "method": self.method.name,
             "epsilon": self.epsilon,
             "label_epsilon": self.label_epsilon,
-            **self.params,
+            **(self.method.params.to_dict() if self.params is None else self.params),
             **super()._settings(),
         }
 
 
 class LocalRandomizer(PrivacyTransform):
-    """A bare local randomizer on one field: :meth:`randomize` draws from the source ``api._source`` resolves,
-    and its guarantee is told where the randomness came from, as :func:`~privgraph.api.release_with` tells a
-    method's."""
+    """A bare local randomizer on one field: :meth:`randomize` draws from the source its
+    :class:`~privgraph.request.Randomness` resolves, and its guarantee is told where the randomness came from, as
+    :func:`~privgraph.api.release` tells a method's."""
 
     def randomize(self, data: Data, source: RandomSource) -> PrivacyGuarantee:
         """Replace the protected field of ``data`` (a shallow copy) by its randomized version; return the guarantee."""
@@ -274,7 +274,7 @@ class LocalRandomizer(PrivacyTransform):
         return out
 
     def _release(self, data: Data, seed: int | None, rng: RandomSource | None, stream: tuple[int, ...]) -> Data:
-        source, _, note = _source(seed, rng, stream)
+        source, _, note = Randomness(seed, rng, stream).resolve()
         guarantee = self.randomize(data, source)
         data[REPORT] = PrivacyReport([guarantee.with_note(note) if guarantee.is_private else guarantee])
         return data

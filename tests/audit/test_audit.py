@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from privgraph.accounting import Unit
-from privgraph.audit import AUDITS, CONSISTENT, KINDS, NO_CLAIM, VIOLATION, audit, audit_graph
+from privgraph.audit import AUDITS, CONSISTENT, KINDS, NO_CLAIM, VIOLATION, audit_graph, audit_method
 from privgraph.audit.definitions import audited_node, definition
 from privgraph.audit.dpsgd import audit_dpsgd
 from privgraph.cli import app
@@ -57,9 +57,9 @@ class CopiesFeatures(LPGNN):
 class CopiesLabel(LPGNN):
     """LPGNN with label LDP whose release also writes u's raw label into the last node's reported label."""
 
-    def privatize(self, data, epsilon, rng, progress=None, label_epsilon=None):
-        release = super().privatize(data, epsilon, rng, progress, label_epsilon)
-        if label_epsilon is not None:
+    def privatize(self, data, request, rng):
+        release = super().privatize(data, request, rng)
+        if request.label_epsilon is not None:
             release.data.y_reported[-1] = data.y[audited_node(data)]
         return release
 
@@ -81,7 +81,7 @@ def test_a_new_link_ldp_method_is_audited_by_its_unit_without_touching_the_audit
     register_method(cls)
     try:
         assert cls.unit == Unit.ADJACENCY_LIST and definition(cls.name) is definition("rr")
-        report = audit(cls.name, 1.0, samples=40, seed=2)
+        report = audit_method(None, cls.name, epsilon=1.0, samples=40, seed=2)
         assert (dict(AUDITS), dict(KINDS)) == tables
     finally:
         METHODS.pop(cls.name)
@@ -103,7 +103,7 @@ def cheap(cls) -> dict:
 @pytest.mark.parametrize("name", sorted(METHODS))
 def test_every_audit_runs_the_release_and_reads_its_claim(name):
     cls = METHODS[name]
-    report = audit(name, 2.0 if cls.private else None, samples=6, seed=1, **cheap(cls))
+    report = audit_method(None, name, epsilon=2.0 if cls.private else None, samples=6, seed=1, **cheap(cls))
     assert report.rows and not report.violation
     for row in report.rows:
         if cls.private:  # the claim comes from the release's own report, never from the audit
@@ -126,7 +126,7 @@ def test_every_audit_runs_the_release_and_reads_its_claim(name):
     ],
 )
 def test_tight_mechanisms_reach_half_their_epsilon(name, params, epsilon, samples):
-    row = audit(name, epsilon, samples=samples, **params).rows[0]
+    row = audit_method(None, name, epsilon=epsilon, samples=samples, **params).rows[0]
     assert 0.5 * epsilon <= row.epsilon_lb <= epsilon, row
     assert row.verdict == CONSISTENT
 
@@ -141,17 +141,17 @@ def test_tight_mechanisms_reach_half_their_epsilon(name, params, epsilon, sample
     ],
 )
 def test_epsilon_doubled_is_caught_and_the_real_method_is_not(cls, epsilon, samples):
-    wrong = audit(doubled(cls)(), epsilon, samples=samples).rows[0]
+    wrong = audit_method(None, doubled(cls)(), epsilon=epsilon, samples=samples).rows[0]
     assert wrong.epsilon == epsilon and wrong.epsilon_lb > epsilon and wrong.verdict == VIOLATION, wrong
-    right = audit(cls(), epsilon, samples=samples).rows[0]
+    right = audit_method(None, cls(), epsilon=epsilon, samples=samples).rows[0]
     assert right.epsilon_lb <= epsilon and right.verdict == CONSISTENT, right
 
 
 def test_laplace_with_half_the_noise_is_caught(monkeypatch):
-    assert audit("lpgnn", 1.0, samples=1000, mechanism="laplace").rows[0].verdict == CONSISTENT
+    assert audit_method(None, "lpgnn", epsilon=1.0, samples=1000, mechanism="laplace").rows[0].verdict == CONSISTENT
     scale = Laplace.scale
     monkeypatch.setattr(Laplace, "scale", lambda self, d: 0.5 * scale(self, d))
-    row = audit("lpgnn", 1.0, samples=1000, mechanism="laplace").rows[0]
+    row = audit_method(None, "lpgnn", epsilon=1.0, samples=1000, mechanism="laplace").rows[0]
     assert row.epsilon_lb > 1.0 and row.verdict == VIOLATION, row
 
 
@@ -167,39 +167,39 @@ def test_dpsgd_with_half_the_noise_is_caught(monkeypatch):
 
 
 def test_non_private_and_zero_epsilon_claims():
-    raw = audit("gcn-raw", samples=100).rows[0]  # the features are released as they are
+    raw = audit_method(None, "gcn-raw", samples=100).rows[0]  # the features are released as they are
     assert raw.verdict == NO_CLAIM and raw.epsilon_lb == pytest.approx(raw.ceiling)
-    rnd = audit("gcn-rnd", samples=100).rows[0]  # ε = 0: the release ignores the features
+    rnd = audit_method(None, "gcn-rnd", samples=100).rows[0]  # ε = 0: the release ignores the features
     assert rnd.epsilon == 0 and rnd.epsilon_lb == 0 and rnd.verdict == CONSISTENT
 
 
 def test_link_ldp_rows_the_unit_and_the_whole_release():
-    rows = audit("rr", 1.0, samples=200).rows
+    rows = audit_method(None, "rr", epsilon=1.0, samples=200).rows
     assert [r.epsilon for r in rows] == [1.0, 2.0]  # u's list: ε; the link changes two lists: 2ε
     assert rows[0].samples == rows[1].samples == 200
 
 
 def test_label_unit_with_label_ldp():
-    rows = audit("lpgnn", 2.0, samples=600, label_epsilon=2.0).rows
+    rows = audit_method(None, "lpgnn", epsilon=2.0, samples=600, label_epsilon=2.0).rows
     label = [r for r in rows if r.label == "node label"][0]
     assert label.epsilon == 2.0 and 1.0 <= label.epsilon_lb <= 2.0
 
 
 def test_audit_is_reproducible_from_its_seed():
-    a, b = (audit("lpgnn", 1.0, samples=50, seed=3).rows[0] for _ in range(2))
+    a, b = (audit_method(None, "lpgnn", epsilon=1.0, samples=50, seed=3).rows[0] for _ in range(2))
     assert (a.epsilon_lb, a.fpr, a.fnr) == (b.epsilon_lb, b.fpr, b.fnr)
 
 
 def test_delta_is_refused_for_a_pure_method_and_set_for_a_gaussian_one():
     with pytest.raises(ValueError, match="pure"):
-        audit("rr", 1.0, delta=1e-5, samples=6)
-    row = audit("hetedp-features", 1.0, delta=1e-3, samples=6).rows[0]
+        audit_method(None, "rr", epsilon=1.0, delta=1e-5, samples=6)
+    row = audit_method(None, "hetedp-features", epsilon=1.0, delta=1e-3, samples=6).rows[0]
     assert row.delta == 1e-3
 
 
 def test_audit_on_the_users_graph():
     data = audit_graph(seed=2, num_nodes=30)
-    report = audit(get_method("edgerand"), 1.0, data=data, samples=20)
+    report = audit_method(data, get_method("edgerand"), epsilon=1.0, samples=20)
     assert report.input == "user graph" and report.rows[0].verdict == CONSISTENT
 
 
@@ -231,10 +231,10 @@ def test_reports_stay_in_memory(tmp_path):
 def test_hetedp_papers_calibration_is_caught_and_the_default_is_not():
     """HeteDP's calibration='paper' (λ = 0.01, Δ = 2 unenforced) states ε = ∞; the audit tests the ε
     the paper claims for it and finds it violated, on the same inputs where the default is consistent."""
-    wrong = audit("hetedp-features", 1.0, samples=400, calibration="paper").rows[0]
+    wrong = audit_method(None, "hetedp-features", epsilon=1.0, samples=400, calibration="paper").rows[0]
     assert "NOT DP" in wrong.label and wrong.epsilon == 1.0
     assert wrong.epsilon_lb > 1.0 and wrong.verdict == VIOLATION, wrong
-    right = audit("hetedp-features", 1.0, samples=400).rows[0]
+    right = audit_method(None, "hetedp-features", epsilon=1.0, samples=400).rows[0]
     assert right.epsilon_lb <= 1.0 and right.verdict == CONSISTENT, right
 
 
@@ -242,20 +242,22 @@ def test_featurerr_released_code_accounting_is_caught_against_the_papers_epsilon
     """FeatureRR's accounting='released-code' (each feature ε_i = d·θ_i·ε) states its composed total; the
     audit tests the ε the paper claims per vector and finds it violated, where Theorem 3's accounting is
     consistent on the same inputs."""
-    wrong = audit("featurerr", 1.0, samples=400, accounting="released-code").rows[0]
+    wrong = audit_method(None, "featurerr", epsilon=1.0, samples=400, accounting="released-code").rows[0]
     assert "NOT ε-LDP" in wrong.label and wrong.epsilon == 1.0
     assert wrong.epsilon_lb > 1.0 and wrong.verdict == VIOLATION, wrong
-    right = audit("featurerr", 1.0, samples=400, data=audit_graph(0, num_features=4)).rows[0]  # wrong's inputs
+    right = audit_method(audit_graph(0, num_features=4), "featurerr", epsilon=1.0, samples=400).rows[
+        0
+    ]  # wrong's inputs
     assert right.epsilon_lb <= 1.0 and right.verdict == CONSISTENT, right
 
 
 def test_ppcvgae_papers_noise_is_caught_against_its_claim():
     """PPCVGAE's calibration='paper' (σ² = max(γ(Δν) − 1, 0)) states ε = ∞; the audit tests the (ε, δ) the
     paper claims and finds it violated, where the default calibration is consistent."""
-    wrong = audit("ppcvgae", 0.5, samples=2000, calibration="paper").rows[0]
+    wrong = audit_method(None, "ppcvgae", epsilon=0.5, samples=2000, calibration="paper").rows[0]
     assert "NOT DP" in wrong.label and wrong.epsilon == 0.5
     assert wrong.epsilon_lb > 0.5 and wrong.verdict == VIOLATION, wrong
-    right = audit("ppcvgae", 0.5, samples=2000).rows[0]
+    right = audit_method(None, "ppcvgae", epsilon=0.5, samples=2000).rows[0]
     assert right.epsilon_lb <= 0.5 and right.verdict == CONSISTENT, right
 
 
@@ -271,11 +273,11 @@ def test_hetedp_authors_gradient_step_is_caught_and_dpsgd_is_not():
 
 
 def test_hetedp_end_to_end_row_tests_the_claimed_epsilon_s_for_the_authors_step():
-    row = audit("hetedp", 1.0, samples=6, epochs=1, gradient_step="paper").rows[0]
+    row = audit_method(None, "hetedp", epsilon=1.0, samples=6, epochs=1, gradient_step="paper").rows[0]
     assert "gradient_step=paper, NOT DP" in row.label
     assert row.epsilon == pytest.approx(0.5, rel=1e-3)  # ε_s = (1 − ε_f/ε)·ε, which the paper claims
     assert row.requested == 0.5  # the split declared by feature_share, not read back from the release
-    default = audit("hetedp", 1.0, samples=6, epochs=1).rows[0]
+    default = audit_method(None, "hetedp", epsilon=1.0, samples=6, epochs=1).rows[0]
     assert "NOT DP" not in default.label and default.epsilon == pytest.approx(row.epsilon)
 
 
@@ -283,14 +285,14 @@ def test_hetedp_end_to_end_row_tests_the_claimed_epsilon_s_for_the_authors_step(
 def test_a_method_that_spends_twice_the_epsilon_asked_and_says_so_is_caught(cls, samples):
     """Audited at ε, a release at 2ε that states 2ε is a VIOLATION (its claim is not what was asked), on every
     row; with enough samples ε_LB also exceeds the ε asked.  The real method is consistent on the same samples."""
-    wrong = audit(spends_twice(cls)(), 1.0, samples=samples).rows
+    wrong = audit_method(None, spends_twice(cls)(), epsilon=1.0, samples=samples).rows
     for row in wrong:
         asked = 2.0 if "2ε" in row.label else 1.0  # the link's whole-release row: two lists, 2ε
         assert row.verdict == VIOLATION and row.epsilon == 2 * asked and row.requested == asked, row
         assert f"the release claims {2 * asked:g} where {asked:g} was asked" in row.notes, row.notes
     if cls is LPGNN:
         assert wrong[0].epsilon_lb > 1.0 and any("ε_LB" in n and "above the 1 asked" in n for n in wrong[0].notes)
-    right = audit(cls(), 1.0, samples=samples).rows
+    right = audit_method(None, cls(), epsilon=1.0, samples=samples).rows
     assert [r.requested for r in right] == [r.requested for r in wrong]
     assert all(r.epsilon == r.requested and r.verdict == CONSISTENT for r in right), right
 
@@ -309,16 +311,16 @@ def test_cli_exits_1_when_the_claim_is_not_the_epsilon_asked(monkeypatch):
 
 def test_a_copy_of_u_s_raw_features_in_another_row_is_caught_on_the_whole_release_row():
     """u's own row cannot see a copy of u's features in another node's row; the whole-release row can."""
-    own, whole = audit(CopiesFeatures(), 1.0, samples=200).rows
+    own, whole = audit_method(None, CopiesFeatures(), epsilon=1.0, samples=200).rows
     assert own.label == "node feature vector" and own.verdict == CONSISTENT, own
     assert whole.label == "node feature vector, whole release" and whole.unit == Unit.NODE_FEATURES
     assert whole.requested == 1.0 and whole.epsilon_lb > 1.0 and whole.verdict == VIOLATION, whole
-    real = audit(LPGNN(), 1.0, samples=200).rows
+    real = audit_method(None, LPGNN(), epsilon=1.0, samples=200).rows
     assert [r.verdict for r in real] == [CONSISTENT, CONSISTENT], real
 
 
 def test_a_copy_of_u_s_raw_label_in_another_row_is_caught_on_the_whole_release_row():
-    rows = {r.label: r for r in audit(CopiesLabel(), 1.0, samples=200, label_epsilon=1.0).rows}
+    rows = {r.label: r for r in audit_method(None, CopiesLabel(), epsilon=1.0, samples=200, label_epsilon=1.0).rows}
     assert rows["node label"].verdict == CONSISTENT, rows["node label"]
     whole = rows["node label, whole release"]
     assert whole.requested == 1.0 and whole.epsilon_lb > 1.0 and whole.verdict == VIOLATION, whole
@@ -333,7 +335,7 @@ def test_a_copy_of_u_s_raw_label_in_another_row_is_caught_on_the_whole_release_r
     ],
 )
 def test_the_epsilon_asked_per_unit_follows_the_methods_declared_split(name, params, label_epsilon, requested):
-    rows = audit(name, 1.0, samples=6, label_epsilon=label_epsilon, **params).rows
+    rows = audit_method(None, name, epsilon=1.0, samples=6, label_epsilon=label_epsilon, **params).rows
     assert [r.requested for r in rows] == requested, rows
     assert all(r.epsilon == r.requested and r.verdict == CONSISTENT for r in rows), rows
 
@@ -341,18 +343,18 @@ def test_the_epsilon_asked_per_unit_follows_the_methods_declared_split(name, par
 @pytest.mark.parametrize("name", ["gap-edp", "gap-ndp", "node-dpsgd", "hetedp", "ppcvgae"])
 def test_delta_is_accepted_for_every_method_that_declares_one(name, monkeypatch):
     """--delta is set through the parameter the method declares (Method.delta_param), not a hand-kept list."""
-    from privgraph.audit.runner import with_claimed_delta
     from privgraph.methods import get_method
+    from privgraph.request import ReleaseRequest, with_delta
 
-    method = with_claimed_delta(get_method(name), 1e-6)
+    method = with_delta(get_method(name), 1e-6)
     assert method.params.delta == 1e-6 and method.dp_delta() == 1e-6
     seen = {}
 
-    def fake_audit(method, epsilon, **kwargs):
-        seen["method"] = with_claimed_delta(get_method(method), kwargs["delta"])
+    def fake_audit(data, method, *, epsilon, delta, **kwargs):
+        seen["method"] = ReleaseRequest.build(method, epsilon=epsilon, delta=delta).method
         raise ValueError("stop before the releases")
 
-    monkeypatch.setattr("privgraph.audit.audit", fake_audit)
+    monkeypatch.setattr("privgraph.audit.audit_method", fake_audit)
     res = CliRunner().invoke(app, ["audit", name, "--epsilon", "1", "--delta", "1e-6"])
     assert res.exit_code == 2 and "stop before the releases" in res.output and "pure" not in res.output
     assert seen["method"].dp_delta() == 1e-6
@@ -360,6 +362,6 @@ def test_delta_is_accepted_for_every_method_that_declares_one(name, monkeypatch)
 
 def test_delta_is_refused_for_blinks_degree_share():
     with pytest.raises(ValueError, match="pure ε-DP"):
-        audit("blink", 1.0, delta=0.3, samples=6)
+        audit_method(None, "blink", epsilon=1.0, delta=0.3, samples=6)
     res = CliRunner().invoke(app, ["audit", "blink", "--epsilon", "1", "--param", "delta=0.3"])
     assert res.exit_code == 2 and "`delta` is now `degree_share`" in res.output

@@ -4,7 +4,7 @@ Gaussian likelihood ratio): the real GAP-EDP and GAP-NDP are consistent, a copy 
 
 import math
 
-from privgraph.audit import audit
+from privgraph.audit import audit_method
 from privgraph.audit.runner import CONSISTENT, VIOLATION
 from privgraph.methods.gap import GAPEdge, GAPNode
 
@@ -19,10 +19,10 @@ class QuarterNoise(GAPEdge):
 
 
 def test_gap_edp_aggregation_is_consistent_and_a_quarter_of_the_noise_is_caught():
-    right = audit(GAPEdge(encoder_epochs=5), 1.0, samples=SAMPLES).rows[0]
+    right = audit_method(None, GAPEdge(encoder_epochs=5), epsilon=1.0, samples=SAMPLES).rows[0]
     assert right.unit == "edge" and right.epsilon == 1.0
     assert right.epsilon_lb <= 1.0 and right.verdict == CONSISTENT, right
-    wrong = audit(QuarterNoise(encoder_epochs=5), 1.0, samples=SAMPLES).rows[0]
+    wrong = audit_method(None, QuarterNoise(encoder_epochs=5), epsilon=1.0, samples=SAMPLES).rows[0]
     assert wrong.epsilon_lb > 1.0 and wrong.verdict == VIOLATION, wrong
 
 
@@ -30,7 +30,9 @@ def test_gap_ndp_within_the_bound_is_consistent_and_the_adversarial_hub_is_refus
     """Within the bound (the audit graph, degrees ≤ 10; a hub of degree D whose D neighbours are at D): the
     aggregation is consistent with its claim.  The adversarial hub (spokes above D) is refused by the default,
     which the row says."""
-    rows = audit(GAPNode(encoder_epochs=3, epochs=3, batch_size=8, max_degree=10), 1.0, samples=SAMPLES).rows
+    rows = audit_method(
+        None, GAPNode(encoder_epochs=3, epochs=3, batch_size=8, max_degree=10), epsilon=1.0, samples=SAMPLES
+    ).rows
     assert [r.unit for r in rows] == ["node (features, label and edges)"] * 2
     assert "10 out-edges" in rows[0].label and "hub within the bound" in rows[1].label
     for row in rows:
@@ -43,6 +45,6 @@ def test_the_authors_sampling_fails_the_adversarial_hub():
     redrawn per release, judged against the claim the graph without the hub states (the old code's claim for
     both): ε_LB well above 1 from 500 releases a side."""
     params = {"encoder_epochs": 2, "epochs": 2, "batch_size": 8, "hops": 1, "max_degree": 1, "over_bound": "sample"}
-    rows = audit(GAPNode(**params), 1.0, samples=500).rows
+    rows = audit_method(None, GAPNode(**params), epsilon=1.0, samples=500).rows
     (cascade,) = [r for r in rows if "spokes above" in r.label]
     assert cascade.epsilon == 1.0 and cascade.epsilon_lb > 2.0 and cascade.verdict == VIOLATION, cascade

@@ -79,7 +79,7 @@ def test_message_passing_mode_claims_no_edge_level_epsilon(tmp_path):
 @pytest.mark.parametrize(
     "spec, match",
     [
-        (dict(method="rgcn", epsilons=[1.0]), "not private"),
+        (dict(method="rgcn", epsilons=[1.0]), "non-private baseline: it takes no epsilon"),
         (dict(task="xx"), "task"),
         (dict(dataset="amazon", task="nc"), "no node labels"),
         (dict(dataset="imdb", task="nc"), "multi-label"),
@@ -123,7 +123,7 @@ def test_cli_hetedp_json(tmp_path):
         (m, e) for m in ("micro_f1", "macro_f1") for e in (0.01, 1.0)
     }
     bad = CliRunner().invoke(app, ["run", "hgt", "--epsilon", "1", "--db", str(tmp_path / "r.db")])
-    assert bad.exit_code == 2 and "not private" in bad.output
+    assert bad.exit_code == 2 and "non-private baseline: it takes no epsilon" in bad.output
 
 
 def test_metapath2vec_baseline_learns_the_planted_classes():

@@ -1,5 +1,5 @@
 """One release path: for every registered method, the release the experiment pipeline evaluates in a
-trial is the one the Python API (``release_with``, the method's ``privatize``) returns for the same
+trial is the one the Python API (``privatize``, the method's ``privatize``) returns for the same
 method, data, ε and random stream — the same tensors, guarantees, field statuses, details and
 randomness — and the run's report adds only the task's notes to it."""
 
@@ -9,12 +9,13 @@ import pytest
 import torch
 from torch import Tensor
 
-from privgraph.api import release_with
+from privgraph.api import privatize
 from privgraph.experiments import Experiment, ExperimentSpec
 from privgraph.mechanisms import SECURE_NOTE, derive_seed, release_source
 from privgraph.methods import METHODS, Task, report_labels
 from privgraph.methods.hetedp.nc import EpochEmbeddings
 from privgraph.release import json_safe
+from privgraph.request import ReleaseRequest, Shared
 
 SMALL = {"num_nodes": 200, "num_features": 16, "avg_degree": 6.0}
 SMALL_AUTOENCODER = {"epochs": 5}
@@ -46,7 +47,7 @@ def _specs() -> list[tuple[str, dict]]:
                 kw["params"] = {"max_degree": SMALL["num_nodes"]}
             out.append((name, kw))
             if name == "lpgnn":
-                out.append((name, {**kw, "epsilon_y": 2.0}))
+                out.append((name, {**kw, "label_epsilon": 2.0}))
     return out
 
 
@@ -76,31 +77,38 @@ def _data_dict(data) -> dict:
     return {str(k): v for k, v in data.to_dict().items()}
 
 
+def _release(method, data, eps, seed, stream, **shared):
+    """The API's release of the request the test builds itself (the pipeline's shared work as ``shared``)."""
+    return privatize(data, ReleaseRequest.build(method, epsilon=eps, seed=seed, stream=stream, shared=Shared(**shared)))
+
+
 def _api_release(exp: Experiment, tdata, eps, k: int, stream: tuple[int, ...]):
     """The API's release for the trial, built from the task's data by the test itself."""
     spec, task, method = exp.spec, exp.task, exp.method
     seed = spec.seed
     if task.name == "nc":
-        labels = None if spec.epsilon_y is None else report_labels(tdata, spec.epsilon_y, release_source(seed, 2, k))
+        labels = (
+            None if spec.label_epsilon is None else report_labels(tdata, spec.label_epsilon, release_source(seed, 2, k))
+        )
         if getattr(method.params, "num_train", "unset") is None:  # node-level DP-SGD: the public split's count
             method = method.with_params(num_train=int(tdata.train_mask.sum()))
-        return release_with(method, tdata, eps, seed=seed, stream=stream, labels=labels)
+        return _release(method, tdata, eps, seed, stream, labels=labels)
     if task.name == "attribute":
-        return release_with(method, tdata, eps, seed=seed, stream=stream, trained=method.train(tdata, seed))
+        return _release(method, tdata, eps, seed, stream, trained=method.train(tdata, seed))
     relation = task.hetero_task
     if task.name == "lp":
         data, (train, _, _) = tdata
         if not method.releases_link_model:
-            return release_with(method, data, None, seed=seed, stream=stream)
+            return _release(method, data, None, seed, stream)
         n = int(train[relation.edge_type].edge_label_index.shape[1])
         method = method.with_params(edge_type=relation.edge_type, reverse=relation.reverse, edge_count=n)
-        return release_with(method, train, eps, seed=seed, stream=stream, training_seed=seed)
+        return _release(method, train, eps, seed, stream, training_seed=seed)
     if method.hetero_nc_model() == "link-vgae":
         n = int(tdata[relation.edge_type].edge_index.shape[1])
         method = method.with_params(edge_type=relation.edge_type, reverse=relation.reverse, edge_count=n)
         recorder = EpochEmbeddings(relation.node_type)
-        return release_with(method, tdata, eps, seed=seed, stream=stream, training_seed=seed, on_epoch=recorder.record)
-    return release_with(method.hetero_nc_release(relation.node_type), tdata, eps, seed=seed, stream=stream)
+        return _release(method, tdata, eps, seed, stream, training_seed=seed, on_epoch=recorder.record)
+    return _release(method.hetero_nc_release(relation.node_type), tdata, eps, seed, stream)
 
 
 @pytest.mark.parametrize(("method", "kw"), SPECS, ids=[f"{m}-{i}" for i, (m, _) in enumerate(SPECS)])
@@ -137,7 +145,7 @@ def test_the_pipeline_evaluates_the_release_the_api_returns(method, kw):
 
 def test_a_secure_run_notes_the_os_source_on_private_guarantees_only_as_the_api_does():
     spec = ExperimentSpec(
-        method="lpgnn", dataset="sbm", synthetic=SMALL, trials=1, secure=True, epsilon_y=2.0, epsilons=[1.0]
+        method="lpgnn", dataset="sbm", synthetic=SMALL, trials=1, secure=True, label_epsilon=2.0, epsilons=[1.0]
     )
     exp = Experiment(spec)
     tdata = exp.task.trial_data(exp.task.load(), spec.seed)

@@ -44,7 +44,7 @@ def record(
         model=model,
         mechanism=mechanism,
         epsilon=eps,
-        epsilon_y=None,
+        label_epsilon=None,
         trial=trial,
         seed=trial,
         config={"variant": variant},

@@ -23,7 +23,7 @@ def record(trial: int = 0, config_hash: str | None = "h1", **changes) -> TrialRe
         model="gcn",
         mechanism=None,
         epsilon=1.0,
-        epsilon_y=None,
+        label_epsilon=None,
         trial=trial,
         seed=5 + trial,
         config={"label": "RR, ε = 1", "params": {"b": [1, 2], "a": None}},
@@ -161,6 +161,7 @@ def old_sqlite_store(path: Path, records: list[TrialRecord]) -> Path:
         for r in records:
             row = asdict(r)
             row.pop("peak_rss_mib")  # added after the JSON-lines format
+            row["epsilon_y"] = row.pop("label_epsilon")  # the old name of the label ε
             for key in ("config", "metrics", "guarantee"):
                 row[key] = json.dumps(row[key], sort_keys=True)
             con.execute(

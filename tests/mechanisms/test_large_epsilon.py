@@ -49,8 +49,8 @@ def test_check_epsilon_accepts_the_maximum_and_names_it_above():
     assert check_epsilon(MAX_EPSILON) == MAX_EPSILON
     for bad in (math.nextafter(MAX_EPSILON, math.inf), 710.0, HUGE, 1e308):
         with pytest.raises(ValueError, match=REFUSED) as err:
-            check_epsilon(bad, "epsilon_y")
-        assert str(err.value).startswith(f"epsilon_y = {bad:g} ")
+            check_epsilon(bad, "label_epsilon")
+        assert str(err.value).startswith(f"label_epsilon = {bad:g} ")
     # every closed form is far from overflow at the maximum
     assert math.isfinite(math.exp(MAX_EPSILON) ** 7)
 
@@ -175,7 +175,7 @@ def test_every_private_method_releases_at_the_maximum_and_refuses_above(name, sb
     "args",
     [
         ["lpgnn", "--epsilon", "1e9"],
-        ["lpgnn", "--epsilon", "1", "--epsilon-y", "1e9"],
+        ["lpgnn", "--epsilon", "1", "--label-epsilon", "1e9"],
         ["blink", "--epsilon", "1e9"],
         ["edgerand", "--private-ratio", "0.1", "--epsilon", "1e9"],
     ],

@@ -70,7 +70,7 @@ def test_label_privacy_in_runner_composes_per_node_budget():
         method="lpgnn",
         dataset="sbm",
         epsilons=[1.0],
-        epsilon_y=2.0,
+        label_epsilon=2.0,
         trials=1,
         synthetic=GRAPH,
         hyperparameters={"epochs": 60},
@@ -78,7 +78,7 @@ def test_label_privacy_in_runner_composes_per_node_budget():
     result = run_experiment(spec)
     report = result.reports[1.0]
     assert report.per_node.epsilon == pytest.approx(3.0)
-    assert result.records[0].epsilon_y == 2.0
+    assert result.records[0].label_epsilon == 2.0
 
 
 def test_tuning_selects_on_validation_and_records_choice():
@@ -105,8 +105,8 @@ def test_spec_validation_errors():
         ExperimentSpec(method="nope").validate()
     with pytest.raises(ValueError, match="unknown hyperparameters"):
         ExperimentSpec(method="lpgnn", hyperparameters={"foo": 1}).validate()
-    with pytest.raises(ValueError, match="epsilon_y"):
-        ExperimentSpec(method="lpgnn", epsilon_y=-1.0).validate()
+    with pytest.raises(ValueError, match="label_epsilon"):
+        ExperimentSpec(method="lpgnn", label_epsilon=-1.0).validate()
     with pytest.raises(ValueError, match="split"):
         ExperimentSpec(method="lpgnn", split="other").validate()
     with pytest.raises(ValueError, match="unknown model"):

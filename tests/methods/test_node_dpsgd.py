@@ -4,6 +4,7 @@ per-node clipping, the noise scale, reproducibility, the release and its guarant
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -27,6 +28,7 @@ from privgraph.methods.node_dpsgd import (
     noisy_gradient,
     per_node_losses,
 )
+from privgraph.request import Shared
 
 
 def random_graph(n: int = 60, edges: int = 500, seed: int = 0) -> torch.Tensor:
@@ -161,13 +163,20 @@ def within(data: Data, **params) -> dict:
     return {"max_degree": k, "num_train": int(data.train_mask.sum()), **params}
 
 
+def noiseless(data, method, rng):
+    """The method's own release hook without noise (ε = None): what no request allows (node-dpsgd needs ε), to
+    test the training without the noise."""
+    request = SimpleNamespace(epsilon=None, label_epsilon=None, progress=None, shared=Shared())
+    return method.privatize(data, request, rng)
+
+
 def test_release_reproducible_and_guarantee(sbm):
     data = sbm(SMALL_GRAPH)
     k = within(data)["max_degree"]
     method = get_method("node-dpsgd", epochs=2, batch_size=32, **within(data))
-    a = method.privatize(data, 4.0, make_generator(5))
-    b = method.privatize(data, 4.0, make_generator(5))
-    c = method.privatize(data, 4.0, make_generator(6))
+    a = pg.privatize(data, method, epsilon=4.0, rng=make_generator(5))
+    b = pg.privatize(data, method, epsilon=4.0, rng=make_generator(5))
+    c = pg.privatize(data, method, epsilon=4.0, rng=make_generator(6))
     assert all(torch.equal(a.model_state[k], b.model_state[k]) for k in a.model_state)
     assert not all(torch.equal(a.model_state[k], c.model_state[k]) for k in a.model_state)
     g = a.report.guarantees[0]
@@ -188,7 +197,7 @@ def test_release_reproducible_and_guarantee(sbm):
     assert spend[0].unit == Unit.NODE_WITH_EDGES and spend[0].epsilon == 4.0 and spend[0].delta == 1e-5
     for gap_or_not in (method, get_method("gap-ndp")):  # the labels are in the unit: no label LDP on top
         with pytest.raises(ValueError, match="label LDP does not apply"):
-            gap_or_not.privatize(data, 4.0, make_generator(5), label_epsilon=1.0)
+            pg.privatize(data, gap_or_not, epsilon=4.0, rng=make_generator(5), label_epsilon=1.0)
 
 
 def test_learns_without_noise_and_is_worse_with_much_noise(sbm):
@@ -196,7 +205,11 @@ def test_learns_without_noise_and_is_worse_with_much_noise(sbm):
     method = get_method("node-dpsgd", epochs=30, batch_size=32, lr=0.02, **within(data))
     accuracy = {}
     for eps in (None, 0.1):
-        rel = method.privatize(data, eps, make_generator(0))
+        rel = (
+            noiseless(data, method, make_generator(0))
+            if eps is None
+            else pg.privatize(data, method, epsilon=eps, rng=make_generator(0))
+        )
         accuracy[eps] = method.fit(Release.from_private(rel), data, "node-dpsgd", Hyperparameters(), 0).test_accuracy
         if eps is None:
             assert math.isinf(rel.report.guarantees[0].epsilon)
@@ -221,11 +234,11 @@ def test_step_audit_consistent_and_catches_a_degree_blind_copy():
 
 
 def test_black_box_audit_runs_through_the_registered_definition():
-    from privgraph.audit import audit, definition
+    from privgraph.audit import audit_method, definition
     from privgraph.audit.node_dpsgd import _node_dpsgd
 
     assert definition("node-dpsgd") is _node_dpsgd
-    report = audit("node-dpsgd", 2.0, samples=16, epochs=1)
+    report = audit_method(None, "node-dpsgd", epsilon=2.0, samples=16, epochs=1)
     (row,) = report.rows
     assert row.unit == Unit.NODE_WITH_EDGES and row.epsilon == 2.0 and row.verdict == "consistent"
     assert any("refused by this release" in note for note in row.notes)  # the adversarial hub pair
@@ -261,14 +274,16 @@ def test_a_graph_above_the_bound_is_refused_and_sampling_claims_nothing(sbm):
     params = within(data, epochs=1, batch_size=32)
     k = params["max_degree"]
     with pytest.raises(DegreeAboveBound, match="over_bound=sample"):
-        get_method("node-dpsgd", **{**params, "max_degree": k - 1}).privatize(data, 4.0, make_generator(0))
+        pg.privatize(
+            data, get_method("node-dpsgd", **{**params, "max_degree": k - 1}), epsilon=4.0, rng=make_generator(0)
+        )
     above = get_method("node-dpsgd", **{**params, "max_degree": 3, "over_bound": "sample"})
-    rel = above.privatize(data, 4.0, make_generator(0))
+    rel = pg.privatize(data, above, epsilon=4.0, rng=make_generator(0))
     g = rel.report.guarantees[0]
     assert math.isinf(g.epsilon) and "NO node-level guarantee" in " ".join(g.notes)
     assert rel.details["within_bound"] is False and math.isinf(above.planned_spend(4.0)[0].epsilon)
-    a = get_method("node-dpsgd", **params).privatize(data, 4.0, make_generator(0))
-    b = get_method("node-dpsgd", **params, over_bound="sample").privatize(data, 4.0, make_generator(0))
+    a = pg.privatize(data, get_method("node-dpsgd", **params), epsilon=4.0, rng=make_generator(0))
+    b = pg.privatize(data, get_method("node-dpsgd", **params, over_bound="sample"), epsilon=4.0, rng=make_generator(0))
     assert all(torch.equal(a.model_state[n], b.model_state[n]) for n in a.model_state)
     assert a.report.guarantees[0].epsilon == 4.0  # sample states ∞ on every graph: no data-dependent claim
     assert math.isinf(b.report.guarantees[0].epsilon) and b.report.guarantees[0].notes == g.notes
@@ -293,7 +308,9 @@ def test_the_freed_slot_cascade_moves_more_than_k_plus_one_terms():
         changed = int((z != reference).any(dim=1).sum())
         assert changed > 5 * (k + 1)
     with pytest.raises(ValueError, match="over_bound=sample"):
-        get_method("node-dpsgd", max_degree=k, num_train=data.num_nodes).privatize(data, 1.0, make_generator(0))
+        pg.privatize(
+            data, get_method("node-dpsgd", max_degree=k, num_train=data.num_nodes), epsilon=1.0, rng=make_generator(0)
+        )
 
 
 def test_num_train_is_public_required_and_must_match(sbm):
@@ -305,10 +322,10 @@ def test_num_train_is_public_required_and_must_match(sbm):
     data = sbm(SMALL_GRAPH)
     params = within(data, epochs=1, batch_size=32)
     with pytest.raises(NeedsNumTrain, match="num_train"):
-        get_method("node-dpsgd", **{**params, "num_train": None}).privatize(data, 4.0, make_generator(0))
-    with pytest.raises(ValueError, match="training nodes"):
-        get_method("node-dpsgd", **{**params, "num_train": params["num_train"] + 1}).privatize(
-            data, 4.0, make_generator(0)
+        pg.privatize(
+            data, get_method("node-dpsgd", **{**params, "num_train": None}), epsilon=4.0, rng=make_generator(0)
         )
-    free = get_method("node-dpsgd", **{**params, "num_train": None}).privatize(data, None, make_generator(0))
+    with pytest.raises(ValueError, match="training nodes"):
+        pg.privatize(data, get_method("node-dpsgd", **{**params, "num_train": params["num_train"] + 1}), epsilon=4.0)
+    free = noiseless(data, get_method("node-dpsgd", **{**params, "num_train": None}), make_generator(0))
     assert math.isinf(free.report.guarantees[0].epsilon)  # a noiseless run claims nothing: the data's count

@@ -34,19 +34,26 @@ def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
     return eps
 
 
+def check_epsilon_argument(method: str, private: bool, optional: bool, epsilon: float | None) -> float | None:
+    """The one rule of a release's ε (every entry point's: the API, the transforms, the audit, the pipeline and
+    the command line, which reads ``private`` and ``optional`` from the catalogue): a private method needs it
+    unless it also runs without noise (``optional``), a non-private baseline refuses one; ε checked by
+    :func:`check_epsilon`."""
+    if not private and epsilon is not None:
+        raise ValueError(f"{method} is a non-private baseline: it takes no epsilon")
+    if private and epsilon is None and not optional:
+        raise ValueError(f"{method} is private: give epsilon")
+    return None if epsilon is None else check_epsilon(epsilon)
+
+
 def check_epsilons(method: str, private: bool, optional: bool, epsilons: list[float | None]) -> list[float | None]:
     """The ε of each setting of ``method`` (``private``: it takes an ε; ``optional``: it also runs
     without one, ``None``): each checked by :func:`check_epsilon` and given once (one setting each).
     A non-private method takes none (``[None]`` is returned); an empty list stays empty (the caller
     picks the default)."""
-    eps = list(epsilons)
+    checked = [check_epsilon_argument(method, private, optional, e) for e in epsilons]
     if not private:
-        if any(e is not None for e in eps):
-            raise ValueError(f"{method} is not private: it takes no epsilon")
         return [None]
-    if None in eps and not optional:
-        raise ValueError(f"{method} always adds noise: every setting needs an epsilon")
-    checked = [None if e is None else check_epsilon(e) for e in eps]
     repeated = sorted({e for e in checked if checked.count(e) > 1}, key=lambda e: (e is not None, e or 0.0))
     if repeated:  # each ε is one setting: its own randomness streams and its own identity in the store
         raise ValueError(
@@ -64,4 +71,4 @@ def check_delta(delta: float, name: str = "delta") -> float:
     return d
 
 
-__all__ = ["MAX_EPSILON", "check_delta", "check_epsilon", "check_epsilons"]
+__all__ = ["MAX_EPSILON", "check_delta", "check_epsilon", "check_epsilon_argument", "check_epsilons"]

@@ -1,7 +1,7 @@
 """Empirical lower bounds on ε for every method, checked against its claim (``privgraph audit``).
 
-    from privgraph.audit import audit
-    report = audit("blink", epsilon=2.0, samples=2000)
+    import privgraph as pg
+    report = pg.audit_method(None, "blink", epsilon=2.0, samples=2000)   # None: the small synthetic graph
     for row in report.rows: print(row.label, row.epsilon, row.epsilon_lb, row.verdict)
 
 :mod:`~privgraph.audit.bounds` turns a test's errors into ε_LB (Clopper–Pearson),
@@ -31,7 +31,7 @@ from privgraph.audit.runner import (
     VIOLATION,
     AuditReport,
     AuditRow,
-    audit,
+    audit_method,
     audit_units,
 )
 
@@ -47,7 +47,7 @@ __all__ = [
     "NO_CLAIM",
     "Neighbours",
     "VIOLATION",
-    "audit",
+    "audit_method",
     "audit_graph",
     "audit_node_dpsgd_step",
     "audit_hetero_graph",

@@ -2,7 +2,7 @@
 
 A :class:`Neighbours` is one audited unit of one method: two inputs D₀, D₁
 that differ in exactly that unit, a ``run(side, rng)`` that releases one of
-them through the method's own code (:func:`privgraph.api.release_with`, the
+them through the method's own code (:func:`privgraph.api.release`, the
 path of :func:`privgraph.privatize`, or the method's release step where the
 guarantee covers that step only), an ``observe`` that reads the released
 quantity about the unit, and a ``score``: the likelihood-ratio statistic of

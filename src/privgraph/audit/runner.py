@@ -34,28 +34,16 @@ from privgraph.audit.definitions import AuditInput, definition
 from privgraph.audit.neighbours import ASKED, Neighbours, claimed_guarantee
 from privgraph.device import DeviceLike, on_device
 from privgraph.mechanisms import derive_seed, make_generator
-from privgraph.methods import METHODS, Method, Task, method_class
+from privgraph.methods import Method, Task
 from privgraph.progress import ProgressHook
 from privgraph.release import json_safe
+from privgraph.request import MethodLike, ReleaseRequest
 
 CONSISTENT, VIOLATION, NO_CLAIM = "consistent", "VIOLATION", "no claim"
 DEFAULT_SAMPLES = 1000
 # a claim may fall short of the ε asked by this share, never exceed it: the DP-SGD accountant calibrates σ by
 # bisection and states the ε it reaches, just below the target (privgraph.accounting.rdp.noise_multiplier_for)
 CLAIM_SHORTFALL = 0.01
-
-
-def with_claimed_delta(method: Method, delta: float) -> Method:
-    """``method`` with the δ of its claim set through the parameter it declares (``Method.delta_param``);
-    ``ValueError`` for a method that declares none (pure ε-DP)."""
-    name = method.delta_param
-    if name is None:
-        with_delta = sorted(n for n, cls in METHODS.items() if cls.delta_param is not None and cls.private)
-        raise ValueError(
-            f"{method.name} claims pure ε-DP (δ = 0): --delta applies to the methods that declare a δ "
-            f"parameter ({', '.join(with_delta)}; LPGNN's with mechanism='gaussian')"
-        )
-    return method.with_params(**{name: delta})
 
 
 @dataclass
@@ -262,29 +250,31 @@ def default_input(method: type[Method] | Method, seed: int = 0) -> Data | Hetero
     return audit_graph(seed, num_features=4) if several else audit_graph(seed)
 
 
-def audit(
-    method: str | Method,
-    epsilon: float | None = None,
+def audit_method(
+    data: Data | HeteroData | None,
+    method: MethodLike,
     *,
-    data: Data | HeteroData | None = None,
+    epsilon: float | None = None,
     delta: float | None = None,
+    label_epsilon: float | None = None,
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
-    label_epsilon: float | None = None,
     confidence: float = CONFIDENCE,
     progress: ProgressHook | None = None,
     device: DeviceLike = None,
     **params: Any,
 ) -> AuditReport:
-    """Audit ``method`` at ``epsilon``: an :class:`AuditReport` with ε_LB and a verdict per unit.
+    """Audit ``method`` at ``epsilon``: an :class:`AuditReport` with ε_LB and a verdict per unit
+    (``privgraph.audit_method``; the arguments and their order are :func:`privgraph.privatize`'s, whose
+    :class:`~privgraph.ReleaseRequest` it builds and releases many times).
 
     Args:
-        method: a registered name (with ``**params``) or a built :class:`~privgraph.methods.Method`
-            (a subclass works too: that is how a miscalibrated copy is audited).
+        data: the graph the neighbouring inputs are built on (None: a small synthetic graph,
+            :func:`default_input`); the audited nodes are chosen in it.
+        method: a registered name (with ``**params``), its ``Params`` object or a built
+            :class:`~privgraph.methods.Method` (a subclass works too: that is how a miscalibrated copy is audited).
         epsilon: the ε the method is released with: each unit is judged against the ε it implies (by the
             method's declared split); its claim is read from each release's report and must match it.
-        data: the graph the neighbouring inputs are built on (default: a small synthetic graph,
-            :func:`default_input`); the audited nodes are chosen in it.
         delta: the δ of the claim, for the methods that declare one (``Method.delta_param``: HeteDP, PPCVGAE, GAP,
             node-level DP-SGD, the Gaussian feature mechanism).
         samples: releases per input (half choose the threshold, half count the errors).
@@ -293,12 +283,7 @@ def audit(
         device: where the releases train and post-process (:mod:`privgraph.device`); their noise is drawn
             on the CPU whatever the device, so the audit checks the same mechanism everywhere.
     """
-    if isinstance(method, str):
-        method = method_class(method)(**params)
-    elif params:
-        raise TypeError("give parameters with a method name, not with a built method")
-    if delta is not None:
-        method = with_claimed_delta(method, delta)
+    method = ReleaseRequest.build(method, epsilon=epsilon, delta=delta, label_epsilon=label_epsilon, **params).method
     if data is None:
         data = default_input(method, seed)
         source = "synthetic (privgraph.audit.graphs)"
@@ -312,7 +297,8 @@ def audit(
             method = method.with_params(num_train=int(data.train_mask.sum()))
     else:
         source = "user graph"
-    inp = AuditInput(data, epsilon, label_epsilon, seed)
+    request = ReleaseRequest.build(method, epsilon=epsilon, label_epsilon=label_epsilon, seed=seed, device=device)
+    inp = AuditInput(data, request, seed)
     units = definition(method)(method, inp)
     groups: dict[int, list[Neighbours]] = {}  # units released by the same run share their releases
     for nb in units:

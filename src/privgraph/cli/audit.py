@@ -6,10 +6,20 @@ import json
 
 import typer
 
-from privgraph.cli.checks import _assign, _device, _method, _resolve_device, check_epsilon_given
+from privgraph.cli.checks import _assign, _device, _method, _one_epsilon, _resolve_device, check_epsilon_given
 from privgraph.cli.console import OutputFormat, _fail, user_errors
 from privgraph.cli.inputs import _build_method, _check_request, _input_files, _read_input
-from privgraph.cli.options import DATA, DEVICE_HELP, FORMAT_OPTION, PARAM_OPTION, PRIVACY, InputOptions, input_options
+from privgraph.cli.options import (
+    DATA,
+    DEVICE_HELP,
+    FORMAT_OPTION,
+    LABEL_EPSILON_OPTION,
+    PARAM_OPTION,
+    PRIVACY,
+    InputOptions,
+    epsilon_option,
+    input_options,
+)
 from privgraph.cli.render import audit_table, print_audit, print_tsv
 from privgraph.progress import console_progress
 
@@ -17,18 +27,14 @@ from privgraph.progress import console_progress
 @input_options
 def audit_command(
     method: str = typer.Argument(..., help="a method (`privgraph methods`)"),
-    epsilon: float | None = typer.Option(
-        None, help="ε the method is released with (required by private methods)", rich_help_panel=PRIVACY
-    ),
+    epsilon: list[str] = epsilon_option("ε the method is released with (required by private methods)"),
     delta: float | None = typer.Option(
         None,
         help="δ of the claim (the methods that declare a δ parameter: HeteDP, PPCVGAE, GAP, node-dpsgd, "
         "mechanism=gaussian)",
         rich_help_panel=PRIVACY,
     ),
-    epsilon_y: float | None = typer.Option(
-        None, "--epsilon-y", help="also audit the label unit (label LDP)", rich_help_panel=PRIVACY
-    ),
+    label_epsilon: float | None = LABEL_EPSILON_OPTION,
     samples: int = typer.Option(
         1000, min=4, help="releases per neighbouring input (half choose the threshold, half count the errors)"
     ),
@@ -50,7 +56,8 @@ def audit_command(
 
     device = _device(device)
     entry = _method(method)
-    check_epsilon_given(method, entry["info"], epsilon)
+    eps = _one_epsilon(epsilon)
+    check_epsilon_given(method, entry["info"], eps)
     values = _assign(
         param, hints(entry["params"]), "--param", f"method {method!r}", "parameter", entry.get("renamed"),
         entry.get("choices"),
@@ -63,7 +70,7 @@ def audit_command(
     _build_method(method, values)  # before the input is read
     data, _ = _read_input(inputs, method, device, request, split_seed=seed)
     _resolve_device(device)
-    from privgraph.audit import audit
+    from privgraph.audit import audit_method
     from privgraph.audit.graphs import annotate
 
     with user_errors(ValueError, TypeError):
@@ -74,14 +81,14 @@ def audit_command(
         if data is not None:
             data = annotate(data, seed)
         with console_progress(heartbeat=True) as progress:
-            report = audit(
+            report = audit_method(
+                data,
                 method,
-                epsilon,
-                data=data,
+                epsilon=eps,
                 delta=delta,
                 samples=samples,
                 seed=seed,
-                label_epsilon=epsilon_y,
+                label_epsilon=label_epsilon,
                 progress=progress,
                 device=device,
                 **values,

@@ -81,6 +81,14 @@ def _epsilons(values: list[str]) -> list[float | None]:
     return out
 
 
+def _one_epsilon(values: list[str]) -> float | None:
+    """The ε of a command that releases once (``release``, ``audit``): ``--epsilon`` given at most once."""
+    eps = _epsilons(values)
+    if len(eps) > 1:
+        _fail("--epsilon: this command releases once: give one value")
+    return eps[0] if eps else None
+
+
 def _method(method: str) -> dict[str, Any]:
     """The catalogue's entry of ``method`` (:mod:`privgraph.catalogue`: no torch); an unknown name exits 2."""
     from privgraph.catalogue import method_entry
@@ -119,7 +127,7 @@ def _prepare(
     hparams: list[str],
     task: str | None = None,
     epsilons: list[float | None] | None = None,
-    epsilon_y: float | None = None,
+    label_epsilon: float | None = None,
     dataset: str | None = None,
     device: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -155,8 +163,8 @@ def _prepare(
     info = entry["info"]
     with user_errors():
         check_epsilons(method, info["private"], info["epsilon_optional"], list(epsilons or []))
-        if epsilon_y is not None:
-            check_epsilon(epsilon_y, "epsilon_y")
+        if label_epsilon is not None:
+            check_epsilon(label_epsilon, "label_epsilon")
         if dataset is not None and evaluation is not None and evaluation["datasets"]:
             from privgraph.data.registry import get_dataset
 
@@ -178,7 +186,7 @@ def _spec(method: str, params: list[str], hparams: list[str], prepared: Prepared
             hparams,
             fields.get("task"),
             fields.get("epsilons"),
-            fields.get("epsilon_y"),
+            fields.get("label_epsilon"),
             None if fields.get("input") is not None else fields.get("dataset", "sbm"),
         )
     values, trained = prepared
@@ -194,10 +202,9 @@ def _spec(method: str, params: list[str], hparams: list[str], prepared: Prepared
 
 
 def check_epsilon_given(method: str, info: dict[str, Any], epsilon: float | None) -> None:
-    """The rule of one ε (``privgraph audit``'s): a private method needs it unless it also runs without
-    noise, a non-private baseline takes none (:func:`privgraph.api.check_epsilon_argument` is the API's, in
-    the API's words; the catalogue's ``info`` here, without torch).  Exits 2 with one line."""
-    if info["private"] and epsilon is None and not info["epsilon_optional"]:
-        _fail(f"{method} is private: give --epsilon")
-    if not info["private"] and epsilon is not None:
-        _fail(f"{method} is a non-private baseline: it takes no --epsilon (its audit shows what it leaks)")
+    """The one rule of a release's ε (:func:`~privgraph.accounting.validation.check_epsilon_argument`, the
+    request's), read from the catalogue's ``info`` without torch.  Exits 2 with its line."""
+    from privgraph.accounting.validation import check_epsilon_argument
+
+    with user_errors():
+        check_epsilon_argument(method, info["private"], info["epsilon_optional"], epsilon)

@@ -84,14 +84,23 @@ PRIVATE_RATIO_OPTION = typer.Option(
     help="mark this fraction ρ of the edges private at random (edge-level methods)",
     rich_help_panel=DATA,
 )
-EPSILON_OPTION = typer.Option(
-    [],
-    help="privacy budget(s) ε, e.g. --epsilon 1 2 4 8 (default 1 for a private method; "
-    "none: without noise where ε is optional)",
-    rich_help_panel=PRIVACY,
+
+
+def epsilon_option(help: str) -> Any:
+    """``--epsilon`` of every command: numbers or ``none`` (:func:`~privgraph.cli.checks._epsilons`), several where
+    the command runs several settings (``--epsilon 1 2 4``), one where it releases once (release, audit)."""
+    return typer.Option([], "--epsilon", help=help, rich_help_panel=PRIVACY)
+
+
+EPSILON_OPTION = epsilon_option(
+    "privacy budget(s) ε, e.g. --epsilon 1 2 4 8 (default 1 for a private method; "
+    "none: without noise where ε is optional)"
 )
-EPSILON_Y_OPTION = typer.Option(
-    None, "--epsilon-y", help="label privacy budget (off by default)", rich_help_panel=PRIVACY
+LABEL_EPSILON_OPTION = typer.Option(
+    None,
+    "--label-epsilon",
+    help="also protect the training and validation labels by randomized response with this ε (label LDP)",
+    rich_help_panel=PRIVACY,
 )
 SECURE_OPTION = typer.Option(
     False, help="draw noise from the OS cryptographic source (not reproducible)", rich_help_panel=PRIVACY

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from privgraph.catalogue import declared_spend
-from privgraph.cli.checks import _epsilons, _method, _prepare
+from privgraph.cli.checks import _method, _one_epsilon, _prepare
 from privgraph.cli.console import _fail, out_console, user_errors
 from privgraph.cli.inputs import _input_spec
 from privgraph.cli.ledger import _ledger_dataset, _open_ledger
@@ -18,6 +18,7 @@ from privgraph.cli.options import (
     DATA,
     DATASET_OPTION,
     DEVICE_HELP,
+    LABEL_EPSILON_OPTION,
     METHOD,
     METHOD_HELP,
     OUTPUT,
@@ -25,6 +26,7 @@ from privgraph.cli.options import (
     PRIVACY,
     RAY_ADDRESS_HELP,
     InputOptions,
+    epsilon_option,
     input_options,
 )
 from privgraph.cli.render import print_report
@@ -62,14 +64,11 @@ def release(
     private_ratio: float | None = typer.Option(
         None, "--private-ratio", help="fraction ρ of edges marked private", rich_help_panel=DATA
     ),
-    epsilon: str | None = typer.Option(
-        None,
-        help="privacy budget ε (the method's own meaning; default 1 for a private method)",
-        rich_help_panel=PRIVACY,
+    epsilon: list[str] = epsilon_option(
+        "privacy budget ε (the method's own meaning; default 1 for a private method; none: without noise where "
+        "ε is optional)"
     ),
-    epsilon_y: float | None = typer.Option(
-        None, "--epsilon-y", help="also protect the labels (label LDP)", rich_help_panel=PRIVACY
-    ),
+    label_epsilon: float | None = LABEL_EPSILON_OPTION,
     param: list[str] = typer.Option([], "--param", help=PARAM_HELP, rich_help_panel=METHOD),
     address: str | None = typer.Option(
         None,
@@ -134,10 +133,11 @@ def release(
     source unless --reproducible; diagnostics are left out unless --diagnostics."""
     if secure and reproducible:
         _fail("--secure and --reproducible exclude each other (--secure is the default)")
-    epsilons = _epsilons([epsilon]) if epsilon is not None else []
+    eps = _one_epsilon(epsilon)
+    epsilons = [eps] if epsilon else []
     if address is not None:
         param = [*param, f"address={address}"]
-    prepared = _prepare(method, param, [], None, epsilons, epsilon_y, inputs.named(dataset), device)
+    prepared = _prepare(method, param, [], None, epsilons, label_epsilon, inputs.named(dataset), device)
     if not output.parent.is_dir():
         if not mkdir:
             _fail(f"cannot write {output}: the folder {output.parent} does not exist (--mkdir creates it)")
@@ -152,16 +152,17 @@ def release(
     if ledger_name is not None and ledger is None:
         _fail("--ledger-name names the dataset of --ledger: give --ledger")
     book = None if ledger is None else _open_ledger(ledger, _ledger_dataset(ledger, ledger_name, inputs.input, dataset))
-    if book is not None and epsilon_y is None:  # the budget, where the catalogue tells the spend (no torch)
+    if book is not None and label_epsilon is None:  # the budget, where the catalogue tells the spend (no torch)
         _check_budget(book, method, epsilons, lambda eps: declared_spend(_method(method), eps, prepared[0]))
 
     def before_read(built) -> None:  # the method built with its parameters, nothing read yet
         if book is not None:
-            _check_budget(book, method, epsilons, lambda eps: _planned(built, eps, epsilon_y))
+            _check_budget(book, method, epsilons, lambda eps: _planned(built, eps, label_epsilon))
 
     spec, notes = _input_spec(
         method, param, [], prepared, inputs, dataset, device, before_read, epsilons=epsilons, trials=1, seed=seed,
-        epsilon_y=epsilon_y, secure=not reproducible and _adds_noise(method, epsilon), private_ratio=private_ratio,
+        label_epsilon=label_epsilon, secure=not reproducible and _adds_noise(method, epsilons),
+        private_ratio=private_ratio,
     )  # fmt: skip
     from privgraph.experiments.release import check_release, release_file
 
@@ -187,10 +188,10 @@ def release(
     out_console.print(f"wrote {', '.join(str(f) for f in rel.files(output, release_format.value))}")
 
 
-def _adds_noise(method: str, epsilon: str | None) -> bool:
+def _adds_noise(method: str, epsilons: list[float | None]) -> bool:
     """Whether the release draws noise: ε given, or a private method whose ε has a default."""
     info = _method(method)["info"]
-    return (epsilon is not None and epsilon.lower() != "none") or (info["private"] and not info["epsilon_optional"])
+    return any(e is not None for e in epsilons) or (info["private"] and not info["epsilon_optional"])
 
 
 def _check_budget(book, method: str, epsilons: list[float | None], planned) -> None:
@@ -209,9 +210,9 @@ def _check_budget(book, method: str, epsilons: list[float | None], planned) -> N
         book.check(spends)
 
 
-def _planned(built, epsilon: float, epsilon_y: float | None):
+def _planned(built, epsilon: float, label_epsilon: float | None):
     """The built method's declared spend, or None where it reads the data (``spend_reads_data``)."""
-    return None if built.spend_reads_data else built.planned_spend(epsilon, epsilon_y)
+    return None if built.spend_reads_data else built.planned_spend(epsilon, label_epsilon)
 
 
 def _writable(folder: Path) -> bool:

@@ -104,7 +104,7 @@ def print_result(result, console: Console = out_console) -> None:
     rows = result.summary()
     by_eps: dict = {}
     for r in rows:
-        by_eps.setdefault((r["epsilon"], r["epsilon_y"]), {})[r["metric"]] = r
+        by_eps.setdefault((r["epsilon"], r["label_epsilon"]), {})[r["metric"]] = r
     split = next(
         (_unit_budgets(m[result.metrics[0]]) for m in by_eps.values() if len(_unit_budgets(m[result.metrics[0]])) > 1),
         None,
@@ -133,7 +133,7 @@ def result_table(result) -> tuple[Table, list[str]]:
     rows = result.summary()
     by_eps: dict = {}
     for r in rows:
-        by_eps.setdefault((r["epsilon"], r["epsilon_y"]), {})[r["metric"]] = r
+        by_eps.setdefault((r["epsilon"], r["label_epsilon"]), {})[r["metric"]] = r
     dataset = rows[0]["dataset"] if rows else result.spec.dataset
     attack = f"{result.attack['name']} against " if result.attack else ""
     title = f"{attack}{result.spec.method} on {dataset} ({result.model}): %, mean ± 95% CI"

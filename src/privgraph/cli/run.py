@@ -21,9 +21,9 @@ from privgraph.cli.options import (
     DEVICE_HELP,
     DEVICE_OPTION,
     EPSILON_OPTION,
-    EPSILON_Y_OPTION,
     FORMAT_OPTION,
     HPARAM_OPTION,
+    LABEL_EPSILON_OPTION,
     METHOD,
     METHOD_HELP,
     MODEL_OPTION,
@@ -49,7 +49,7 @@ def run(
     split: str = SPLIT_OPTION,
     private_ratio: float | None = PRIVATE_RATIO_OPTION,
     epsilon: list[str] = EPSILON_OPTION,
-    epsilon_y: float | None = EPSILON_Y_OPTION,
+    label_epsilon: float | None = LABEL_EPSILON_OPTION,
     secure: bool = SECURE_OPTION,
     param: list[str] = PARAM_OPTION,
     task: str | None = typer.Option(
@@ -81,7 +81,7 @@ def run(
     """Run a method over one or more ε and several seeded trials: release, train the task's model,
     evaluate; store and print the results with the privacy report."""
     _experiment(
-        method, param, hparam, task, epsilon, epsilon_y, dataset, inputs, device, db, format,
+        method, param, hparam, task, epsilon, label_epsilon, dataset, inputs, device, db, format,
         model=model, trials=trials, seed=seed, tune=tune, tune_budget=tune_budget, split=split, secure=secure,
         private_ratio=private_ratio, case=case, balance=balance,
     )  # fmt: skip
@@ -102,7 +102,7 @@ def attack(
     split: str = SPLIT_OPTION,
     private_ratio: float | None = PRIVATE_RATIO_OPTION,
     epsilon: list[str] = EPSILON_OPTION,
-    epsilon_y: float | None = EPSILON_Y_OPTION,
+    label_epsilon: float | None = LABEL_EPSILON_OPTION,
     secure: bool = SECURE_OPTION,
     param: list[str] = PARAM_OPTION,
     task: str | None = typer.Option(
@@ -127,7 +127,7 @@ def attack(
         entry = attack_entry(name)
     values = _assign(attack_param, hints(entry["params"]), "--attack-param", f"attack {name!r}", "parameter")
     _experiment(
-        method, param, hparam, task, epsilon, epsilon_y, dataset, inputs, device, db, format,
+        method, param, hparam, task, epsilon, label_epsilon, dataset, inputs, device, db, format,
         model=model, trials=trials, seed=seed, split=split, secure=secure, private_ratio=private_ratio,
         attack=name, attack_params=values,
     )  # fmt: skip
@@ -139,7 +139,7 @@ def _experiment(
     hparam: list[str],
     task: str | None,
     epsilon: list[str],
-    epsilon_y: float | None,
+    label_epsilon: float | None,
     dataset: str,
     inputs: InputOptions,
     device: str | None,
@@ -150,10 +150,10 @@ def _experiment(
     """What run and attack share: the options checked (no torch), ``--input`` read, the spec (``fields``: the
     command's own), run and printed."""
     epsilons = _epsilons(epsilon)
-    prepared = _prepare(method, param, hparam, task, epsilons, epsilon_y, inputs.named(dataset), device)
+    prepared = _prepare(method, param, hparam, task, epsilons, label_epsilon, inputs.named(dataset), device)
     spec, _ = _input_spec(  # the results database writable (before_read), before the input is read
         method, param, hparam, prepared, inputs, dataset, device, lambda _: _store(db), epsilons=epsilons, task=task,
-        epsilon_y=epsilon_y,
+        label_epsilon=label_epsilon,
         **fields,
     )  # fmt: skip
     _run_and_print(spec, db, format)

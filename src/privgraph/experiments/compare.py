@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privgraph.accounting.guarantee import TrustModel
 from privgraph.experiments.grid import Grid, GridSetting
@@ -39,6 +39,9 @@ from privgraph.experiments.store import ResultsStore, TrialRecord
 from privgraph.experiments.summary import mean_ci
 from privgraph.experiments.sweep import SweepSummary, sweep
 from privgraph.progress import ProgressHook
+
+if TYPE_CHECKING:
+    from privgraph.request import MethodLike
 
 DEFAULT_ATTACK = "membership-confidence"
 DEFAULT_METHODS = ("lpgnn", "blink", "gap-edp", "gap-ndp")  # one per unit: feature LDP, link LDP, edge DP, node DP
@@ -207,7 +210,7 @@ def _auc(cell: tuple[float, float, int]) -> str:
 
 
 def build_grid(
-    methods: Sequence[str],
+    methods: Sequence[MethodLike],
     dataset: str = "sbm",
     epsilons: Iterable[float | None] = DEFAULT_EPSILONS,
     trials: int = 3,
@@ -225,8 +228,14 @@ def build_grid(
     method, a method that cannot run on the dataset (its spec's checks, and the degree bound of a node-level
     method on the graph: this loads the dataset)."""
     from privgraph.methods import method_class
+    from privgraph.request import method_name_and_params
 
-    methods = list(methods)
+    params = dict(params or {})
+    named = [method_name_and_params(m) for m in methods]  # a Params object or a built method: its name and values
+    for name, values in named:
+        if values:
+            params[name] = {**values, **params.get(name, {})}
+    methods = [name for name, _ in named]
     if not methods:
         raise ValueError("compare needs at least one method")
     repeated = sorted({m for m in methods if methods.count(m) > 1})
@@ -234,7 +243,6 @@ def build_grid(
         raise ValueError(f"compare: {', '.join(repeated)} given twice")
     for m in methods:
         method_class(m)  # an unknown name: the registry's one line
-    params = dict(params or {})
     stray = sorted(set(params) - set(methods))
     if stray:
         raise ValueError(f"compare: parameters given for {', '.join(stray)}, which is not compared")
@@ -387,7 +395,7 @@ def figure(grid: Grid, store: ResultsStore, attack: str | None = DEFAULT_ATTACK)
 
 
 def compare(
-    methods: Sequence[str] = DEFAULT_METHODS,
+    methods: Sequence[MethodLike] = DEFAULT_METHODS,
     dataset: str = "sbm",
     epsilons: Iterable[float | None] = DEFAULT_EPSILONS,
     trials: int = 3,
@@ -410,7 +418,7 @@ def compare(
     """Compare ``methods`` on ``dataset`` at every ε of ``epsilons`` (module docstring).
 
     Args:
-        methods: registered methods (``privgraph methods``); each is one row.
+        methods: registered methods (``privgraph methods``) by name, ``Params`` object or built; each is one row.
         dataset: a dataset, or ``sbm`` (the synthetic graph, the default).
         epsilons: the ε of every private method (a non-private one runs once, without noise).
         trials: trials per (method, ε); trial ``t`` has seed ``seed + t``.

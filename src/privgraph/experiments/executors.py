@@ -100,7 +100,7 @@ def error_record(setting: GridSetting, trial: int, run_id: str, error: str, wall
         model=setting.model,
         mechanism=None,
         epsilon=setting.epsilon,
-        epsilon_y=spec.epsilon_y,
+        label_epsilon=spec.label_epsilon,
         trial=trial,
         seed=None if spec.secure else spec.seed + trial,
         config={"params": spec.params, "label": setting.label, "table": setting.table},

@@ -66,7 +66,8 @@ class ExperimentSpec:
     """One setting grid of one method (module docstring).
 
     Args:
-        method: a registered method (:data:`privgraph.methods.METHODS`).
+        method: a registered method (:data:`privgraph.methods.METHODS`): its name, or its ``Params`` object or a
+            built method (kept as the name and the parameters that differ from their defaults).
         dataset: a dataset the loaders know, or ``sbm`` (synthetic); ignored with ``input``.
         epsilons: the ε values (one setting each); ``None`` is the method without noise where ε is
             optional (PPCVGAE); empty: ``[1.0]`` for a private method, none otherwise.
@@ -85,7 +86,7 @@ class ExperimentSpec:
             candidate release).
         secure: draw every noise from the OS source (nothing recorded can regenerate it).
         model: node classification's model (gcn, sage, gat, mlp).
-        epsilon_y: node classification's label ε (LPGNN's label LDP).
+        label_epsilon: node classification's label ε (LPGNN's label LDP).
         split: node classification's split, ``random`` or ``public`` (heterogeneous graphs: ``random``, the
             dataset's own, or ``hetedp``, the HeteDP authors' 20/10/70).
         private_ratio: mark this fraction of the edges private (edge-level methods).
@@ -105,7 +106,7 @@ class ExperimentSpec:
             identity: the noise does not depend on it, and each trial records the device it ran on.
     """
 
-    method: str
+    method: str  # a Params object or a built method is turned into its name and params (__post_init__)
     dataset: str = "sbm"
     epsilons: list[float | None] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
@@ -118,7 +119,7 @@ class ExperimentSpec:
     search_space: dict[str, list[Any]] = field(default_factory=dict)
     secure: bool = False
     model: str | None = None
-    epsilon_y: float | None = None
+    label_epsilon: float | None = None
     split: str = "random"
     private_ratio: float | None = None
     case: str | None = None
@@ -129,6 +130,13 @@ class ExperimentSpec:
     attack: str | None = None
     attack_params: dict[str, Any] = field(default_factory=dict)
     device: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.method, str):  # a Params object or a built method: its name and non-default values
+            from privgraph.request import method_name_and_params
+
+            name, values = method_name_and_params(self.method)
+            self.method, self.params = name, {**values, **self.params}
 
     def build(self, progress: ProgressHook | None = None) -> tuple[Method, EvaluationTask]:
         """The method and the task, after every check (bad input raises ``ValueError`` before any work)."""
@@ -205,7 +213,7 @@ class ExperimentSpec:
 
     def _check_fields(self, task: EvaluationTask) -> None:
         """Fields that only some tasks read must stay at their defaults for the others."""
-        optional = ("model", "epsilon_y", "split", "private_ratio", "case", "balance", "synthetic")
+        optional = ("model", "label_epsilon", "split", "private_ratio", "case", "balance", "synthetic")
         defaults = {f.name: _default(f) for f in dataclasses.fields(self) if f.name in optional}
         stray = [name for name in optional if name not in task.reads and getattr(self, name) != defaults[name]]
         if stray:
@@ -229,7 +237,7 @@ class ExperimentResult:
         "epsilon_spent",
         "epsilon",
         "releases",
-        "epsilon_y",
+        "label_epsilon",
         "metric",
         "mean",
         "std",
@@ -308,6 +316,7 @@ class Setting:
 # The spec's fields that do not change a trial's result: where the data lies, how many trials run,
 # the user's own graph (not hashable; its runs get no configuration hash).
 _NOT_HASHED = ("data_root", "trials", "input", "epsilons", "device")
+HASHED_AS = {"label_epsilon": "epsilon_y"}  # renamed fields, hashed under the name their stored settings have
 
 
 def _default(f: dataclasses.Field) -> Any:
@@ -329,6 +338,9 @@ def config_hash(spec: ExperimentSpec, eps: float | None, eps_index: int = 0) -> 
         for f in dataclasses.fields(spec)
         if f.name not in _NOT_HASHED and getattr(spec, f.name) != _default(f)
     }
+    for new, old in HASHED_AS.items():  # a renamed field keeps its old name here: stored settings still resume
+        if new in fields:
+            fields[old] = fields.pop(new)
     fields.update(epsilon=eps, eps_index=eps_index)
     text = json.dumps(json_safe(fields), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -425,7 +437,7 @@ class Experiment:
             model=task.model_name(),
             mechanism=released.mechanism,
             epsilon=eps,
-            epsilon_y=spec.epsilon_y,
+            label_epsilon=spec.label_epsilon,
             trial=t,
             seed=None if spec.secure else trial_seed,
             config={

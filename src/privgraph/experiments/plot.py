@@ -50,7 +50,7 @@ class LineKey(NamedTuple):
     model: str
     mechanism: str | None = None
     variant: str | None = None
-    epsilon_y: float | None = None
+    label_epsilon: float | None = None
 
     @property
     def label(self) -> str:
@@ -61,8 +61,8 @@ class LineKey(NamedTuple):
             extras.append(mech)
         if self.variant:
             extras.append(str(self.variant))
-        if self.epsilon_y is not None:
-            extras.append(f"ε_y={self.epsilon_y:g}")
+        if self.label_epsilon is not None:
+            extras.append(f"ε_y={self.label_epsilon:g}")
         return f"{text} ({', '.join(extras)})"
 
 
@@ -112,7 +112,7 @@ def points_from_records(records: Iterable[TrialRecord], metric: str) -> list[Poi
         if value is None or (isinstance(value, float) and math.isnan(value)):
             continue
         unit, trust_model = guarantee_unit(r.guarantee)
-        line = LineKey(r.method, r.model, r.mechanism, (r.config or {}).get("variant"), r.epsilon_y)
+        line = LineKey(r.method, r.model, r.mechanism, (r.config or {}).get("variant"), r.label_epsilon)
         key = (r.dataset, unit, line, spent_epsilon(r))  # a tuned setting at its total ε (candidates × ε)
         groups[key].append(float(value))
         trust.setdefault(key, trust_model)
@@ -129,7 +129,9 @@ def points_from_rows(rows: Iterable[dict[str, Any]]) -> list[Point]:
     points = []
     for r in rows:
         unit, trust_model = guarantee_unit(r.get("privacy"))
-        line = LineKey(r["method"], r["model"], r.get("mechanism"), r.get("variant"), r.get("epsilon_y"))
+        line = LineKey(
+            r["method"], r["model"], r.get("mechanism"), r.get("variant"), r.get("label_epsilon", r.get("epsilon_y"))
+        )
         points.append(
             Point(
                 r["dataset"],
@@ -173,7 +175,7 @@ def figure_from_points(points: list[Point], metric: str = "accuracy", title: str
     ncols = max(len(u) for u in panels.values())
     nrows = len(datasets)
 
-    lines = sorted({p.line for p in points}, key=lambda k: (k.epsilon_y is None, k.label))
+    lines = sorted({p.line for p in points}, key=lambda k: (k.label_epsilon is None, k.label))
     palette = matplotlib.colormaps["tab10" if len(lines) <= 10 else "tab20"].colors
     colors = {line: palette[i % len(palette)] for i, line in enumerate(lines)}
     fraction = _is_fraction(points)

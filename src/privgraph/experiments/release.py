@@ -1,6 +1,6 @@
 """``privgraph release``: privatize a graph (or train and release an embedding or a link model) once.
 
-The release is the Python API's (:func:`privgraph.api.release_with`, the
+The release is the Python API's (:func:`privgraph.api.release` of the spec's :class:`~privgraph.ReleaseRequest`, the
 method's ``privatize``) on the graph the pipeline's task loads (a dataset, or
 the user's own file with ``--input``) with the split of ``spec.seed``.  It is
 written by :meth:`privgraph.release.PrivateRelease.save`: ``OUTPUT`` holds the
@@ -29,11 +29,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from privgraph.api import release_with
+from privgraph.api import release
 from privgraph.data.validation import input_graph_notes
 from privgraph.experiments.pipeline import ExperimentSpec
 from privgraph.progress import ProgressHook
 from privgraph.release import PrivateRelease
+from privgraph.request import ReleaseRequest
 
 if TYPE_CHECKING:
     from privgraph.accounting import Ledger
@@ -90,16 +91,16 @@ def release_file(
             method = method.with_params(edge_type=relation.edge_type, reverse=relation.reverse)
     else:
         data = task.trial_data(data, spec.seed)
-    rel = release_with(
+    request = ReleaseRequest.build(
         method,
-        data,
-        eps,
+        epsilon=eps,
+        label_epsilon=spec.label_epsilon,
         seed=None if spec.secure else spec.seed,
-        label_epsilon=spec.epsilon_y,
-        progress=progress,
         device=spec.device,
         ledger=ledger,
+        progress=progress,
     )
+    rel = release(data, request)
     for note in input_graph_notes(input_notes):
         rel.report.guarantees[0] = rel.report.guarantees[0].with_note(note)
     if input_notes:

@@ -57,7 +57,7 @@ class TrialRecord:
     model: str
     mechanism: str | None
     epsilon: float | None
-    epsilon_y: float | None
+    label_epsilon: float | None
     trial: int
     seed: int | None
     config: dict[str, Any]
@@ -78,7 +78,8 @@ class TrialRecord:
 
 
 FIELDS = tuple(f.name for f in fields(TrialRecord))
-_FLOATS, _INTS = ("epsilon", "epsilon_y", "wall_time", "peak_rss_mib"), ("trial", "seed")
+RENAMED = {"epsilon_y": "label_epsilon"}  # fields renamed since: a stored record's old name is read as the new one
+_FLOATS, _INTS = ("epsilon", "label_epsilon", "wall_time", "peak_rss_mib"), ("trial", "seed")
 
 
 def encode(record: TrialRecord) -> bytes:
@@ -99,6 +100,7 @@ def decode(line: bytes) -> TrialRecord:
     row = json.loads(line)
     if not isinstance(row, dict):
         raise ValueError("not a JSON object")
+    row = {RENAMED.get(k, k): v for k, v in row.items()}
     return TrialRecord(**{k: v for k, v in row.items() if k in FIELDS})
 
 
@@ -118,8 +120,10 @@ def read_sqlite(path: str | Path) -> list[TrialRecord]:
         con = sqlite3.connect(uri, uri=True)
         try:
             have = {row[1] for row in con.execute("PRAGMA table_info(trials)")}
-            columns = [f for f in FIELDS if f in have]  # older stores lack config_hash, status, error
-            rows = con.execute(f"SELECT {', '.join(columns)} FROM trials ORDER BY id").fetchall()
+            old = {new: old for old, new in RENAMED.items() if old in have}
+            columns = [f for f in FIELDS if f in have or f in old]  # older stores lack config_hash, status, error
+            selected = ", ".join(f"{old[f]} AS {f}" if f in old else f for f in columns)
+            rows = con.execute(f"SELECT {selected} FROM trials ORDER BY id").fetchall()
         finally:
             con.close()
     except sqlite3.Error as err:

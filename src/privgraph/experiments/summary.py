@@ -44,7 +44,7 @@ def setting_key(r: TrialRecord) -> tuple:
         r.model,
         r.mechanism,
         r.epsilon,
-        r.epsilon_y,
+        r.label_epsilon,
         (r.config.get("attack") or {}).get("name"),
     )
 
@@ -66,7 +66,7 @@ def summarize(records: Iterable[TrialRecord], metric: str = "accuracy") -> list[
                 "epsilon": eps,
                 "epsilon_spent": spent_epsilon(rs[0]),  # eps × releases: what a tuned setting spent per unit
                 "releases": releases(rs[0]),
-                "epsilon_y": eps_y,
+                "label_epsilon": eps_y,
                 "metric": metric,
                 "mean": mean,
                 "std": std,

@@ -12,19 +12,18 @@ in :data:`privgraph.methods.METHODS` (``@register_method``).  A class states
   a release) — and ``public_fields`` — the input fields its setting treats as
   public and copies into the release as given.
 
-``privatize`` (used by :func:`privgraph.privatize`) is the one release call:
-the user's graph and a random source in, a
-:class:`~privgraph.release.PrivateRelease` out.  Node-classification methods
-implement :meth:`Method.release` (what the server holds: features, graph,
-guarantee) and inherit ``privatize``; methods that train to release
-(PPCVGAE's embeddings, HeteDP's link reconstructor) override ``privatize``.
+``privatize(data, request, rng)``, called by :func:`privgraph.api.release` only, is the one release call: the
+graph, its :class:`~privgraph.request.ReleaseRequest` (read as a :class:`~privgraph.methods.request_view.RequestView`)
+and a random source in, a :class:`~privgraph.release.PrivateRelease` out.  Node-classification methods implement
+:meth:`Method.release` (what the server holds: features, graph, guarantee) and inherit ``privatize``; methods that
+train to release (PPCVGAE's embeddings, HeteDP's link reconstructor) override it, with the same signature.
 """
 
 from __future__ import annotations
 
 import enum
 import math
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
@@ -36,12 +35,11 @@ from privgraph.data.transforms import one_hot_counts, one_hot_degree
 from privgraph.data.validation import input_graph_notes, validate_graph
 from privgraph.input_rules import InputRequest, check_choice, check_data, check_request
 from privgraph.mechanisms import RandomSource, check_epsilon
-from privgraph.methods.label_ldp import (
-    LabelReports,
-    denoise_labels,
-    label_spend,
-    report_labels,
-)
+from privgraph.methods.hyperparameters import SEARCH_SPACE as SEARCH_SPACE  # re-exported: methods import it here
+from privgraph.methods.hyperparameters import Hyperparameters
+from privgraph.methods.hyperparameters import Settings as Settings
+from privgraph.methods.label_ldp import denoise_labels, label_spend, report_labels
+from privgraph.methods.request_view import RequestView
 from privgraph.nn import NodeClassifier
 from privgraph.nn.dense import BlockwiseAdjacency
 from privgraph.progress import ProgressHook, takes_keyword
@@ -49,6 +47,13 @@ from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 
 if TYPE_CHECKING:
     from privgraph.train import TrainResult
+
+# the release request's own keywords (privgraph.request): no method parameter is named by one; ``delta`` only as
+# the method's delta_param (the δ of its claim)
+RESERVED = frozenset(
+    {"data", "method", "request", "params", "epsilon", "label_epsilon", "seed", "rng", "stream", "progress"}
+    | {"device", "ledger", "compose", "shared", "randomness"}
+)
 
 
 # the labels and the split: public in every node-classification setting here (labels become private
@@ -132,49 +137,6 @@ class MethodParams:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-class Settings:
-    """Mixin of the frozen settings dataclasses (training hyperparameters): ``update`` with unknown
-    names refused, ``to_dict``."""
-
-    def update(self, **changes: Any) -> Any:
-        known = {f.name for f in fields(self)}  # type: ignore[arg-type]
-        unknown = set(changes) - known
-        if unknown:
-            raise ValueError(f"unknown hyperparameters {sorted(unknown)}; known: {sorted(known)}")
-        return replace(self, **changes)  # type: ignore[type-var]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
-
-
-@dataclass(frozen=True)
-class Hyperparameters(Settings):
-    """Training and method hyperparameters (defaults used without ``--tune``)."""
-
-    lr: float = 0.01
-    weight_decay: float = 5e-4
-    dropout: float = 0.5
-    hidden: int = 16
-    epochs: int = 300
-    patience: int = 50
-    # which epoch's state is kept: "accuracy" (best validation accuracy, ties: lower loss) or "loss"
-    # (least validation loss: the Blink authors' protocol, Blink_GNN src/blink/run_blink.py)
-    selection: str = "accuracy"
-    kprop_steps: int = 4  # LPGNN feature propagation K
-    label_steps: int = 2  # label denoising steps K_y (0: no denoising, forward correction instead)
-
-
-# The search space of --tune (LPGNN paper's grid for lr/wd/dropout; the K set of Sajadmanesh's talk
-# "Privacy-Preserving Deep Learning over Graphs" (2020)).
-SEARCH_SPACE: dict[str, list[Any]] = {
-    "lr": [0.01, 0.001],
-    "weight_decay": [0.0, 1e-4, 1e-3, 1e-2],
-    "dropout": [0.0, 0.25, 0.5, 0.75],
-    "kprop_steps": [1, 2, 4, 8, 16],
-    "label_steps": [0, 1, 2, 4, 8, 16],
-}
 
 
 NO_FEATURES_NOTE = (
@@ -295,9 +257,16 @@ class Method:
     # its declared spend reads the data (GAP's auto δ from the node count, a count bound known once the data are
     # read): a ledger's budget is checked against it only then; otherwise also before the data are read
     spend_reads_data: ClassVar[bool] = False
+    shares: ClassVar[tuple[str, ...]] = ("labels",)  # the request's shared work its privatize reads (Shared)
 
     def __init__(self, params: MethodParams | None = None, **values: Any):
         self.params = self.Params.resolve(self.name, params, values)
+
+    def __eq__(self, other: object) -> bool:  # the same method with the same parameters
+        return type(other) is type(self) and other.params == self.params  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:  # equal methods hash alike (the parameters need not be hashable)
+        return hash(type(self))
 
     def with_params(self, **changes: Any) -> Method:
         """The same method with some parameters changed (validated)."""
@@ -309,20 +278,10 @@ class Method:
         """The server's view after the one-time collection (node-classification methods)."""
         raise NotImplementedError(f"{self.name} does not release node features or a graph for node classification")
 
-    def privatize(
-        self,
-        data: Any,
-        epsilon: float | None,
-        rng: RandomSource,
-        progress: ProgressHook | None = None,
-        label_epsilon: float | None = None,
-        *,
-        labels: LabelReports | None = None,
-    ) -> PrivateRelease:
-        """Release ``data`` once (:func:`privgraph.privatize` documents the arguments);
-        ``label_epsilon`` adds LPGNN's label LDP (node-classification methods only), or ``labels``,
-        label reports already collected (the pipeline's, one collection per trial and ε)."""
-        return node_classification_release(self, data, epsilon, rng, progress, label_epsilon, labels)
+    def privatize(self, data: Any, request: RequestView, rng: RandomSource) -> PrivateRelease:
+        """Release ``data`` once as ``request`` asks (its ε, label ε, progress and :attr:`shares`), drawing from
+        ``rng``: called by :func:`privgraph.api.release` only, which resolved the request's randomness and device."""
+        return node_classification_release(self, data, request, rng)
 
     def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
         """What a release at ``epsilon`` spends per unit, declared before any noise is drawn (a
@@ -474,6 +433,7 @@ class HeteroMethod(Method):
     of comparing method names."""
 
     heterogeneous: ClassVar[bool] = True
+    shares: ClassVar[tuple[str, ...]] = ()
     # the lp task releases a link model with this method's privatize (HeteDP); otherwise it trains
     # train_link_baseline end to end on the input
     releases_link_model: ClassVar[bool] = False
@@ -511,6 +471,9 @@ def register_method(cls: type[Method]) -> type[Method]:
     """Class decorator: add ``cls`` to :data:`METHODS` under ``cls.name`` (PyG-style registry)."""
     if not cls.name:
         raise TypeError(f"{cls.__name__} has no name")
+    taken = [f.name for f in fields(cls.Params) if f.name in RESERVED or f.name == "delta" != cls.delta_param]
+    if taken:
+        raise TypeError(f"{cls.name}: parameter {taken[0]!r} is a release request's own keyword: rename it")
     if cls.name in METHODS and METHODS[cls.name] is not cls:
         raise TypeError(f"method name {cls.name!r} is taken by {METHODS[cls.name].__name__}")
     METHODS[cls.name] = cls
@@ -555,30 +518,23 @@ def fit_method(
     return method.fit(release, data, model, hp, seed, labels)
 
 
-def node_classification_release(
-    method: Method,
-    data: Data,
-    epsilon: float | None,
-    rng: RandomSource,
-    progress: ProgressHook | None = None,
-    label_epsilon: float | None = None,
-    labels: LabelReports | None = None,
-) -> PrivateRelease:
+def node_classification_release(method: Method, data: Data, request: RequestView, rng: RandomSource) -> PrivateRelease:
     """:meth:`Method.privatize` of the node-classification methods: the graph validated at the
     boundary, :meth:`Method.release` run once, and a new ``Data`` built from what it released and
-    the method's public fields.  With ``label_epsilon`` the training and validation nodes report
+    the method's public fields.  With ``request.label_epsilon`` the training and validation nodes report
     their labels by k-ary randomized response (LPGNN's label LDP): the release holds
     ``y_reported`` (−1 where nothing was collected), ``label_epsilon`` and ``num_classes``, never ``y``.
-    ``labels``: reports already collected from ``data`` (instead of ``label_epsilon``), refused when the
-    method's unit holds the labels (``y`` among its private fields: node-level DP).  A private ``x`` that the
+    ``request.shared.labels``: reports already collected from ``data`` (instead of ``label_epsilon``), refused when
+    the method's unit holds the labels (``y`` among its private fields: node-level DP).  A private ``x`` that the
     release does not carry (a model release) is withheld."""
+    epsilon, label_epsilon, labels = request.epsilon, request.label_epsilon, request.shared.labels
     if (label_epsilon is not None or labels is not None) and "y" in method.private_fields:
         raise ValueError(f"{method.name} protects the labels inside its unit: label LDP does not apply")
     if not isinstance(data, Data):
         raise TypeError(f"{method.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
     method.check_input(data=data)
     data, graph_notes = validate_graph(data, undirected=method.simple_graph, self_loops=not method.simple_graph)
-    release = method.release(data, epsilon, rng, progress)
+    release = method.release(data, epsilon, rng, request.progress)
     guarantees = [release.guarantee, *release.extra_guarantees]
     if labels is not None:
         if label_epsilon is not None:

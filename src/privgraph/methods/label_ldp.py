@@ -35,14 +35,14 @@ class LabelReports:
         )
 
 
-def report_labels(data: Data, epsilon_y: float, rng: RandomSource, num_classes: int | None = None) -> LabelReports:
+def report_labels(data: Data, label_epsilon: float, rng: RandomSource, num_classes: int | None = None) -> LabelReports:
     """Node side: k-ary randomized response on the label of every training and
     validation node (the one-time label collection)."""
     for name in ("y", "train_mask", "val_mask"):
         if getattr(data, name, None) is None:
             raise ValueError(f"label privacy needs data.{name}")
     k = int(num_classes or int(data.y.max()) + 1)
-    rr = RandomizedResponse(epsilon_y, k)
+    rr = RandomizedResponse(label_epsilon, k)
     labelled = data.train_mask | data.val_mask
     reported = torch.full_like(data.y, -1)
     reported[labelled] = rr.perturb(data.y[labelled], rng)

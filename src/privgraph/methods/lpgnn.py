@@ -6,7 +6,7 @@ feature vector with a local randomizer (multi-bit by default, Algorithm 1);
 the server rectifies the reports (unbiased estimator) and trains a two-layer
 GNN whose first layer is KProp (Algorithm 2) followed by a linear UPDATE.
 
-Label privacy (optional, ``epsilon_y``) is :mod:`privgraph.methods.label_ldp`,
+Label privacy (optional, ``label_epsilon``) is :mod:`privgraph.methods.label_ldp`,
 shared by every node-classification method.
 """
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+import privgraph as pg
 import privgraph.methods.hetedp.nc as nc_module
 import privgraph.nn.hetero as hetero_nn
 from privgraph.accounting import PrivacyReport, Unit
@@ -45,9 +46,8 @@ def test_the_default_is_the_release_and_the_option_is_refused_where_it_does_not_
     with pytest.raises(ValueError, match="node-classification parameters"):
         ExperimentSpec(method="hetedp", task="lp", params={**LINK, "nc_inputs": "authors-han"}).validate()
     with pytest.raises(ValueError, match="node-classification parameters.*a release"):  # never silently ignored
-        get_method("hetedp", edge_type=("paper", "to", "author"), **{**LINK, "nc_inputs": "authors-han"}).privatize(
-            hetero_sbm_graph(seed=0), 1.0, torch.Generator().manual_seed(0)
-        )
+        method = get_method("hetedp", edge_type=("paper", "to", "author"), **{**LINK, "nc_inputs": "authors-han"})
+        pg.privatize(hetero_sbm_graph(seed=0), method, epsilon=1.0, seed=0)
 
 
 def test_degree_bins_are_the_authors_get_label():

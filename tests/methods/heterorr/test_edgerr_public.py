@@ -17,6 +17,7 @@ from privgraph.methods import get_method
 from privgraph.methods.heterorr import edges, hrg
 from privgraph.methods.heterorr.edges import ChainNotConverged, edge_rr
 from privgraph.methods.heterorr.hrg import released_counts
+from privgraph.request import ReleaseRequest
 
 EPS = 1.0
 
@@ -134,7 +135,7 @@ def test_the_sharp_audit_row_passes_the_default_and_catches_a_tenfold_smaller_no
     """V̄ = {u, v}: (u, v) released with probability q = (1 − e^(−ε))/(2ε) absent, 1 − q present (0.77 at
     ε = 1); Laplace(1/(10ε)) makes it log(0.95/0.05) ≈ 2.9, far above the ε claimed."""
     method = get_method("edgerr", mcmc_steps=200)
-    inp = AuditInput(default_input(method), EPS)
+    inp = AuditInput(default_input(method), ReleaseRequest.build(method, epsilon=EPS))
 
     def row():
         unit = private_edge_unit(method, inp, exact=True, isolate=True)

@@ -299,7 +299,7 @@ def test_experiment_json_has_one_entry_per_metric_and_dp_rows():
         (dict(method="ppcvgae", epsilons=[math.inf]), "epsilon"),
         (dict(method="ppcvgae", params={"calibration": "exact"}), "calibration"),
         (dict(method="ppcvgae", epsilons=[0.1], params={"delta": 1.0}), "delta"),
-        (dict(method="vgae", epsilons=[0.1]), "not private"),
+        (dict(method="vgae", epsilons=[0.1]), "non-private baseline: it takes no epsilon"),
         (dict(method="ppcvgae", params={"case": "c"}), "case"),
         (dict(method="vgae", case="c"), "case"),
         (dict(method="ppcvgae", case="a", params={"case": "b"}), "differ"),

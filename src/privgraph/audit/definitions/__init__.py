@@ -9,7 +9,7 @@ A new link-LDP method with ``unit = Unit.ADJACENCY_LIST`` whose reports
 implement :class:`privgraph.mechanisms.graph.LinkReports` is thus audited
 without touching this package; a test fails when a method is registered
 without a definition.  Each ``run`` calls the
-method's own release code — :func:`privgraph.api.release_with`, the path of
+method's own release code — :func:`privgraph.api.release`, the path of
 :func:`privgraph.privatize` — except PPCVGAE's family, whose guarantee covers
 the release *given the trained weights*: there the weights are trained once
 and ``run`` is the method's own release step (:meth:`release_trained`).

@@ -99,7 +99,7 @@ def label_unit(method: Method, inp: AuditInput) -> Neighbours:
         Unit.NODE_LABEL,
         "node label",
         "y_u = 0 vs 1; [ỹ_u = 1] − [ỹ_u = 0] (the k-ary RR likelihood ratio)",
-        lambda side, rng: release(method, inp, worlds[side], rng, label_epsilon=inp.label_epsilon),
+        lambda side, rng: release(method, inp, worlds[side], rng, labels=True),
         lambda rel: np.array([float(rel.data.y_reported[u] == 1) - float(rel.data.y_reported[u] == 0)]),
         first_column,
         requested=inp.label_epsilon,

@@ -1,6 +1,6 @@
 """The registry of audit definitions: a method's function ``(method, AuditInput) → [Neighbours]``, chosen by
 :func:`definition` (an override by name, :data:`AUDITS`; else by ``audit_kind`` or ``unit``, :data:`KINDS`),
-and the helpers every definition shares (the release through :func:`privgraph.api.release_with`, the
+and the helpers every definition shares (the release through :func:`privgraph.api.release`, the
 whole-release row, a paper's nominal claim)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from privgraph.accounting import PrivacyGuarantee
 from privgraph.audit.neighbours import Neighbours, whole_release
 from privgraph.mechanisms import RandomSource
 from privgraph.methods import Method
+from privgraph.request import ReleaseRequest
 
 Definition = Callable[[Method, "AuditInput"], list[Neighbours]]
 AUDITS: dict[str, Definition] = {}  # overrides by method name (a special method)
@@ -46,18 +47,29 @@ def audits_kind(*kinds: str) -> Callable[[Definition], Definition]:
 
 @dataclass
 class AuditInput:
-    """The graph the neighbouring inputs are built on, and how the method is released."""
+    """The graph the neighbouring inputs are built on, and how the method is released: the audit's
+    :class:`~privgraph.ReleaseRequest` (its ε, label ε and device; each release draws from its own stream of
+    ``seed``)."""
 
     data: Data | HeteroData
-    epsilon: float | None
-    label_epsilon: float | None = None
+    request: ReleaseRequest
     seed: int = 0
 
+    @property
+    def epsilon(self) -> float | None:
+        return self.request.epsilon
 
-def release(method: Method, inp: AuditInput, data: Any, rng: RandomSource, **extra: Any) -> Any:
-    from privgraph.api import release_with
+    @property
+    def label_epsilon(self) -> float | None:
+        return self.request.label_epsilon
 
-    return release_with(method, data, inp.epsilon, rng=rng, **extra)
+
+def release(method: Method, inp: AuditInput, data: Any, rng: RandomSource, labels: bool = False) -> Any:
+    """One release of ``data`` as the audit's request asks, drawn from ``rng`` (with its label ε: ``labels``)."""
+    from privgraph.api import release
+
+    label_epsilon = inp.label_epsilon if labels else None
+    return release(data, inp.request.but(method=method, label_epsilon=label_epsilon, rng=rng))
 
 
 def homogeneous(method: Method, data: Any) -> Data:

@@ -104,7 +104,7 @@ class AttributeInference(EvaluationTask):
         key = (trial_seed, repr(sorted(method.params.to_dict().items())))
         if key not in self._trained:  # trials × ε (× candidates): kept for the run (small autoencoders)
             self._trained[key] = method.train(tdata, trial_seed, self.progress)
-        rel = self.privatize(method, tdata, eps, trial_seed, eps_index, candidate, trained=self._trained[key])
+        rel = self.privatize(tdata, method, eps, trial_seed, eps_index, candidate, trained=self._trained[key])
         return self.released(rel, rel.data, "gaussian" if eps is not None else None)
 
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):

@@ -83,22 +83,27 @@ class EvaluationTask:
 
     def privatize(
         self,
-        method: Method,
         data: Any,
+        method: Method,
         eps: float | None,
         trial_seed: int,
         eps_index: int,
         candidate: int | None = None,
-        **options: Any,
+        **shared: Any,
     ) -> PrivateRelease:
-        """The one release path (:func:`privgraph.api.release_with`, the method's ``privatize``): the OS
-        source with ``secure``, else the trial seed's stream of this ε (and candidate); ``options`` are
-        what the task shares between releases (label reports, a model trained once per trial)."""
-        from privgraph.api import release_with
+        """The one release path (:func:`privgraph.api.release` of the :class:`~privgraph.ReleaseRequest` the spec
+        asks for): the OS source with ``secure``, else the trial seed's stream of this ε (and candidate);
+        ``shared``: what the task shares between releases (:class:`~privgraph.request.Shared`: label reports, a
+        model trained once per trial)."""
+        from privgraph.api import release
+        from privgraph.request import ReleaseRequest, Shared
 
         seed = None if self.spec.secure else trial_seed
         stream = () if seed is None else self.release_stream(eps_index, candidate)
-        return release_with(method, data, eps, seed=seed, stream=stream, progress=self.progress, **options)
+        request = ReleaseRequest.build(
+            method, epsilon=eps, seed=seed, stream=stream, progress=self.progress, shared=Shared(**shared)
+        )
+        return release(data, request)
 
     def released(self, rel: PrivateRelease, payload: Any, mechanism: str | None = None, shared: Any = None) -> Released:
         """What evaluation reads from ``rel``, with the run's report: ``rel``'s, plus the task's notes (what

@@ -102,7 +102,7 @@ class HeteroNodeClassification(_HeteroTask):
         if model == "han" and eps is None:  # HeteDP without noise: the HAN reads the clean features
             return Released(None, PrivacyReport([unprotected(Unit.NODE_FEATURES, "HeteDP without noise")]))
         target = self.hetero_task.node_type
-        rel = self.privatize(method.hetero_nc_release(target), tdata, eps, trial_seed, eps_index, candidate)
+        rel = self.privatize(tdata, method.hetero_nc_release(target), eps, trial_seed, eps_index, candidate)
         if model != "han":
             return self.released(rel, None)
         released = self.released(rel, rel.data[target].x, "gaussian")
@@ -132,8 +132,8 @@ class HeteroNodeClassification(_HeteroTask):
         recorded = EpochEmbeddings(task.node_type)
         replace = method.nc_input_replacement(tdata, self.key, task.node_type, self.spec.split, trial_seed)
         rel = self.privatize(
-            method,
             tdata,
+            method,
             eps,
             trial_seed,
             eps_index,
@@ -257,7 +257,7 @@ class HeteroNodeClassification(_HeteroTask):
         features at the same ε, from the attacker's seed) and trains the same classifier on the attacker's
         graph: its target-type nodes with every node of the other types and their relations.  metapath2vec:
         its embeddings of the target type (an embedding release)."""
-        from privgraph.api import release_with
+        from privgraph.api import privatize
         from privgraph.attacks.hetero import classifier_target, guarantee_words, target_type_view
         from privgraph.attacks.target import embedding_target
         from privgraph.mechanisms import derive_seed, make_generator
@@ -285,7 +285,7 @@ class HeteroNodeClassification(_HeteroTask):
             x = None
             if kind == "han" and eps is not None:
                 rng = make_generator(derive_seed(seed, 1))
-                x = release_with(method.hetero_nc_release(target), sub, eps, rng=rng).data[target].x
+                x = privatize(sub, method.hetero_nc_release(target), epsilon=eps, rng=rng).data[target].x
             trained, result = self._train_classifier(sub, x, aux_masks, hp, derive_seed(seed, 4))
             view = target_type_view(sub, target, task.edge_type, aux_masks)
             return classifier_target(

@@ -71,9 +71,9 @@ class LinkPrediction(_HeteroTask):
         the trial seed.  The baselines release the input as it is and train end to end in :meth:`evaluate`."""
         data, (train, _, _) = tdata
         if not method.releases_link_model:
-            return self.released(self.privatize(method, data, None, trial_seed, eps_index, candidate), None)
+            return self.released(self.privatize(data, method, None, trial_seed, eps_index, candidate), None)
         method, count_note = self.link_method(method, train[self.hetero_task.edge_type].edge_label_index)
-        rel = self.privatize(method, train, eps, trial_seed, eps_index, candidate, training_seed=trial_seed)
+        rel = self.privatize(train, method, eps, trial_seed, eps_index, candidate, training_seed=trial_seed)
         released = self.released(rel, rel.trained, "gaussian" if eps is not None else None)
         released.report = PrivacyReport(_noted_last(released.report.guarantees, count_note))
         return released

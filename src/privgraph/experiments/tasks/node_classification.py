@@ -27,12 +27,12 @@ def _data_dataset(name: str) -> Any:
 @register_task
 class NodeClassification(EvaluationTask):
     """Node classification on a ``Data``: the method's release, then its classifier
-    (:meth:`Method.fit`); LPGNN's label LDP with ``epsilon_y``; hyperparameters tuned on the
+    (:meth:`Method.fit`); LPGNN's label LDP with ``label_epsilon``; hyperparameters tuned on the
     validation accuracy of trial 0's release (label privacy: on the denoised noisy labels)."""
 
     name = "nc"
     metrics = ("accuracy",)
-    reads = ("model", "epsilon_y", "split", "private_ratio", "synthetic")
+    reads = ("model", "label_epsilon", "split", "private_ratio", "synthetic")
     datasets = (HOMOGENEOUS, SENSITIVE)
     training = Hyperparameters
 
@@ -48,8 +48,8 @@ class NodeClassification(EvaluationTask):
         spec = self.spec
         if spec.model is not None and spec.model not in MODELS:
             raise ValueError(f"unknown model {spec.model!r}; choose from {MODELS}")
-        if spec.epsilon_y is not None:
-            check_epsilon(spec.epsilon_y, "epsilon_y")
+        if spec.label_epsilon is not None:
+            check_epsilon(spec.label_epsilon, "label_epsilon")
         if spec.split not in ("random", "public"):
             raise ValueError(f"split must be 'random' or 'public', got {spec.split!r}")
         if spec.private_ratio is not None:
@@ -110,16 +110,16 @@ class NodeClassification(EvaluationTask):
 
     def labels(self, tdata: Data, trial_seed: int, eps_index: int) -> LabelReports | None:
         """The trial's label reports (one collection per trial and ε), or None without label privacy."""
-        if self.spec.epsilon_y is None:
+        if self.spec.label_epsilon is None:
             return None
-        return report_labels(tdata, self.spec.epsilon_y, self.source(trial_seed, 2, eps_index))
+        return report_labels(tdata, self.spec.label_epsilon, self.source(trial_seed, 2, eps_index))
 
     def release(self, tdata, eps, trial_seed, eps_index, method, candidate=None, shared=None):
         """The method's ``privatize`` on the trial's graph; the trial's label reports (collected once per
         trial and ε, shared by a selection's candidates) go into the release as collected."""
         labels = shared if shared is not None else self.labels(tdata, trial_seed, eps_index)
         method, count_note = self.train_count_method(method, tdata)
-        rel = self.privatize(method, tdata, eps, trial_seed, eps_index, candidate, labels=labels)
+        rel = self.privatize(tdata, method, eps, trial_seed, eps_index, candidate, labels=labels)
         released = self.released(rel, Release.from_private(rel), rel.details.get("mechanism"), labels)
         if count_note is not None:
             released.report = PrivacyReport([g.with_note(count_note) for g in released.report.guarantees])
@@ -222,27 +222,23 @@ class NodeClassification(EvaluationTask):
         """The trained classifier, queried over the graph the server holds; its ``shadow`` runs the same
         method, ε, model and hyperparameters (and label LDP) on an attacker's graph, from the attacker's
         own seeded randomness."""
-        from privgraph.api import release_with
+        from privgraph.api import release
         from privgraph.attacks import target_from_fit
         from privgraph.mechanisms import make_generator
+        from privgraph.request import ReleaseRequest, Shared
 
         method, model = self.method, self.model_name()
 
         def shadow(aux: Data, seed: int):
             labels = (
                 None
-                if self.spec.epsilon_y is None
-                else report_labels(aux, self.spec.epsilon_y, make_generator(derive_seed(seed, 2)))
+                if self.spec.label_epsilon is None
+                else report_labels(aux, self.spec.label_epsilon, make_generator(derive_seed(seed, 2)))
             )
-            rel = Release.from_private(
-                release_with(
-                    self.train_count_method(method, aux)[0],
-                    aux,
-                    eps,
-                    rng=make_generator(derive_seed(seed, 1)),
-                    labels=labels,
-                )
-            )
+            built = self.train_count_method(method, aux)[0]
+            rng = make_generator(derive_seed(seed, 1))
+            request = ReleaseRequest.build(built, epsilon=eps, rng=rng, shared=Shared(labels=labels))
+            rel = Release.from_private(release(aux, request))
             result = method.fit(rel, aux, model, hp, derive_seed(seed, 4), labels)
             return target_from_fit(method, rel, aux, result.model, eps, utility={"accuracy": result.test_accuracy})
 

@@ -27,8 +27,10 @@ from privgraph.methods.base import (
 )
 from privgraph.methods.gap.delta import AUTO_DELTA_MAX, auto_delta, auto_delta_count
 from privgraph.methods.gap.params import GAPParams
+from privgraph.methods.request_view import RequestView
 from privgraph.nn.gap import GAPEncoder, sparse_input
 from privgraph.progress import ProgressHook
+from privgraph.release import PrivateRelease
 from privgraph.train.node_classification import TrainResult, train_node_classifier
 
 _NO_GRAPH = torch.empty(2, 0, dtype=torch.long)  # the MLPs read no graph (train_node_classifier's argument)
@@ -230,9 +232,9 @@ class _GAP(Method):
     def answers(self, release: Release, epsilon: float | None) -> str:
         return ANSWERS
 
-    def privatize(self, data: Any, epsilon: float | None, rng: RandomSource, *args: Any, **kwargs: Any) -> Any:
+    def privatize(self, data: Any, request: RequestView, rng: RandomSource) -> PrivateRelease:
         """The node-classification release, with the status of ``x`` saying what it holds: GAP's hop tables."""
-        rel = super().privatize(data, epsilon, rng, *args, **kwargs)
+        rel = super().privatize(data, request, rng)
         rel.fields["x"] = self.features_status(rel.fields["x"])
         return rel
 

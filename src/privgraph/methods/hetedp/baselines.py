@@ -23,8 +23,8 @@ from privgraph.mechanisms import RandomSource
 from privgraph.methods.base import HeteroMethod, MethodParams, Task, param, register_method
 from privgraph.methods.hetedp.checks import check_hetero
 from privgraph.methods.hetedp.nc import CLASSIFIERS, fit_embedding_classifier
+from privgraph.methods.request_view import RequestView
 from privgraph.nn.hetero import HGTClassifier, RGCNClassifier
-from privgraph.progress import ProgressHook
 from privgraph.release import PrivateRelease, input_fields
 from privgraph.train.link_prediction import split_auc
 
@@ -236,9 +236,7 @@ class _HeteroBaseline(HeteroMethod):
         endpoint types (:func:`~privgraph.methods.hetedp.baselines.train_link_baseline`)."""
         return train_link_baseline(self.name, data, task, splits, seed, hidden, epochs, walks=self.walks())
 
-    def privatize(
-        self, data: Any, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
-    ) -> PrivateRelease:
+    def privatize(self, data: Any, request: RequestView, rng: RandomSource) -> PrivateRelease:
         """The input graph as it is, in a :class:`~privgraph.release.PrivateRelease` stating no protection."""
         data = check_hetero(self.name, data)
         guarantee = unprotected(

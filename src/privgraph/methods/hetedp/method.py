@@ -79,6 +79,7 @@ from privgraph.methods.hetedp.nc import (
     featdp_inputs,
 )
 from privgraph.methods.hetedp.topology import check_topology
+from privgraph.methods.request_view import RequestView
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
 from privgraph.progress import ProgressHook
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
@@ -267,6 +268,7 @@ class HeteDP(HeteroMethod):
     task = Task.LINK_PREDICTION
     Params = HeteDPParams
     delta_param = "delta"
+    shares = ("training_seed", "on_epoch", "replace_inputs")  # the hetero tasks' (Shared)
 
     def spend_event(self, unit: str, epsilon: float, delta: float, data: Any = None) -> dict[str, Any] | None:
         """The feature release's analytic Gaussian (noise multiplier λ ≥ 1 only adds noise); on the edges, DP-SGD's
@@ -363,27 +365,19 @@ class HeteDP(HeteroMethod):
             raise ValueError(f"cannot tell the reverse of {p.edge_type} among {back or 'no relation'}: give reverse")
         return p.edge_type, back[0]
 
-    def privatize(
-        self,
-        data: Any,
-        epsilon: float | None,
-        rng: RandomSource,
-        progress: ProgressHook | None = None,
-        *,
-        training_seed: int | None = None,
-        on_epoch: Callable[[int, RelationalVGAEEncoder, LinkInputs], None] | None = None,
-        replace_inputs: Callable[[float | None, dict[str, Tensor]], ReplacedInputs] | None = None,
-    ) -> PrivateRelease:
+    def privatize(self, data: Any, request: RequestView, rng: RandomSource) -> PrivateRelease:
         """Train the link model on every edge of ``edge_type`` (hold out evaluation edges first).
 
         Returns a :class:`~privgraph.release.PrivateRelease` with the noisy features, the message-passing
         relations and the trained weights (and, in memory, the trained model with its inputs:
-        ``trained``); the protected relation's edges are withheld.  ``training_seed`` (drawn from ``rng``
-        when not given) seeds the initialisation, the featureless types' random inputs and the
-        batches; ``on_epoch`` and ``replace_inputs`` go to :func:`link_release` (the hetero-nc task's
+        ``trained``); the protected relation's edges are withheld.  The request's shared ``training_seed``
+        (drawn from ``rng`` when not given) seeds the initialisation, the featureless types' random inputs and the
+        batches; its ``on_epoch`` and ``replace_inputs`` go to :func:`link_release` (the hetero-nc task's
         ``nc_model="link-vgae"``)."""
+        shared, progress = request.shared, request.progress
+        training_seed, on_epoch, replace_inputs = shared.training_seed, shared.on_epoch, shared.replace_inputs
         data = check_hetero(self.name, data)
-        epsilon = None if epsilon is None else self.check_epsilon_given(epsilon)
+        epsilon = None if request.epsilon is None else self.check_epsilon_given(request.epsilon)
         edge_type, reverse = self.resolve_relations(data)
         p = self.params
         if on_epoch is None:  # the nc options belong to the hetero-nc task, which records every epoch
@@ -542,10 +536,9 @@ class HeteDPFeatures(HeteroMethod):
         """The hetero-nc task's release: the features of the target type, which its HAN reads."""
         return self.with_params(node_types=(target,))
 
-    def privatize(
-        self, data: Any, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
-    ) -> PrivateRelease:
+    def privatize(self, data: Any, request: RequestView, rng: RandomSource) -> PrivateRelease:
         """A :class:`~privgraph.release.PrivateRelease` of the noisy features with the public graph and labels."""
+        epsilon = request.epsilon
         data = check_hetero(self.name, data)
         p = self.params
         types = list(p.node_types) if p.node_types is not None else None

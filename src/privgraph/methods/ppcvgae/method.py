@@ -42,6 +42,7 @@ from privgraph.methods.ppcvgae.embedding import (
     unprotected_attribute,
 )
 from privgraph.methods.ppcvgae.privacy import check_calibration, check_candidate_epsilon, check_case, flip_candidate
+from privgraph.methods.request_view import RequestView
 from privgraph.progress import ProgressHook
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 
@@ -104,6 +105,7 @@ class _EmbeddingMethod(Method):
     task = Task.EMBEDDING
     private_fields = ("sens",)
     public_fields = (*SPLIT_FIELDS, "private_mask")
+    shares = ("trained",)  # a model trained once per trial (the attribute task's; Shared)
 
     def train(self, data: Data, seed: int, progress: ProgressHook | None = None) -> Any:
         """Train the embedding model on ``data`` (initialisation from ``seed``); what
@@ -138,17 +140,10 @@ class _EmbeddingMethod(Method):
         if epsilon is not None:
             raise ValueError(f"{self.name} releases without noise: it takes no epsilon")
 
-    def privatize(
-        self,
-        data: Any,
-        epsilon: float | None,
-        rng: RandomSource,
-        progress: ProgressHook | None = None,
-        *,
-        trained: Any = None,
-    ) -> PrivateRelease:
+    def privatize(self, data: Any, request: RequestView, rng: RandomSource) -> PrivateRelease:
         """A :class:`~privgraph.release.PrivateRelease` holding ``z`` and the public fields, ``sens``
-        withheld; ``trained``: a model :meth:`train` fitted on ``data`` (:meth:`embed`)."""
+        withheld; the request's shared ``trained``: a model :meth:`train` fitted on ``data`` (:meth:`embed`)."""
+        epsilon, progress, trained = request.epsilon, request.progress, request.shared.trained
         if not isinstance(data, Data):
             raise TypeError(f"{self.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
         check_sensitive(data)
