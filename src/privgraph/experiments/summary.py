@@ -8,13 +8,14 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from privgraph.experiments.store import TrialRecord
 
 
 def mean_ci(values: Iterable[float], level: float = 0.95) -> tuple[float, float, float]:
     """(mean, sample std, half-width of the Student-t confidence interval)."""
+    from scipy import stats  # on use: keeps the run's start light
+
     v = np.asarray(list(values), dtype=float)
     if v.size == 0:
         raise ValueError("no values")

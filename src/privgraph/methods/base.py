@@ -23,7 +23,9 @@ guarantee) and inherit ``privatize``; methods that train to release
 from __future__ import annotations
 
 import enum
+import importlib
 import math
+from collections.abc import Iterator, MutableMapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -492,15 +494,57 @@ class HeteroMethod(Method):
         raise NotImplementedError(f"{self.name} trains no link-prediction model of its own")
 
 
-METHODS: dict[str, type[Method]] = {}  # the registry: the CLI, the API and the tests all read it
+class MethodRegistry(MutableMapping[str, "type[Method]"]):
+    """Method name → class.  A name announced with its module (:meth:`announce`, the package's table) is
+    listed at once and its module imported on first use, so that running one method imports that method
+    alone (not every method's dependencies: scikit-learn, ...); ``@register_method`` adds the class."""
+
+    def __init__(self) -> None:
+        self._classes: dict[str, type[Method]] = {}
+        self._modules: dict[str, str] = {}
+
+    def announce(self, modules: dict[str, str]) -> None:
+        """Name → the module whose import registers it (listing order: the table's)."""
+        self._modules.update(modules)
+
+    def loaded(self, name: str) -> type[Method] | None:
+        """The class registered under ``name`` so far (no import)."""
+        return self._classes.get(name)
+
+    def __getitem__(self, name: str) -> type[Method]:
+        if name not in self._classes and name in self._modules:
+            importlib.import_module(self._modules[name])
+        return self._classes[name]
+
+    def __setitem__(self, name: str, cls: type[Method]) -> None:
+        self._classes[name] = cls
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        self._classes.pop(name, None)
+        self._modules.pop(name, None)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._classes or name in self._modules
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._modules, *self._classes]))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys([*self._modules, *self._classes]))
+
+
+METHODS = MethodRegistry()  # the registry: the CLI, the API and the tests all read it
 
 
 def register_method(cls: type[Method]) -> type[Method]:
     """Class decorator: add ``cls`` to :data:`METHODS` under ``cls.name`` (PyG-style registry)."""
     if not cls.name:
         raise TypeError(f"{cls.__name__} has no name")
-    if cls.name in METHODS and METHODS[cls.name] is not cls:
-        raise TypeError(f"method name {cls.name!r} is taken by {METHODS[cls.name].__name__}")
+    taken = METHODS.loaded(cls.name)
+    if taken is not None and taken is not cls:
+        raise TypeError(f"method name {cls.name!r} is taken by {taken.__name__}")
     METHODS[cls.name] = cls
     return cls
 

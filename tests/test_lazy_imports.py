@@ -1,0 +1,80 @@
+"""What importing privgraph loads (issue 45: a run's start-up outweighed its work).  ``import privgraph``
+loads no scientific library; running one method loads that method's module alone, and no scikit-learn or
+``scipy.stats`` (imported where they are used).  Each check runs in a fresh interpreter and reads its
+``sys.modules``: not timed (the timings are ``benchmarks/import_cost.py``)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import privgraph.methods
+from privgraph.methods import METHODS
+
+SRC = Path(privgraph.methods.__file__).resolve().parents[2]
+# imported on use only: the run of a method that does not use them must not load them
+ON_USE = ("sklearn", "scipy.stats", "privgraph.methods.blink.ldpgen", "privgraph.methods.hetedp")
+
+
+def loaded_after(code: str) -> list[str]:
+    """The modules a fresh interpreter holds after running ``code``."""
+    script = f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))"
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def under(modules: list[str], roots: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == r or m.startswith(r + ".") for r in roots)]
+
+
+def test_import_privgraph_loads_no_scientific_library():
+    modules = loaded_after("import privgraph; dir(privgraph)")
+    assert under(modules, ("torch", "torch_geometric", "numpy", "scipy", "sklearn")) == []
+
+
+def test_running_one_method_imports_that_method_alone():
+    """The run path (CLI, pipeline, API) and the class of ``gap-edp``: no other method's module, no
+    scikit-learn, no ``scipy.stats``."""
+    modules = loaded_after(
+        "import privgraph.cli.run, privgraph.experiments.pipeline, privgraph.api\n"
+        "from privgraph.methods import METHODS, method_class\n"
+        "assert 'gap-edp' in METHODS and len(list(METHODS)) > 20\n"
+        "method_class('gap-edp')"
+    )
+    assert "privgraph.methods.gap" in modules
+    assert under(modules, ON_USE) == []
+    others = {module for name, module in METHODS._modules.items() if not name.startswith("gap-")}
+    assert others.isdisjoint(modules), sorted(others & set(modules))
+
+
+def test_the_table_names_every_registered_method_and_where():
+    """Every class the package registers is announced under its name, in a module that defines it, in the
+    order of the table (the listing's order); and each lazy class name is the one its module defines."""
+    for info in pkgutil.walk_packages(privgraph.methods.__path__, "privgraph.methods."):
+        importlib.import_module(info.name)
+    table = dict(METHODS._modules)
+    registered = {n: c for n, c in METHODS._classes.items() if c.__module__.startswith("privgraph.methods.")}
+    assert list(registered) and set(registered) == set(table), set(registered) ^ set(table)
+    for name, cls in registered.items():
+        assert getattr(importlib.import_module(table[name]), cls.__name__) is cls, name
+    assert list(METHODS) == list(table)
+    for name, source in privgraph.methods._LAZY.items():
+        assert getattr(privgraph.methods, name) is getattr(importlib.import_module(f"privgraph.methods.{source}"), name)
+    assert set(privgraph.methods._LAZY) <= set(privgraph.methods.__all__) <= set(dir(privgraph.methods))
+
+
+def test_the_registry_loads_a_method_on_first_use():
+    modules = loaded_after(
+        "from privgraph.methods import METHODS\n"
+        "before = 'privgraph.methods.lpgnn' in sys.modules\n"
+        "cls = METHODS['lpgnn']\n"
+        "assert not before and cls.__module__ == 'privgraph.methods.lpgnn' and cls.name == 'lpgnn'"
+    )
+    assert "privgraph.methods.lpgnn" in modules
