@@ -78,3 +78,22 @@ def test_the_registry_loads_a_method_on_first_use():
         "assert not before and cls.__module__ == 'privgraph.methods.lpgnn' and cls.name == 'lpgnn'"
     )
     assert "privgraph.methods.lpgnn" in modules
+
+
+def test_the_package_facade_names_what_it_imports():
+    """``privgraph``'s lazy names: listed in ``__all__`` and ``dir()``, each the object its module defines,
+    and the ``TYPE_CHECKING`` imports (what type checkers and IDEs read) name the same objects."""
+    import ast
+
+    import privgraph
+
+    assert set(privgraph.__all__) == {"__version__", *privgraph._LAZY} and set(privgraph.__all__) <= set(dir(privgraph))
+    declared = {}
+    for node in ast.walk(ast.parse(Path(privgraph.__file__).read_text())):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for imp in node.body:
+                declared.update({alias.name: imp.module for alias in imp.names})
+    assert set(declared) == set(privgraph._LAZY)
+    for name, module in privgraph._LAZY.items():
+        assert getattr(privgraph, name) is getattr(importlib.import_module(declared[name]), name), name
+        assert getattr(privgraph, name) is getattr(importlib.import_module(module), name), name
