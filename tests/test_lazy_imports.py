@@ -40,13 +40,15 @@ def test_import_privgraph_loads_no_scientific_library():
 
 
 def test_running_one_method_imports_that_method_alone():
-    """The run path (CLI, pipeline, API) and the class of ``gap-edp``: no other method's module, no
-    scikit-learn, no ``scipy.stats``."""
+    """The run path (CLI, pipeline, API), the class of ``gap-edp`` and the summary's confidence interval: no
+    other method's module, no scikit-learn, no ``scipy.stats``."""
     modules = loaded_after(
         "import privgraph.cli.run, privgraph.experiments.pipeline, privgraph.api\n"
         "from privgraph.methods import METHODS, method_class\n"
         "assert 'gap-edp' in METHODS and len(list(METHODS)) > 20\n"
-        "method_class('gap-edp')"
+        "method_class('gap-edp')\n"
+        "from privgraph.experiments.summary import mean_ci\n"
+        "mean_ci([1.0, 2.0])"
     )
     assert "privgraph.methods.gap" in modules
     assert under(modules, ON_USE) == []
@@ -97,3 +99,19 @@ def test_the_package_facade_names_what_it_imports():
     for name, module in privgraph._LAZY.items():
         assert getattr(privgraph, name) is getattr(importlib.import_module(declared[name]), name), name
         assert getattr(privgraph, name) is getattr(importlib.import_module(module), name), name
+
+
+def test_the_confidence_interval_is_students_t():
+    """``mean_ci`` reads the t quantile from ``scipy.special`` (not ``scipy.stats``): the same interval."""
+    import math
+
+    import numpy as np
+    from scipy import stats
+
+    from privgraph.experiments.summary import mean_ci
+
+    for values, level in (([1.0, 2.0, 4.0], 0.95), ([0.3, 0.1, 0.7, 0.9, 0.2], 0.9), ([5.0, 6.0], 0.99)):
+        mean, std, half = mean_ci(values, level)
+        v = np.asarray(values)
+        expected = stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)
+        assert mean == v.mean() and std == v.std(ddof=1) and math.isclose(half, expected, rel_tol=1e-12)
