@@ -18,7 +18,7 @@ from privgraph.methods import METHODS
 
 SRC = Path(privgraph.methods.__file__).resolve().parents[2]
 # imported on use only: the run of a method that does not use them must not load them
-ON_USE = ("sklearn", "scipy.stats", "privgraph.methods.blink.ldpgen", "privgraph.methods.hetedp")
+ON_USE = ("sklearn", "scipy.stats", "scipy.optimize", "privgraph.methods.blink.ldpgen", "privgraph.methods.hetedp")
 
 
 def loaded_after(code: str) -> list[str]:
