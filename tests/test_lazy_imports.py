@@ -115,3 +115,21 @@ def test_the_confidence_interval_is_students_t():
         v = np.asarray(values)
         expected = stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)
         assert mean == v.mean() and std == v.std(ddof=1) and math.isclose(half, expected, rel_tol=1e-12)
+
+
+def test_a_name_clash_is_refused_before_the_announced_method_loads():
+    """A class registered under an announced name (its module not yet imported) clashes with the announced
+    class, as it did when every method was imported first."""
+    code = (
+        "from privgraph.methods import METHODS, register_method\n"
+        "from privgraph.methods.base import Method\n"
+        "assert METHODS.loaded('blink') is None\n"
+        "try:\n"
+        "    register_method(type('Mine', (Method,), {'name': 'blink'}))\n"
+        "except TypeError as e:\n"
+        "    assert 'taken by Blink' in str(e), e\n"
+        "else:\n"
+        "    raise AssertionError('no clash')\n"
+        "assert METHODS['blink'].__name__ == 'Blink'"
+    )
+    assert "privgraph.methods.blink.method" in loaded_after(code)

@@ -507,6 +507,10 @@ class MethodRegistry(MutableMapping[str, "type[Method]"]):
         """Name → the module whose import registers it (listing order: the table's)."""
         self._modules.update(modules)
 
+    def announced(self, name: str) -> str | None:
+        """The module announced for ``name`` (None: none)."""
+        return self._modules.get(name)
+
     def loaded(self, name: str) -> type[Method] | None:
         """The class registered under ``name`` so far (no import)."""
         return self._classes.get(name)
@@ -542,6 +546,9 @@ def register_method(cls: type[Method]) -> type[Method]:
     """Class decorator: add ``cls`` to :data:`METHODS` under ``cls.name`` (PyG-style registry)."""
     if not cls.name:
         raise TypeError(f"{cls.__name__} has no name")
+    module = METHODS.announced(cls.name)
+    if module is not None and cls.__module__ != module and not cls.__module__.startswith(module + "."):
+        METHODS.get(cls.name)  # the announced class first: a clash is refused whichever is imported first
     taken = METHODS.loaded(cls.name)
     if taken is not None and taken is not cls:
         raise TypeError(f"method name {cls.name!r} is taken by {taken.__name__}")
