@@ -11,9 +11,8 @@ graph, and one on Cora; ``--command``, repeated, for others) ``--repeat`` rounds
 * the command itself, in a scratch folder (``python -m privgraph ...``, as ``privgraph`` runs it); at its
   exit it writes the names of the modules it imported, in the order it imported them;
 * its imports alone: a fresh interpreter that imports those modules in that order and does nothing else;
-* the least any trial imports, ``import torch, torch_geometric`` (what a method's data and model need), the
-  same after ``import privgraph`` (which spares PyG's import ``torch._dynamo``), and the interpreter's own
-  start (``python -c pass``).
+* the least any trial imports, ``import torch, torch_geometric`` (what a method's data and model need), and
+  the interpreter's own start (``python -c pass``).
 
 CPU time is user + system of the child (``getrusage``): the imports run on one thread, the trial on
 privgraph's threads.  The share is the median import CPU over the median command CPU.  ``--before SRC``
@@ -66,11 +65,7 @@ IMPORT_ONLY = (
     "        skipped += 1\n"
     "open(sys.argv[2], 'w').write(str(skipped))\n"
 )
-FLOORS = {
-    "torch + PyG": "import torch, torch_geometric",
-    "torch + PyG, privgraph first": "import privgraph, torch, torch_geometric",
-    "interpreter": "pass",
-}
+FLOORS = {"torch + PyG": "import torch, torch_geometric", "interpreter": "pass"}
 # the libraries worth naming: whether the command imported each
 NAMED = (
     "torch",
@@ -209,15 +204,13 @@ def page(res: dict) -> str:
         f'{label} (`python -c "{f["code"]}"`): {statistics.median(f["cpu_s"]):.2f} CPU-s'
         for label, f in res["floors"].items()
     )
-    torch_pyg = min(statistics.median(f["cpu_s"]) for label, f in res["floors"].items() if "PyG" in label)
+    torch_pyg = statistics.median(res["floors"]["torch + PyG"]["cpu_s"])
     lines += [
         "",
         f"The least any trial imports, in the same rounds (median): {floor_text}. A trial shorter than "
         f"{torch_pyg / target:.0f} CPU-s cannot meet the target while it needs torch and PyG. PyG's import "
-        "loads `torch._dynamo` (`torch_geometric/isinstance.py`, to unwrap compiled models) whichever of its "
-        "submodules is imported (any of them runs the package's `__init__`, which imports them all); imported "
-        "after privgraph, PyG finds privgraph's copy of that one function in its place, which imports nothing "
-        "(`privgraph/__init__.py`; the second figure). "
+        "loads `torch._dynamo` (`torch_geometric.isinstance`) whichever of its submodules is imported: "
+        "importing any of them runs the package's `__init__`, which imports them all. "
         "The commands that do no work: [start-up](startup.md); what a run imports is tested in "
         "`tests/test_lazy_imports.py`.",
         "",
