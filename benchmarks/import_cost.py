@@ -209,8 +209,10 @@ def page(res: dict) -> str:
         "",
         f"The least any trial imports, in the same rounds (median): {floor_text}. A trial shorter than "
         f"{torch_pyg / target:.0f} CPU-s cannot meet the target while it needs torch and PyG. PyG's import "
-        "loads `torch._dynamo` (`torch_geometric.isinstance`) whichever of its submodules is imported: "
-        "importing any of them runs the package's `__init__`, which imports them all. "
+        "loads `torch._dynamo` (`torch_geometric/isinstance.py`) whichever of its submodules is imported "
+        "(any of them runs the package's `__init__`, which imports them all), and a trial that trains would "
+        "load it without PyG: torch's optimizers import it when the first one is built "
+        "(`torch._compile._disable_dynamo`). "
         "The commands that do no work: [start-up](startup.md); what a run imports is tested in "
         "`tests/test_lazy_imports.py`.",
         "",
