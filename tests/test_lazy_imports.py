@@ -6,6 +6,7 @@ loads no scientific library; running one method loads that method's module alone
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import pkgutil
@@ -133,3 +134,15 @@ def test_a_name_clash_is_refused_before_the_announced_method_loads():
         "assert METHODS['blink'].__name__ == 'Blink'"
     )
     assert "privgraph.methods.blink.method" in loaded_after(code)
+
+
+def test_the_import_cost_page_is_made_from_the_stored_results(monkeypatch):
+    root = SRC.parent
+    monkeypatch.syspath_prepend(str(root / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("import_cost", root / "benchmarks" / "import_cost.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    stored = json.loads((root / "benchmarks" / "results" / "import_cost.json").read_text())
+    assert (root / "docs" / "benchmarks" / "import_cost.md").read_text() == script.page(stored), (
+        "docs/benchmarks/import_cost.md is stale: rerun python benchmarks/import_cost.py page"
+    )
