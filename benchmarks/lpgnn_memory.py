@@ -108,7 +108,8 @@ def _toy_graph():
     import torch
     from torch_geometric.data import Data
 
-    return Data(x=torch.rand(4, 3), edge_index=torch.tensor([[0, 1, 2], [1, 2, 3]]), num_nodes=4)
+    edge_index = torch.tensor([[0, 1, 2], [1, 2, 3]])
+    return Data(x=torch.rand(4, 3), edge_index=edge_index, num_nodes=4, feature_domain=(0.0, 1.0))
 
 
 def run_one(config: str, dataset: str, hidden: int, epochs: int, epsilon: float) -> dict:

@@ -57,6 +57,10 @@ def test_tsv_parses_with_csv():
     trust = {r[0]: r[2] for r in rows[1:]}  # the trust model: who must be trusted, or — without a guarantee
     assert trust["lpgnn"] == "local" and trust["gap-edp"] == "central" and trust["heterorr"] == "local + central"
     assert trust["rgcn"] == trust["gcn-raw"] == "—"
+    unit = {r[0]: r[1] for r in rows[1:]}  # a non-private baseline that reads the data protects no unit
+    assert unit["rgcn"] == unit["hgt"] == unit["metapath2vec"] == unit["gcn-raw"] == "— (no guarantee)"
+    assert unit["lpgnn"] == "node feature vector" and unit["gcn-rnd"] == "node feature vector"  # ε = 0: not read
+    assert "unit: — (a non-private baseline; its report states ε = ∞ on" in piped("methods", "rgcn")
     params = list(csv.reader(io.StringIO(piped("methods", "blink", "--format", "tsv")), dialect="excel-tab"))
     assert params[0] == ["name", "type", "default", "help"]
     assert [r[0] for r in params[1:]] == [p["name"] for p in methods["blink"]["info"]["parameters"]]

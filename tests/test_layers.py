@@ -25,8 +25,8 @@ rank  units                                  why there
 9     ``api``                                ``privatize``/``fit``/``attack``/``release_with``
 10    ``audit``, ``transforms``              release through ``api.release_with``, as users do
 11    ``experiments``                        the pipeline, store, sweeps, reports
-12    ``cli``, ``catalogue``, ``__main__``,  the command, its catalogue and the package facade (its lazy
-      ``privgraph``                          names)
+12    ``cli``, ``catalogue``, ``where``,     the command, its catalogue, where each method lives and the
+      ``__main__``, ``privgraph``            package facade (its lazy names)
 ====  =====================================  ==================================================
 """
 
@@ -52,7 +52,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("api",),
     ("audit", "transforms"),
     ("experiments",),
-    ("cli", "catalogue", "__main__", ROOT),
+    ("cli", "catalogue", "where", "__main__", ROOT),
 )
 RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
 

@@ -57,6 +57,7 @@ def user_graph(n: int = 90, seed: int = 0) -> Data:
         sens=sens,
         private_mask=private_mask,
         private_edge_mask=private_edge_mask,
+        feature_domain=(0.0, 1.0),  # declared: the feature methods refuse a graph without one
         **masks,
     )
 

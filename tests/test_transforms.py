@@ -38,6 +38,7 @@ def test_compose_with_pyg_gives_privatize_release(graph):
 
 def test_second_application_refused_unless_composed(graph):
     first = T.Compose([T.NormalizeFeatures(), Privatize("lpgnn", epsilon=1, seed=0)])(graph)
+    first.feature_domain = (0.0, 1.0)  # a release carries no domain: the second one declares its own
     with pytest.raises(RepeatedReleaseError, match="compose=True"):
         Privatize("lpgnn", epsilon=1, seed=1)(first)
     again = Privatize("lpgnn", epsilon=2, seed=1, compose=True, clip=True)(first)  # estimates leave [0, 1]

@@ -8,6 +8,7 @@ The Python API (:mod:`privgraph.api`)::
     res = pg.fit(rel, model="gcn", seed=0)
     pg.attack(res, "link-stealing", truth=data)       # audit it: attack_auc, attack_advantage, ...
     pg.list_methods()                                 # the registry
+    pg.method_sources("gap-edp")                      # where its code, derivation, tests and benchmark live
     T.Compose([T.NormalizeFeatures(), pg.Privatize("lpgnn", epsilon=1.0)])   # as a PyG transform
     pg.sweep("benchmarks/grids/lpgnn.toml", db="lpgnn.jsonl", workers=2)   # a paper's grid on Ray
     pg.report("lpgnn.jsonl", "benchmarks/grids/lpgnn.toml", out="docs/results")
@@ -43,12 +44,14 @@ if TYPE_CHECKING:  # the names as the docs and type checkers see them; _LAZY imp
     from privgraph.release import PrivateRelease
     from privgraph.threads import set_threads
     from privgraph.transforms import Privatize
+    from privgraph.where import method_sources
 
 _LAZY = {
     "privatize": "privgraph.api",
     "fit": "privgraph.api",
     "attack": "privgraph.api",
     "list_methods": "privgraph.api",
+    "method_sources": "privgraph.where",
     "load_release": "privgraph.api",
     "Privatize": "privgraph.transforms",
     "sweep": "privgraph.experiments.sweep",
@@ -68,6 +71,7 @@ __all__ = [
     "fit",
     "attack",
     "list_methods",
+    "method_sources",
     "load_release",
     "Privatize",
     "sweep",

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import copy
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -33,8 +33,8 @@ from privgraph.mechanisms import (
     reproducible_note,
 )
 from privgraph.methods import METHODS, Hyperparameters, LabelReports, Method, Task, get_method, method_class
-from privgraph.methods.base import Release
-from privgraph.progress import ProgressHook
+from privgraph.methods.base import Release, fit_method
+from privgraph.progress import ProgressHook, console_progress, counts_only
 from privgraph.release import NODE_IDS_NOTE, PrivateRelease
 from privgraph.train import TrainResult
 
@@ -218,6 +218,8 @@ def fit(
     seed: int = 0,
     truth: Data | None = None,
     device: DeviceLike = None,
+    progress: ProgressHook | None = None,
+    verbose: bool = False,
     **hyperparameters: Any,
 ) -> TrainResult:
     """Train the method's classifier on a node-classification release (post-processing: no
@@ -234,6 +236,10 @@ def fit(
             (``model_state``: GAP-NDP, node-dpsgd) is evaluated on ``truth``, which it then needs.
         device: where to train (:mod:`privgraph.device`; default ``$PRIVGRAPH_DEVICE``, else the CPU);
             the trained ``model`` stays there.
+        progress: called as ``progress(task, epoch, epochs)`` after every epoch (with ``status=``, the
+            training loss and validation accuracy, where it takes that keyword: :mod:`privgraph.progress`).
+        verbose: show that progress on stderr (:class:`~privgraph.progress.ConsoleProgress`: a bar on a
+            terminal, else a line every 10 s); quiet by default (default: ``False``).
         **hyperparameters: ``lr``, ``weight_decay``, ``dropout``, ``hidden``, ``epochs``,
             ``patience``, ``kprop_steps`` (LPGNN's K).
 
@@ -264,12 +270,19 @@ def fit(
         )
     hp = Hyperparameters().update(**hyperparameters)
     server_view = Release.from_private(release)
-    with on_device(device):
-        result = method.fit(server_view, data, model or method.default_model, hp, seed, labels)
+    with on_device(device), _console(progress, verbose) as hook:
+        result = fit_method(method, server_view, data, model or method.default_model, hp, seed, labels, hook)
     if labels is not None and truth is None:
         result.test_accuracy = float("nan")
     result.context = FitContext(release, server_view, model or method.default_model, hyperparameters, seed)
     return result
+
+
+def _console(progress: ProgressHook | None, verbose: bool) -> AbstractContextManager[ProgressHook | None]:
+    """``verbose``: a :class:`~privgraph.progress.ConsoleProgress` on stderr (with a heartbeat); else ``progress``."""
+    if verbose and progress is not None:
+        raise ValueError("give progress (your hook) or verbose=True (the console's), not both")
+    return console_progress(heartbeat=True) if verbose else nullcontext(progress)
 
 
 @dataclass
@@ -291,6 +304,8 @@ def attack(
     seed: int = 0,
     model: str | None = None,
     device: DeviceLike = None,
+    progress: ProgressHook | None = None,
+    verbose: bool = False,
     **params: Any,
 ) -> AttackResult:
     """Run an attack (:data:`privgraph.attacks.ATTACKS`) against a release or a model trained on one.
@@ -308,18 +323,27 @@ def attack(
         model: the target's classifier when ``target`` is a release (default: the method's own).
         device: where the target and the attacker's shadow models train and answer queries
             (:mod:`privgraph.device`); the attack classifiers (scikit-learn) run on the CPU.
+        progress: called as ``progress(task, done, total)`` on the long steps: the target's and the shadow's
+            training (per epoch), LinkTeller's queries (per node), the attacker's training.
+        verbose: show that progress on stderr (as :func:`fit`'s ``verbose``); quiet by default.
         **params: the attack's parameters (``privgraph attacks`` lists them).
 
     Returns:
         The attack's outcome, an :class:`~privgraph.attacks.AttackResult`: scores, truth, decisions, ``metrics``
         (``attack_auc``, ``attack_advantage``, ``attack_tpr_at_1fpr``, ...) and the threat model.
     """
-    with on_device(device):
-        return _attack(target, attack, truth, seed, model, params)
+    with on_device(device), _console(progress, verbose) as hook:
+        return _attack(target, attack, truth, seed, model, params, hook)
 
 
 def _attack(
-    target: PrivateRelease | TrainResult, attack: str, truth: Data, seed: int, model: str | None, params: dict
+    target: PrivateRelease | TrainResult,
+    attack: str,
+    truth: Data,
+    seed: int,
+    model: str | None,
+    params: dict,
+    progress: ProgressHook | None = None,
 ) -> AttackResult:
     """:func:`attack` on the device chosen by the caller."""
     from privgraph.attacks import embedding_target, get_attack, target_from_fit
@@ -340,8 +364,8 @@ def _attack(
         if method.task == Task.EMBEDDING:
             tgt = embedding_target(target.method, truth, target.data.z, target.epsilon)
             attacker.check(tgt)
-            return attacker.run(tgt, seed)
-        fitted = fit(target, model=model, seed=seed, truth=truth)
+            return attacker.run(tgt, seed, progress)
+        fitted = fit(target, model=model, seed=seed, truth=truth, progress=progress)
         context = fitted.context
     else:
         raise TypeError(f"attack a PrivateRelease or the result of privgraph.fit, got {type(target).__name__}")
@@ -350,7 +374,14 @@ def _attack(
 
     def shadow(aux: Data, shadow_seed: int):
         shadow_release = release_with(method, aux, release.epsilon, seed=shadow_seed)
-        trained = fit(shadow_release, model=context.model, seed=shadow_seed, truth=aux, **context.hyperparameters)
+        trained = fit(
+            shadow_release,
+            model=context.model,
+            seed=shadow_seed,
+            truth=aux,
+            progress=counts_only(progress),  # the shadow trains on the auditor's graph: no loss shown
+            **context.hyperparameters,
+        )
         return target_from_fit(
             method,
             trained.context.server_view,
@@ -370,7 +401,7 @@ def _attack(
         {"accuracy": fitted.test_accuracy},
     )
     attacker.check(tgt)
-    return attacker.run(tgt, seed)
+    return attacker.run(tgt, seed, progress)
 
 
 def _with_truth(view: Release, release: PrivateRelease, truth: Data) -> Data:

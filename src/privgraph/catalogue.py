@@ -19,12 +19,17 @@ a fixed set: checked before torch) and
 resolves to (:func:`~privgraph.experiments.tasks.task_for`) with its ``--set`` hyperparameters'
 types (``training``, None where the task trains no model of its own) and the registry graphs its
 ``--dataset`` is looked up among, or the ``error`` that name gives.  Each attack's entry: ``info``
-(:meth:`~privgraph.attacks.Attack.info`) and ``params``.
+(:meth:`~privgraph.attacks.Attack.info`) and ``params``.  Each method's ``where``: the module of its class
+and the mechanism modules that module imports (:func:`code_of`), which :mod:`privgraph.where` completes
+with its derivation, tests and benchmark.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import importlib
+import inspect
 import json
 import math
 import sys
@@ -136,6 +141,51 @@ def declared_spend(entry: dict[str, Any], epsilon: float | None, values: dict[st
     return [Spend(info["unit"], float(epsilon), 0.0 if delta is None else float(delta))]
 
 
+# modules of privgraph.mechanisms that are randomness or shared checks, not mechanisms (not listed as used)
+_NOT_MECHANISMS = frozenset(f"privgraph.mechanisms{m}" for m in ("", ".base", ".randomness", ".prf"))
+
+
+def _package_path(path: str | Path) -> str:
+    """``privgraph/methods/gap.py``: a source file's path relative to the folder that holds the package
+    (a method defined outside the package, a user's subclass: its absolute path)."""
+    root = Path(__file__).resolve().parent.parent
+    resolved = Path(path).resolve()
+    return resolved.relative_to(root).as_posix() if resolved.is_relative_to(root) else resolved.as_posix()
+
+
+def _mechanisms_imported(files: list[Path]) -> list[str]:
+    """The mechanism modules (as package paths) that ``files`` import, a name imported from the package
+    ``privgraph.mechanisms`` counted for the module that defines it (a registry: each of its entries')."""
+    package = importlib.import_module("privgraph.mechanisms")
+    modules: set[str] = set()
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                modules.update(a.name for a in node.names if a.name.startswith("privgraph.mechanisms."))
+            elif isinstance(node, ast.ImportFrom) and node.module == "privgraph.mechanisms":
+                for alias in node.names:
+                    obj = getattr(package, alias.name, None)
+                    for one in obj.values() if isinstance(obj, dict) else [obj]:  # a registry: its entries
+                        owner = one if inspect.ismodule(one) else inspect.getmodule(one)
+                        if owner is not None:
+                            modules.add(owner.__name__)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("privgraph.mechanisms."):
+                modules.add(node.module or "")
+    kept = sorted(m for m in modules if m.startswith("privgraph.mechanisms") and m not in _NOT_MECHANISMS)
+    return [_package_path(inspect.getsourcefile(importlib.import_module(m)) or "") for m in kept]
+
+
+def code_of(cls: type) -> dict[str, Any]:
+    """Where a method's code lives: ``code`` (the module of its class, from :func:`inspect.getsourcefile`),
+    ``class``, and ``mechanisms``: the mechanism modules that module imports (randomness left out)."""
+    source = inspect.getsourcefile(cls) or ""
+    return {
+        "code": _package_path(source),
+        "class": cls.__qualname__,
+        "mechanisms": _mechanisms_imported([Path(source)]),
+    }
+
+
 def _method_entry(cls: type) -> dict[str, Any]:
     """A method class's catalogue entry (imports the tasks, so torch and PyG)."""
     from privgraph.experiments.tasks.base import TASK_ALIASES, TASK_CLASSES, task_for
@@ -162,6 +212,7 @@ def _method_entry(cls: type) -> dict[str, Any]:
         "delta_param": cls.delta_param,
         "plain_spend": _plain_spend(cls),
         "tasks": tasks,
+        "where": code_of(cls),
     }
 
 

@@ -7,7 +7,7 @@ a single row is read.  This module imports nothing heavy.
 
 The flags a method declares (class attributes of :class:`~privgraph.methods.Method`, copied into the catalogue):
 ``heterogeneous`` (takes a HeteroData), ``needs_features`` (its release reads ``data.x``), ``needs_domain`` (its
-local feature mechanism needs a public feature domain on the user's own graph) and ``needs_private_edges`` (it
+local feature mechanism needs a declared public feature domain: :func:`declared_domain`) and ``needs_private_edges`` (it
 reads ``data.private_edge_mask``: the private edges are marked in the input or drawn at ``--private-ratio``).
 """
 
@@ -15,6 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+# how Python declares the features' domain, in the message that refuses a feature method without one
+PYTHON_DOMAIN = "read_graph(..., domain=(lo, hi)) or data.feature_domain = (lo, hi)"
+
 
 FLAGS = ("heterogeneous", "needs_features", "needs_domain", "needs_private_edges", "simple_graph")
 
@@ -78,8 +82,8 @@ def check_data(name: str, method: Any, data: Any, request: InputRequest | None =
         raise ValueError(features_message(name, request.source))
     if homogeneous and getattr(data, "edge_index", None) is None:
         raise ValueError(f"{name} needs data.edge_index")
-    if flags["needs_domain"] and request.user_input and getattr(data, "feature_domain", None) is None:
-        raise ValueError(domain_message(name, request.source))
+    if flags["needs_domain"] and homogeneous:
+        declared_domain(name, data, source=request.source)
     marked = "private_edge_mask" in data if homogeneous else False
     if flags["needs_private_edges"] and request.ratio_applies and request.private_ratio is None and not marked:
         raise ValueError(private_ratio_message(name, request.user_input))
@@ -107,8 +111,23 @@ def features_message(name: str, source: str) -> str:
     )
 
 
-def domain_message(name: str, source: str) -> str:
+def declared_domain(
+    name: str, data: Any, domain: Any = None, source: str = "the input", argument: str = PYTHON_DOMAIN
+) -> tuple[float, float]:
+    """The features' public domain: ``domain`` when given, else ``data.feature_domain``; ``ValueError``
+    (:func:`domain_message`) when neither declares one.  The one rule of the command line and of Python: a
+    local feature mechanism's ε holds within a declared range, never one assumed ([0, 1]) or read from the
+    data (which would leak)."""
+    value = domain if domain is not None else getattr(data, "feature_domain", None)
+    if value is None:
+        raise ValueError(domain_message(name, source, argument))
+    lo, hi = (float(v) for v in value)
+    return lo, hi
+
+
+def domain_message(name: str, source: str, argument: str = PYTHON_DOMAIN) -> str:
     return (
         f"{name} perturbs the features within a public domain, but none is declared for {source}: "
-        "give --domain LO,HI (the features' range, fixed without looking at them, e.g. --domain 0,1)"
+        "give --domain LO,HI on the command line, "
+        f"{argument} in Python (the features' range, fixed without looking at them, e.g. 0,1)"
     )

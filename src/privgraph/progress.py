@@ -3,6 +3,7 @@ and a console display for it that also works when stderr is piped."""
 
 from __future__ import annotations
 
+import inspect
 import sys
 import threading
 import time
@@ -10,7 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-ProgressHook = Callable[[str, int, int], None]  # (task name, steps done, total steps)
+# (task name, steps done, total steps); a hook may also take a keyword ``status`` (a short text shown beside the
+# counts, e.g. "loss 0.532"): :func:`report` passes it to the hooks that declare it, and only to them
+ProgressHook = Callable[[str, int, int], None]
 
 PREFIX = "[privgraph]"
 
@@ -25,6 +28,60 @@ def format_duration(seconds: float) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
+def takes_keyword(function: Callable[..., Any], name: str) -> bool:
+    """Whether ``function`` accepts the keyword argument ``name`` (declared, or through ``**kwargs``)."""
+    if isinstance(function, ConsoleProgress):
+        return name == "status"
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
+    return any(
+        (p.name == name and p.kind is not inspect.Parameter.POSITIONAL_ONLY) or p.kind is inspect.Parameter.VAR_KEYWORD
+        for p in parameters
+    )
+
+
+def report(progress: ProgressHook | None, task: str, done: int, total: int, status: str | None = None) -> None:
+    """``progress(task, done, total)``, with ``status=status`` where the hook takes it (:func:`takes_keyword`),
+    so a three-argument hook keeps working; nothing when ``progress`` is None.  ``status`` must say nothing
+    un-noised about the private data (a loss on a release is post-processing; one on the private graph is not)."""
+    if progress is None:
+        return
+    if status is not None and takes_keyword(progress, "status"):
+        progress(task, done, total, status=status)  # type: ignore[call-arg]
+    else:
+        progress(task, done, total)
+
+
+def counts_only(progress: ProgressHook | None) -> ProgressHook | None:
+    """``progress`` without its ``status``: for work on the private data itself (training on the true graph, an
+    attack's shadow models), whose loss is not a number to show."""
+    if progress is None:
+        return None
+    hook = progress
+
+    def counts(task: str, done: int, total: int) -> None:
+        hook(task, done, total)
+
+    return counts
+
+
+class Stages:
+    """A run of named stages shown as one task: :meth:`start` reports ``(task, i, len(stages))`` with stage i's
+    name (and a detail) as ``status``; :meth:`finish` reports ``(task, n, n)``.  ``progress=None``: nothing."""
+
+    def __init__(self, progress: ProgressHook | None, task: str, stages: tuple[str, ...]):
+        self.progress, self.task, self.stages = progress, task, stages
+
+    def start(self, stage: str, detail: str | None = None) -> None:
+        status = stage if detail is None else f"{stage} ({detail})"
+        report(self.progress, self.task, self.stages.index(stage), len(self.stages), status)
+
+    def finish(self) -> None:
+        report(self.progress, self.task, len(self.stages), len(self.stages))
+
+
 @dataclass
 class _TaskState:
     start: float
@@ -32,6 +89,7 @@ class _TaskState:
     done: int = 0
     total: int = 0
     completed: bool = False  # the completion line of the current run was printed
+    status: str | None = None
 
 
 class ConsoleProgress:
@@ -40,7 +98,8 @@ class ConsoleProgress:
     * On a terminal (``stream.isatty()``, or ``tty=True``): a transient rich
       display, one bar per task name with ``M/N``, elapsed time and ETA.
     * Otherwise (piped to a file or a log): one line per update, e.g.
-      ``[privgraph] lpgnn on cora: 3/10 (30%), 12.4s elapsed, ETA 29s`` -- the
+      ``[privgraph] lpgnn on cora: 3/10 (30%), 12.4s elapsed, ETA 29s`` (then the
+      update's ``status``, e.g. ``, loss 0.532``, if it has one) -- the
       first call of each task, then at most one line per ``interval`` seconds
       per task, and always the completion line (``done == total``); each line
       is flushed.  With ``heartbeat``, a task not complete yet gets its line
@@ -102,12 +161,12 @@ class ConsoleProgress:
             self._rich_tasks.clear()
 
     # the hook --------------------------------------------------------
-    def __call__(self, task: str, done: int, total: int) -> None:
+    def __call__(self, task: str, done: int, total: int, status: str | None = None) -> None:
         if self.tty:
-            self._update_rich(task, done, total)
+            self._update_rich(task, done, total, status)
             return
         with self._lock:
-            self._update_lines(task, done, total)
+            self._update_lines(task, done, total, status)
         if self.heartbeat and self._beating is None and not self._stop.is_set():
             self._beating = threading.Thread(target=self._beat, name="progress-heartbeat", daemon=True)
             self._beating.start()
@@ -122,22 +181,25 @@ class ConsoleProgress:
                 self.stream.flush()
 
     def _beat(self) -> None:
-        """The heartbeat (piped mode): each task not complete gets its line again ``interval`` seconds after its
-        last one, until :meth:`close`."""
-        while True:
-            with self._lock:
-                now = self.clock()
-                due = now + self.interval
-                for task, state in self._tasks.items():
-                    if state.completed:
-                        continue
-                    if now - state.last_print >= self.interval:
-                        self._write(task, state, now)
-                    due = min(due, state.last_print + self.interval)
-            if self._stop.wait(max(due - self.clock(), 0.01)):
-                return
+        """The heartbeat thread (piped mode): :meth:`beat` until :meth:`close`."""
+        while not self._stop.wait(self.beat()):
+            pass
 
-    def _update_rich(self, task: str, done: int, total: int) -> None:
+    def beat(self) -> float:
+        """One heartbeat: each task not complete whose last line is ``interval`` seconds old or more gets its line
+        again; returns the seconds until the next line is due (at least 0.01)."""
+        with self._lock:
+            now = self.clock()
+            due = now + self.interval
+            for task, state in self._tasks.items():
+                if state.completed:
+                    continue
+                if now - state.last_print >= self.interval:
+                    self._write(task, state, now)
+                due = min(due, state.last_print + self.interval)
+            return max(due - now, 0.01)
+
+    def _update_rich(self, task: str, done: int, total: int, status: str | None = None) -> None:
         if self._rich is None:
             from rich.console import Console
             from rich.progress import (
@@ -157,22 +219,24 @@ class ConsoleProgress:
                 TimeElapsedColumn(),
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
+                TextColumn("{task.fields[status]}"),
                 console=console,
                 transient=True,
             )
             self._rich.start()
         progress = self._rich
+        text = status or ""
         if task not in self._rich_tasks:
-            self._rich_tasks[task] = (progress.add_task(task, total=total, completed=done), done)
+            self._rich_tasks[task] = (progress.add_task(task, total=total, completed=done, status=text), done)
             return
         task_id, previous = self._rich_tasks[task]
         if done < previous:  # the task started over (e.g. the next trial's training)
-            progress.reset(task_id, total=total, completed=done)
+            progress.reset(task_id, total=total, completed=done, status=text)
         else:
-            progress.update(task_id, completed=done, total=total)
+            progress.update(task_id, completed=done, total=total, status=text)
         self._rich_tasks[task] = (task_id, done)
 
-    def _update_lines(self, task: str, done: int, total: int) -> None:
+    def _update_lines(self, task: str, done: int, total: int, status: str | None = None) -> None:
         now = self.clock()
         state = self._tasks.get(task)
         first = state is None
@@ -181,7 +245,7 @@ class ConsoleProgress:
         elif done < state.done or (state.completed and done < total):
             state.start = now  # started over: time this run afresh
             state.completed = False
-        state.done, state.total = done, total
+        state.done, state.total, state.status = done, total, status
         complete = total > 0 and done >= total
         if complete:
             if state.completed:
@@ -193,11 +257,11 @@ class ConsoleProgress:
 
     def _write(self, task: str, state: _TaskState, now: float) -> None:
         state.last_print = now
-        self.stream.write(self.line(task, state.done, state.total, now - state.start) + "\n")
+        self.stream.write(self.line(task, state.done, state.total, now - state.start, state.status) + "\n")
         self.stream.flush()
 
-    def line(self, task: str, done: int, total: int, elapsed: float) -> str:
-        """One update: ``[privgraph] TASK: M/N (P%), Xs elapsed, ETA Ys``."""
+    def line(self, task: str, done: int, total: int, elapsed: float, status: str | None = None) -> str:
+        """One update: ``[privgraph] TASK: M/N (P%), Xs elapsed, ETA Ys[, STATUS]``."""
         text = f"{self.prefix} {task}: {done}/{total}"
         if total > 0:
             text += f" ({100 * done / total:.0f}%)"
@@ -206,6 +270,8 @@ class ConsoleProgress:
             text += ", done"
         elif 0 < done < total and elapsed > 0:
             text += f", ETA {format_duration(elapsed / done * (total - done))}"
+        if status:
+            text += f", {status}"
         return text
 
 

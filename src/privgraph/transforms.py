@@ -72,6 +72,7 @@ from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
 from privgraph.accounting.ledger import Ledger, Spend, content_digest
 from privgraph.api import _source, check_epsilon_argument, release_with
 from privgraph.device import DeviceLike
+from privgraph.input_rules import declared_domain
 from privgraph.mechanisms import FEATURE_MECHANISMS, RandomSource, check_epsilon, get_feature_mechanism
 from privgraph.methods import Task, method_class
 from privgraph.methods.base import gaussian_multiplier_event
@@ -289,7 +290,8 @@ class PerturbFeatures(LocalRandomizer):
         mechanism: ``multibit``, ``onebit``, ``laplace``, ``gaussian``, ``duchi``, ...
         epsilon: ε per node feature vector.
         rectify: return the server's unbiased estimate (as LPGNN releases), else the raw reports.
-        domain: the declared feature domain [α, β] (public); default ``data.feature_domain``, else [0, 1].
+        domain: the declared feature domain [α, β] (public); default ``data.feature_domain``; refused
+            without either (:func:`privgraph.input_rules.declared_domain`, as ``pg.privatize`` and ``--domain``).
         clip: clip values outside the domain instead of refusing them.
         **options: the mechanism's own (``m`` of multi-bit, ``delta`` of the Gaussian mechanism).
     """
@@ -330,8 +332,10 @@ class PerturbFeatures(LocalRandomizer):
     def randomize(self, data: Data, source: RandomSource) -> PrivacyGuarantee:
         if getattr(data, "x", None) is None:
             raise ValueError(f"{type(self).__name__} needs data.x")
-        domain: Any = self.domain or getattr(data, "feature_domain", (0.0, 1.0))  # a data attribute: any pair
-        mech = self.build(tuple(domain))
+        domain = declared_domain(
+            type(self).__name__, data, self.domain, argument=f"{type(self).__name__}(..., domain=(lo, hi))"
+        )
+        mech = self.build(domain)
         x = data.x.cpu()  # the noise is drawn on the CPU
         released = mech.privatize(x, source) if self.rectify else mech.perturb(x, source).to(torch.float32)
         data.x = released.to(data.x.device)

@@ -36,6 +36,7 @@ def small_graph(n: int = 40) -> Data:
         train_mask=masks[0],
         val_mask=masks[1],
         test_mask=masks[2],
+        feature_domain=(0.0, 1.0),  # declared: LPGNN refuses a graph without one
     )
 
 

@@ -10,6 +10,7 @@ import torch
 from torch_geometric.data import Data, HeteroData
 
 from privgraph.data import GraphInputError, read_graph
+from privgraph.data.splits import split_note
 
 # An undirected triangle plus the edge 2-3, both directions, with the 0-1 edge private.
 EDGES = [(0, 1), (1, 0), (1, 2), (2, 1), (0, 2), (2, 0), (2, 3), (3, 2)]
@@ -61,7 +62,10 @@ def test_data_pt_round_trip(tmp_path):
     )
     torch.save(data, tmp_path / "g.pt")
     out, notes = read_graph(tmp_path / "g.pt", self_loops=False, domain=(0.0, 1.0))
-    assert isinstance(out, Data) and notes == []
+    assert isinstance(out, Data) and notes == [split_note(0)]  # labels without a split: the seeded split added
+    assert all(key in out for key in ("train_mask", "val_mask", "test_mask"))
+    out, notes = read_graph(tmp_path / "g.pt", self_loops=False, domain=(0.0, 1.0), split_seed=None)
+    assert notes == [] and "train_mask" not in out
     for key in ("x", "y", "edge_index", "private_edge_mask", "edge_weight"):
         assert torch.equal(out[key], data[key])
     assert out.name == "g" and out.feature_domain == (0.0, 1.0)

@@ -170,7 +170,7 @@ def _graph_with_duplicates(copies: int):
     dst = (src + torch.randint(1, n, (200,), generator=g)) % n  # no self-loops
     edges = torch.stack([torch.cat([src, dst]), torch.cat([dst, src])])
     edges = torch.cat([edges, edges[:, :copies]], dim=1)  # `copies` edges given twice
-    return Data(x=torch.rand(n, 8, generator=g), edge_index=edges, y=torch.arange(n) % 3)
+    return Data(x=torch.rand(n, 8, generator=g), edge_index=edges, y=torch.arange(n) % 3, feature_domain=(0.0, 1.0))
 
 
 def test_a_run_on_the_users_graph_states_what_reading_changed_without_its_counts():

@@ -14,8 +14,8 @@ import privgraph as pg
 from privgraph.accounting import Unit
 from privgraph.accounting.rdp import composed_epsilon, composed_noise_multiplier
 from privgraph.mechanisms import analytic_gaussian_sigma, make_generator
+from privgraph.mechanisms.aggregation import bound_out_degree, neighbour_sum, noisy_neighbour_sum
 from privgraph.methods import get_method
-from privgraph.methods.gap import bound_out_degree, neighbour_sum, noisy_neighbour_sum
 
 FAST = {"encoder_epochs": 30, "epochs": 40}
 PARTS = [
@@ -259,14 +259,15 @@ def test_parameters_are_validated():
 def test_a_graph_above_the_bound_is_refused_before_anything_is_drawn(graph, monkeypatch):
     """The default refuses a graph with a degree above D: before the encoder trains or any noise is drawn,
     with one error that names no degree of the graph."""
-    from privgraph.methods import gap
+    from privgraph.mechanisms import aggregation
+    from privgraph.methods.gap import node
     from privgraph.methods.node_domain import DegreeAboveBound
 
     def never(*args, **kwargs):
         raise AssertionError("trained or drew noise before refusing")
 
-    monkeypatch.setattr(gap, "train_dpsgd", never)
-    monkeypatch.setattr(gap, "perturbed_aggregation", never)
+    monkeypatch.setattr(node, "train_rows_dpsgd", never)
+    monkeypatch.setattr(aggregation, "perturbed_aggregation", never)
     D = max_degree(graph)
     for eps in (4.0, None):
         with pytest.raises(DegreeAboveBound, match="over_bound=sample") as refused:
@@ -342,3 +343,50 @@ def test_num_train_is_public_and_sets_sigma_and_delta(graph):
         pg.privatize(small, "gap-ndp", epsilon=1.0, seed=0, **{**params, "num_train": None})
     with pytest.raises(ValueError, match="num_train"):
         get_method("gap-ndp", num_train=0)
+
+
+# ---------------------------------------------------------------- progress (issue 44)
+
+
+def stages_of(calls: list[tuple[str, int, int]]) -> dict[str, list[tuple[int, int]]]:
+    """The hook's calls by task, in the order the tasks first appear."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for task, done, total in calls:
+        out.setdefault(task, []).append((done, total))
+    return out
+
+
+@pytest.mark.parametrize("name", ["gap-edp", "gap-ndp"])
+def test_a_release_reports_each_stage_with_monotone_counts(graph, name):
+    """A GAP release calls the progress hook per stage, one stage after the other: the encoder's epochs (edge
+    level) or DP-SGD steps (node level), the hops k/K, then (node level) the classifier's DP-SGD steps; each
+    stage's count never decreases, its total is the stage's length and its last call is complete.  The hook
+    changes nothing released."""
+    from privgraph.train.dpsgd import epoch_steps
+
+    calls: list[tuple[str, int, int]] = []
+    params = {"encoder_epochs": 3, "epochs": 2, **(ndp_params(graph) if name == "gap-ndp" else {})}
+    rel = pg.privatize(graph, name, epsilon=4.0, seed=0, progress=lambda *c: calls.append(c), **params)
+    plain = pg.privatize(graph, name, epsilon=4.0, seed=0, **params)
+    stages = stages_of([c for c in calls if c[0].startswith(name + " ")])
+    if name == "gap-edp":
+        assert torch.equal(rel.data.x, plain.data.x)
+        expected = {f"{name} encoder epochs": 3, f"{name} aggregation hops": 2}
+    else:
+        assert rel.model_state.keys() == plain.model_state.keys()
+        assert all(torch.equal(v, plain.model_state[k]) for k, v in rel.model_state.items())
+        n, batch = params["num_train"], params["batch_size"]
+        expected = {
+            f"{name} encoder DP-SGD steps": epoch_steps(3, n, batch)[1],
+            f"{name} aggregation hops": 2,
+            f"{name} classifier DP-SGD steps": epoch_steps(2, n, batch)[1],
+        }
+    assert list(stages) == list(expected)  # in this order, nothing else
+    for task, total in expected.items():
+        counts = [done for done, _ in stages[task]]
+        assert {t for _, t in stages[task]} == {total}, task
+        assert counts == sorted(counts) and counts[-1] == total and counts[0] <= 1, (task, counts)
+    first = {task: calls.index(next(c for c in calls if c[0] == task)) for task in expected}
+    last = {task: max(i for i, c in enumerate(calls) if c[0] == task) for task in expected}
+    order = list(expected)
+    assert all(last[a] < first[b] for a, b in zip(order, order[1:], strict=False))  # one stage after the other

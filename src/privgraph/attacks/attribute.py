@@ -33,6 +33,7 @@ from privgraph.attacks.metrics import METRICS, attack_metrics
 from privgraph.methods.base import param
 from privgraph.methods.ppcvgae.privacy import CASE_MODELS, check_case  # PPCVGAE's threat model (re-exported)
 from privgraph.nn import NodeClassifier
+from privgraph.progress import ProgressHook, counts_only
 from privgraph.train import train_node_classifier
 
 
@@ -125,6 +126,7 @@ def fit_and_score_on(
     seed: int,
     hidden: int = 32,
     epochs: int = 300,
+    progress: ProgressHook | None = None,
 ) -> list[ClassifierScore]:
     """Train the case's classifier once (selected on ``val``) and score that one model on each mask of
     ``tests`` (e.g. a validation and a test share of the private nodes)."""
@@ -147,6 +149,8 @@ def fit_and_score_on(
         weight_decay=5e-4,
         epochs=epochs,
         patience=100,
+        progress=counts_only(progress),
+        task="attribute attack: training the attacker (epochs)",
     )
     with torch.no_grad():  # the selected state (train_node_classifier loaded it, in eval mode)
         probs = model(x, edge_index).softmax(dim=-1)
@@ -182,14 +186,14 @@ def attribute_inference(
     seed: int,
     balance: bool = False,
     score_on: Tensor | None = None,
+    progress: ProgressHook | None = None,
 ) -> ClassifierScore:
     """Infer s on the private nodes from the release and s_Q (module docstring).
 
     ``score_on`` (a subset of the private nodes; default: all of them) restricts the nodes scored
     (:func:`attribute_inference_on` scores one attacker on several subsets)."""
-    return attribute_inference_on(
-        case, z, edge_index, sens, private_mask, seed, balance, [private_mask if score_on is None else score_on]
-    )[0]
+    subsets = [private_mask if score_on is None else score_on]
+    return attribute_inference_on(case, z, edge_index, sens, private_mask, seed, balance, subsets, progress)[0]
 
 
 def attribute_inference_on(
@@ -201,6 +205,7 @@ def attribute_inference_on(
     seed: int,
     balance: bool,
     score_on: Sequence[Tensor],
+    progress: ProgressHook | None = None,
 ) -> list[ClassifierScore]:
     """:func:`attribute_inference` with one attacker (trained on the public nodes with ``seed``) scored on
     each subset of the private nodes in ``score_on``: a data owner scores it on held-out private nodes for
@@ -220,7 +225,7 @@ def attribute_inference_on(
     if balance:
         train = balanced_mask(train, sens, g)
         tests = [balanced_mask(t, sens, g) for t in tests]
-    return fit_and_score_on(case, x, edge_index, sens.long(), train, val, tests, seed)
+    return fit_and_score_on(case, x, edge_index, sens.long(), train, val, tests, seed, progress=progress)
 
 
 def utility(
@@ -296,7 +301,7 @@ class AttributeAttack(Attack):
         private[order[: int(round(self.params.known_fraction * n))]] = False
         return private
 
-    def run(self, target: Target, seed: int) -> AttackResult:
+    def run(self, target: Target, seed: int, progress: ProgressHook | None = None) -> AttackResult:
         self.check(target)
         truth = target.truth
         sens = truth.sens.long()
@@ -307,7 +312,9 @@ class AttributeAttack(Attack):
         z = target.representation(self.params.representation)
         private = self.known_split(target, seed)
         p = self.params
-        score = attribute_inference(p.case, z, truth.edge_index, sens, private, seed, balance=p.balance)
+        score = attribute_inference(
+            p.case, z, truth.edge_index, sens, private, seed, balance=p.balance, progress=progress
+        )
         metrics = attack_metrics(score.scores, score.truth, score.predicted)
         metrics["attack_f1"] = score.f1
         return AttackResult(

@@ -20,6 +20,7 @@ from torch_geometric.data import Data
 from privgraph.device import to_device
 from privgraph.methods.base import MethodParams
 from privgraph.nn.dense import BlockwiseAdjacency
+from privgraph.progress import ProgressHook
 
 
 @dataclass(frozen=True)
@@ -223,9 +224,10 @@ class Attack:
     def threat_model(self, target: Target) -> ThreatModel:
         return ThreatModel(self.threat.queries, self.threat.knowledge, target.answers)
 
-    def run(self, target: Target, seed: int) -> AttackResult:
+    def run(self, target: Target, seed: int, progress: ProgressHook | None = None) -> AttackResult:
         """Attack ``target``; every random choice of the attacker (its auxiliary knowledge, the
-        candidates, its own models) from ``seed``."""
+        candidates, its own models) from ``seed``.  ``progress``: the attack's long steps (query batches,
+        the attacker's training) as :data:`~privgraph.progress.ProgressHook` calls, counts only."""
         raise NotImplementedError
 
     @classmethod

@@ -46,6 +46,7 @@ from privgraph.attacks.base import (
 from privgraph.attacks.metrics import LINK_METRICS, attack_metrics, top_k
 from privgraph.mechanisms import derive_seed
 from privgraph.methods.base import param
+from privgraph.progress import ProgressHook, Stages, report
 
 DISTANCES = ("cosine", "euclidean", "correlation", "chebyshev", "braycurtis", "canberra", "cityblock", "sqeuclidean")
 MIN_LINKS = 5  # the supervised attack needs at least this many known and as many evaluated links
@@ -256,7 +257,7 @@ class LinkStealing(_PairAttack):
     )
     Params = LinkStealingParams
 
-    def run(self, target: Target, seed: int) -> AttackResult:
+    def run(self, target: Target, seed: int, progress: ProgressHook | None = None) -> AttackResult:
         self.check(target)
         vectors = self.node_vectors(target)
         links = LinkCandidates(target)
@@ -334,17 +335,21 @@ class LinkStealingSupervised(_PairAttack):
         the first element of :meth:`split_pairs`)."""
         return self.split_pairs(LinkCandidates(target), seed)[1]
 
-    def run(self, target: Target, seed: int) -> AttackResult:
+    def run(self, target: Target, seed: int, progress: ProgressHook | None = None) -> AttackResult:
         self.check(target)
         p = self.params
         vectors = self.node_vectors(target)
         links = LinkCandidates(target)
         (train_codes, train_truth), (codes, truth) = self.split_pairs(links, seed)
         classifier = attack_classifier((p.hidden, p.hidden), derive_seed(seed, 1), max_iter=p.epochs)
+        stages = Stages(progress, f"{self.name} attack", ("training the attack classifier", "scoring the pairs"))
+        stages.start("training the attack classifier")
         tu, tv = links.split(train_codes)
         fit_quietly(classifier, pair_features(vectors[tu], vectors[tv]), train_truth)
+        stages.start("scoring the pairs")
         u, v = links.split(codes)
         scores = classifier.predict_proba(pair_features(vectors[u], vectors[v]))[:, 1]
+        stages.finish()
         predicted = (scores >= 0.5).astype(int)
         k = truth.size // 2
         return AttackResult(
@@ -396,7 +401,7 @@ class LinkScore(_PairAttack):
                 "no links (use link-stealing: the distance between its nodes' outputs)"
             )
 
-    def run(self, target: Target, seed: int) -> AttackResult:
+    def run(self, target: Target, seed: int, progress: ProgressHook | None = None) -> AttackResult:
         self.check(target)
         links = LinkCandidates(target)
         codes, truth = self.pairs(target, seed)
@@ -482,8 +487,9 @@ class LinkTeller(Attack):
         links = LinkCandidates(target)
         return self.candidates(links, self.query_nodes(links.n, seed))[2:]
 
-    def influence(self, target: Target, nodes: Tensor) -> np.ndarray:
-        """I[i, j] = ‖L'_{v_j} − L_{v_j}‖ / Δ when the features of v_i are perturbed (class docstring)."""
+    def influence(self, target: Target, nodes: Tensor, progress: ProgressHook | None = None) -> np.ndarray:
+        """I[i, j] = ‖L'_{v_j} − L_{v_j}‖ / Δ when the features of v_i are perturbed (class docstring);
+        ``progress`` after each query node."""
         x = target.x if target.x is not None else target.truth.x
         delta = self.params.delta
 
@@ -498,16 +504,17 @@ class LinkTeller(Attack):
             query[u] = x[u] * (1 + delta) if bool(x[u].any()) else x[u] + delta
             out[i] = ((centred(query) - base).norm(dim=1) / delta).numpy()
             query[u] = x[u]
+            report(progress, "LinkTeller: influence queries (nodes)", i + 1, nodes.numel())
         return out
 
-    def run(self, target: Target, seed: int) -> AttackResult:
+    def run(self, target: Target, seed: int, progress: ProgressHook | None = None) -> AttackResult:
         self.check(target)
         links = LinkCandidates(target)
         nodes = self.query_nodes(links.n, seed)
         i, j, codes, truth = self.candidates(links, nodes)
         if truth.sum() == 0:
             raise ValueError(f"no secret link among the {nodes.size} query nodes: raise nodes")
-        infl = self.influence(target, torch.from_numpy(nodes))
+        infl = self.influence(target, torch.from_numpy(nodes), progress)
         scores = (infl[i, j] + infl[j, i]) / 2
         k = min(max(int(round(self.params.density_factor * truth.sum())), 1), truth.size)
         predicted = top_k(scores, k)

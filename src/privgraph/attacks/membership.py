@@ -34,6 +34,10 @@ from privgraph.attacks.metrics import METRICS, attack_metrics, top_k
 from privgraph.data import stratified_split
 from privgraph.mechanisms import derive_seed
 from privgraph.methods.base import param
+from privgraph.progress import ProgressHook, Stages
+
+# the shadow attack's stages, as its progress shows them
+SHADOW_STAGES = ("training the shadow model on the auxiliary graph", "training the attack classifier")
 
 MIN_SHADOW_NODES = 20
 
@@ -139,7 +143,7 @@ class MembershipConfidence(MembershipAttack):
     )
     Params = MembershipParams
 
-    def run(self, target: Target, seed: int) -> AttackResult:
+    def run(self, target: Target, seed: int, progress: ProgressHook | None = None) -> AttackResult:
         nodes, truth, _ = self.candidates(target, seed)
         scores = target.posteriors()[torch.from_numpy(nodes)].max(dim=1).values.double().cpu().numpy()
         return self.result(
@@ -193,7 +197,7 @@ class MembershipShadow(MembershipAttack):
             )
         return stratified_split(aux, 0.5, 0.25, seed=seed)
 
-    def run(self, target: Target, seed: int) -> AttackResult:
+    def run(self, target: Target, seed: int, progress: ProgressHook | None = None) -> AttackResult:
         from sklearn.neural_network import MLPClassifier  # on use: keeps the run's start light
 
         nodes, truth, rng = self.candidates(target, seed)
@@ -202,8 +206,11 @@ class MembershipShadow(MembershipAttack):
                 f"the {target.method} target cannot train a shadow model (target.shadow is None); "
                 "use membership-confidence"
             )
+        stages = Stages(progress, f"{self.name} attack", SHADOW_STAGES)
+        stages.start(SHADOW_STAGES[0])
         aux = self.auxiliary_graph(target.truth, nodes, rng, derive_seed(seed, 1))
         shadow = target.shadow(aux, derive_seed(seed, 2))
+        stages.start(SHADOW_STAGES[1])
         s_nodes, s_truth = membership_candidates(aux, None, rng)
         s_post, t_post = shadow.posteriors()[torch.from_numpy(s_nodes)], target.posteriors()[torch.from_numpy(nodes)]
         width = max(s_post.shape[1], t_post.shape[1])
@@ -213,6 +220,7 @@ class MembershipShadow(MembershipAttack):
         features = sorted_posteriors(s_post, width)
         fit_quietly(clf, features, s_truth)
         scores = clf.predict_proba(sorted_posteriors(t_post, width))[:, 1]
+        stages.finish()
         return self.result(
             target,
             scores,

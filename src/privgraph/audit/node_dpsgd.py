@@ -27,7 +27,8 @@ import torch
 from privgraph.accounting import TrustModel, Unit
 from privgraph.accounting.node_level import node_level_noise_multiplier
 from privgraph.audit.bounds import CONFIDENCE, split_half_test
-from privgraph.audit.definitions import AuditInput, _homogeneous, _release, audited_node, audits
+from privgraph.audit.definitions.features import audited_node
+from privgraph.audit.definitions.registry import AuditInput, audits, homogeneous, release
 from privgraph.audit.dpsgd import StepAuditRow
 from privgraph.audit.neighbours import Neighbours
 from privgraph.audit.runner import judge
@@ -129,7 +130,7 @@ def zeroed_out(data, v: int):
 def _node_dpsgd(method: Method, inp: AuditInput) -> list[Neighbours]:
     """The audited node present or zeroed out; each sample a whole training; the released model's logits on
     the node's input (aggregated over the input graph, a constant of the test)."""
-    data = _homogeneous(method, inp.data)
+    data = homogeneous(method, inp.data)
     v = audited_node(data)
     worlds = (zeroed_out(data, v), data)
     p = method.params
@@ -145,7 +146,7 @@ def _node_dpsgd(method: Method, inp: AuditInput) -> list[Neighbours]:
             Unit.NODE_WITH_EDGES,
             "node (features, label and edges)",
             "node zeroed out vs present; the released model's logits on its input (learned test)",
-            lambda side, rng: _release(method, inp, worlds[side], rng),
+            lambda side, rng: release(method, inp, worlds[side], rng),
             observe,
             notes=[adversarial_pair_note(method)],
         )

@@ -61,7 +61,7 @@ def audit_command(
     request = _check_request(method, inputs)  # the method's rules that the request decides, then its Params
     _resolve_device(device)
     _build_method(method, values)  # before the input is read
-    data, _ = _read_input(inputs, method, device, request)
+    data, _ = _read_input(inputs, method, device, request, split_seed=seed)
     _resolve_device(device)
     from privgraph.audit import audit
     from privgraph.audit.graphs import annotate
@@ -73,7 +73,7 @@ def audit_command(
             data = load(dataset, inputs.data_root, seed=seed)
         if data is not None:
             data = annotate(data, seed)
-        with console_progress() as progress:
+        with console_progress(heartbeat=True) as progress:
             report = audit(
                 method,
                 epsilon,

@@ -114,6 +114,7 @@ def compare(
             attack_entry(chosen_attack)
 
     from privgraph.cli.sweep import trial_notes
+    from privgraph.experiments.compare import MEASURED_NOTE
     from privgraph.experiments.compare import compare as run_compare
 
     with console_progress(interval=progress_every, heartbeat=True) as progress:
@@ -161,6 +162,7 @@ def compare(
             print_tsv(table)
         else:
             out_console.print(table)
+            out_console.print(f"[dim]{escape(MEASURED_NOTE)}[/dim]")
             out_console.print(
                 f"{summary.ran} trials ran, {summary.skipped} were stored already, {summary.failed} failed; "
                 f"store {db}" + "".join(f"; wrote {p}" for p in result.files)

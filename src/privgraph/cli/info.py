@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from enum import Enum
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -14,28 +15,38 @@ from privgraph.cli.render import print_tsv
 
 
 def list_methods_command(
-    method: str | None = typer.Argument(None, help="a method: print its parameters"),
+    method: str | None = typer.Argument(
+        None, help="a method: print its guarantee, parameters, and where its code, derivation, tests and benchmark live"
+    ),
     format: OutputFormat = typer.Option(
         OutputFormat.table, "--format", help="table, json or tsv (the table, tab-separated)"
     ),
 ) -> None:
-    """List the registered methods (unit, task), or one method's parameters and defaults."""
+    """List the registered methods (unit, task), or one method: its guarantee, parameters and defaults, and
+    where its code, derivation, tests and benchmark live."""
     from privgraph.catalogue import load_catalogue
 
-    registry = {name: entry["info"] for name, entry in load_catalogue()["methods"].items()}
+    catalogue = load_catalogue()["methods"]
+    registry = {name: entry["info"] for name, entry in catalogue.items()}
     if method is not None and method not in registry:
-        _fail(f"unknown method {method!r}; choose from {', '.join(registry)}")
+        from privgraph.where import unknown_method
+
+        _fail(unknown_method(method))
+    if method is not None:
+        from privgraph.where import method_sources
+
+        where = method_sources(method)
     if format == OutputFormat.json:
-        print(json.dumps(registry[method] if method else registry, indent=2, default=str))
+        print(json.dumps({**registry[method], "where": where} if method else registry, indent=2, default=str))
         return
     if method is None:
-        table = Table(title="methods (privgraph methods NAME: its parameters)")
+        table = Table(title="methods (privgraph methods NAME: its parameters and where it lives)")
         for col in ("name", "unit", "trust model", "task", "ε", "description"):
             table.add_column(col)
         for name, e in registry.items():
             eps = "optional" if e["epsilon_optional"] else ("yes" if e["private"] else "—")
             trust = " + ".join(t.split(" (")[0] for t in e.get("trust", [])) or "—"  # local, central, or none
-            table.add_row(name, e["unit"], trust, e["task"], eps, escape(e["description"]))
+            table.add_row(name, _unit(e), trust, e["task"], eps, escape(e["description"]))
         print_tsv(table) if format == OutputFormat.tsv else out_console.print(table)
         return
     e = registry[method]
@@ -49,11 +60,67 @@ def list_methods_command(
         return
     out_console.print(f"[bold]{method}[/bold]: {escape(e['description'])}")
     out_console.print(
-        f"unit: {e['unit']}; task: {e['task']}; takes a {e['graph']}; "
-        f"protects {', '.join(e['private_fields']) or 'nothing'}; public: "
-        f"{', '.join(e['public_fields']) or 'none'}"
+        f"unit: {_unit(e, long=True)}; trust model: {' + '.join(e.get('trust', [])) or 'none'}; "
+        f"guarantee: {escape(guarantee_form(e, catalogue[method].get('delta_param')))}"
+    )
+    out_console.print(
+        f"task: {e['task']}; takes a {e['graph']}; protects {', '.join(e['private_fields']) or 'nothing'}; "
+        f"public: {', '.join(e['public_fields']) or 'none'}"
     )
     out_console.print(table)
+    out_console.print(where_table(method, where))
+
+
+def guarantee_form(info: dict[str, Any], delta_param: str | None) -> str:
+    """The form of a method's guarantee from its catalogue entry: ``ε-LDP per node feature vector``,
+    ``(ε, δ)-DP per edge (δ is --param delta, default …: its help)``, or that it states none."""
+    if not info["private"]:
+        return "none (ε = ∞: it protects nothing)"
+    trust = info.get("trust", [])
+    eps = "(ε, δ)" if delta_param else "ε"
+    local, central = (any(t.startswith(side) for t in trust) for side in ("local", "central"))
+    form = f"{eps}-{'LDP' if local else 'DP'} per {info['unit']}"
+    if local and central:  # HeteroRR: the local part per its unit, the curator's part per its own
+        form += f", and {eps}-DP for what the trusted curator releases (the report states each unit)"
+    param = next((p for p in info["parameters"] if p["name"] == delta_param), None)
+    if param is not None:
+        form += f" (δ is --param {delta_param}, default {param['default']!r}: {param['help']})"
+    if info.get("epsilon_optional"):
+        form += "; it also runs without ε, then without noise (ε = ∞)"
+    return form
+
+
+def where_table(method: str, where: dict[str, Any]) -> Table:
+    """The table of where ``method`` lives (:func:`privgraph.where.method_sources`)."""
+    from privgraph.where import NOT_IN_PACKAGE
+
+    table = Table(title=f"where {method} lives", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("path")
+    code = f"{where['code']} (class {where['class']})" if where["code"] else "—"
+    table.add_row("code", escape(code))
+    if where["mechanisms"]:
+        table.add_row("mechanisms", escape(", ".join(where["mechanisms"]) + " (imported by its module)"))
+    table.add_row("derivation", escape(where["derivation"] or "— (none declared in privgraph.where.DERIVATION)"))
+    tests, bench = where["tests"], where["benchmarks"]
+    table.add_row("tests", escape(NOT_IN_PACKAGE if tests is None else ", ".join(tests) or "—"))
+    if bench is None:
+        table.add_row("benchmark", NOT_IN_PACKAGE)
+    else:
+        runs = ", ".join(bench["grids"] + bench["scripts"]) or "—"
+        table.add_row("benchmark", escape(runs))
+        if bench["results"]:
+            table.add_row("results", escape(", ".join(bench["results"])))
+    return table
+
+
+def _unit(entry: dict, long: bool = False) -> str:
+    """A method's privacy unit as listed: a non-private baseline that reads the data protects none."""
+    if not entry.get("no_guarantee"):
+        return entry["unit"]
+    if long:
+        return f"— (a non-private baseline; its report states ε = ∞ on {entry['unit']})"
+    return "— (no guarantee)"
 
 
 class DatasetsFormat(str, Enum):

@@ -124,13 +124,18 @@ def _input_files(inputs: InputOptions) -> tuple[float, float] | None:
 
 
 def _read_input(
-    inputs: InputOptions, method: str, device: str | None = None, request: InputRequest | None = None
+    inputs: InputOptions,
+    method: str,
+    device: str | None = None,
+    request: InputRequest | None = None,
+    split_seed: int | None = 0,
 ) -> tuple[Any, list[str]]:
     """The user's graph file (``--input``) read and checked against ``method`` (its features, an
     undirected graph for a link-level method), and the notes on what reading changed; (None, [])
     without ``--input``.  ``device`` (:func:`_device`'s) must be present before the file is read, and the
     rules the request decides (``request``, :func:`_check_request`; made here when not given) are checked
-    before it is.  Bad input exits 2 with one line."""
+    before it is.  ``split_seed`` (``--seed``): the split of a labelled graph read without one, as
+    :func:`~privgraph.data.read_graph` adds it in Python.  Bad input exits 2 with one line."""
     if inputs.input is None:
         _input_files(inputs)
         return None, []
@@ -166,6 +171,7 @@ def _read_input(
             directed=directed,
             self_loops=not cls.simple_graph,
             trust_pickle=trust_pickle,
+            split_seed=split_seed,
         )
     with user_errors(ValueError, TypeError):
         cls.check_input(request, data)  # the rules that need the data (privgraph.input_rules.check_data)
@@ -218,7 +224,7 @@ def _input_spec(
     built = _build_method(method, prepared[0])
     if before_read is not None:
         before_read(built)
-    data, notes = _read_input(inputs, method, device, request)
+    data, notes = _read_input(inputs, method, device, request, split_seed=fields.get("seed", 0))
     spec = _spec(
         method,
         params,

@@ -160,7 +160,7 @@ def release(
         check_release(spec, allow_non_private)
     # what the input or the options do not allow: a user error (2); a RuntimeError: the release failed (1)
     with user_errors(failures=(RuntimeError,)):
-        with console_progress() as progress:
+        with console_progress(heartbeat=True) as progress:
             path, report_path, rel = release_file(
                 spec,
                 output,

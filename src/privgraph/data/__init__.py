@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the names as the docs and type checkers see them; _LAZY imports them at runtime
     from privgraph.data.annotations import mark_private_edges, mark_public_nodes, private_nodes, split_edges
     from privgraph.data.datasets import CACHE_ENV, DatasetUnavailableError, cache_dir, load, load_pyg
-    from privgraph.data.io import GraphInputError, read_graph
+    from privgraph.data.io import GraphInputError, GraphRead, read_graph
     from privgraph.data.registry import (
         DATA_ENV,
         DatasetInfo,
@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the names as the docs and type checkers see them; _LAZY imp
         register_dataset,
     )
     from privgraph.data.sensitive import load_sensitive
-    from privgraph.data.splits import split_sensitive, stratified_split
+    from privgraph.data.splits import add_missing_split, split_sensitive, stratified_split
     from privgraph.data.synthetic import hetero_sbm_graph, sbm_graph, sensitive_sbm_graph
     from privgraph.data.transforms import minmax_normalize, one_hot_degree
     from privgraph.data.validation import CheckedGraph, check_graph, validate_graph
@@ -42,6 +42,7 @@ _LAZY = {
     "load": "datasets",
     "load_pyg": "datasets",
     "GraphInputError": "io",
+    "GraphRead": "io",
     "read_graph": "io",
     "DATA_ENV": "registry",
     "DatasetInfo": "registry",
@@ -51,6 +52,7 @@ _LAZY = {
     "list_datasets": "registry",
     "register_dataset": "registry",
     "load_sensitive": "sensitive",
+    "add_missing_split": "splits",
     "split_sensitive": "splits",
     "stratified_split": "splits",
     "hetero_sbm_graph": "synthetic",
@@ -74,6 +76,7 @@ __all__ = [
     "load",
     "load_pyg",
     "GraphInputError",
+    "GraphRead",
     "read_graph",
     "DATA_ENV",
     "DatasetInfo",
@@ -83,6 +86,7 @@ __all__ = [
     "list_datasets",
     "register_dataset",
     "load_sensitive",
+    "add_missing_split",
     "split_sensitive",
     "stratified_split",
     "hetero_sbm_graph",

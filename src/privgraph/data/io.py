@@ -39,6 +39,10 @@ them.  With ``directed=True`` it is kept as given.  A ``.pt`` graph is kept as
 given either way; the notes say when it is directed (edges without their
 reverse).
 
+Split: a labelled ``Data`` without ``train_mask``/``val_mask``/``test_mask`` gets a seeded stratified
+50/25/25 split (``split_seed``, the command line's ``--seed``: :func:`~privgraph.data.splits.add_missing_split`,
+the one rule of both), and the notes say so.
+
 Files are not cleaned otherwise: duplicate edges, self-loops when not allowed,
 and an edge whose two directions carry different private flags are errors
 (messages from :func:`~privgraph.data.check_graph`).  Every change made is in
@@ -49,6 +53,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -71,6 +76,7 @@ from privgraph.data.safe_load import (
     load_torch_file,
     pyg_safe_globals,
 )
+from privgraph.data.splits import add_missing_split
 from privgraph.data.tables import (
     check_finite,
     id_order,
@@ -318,6 +324,14 @@ def _by_id(tokens: np.ndarray, lines: np.ndarray, tables: dict, x, y, path: Path
     return edge_index, len(node_ids), node_ids, x, y
 
 
+class GraphRead(NamedTuple):
+    """What :func:`read_graph` returns: the graph and the notes on every change reading made (or assumed).  A
+    named pair: ``data, notes = read_graph(...)`` unpacks it, ``read_graph(...).data`` names it."""
+
+    data: Data | HeteroData
+    notes: list[str]
+
+
 def read_graph(
     path: str | Path,
     *,
@@ -331,7 +345,8 @@ def read_graph(
     self_loops: bool = True,
     trust_pickle: bool = False,
     name: str | None = None,
-) -> tuple[Data | HeteroData, list[str]]:
+    split_seed: int | None = 0,
+) -> GraphRead:
     """Read a graph (``.pt``/``.pth``, an edge list ``.csv``/``.tsv``/``.txt``/``.edges``, or an
     ``.npz`` adjacency matrix) with optional features, labels and private-edge flags (a mask
     file, or ``private_column`` of an edge list: a header name or 0-based index).  ``domain``
@@ -343,8 +358,13 @@ def read_graph(
     A ``.pt`` file is read with ``torch.load(weights_only=True)``; ``trust_pickle`` allows any
     pickle (``weights_only=False``: the file's code runs), said in the notes.
 
-    Returns the graph (with ``data.name``, and ``data.feature_domain`` when a domain applies) and
-    notes on every change made.  Raises :class:`GraphInputError` (one line) on any bad input."""
+    A homogeneous graph with labels and no ``train_mask``/``val_mask``/``test_mask`` gets the seeded
+    stratified 50/25/25 split of ``split_seed`` (:func:`~privgraph.data.splits.add_missing_split`, said in
+    the notes; the command line's ``--seed``); ``split_seed=None`` leaves it without one.
+
+    Returns a :class:`GraphRead`, ``(data, notes)``: the graph (with ``data.name``, and
+    ``data.feature_domain`` when a domain applies) and notes on every change made.  Raises
+    :class:`GraphInputError` (one line) on any bad input."""
     graph_path = existing_file(path, "graph", GRAPH_SUFFIXES)
     suffix = graph_path.suffix.lower()
     notes: list[str] = []
@@ -368,9 +388,10 @@ def read_graph(
     if suffix in TORCH_SUFFIXES:
         data = _load_torch(graph_path, trust_pickle, notes)
         if isinstance(data, HeteroData):
-            return _finish_hetero(
+            hetero = _finish_hetero(
                 data, graph_path, features, labels, private_edges, domain, clip, self_loops, name, notes
             )
+            return GraphRead(*hetero)
     tables = {
         role: table
         for role, file in (("features", features), ("labels", labels))
@@ -488,8 +509,15 @@ def read_graph(
             raise input_error(f"a feature domain was declared but {graph_path.name} comes with no features")
         data.x = _apply_domain({"the features": data.x}, domain, clip, notes)["the features"]
         data.feature_domain = domain
+    if split_seed is not None:
+        try:
+            added = add_missing_split(data, split_seed)
+        except ValueError as exc:
+            raise input_error(f"{graph_path.name}: {exc}") from exc
+        if added is not None:
+            notes.append(added)
     data.name = name or graph_path.stem
-    return data, notes
+    return GraphRead(data, notes)
 
 
 def _finish_hetero(
@@ -543,6 +571,7 @@ __all__ = [
     "FEATURE_SUFFIXES",
     "GRAPH_SUFFIXES",
     "GraphInputError",
+    "GraphRead",
     "LABEL_SUFFIXES",
     "load_torch_file",
     "Note",

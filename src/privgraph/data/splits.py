@@ -1,5 +1,6 @@
-"""Node splits: seeded stratified random splits (the papers' 50/25/25), and the private nodes of a
-graph with a sensitive attribute (:func:`split_sensitive`)."""
+"""Node splits: seeded stratified random splits (the papers' 50/25/25), the split added to a labelled graph read
+without one (:func:`add_missing_split`), and the private nodes of a graph with a sensitive attribute
+(:func:`split_sensitive`)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,36 @@ def stratified_split(data: Data, train_ratio: float = 0.5, val_ratio: float = 0.
     data.train_mask, data.val_mask = train, val
     data.test_mask = (y >= 0) & ~(train | val)
     return data
+
+
+SPLIT_MASKS = ("train_mask", "val_mask", "test_mask")
+
+
+def split_note(seed: int) -> str:
+    """What :func:`add_missing_split` says it did (no count: the seed and the ratios are public)."""
+    return (
+        f"no train/val/test split in the input: added a seeded stratified 50/25/25 split of the labelled nodes "
+        f"(seed {int(seed)}, privgraph.data.stratified_split; give your own masks to keep yours)"
+    )
+
+
+def add_missing_split(data: Data, seed: int) -> str | None:
+    """The one rule for a labelled graph read without a split, in Python (:func:`privgraph.data.read_graph`'s
+    ``split_seed``) and on the command line (``--seed``): ``data`` with ``y`` and none of the three masks gets
+    :func:`stratified_split`'s 50/25/25 split of ``seed``, in place, and the note that says so is returned; a
+    graph with all three masks, or without labels, is left as given (None).  Some masks without the others are
+    refused (``ValueError``)."""
+    present = [name for name in SPLIT_MASKS if name in data]
+    if getattr(data, "y", None) is None or len(present) == len(SPLIT_MASKS):
+        return None
+    if present:
+        missing = [name for name in SPLIT_MASKS if name not in present]
+        raise ValueError(
+            f"the input has {', '.join(present)} but no {', '.join(missing)}: give all three masks, or none "
+            "(a seeded stratified 50/25/25 split is then added)"
+        )
+    stratified_split(data, seed=seed)
+    return split_note(seed)
 
 
 def split_sensitive(

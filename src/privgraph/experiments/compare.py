@@ -59,6 +59,14 @@ UNIT_NAMES = {
 UNIT_ORDER = ("feature LDP", "label LDP", "link LDP", "edge LDP", "edge DP", "node DP", "attribute DP")
 
 
+# one line, printed under the table and written under compare.md: what no guarantee covers
+MEASURED_NOTE = (
+    "s/trial and peak MiB are measured on the data as given, without noise (like the accuracy and the AUC): they "
+    "depend on it (its size, its degrees) and no guarantee covers them; on a private graph, do not publish them "
+    "as part of a release (the figure shows accuracy and attack AUC only)"
+)
+
+
 def unit_group(record: TrialRecord) -> str:
     """The privacy unit a stored trial's guarantee protects, short (``feature LDP``, ``link LDP``, ``edge DP``,
     ``node DP``, …), or ``non-private`` for a setting without noise."""
@@ -166,6 +174,8 @@ class Comparison:
             f"{attack}, its AUC{several} against the model trained on the release (—: it does not apply); "
             "s/trial: wall seconds of a trial (release, training, evaluation, attack); peak MiB: the largest peak "
             "RSS of a trial in the process that ran it.",
+            "",
+            MEASURED_NOTE[0].upper() + MEASURED_NOTE[1:] + ".",
         ]
         return f"# privgraph compare: {self.dataset}\n\n" + "\n".join(lines) + "\n\n" + "\n".join(notes) + "\n"
 

@@ -93,7 +93,9 @@ class ExperimentSpec:
         balance: the attribute task's class balancing of the attack.
         data_root: the raw-data folder (default ``$PRIVGRAPH_DATA``).
         synthetic: settings of the synthetic graph.
-        input: the user's own graph (a ``Data``/``HeteroData``) instead of a dataset.
+        input: the user's own graph (a ``Data``/``HeteroData``) instead of a dataset; a labelled ``Data`` without a
+            split gets the seeded 50/25/25 split of ``seed`` (:func:`~privgraph.data.add_missing_split`, as
+            :func:`~privgraph.data.read_graph` and ``privgraph run --input``), the same in every trial.
         attack: an attack (:data:`privgraph.attacks.ATTACKS`) run against every trial's target —
             the model trained on the release, or the released embedding; its metrics join the
             trial's (``privgraph attack``).
@@ -506,7 +508,7 @@ class Experiment:
         if self.task.evaluates_attack(self.attack):
             threat, details = self.attack.threat_model(target), {}
         else:
-            result = self.attack.run(target, derive_seed(trial_seed, 7, eps_index))
+            result = self.attack.run(target, derive_seed(trial_seed, 7, eps_index), self.progress)
             evaluation.metrics.update(result.metrics)
             threat, details = result.threat_model, result.details
         return {

@@ -46,7 +46,7 @@ from privgraph.methods.label_ldp import (
 )
 from privgraph.nn import NodeClassifier
 from privgraph.nn.dense import BlockwiseAdjacency
-from privgraph.progress import ProgressHook
+from privgraph.progress import ProgressHook, takes_keyword
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 
 if TYPE_CHECKING:
@@ -280,8 +280,8 @@ class Method:
     # its release reads data.x (False: the features are public and copied as given, so a graph without
     # them is released without them; training then reads a degree encoding, Release.features)
     needs_features: ClassVar[bool] = True
-    # its local feature mechanism's guarantee holds on a public feature domain (data.feature_domain, [0, 1]
-    # when absent): the command line refuses the user's own graph (--input) without one (--domain LO,HI)
+    # its local feature mechanism's guarantee holds on a declared public feature domain (data.feature_domain):
+    # refused without one, in Python and on the command line (--domain LO,HI; input_rules.declared_domain)
     needs_domain: ClassVar[bool] = False
     private_fields: ClassVar[tuple[str, ...]] = ("x",)
     public_fields: ClassVar[tuple[str, ...]] = ("edge_index", *SPLIT_FIELDS)
@@ -382,14 +382,22 @@ class Method:
         )
 
     def fit(
-        self, release: Release, data: Data, model: str, hp: Hyperparameters, seed: int, labels: Any = None
+        self,
+        release: Release,
+        data: Data,
+        model: str,
+        hp: Hyperparameters,
+        seed: int,
+        labels: Any = None,
+        progress: ProgressHook | None = None,
     ) -> TrainResult:
         """Train this method's classifier on ``release`` (post-processing) with selection on
         validation; ``data`` gives the labels and the split.  With label reports (``labels``,
         :class:`~privgraph.methods.LabelReports`) the server trains on their denoised version
         (K_y = ``hp.label_steps``, or forward correction when 0); the test accuracy is always
-        measured on the true test labels.  The node-classification task of :mod:`privgraph.experiments`
-        and :func:`privgraph.fit` both call it."""
+        measured on the true test labels.  ``progress``: called after every epoch, with the loss
+        (:func:`~privgraph.train.train_node_classifier`).  The node-classification task of
+        :mod:`privgraph.experiments` and :func:`privgraph.fit` both call it (through :func:`fit_method`)."""
         from privgraph.train import train_node_classifier
 
         torch.manual_seed(seed)
@@ -413,6 +421,8 @@ class Method:
             loss_transition=transition,
             edge_weight=release.edge_weight,
             selection=hp.selection,
+            progress=progress,
+            task=f"training {model} on the {self.name} release",
         )
         result.model = net
         return result
@@ -446,6 +456,8 @@ class Method:
             "name": cls.name,
             "description": cls.description,
             "unit": cls.unit,
+            # a non-private baseline that reads the data: no unit is protected (its report states ε = ∞ on ``unit``)
+            "no_guarantee": not cls.private and not cls.reads_nothing_private,
             "task": cls.task.value,
             "private": cls.private,
             "trust": list(cls.trust_models) if cls.private else [],
@@ -575,6 +587,23 @@ def _privatized(guarantees: list[PrivacyGuarantee], units: tuple[str, ...]) -> s
         if g.unit in units:
             return ("privatized: " if g.is_private else "derived without protection: ") + g.describe()
     return None
+
+
+def fit_method(
+    method: Method,
+    release: Release,
+    data: Data,
+    model: str,
+    hp: Hyperparameters,
+    seed: int,
+    labels: Any = None,
+    progress: ProgressHook | None = None,
+) -> TrainResult:
+    """``method.fit(...)`` with ``progress`` where the method's ``fit`` takes it (a method whose own ``fit``
+    does not yet trains silently)."""
+    if progress is not None and takes_keyword(method.fit, "progress"):
+        return method.fit(release, data, model, hp, seed, labels, progress=progress)
+    return method.fit(release, data, model, hp, seed, labels)
 
 
 def node_classification_release(

@@ -18,6 +18,7 @@ from typing import Any
 from torch_geometric.data import Data
 
 from privgraph.accounting import TrustModel, Unit
+from privgraph.input_rules import declared_domain
 from privgraph.mechanisms import (
     FEATURE_MECHANISMS,
     RandomSource,
@@ -48,8 +49,7 @@ class FeatureParams(MethodParams):
     delta: float | None = param(None, "the Gaussian mechanism's δ per node (mechanism='gaussian'; default 1e-5)")
     clip: bool = param(
         False,
-        "clip features into the declared domain (data.feature_domain, default [0, 1]) "
-        "instead of refusing values outside it",
+        "clip features into the declared domain (data.feature_domain) instead of refusing values outside it",
     )
 
     def validate(self) -> None:
@@ -100,7 +100,7 @@ class LPGNN(Method):
         """The rectified perturbed features of every node, with the mechanism's ε-LDP guarantee."""
         eps = self.check_epsilon_given(epsilon)
         p = self.params
-        domain = tuple(getattr(data, "feature_domain", (0.0, 1.0)))
+        domain = declared_domain(self.name, data)
         extra = {} if p.delta is None else {"delta": p.delta}  # Gaussian's own default
         mech = get_feature_mechanism(p.mechanism, eps, domain=domain, clip=p.clip, **extra)
         x = mech.privatize(data.x, rng)

@@ -8,7 +8,8 @@ and a *public* number N of examples (``edge_count``), never the private
 count |E| — a rate q = B/|E| would make σ, T and the report functions of the
 private data (one more edge, another q) and break the accountant's
 assumption that q and T are fixed in advance.  The link trainer that uses
-them is :mod:`privgraph.train.link_prediction`.
+them is :mod:`privgraph.train.link_prediction`; :func:`train_rows_dpsgd` is the loop for a
+model on fixed rows (GAP-NDP's encoder and classifier, the GAP authors' ``NoisySGD``).
 
 :func:`paper_gradient_step` is the HeteDP authors' step instead (opt-in,
 ``gradient_step="paper"``, **not** DP): it exists to measure what the paper's
@@ -22,10 +23,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.functional import normalize
 
-from privgraph.mechanisms.randomness import RandomSource, randn
+from privgraph.mechanisms.randomness import RandomSource, rand, randn
+from privgraph.progress import ProgressHook
 
 GRADIENT_STEPS = ("dpsgd", "paper")
 
@@ -327,6 +330,55 @@ def ghost_clipped_noisy_gradient(
     else:
         summed, norms = linear_clipped_sum(model, losses, clip)
     return noisy_mean(summed, noise_std, expected_batch, rng), norms
+
+
+def epoch_steps(epochs: int, examples: int, batch_size: int) -> tuple[float, int]:
+    """(q, T) of the GAP authors' ``NoisySGD``: q = B/N, T = epochs·N // B (N a public number of examples)."""
+    batch = min(batch_size, examples)
+    return batch / examples, epochs * examples // batch
+
+
+def train_rows_dpsgd(
+    model: nn.Module,
+    x: Tensor,
+    y: Tensor,
+    *,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    weight_decay: float,
+    clip: float,
+    noise_multiplier: float,
+    rng: RandomSource,
+    planned: int | None = None,
+    progress: ProgressHook | None = None,
+    task: str = "DP-SGD steps",
+) -> int:
+    """DP-SGD (Abadi et al. 2016, Algorithm 1) of a classifier on the rows ``x`` with labels ``y``: T steps
+    (:func:`epoch_steps`) of Poisson batches (rate q), each example's cross-entropy gradient clipped to C (ghost
+    clipping, :func:`ghost_clipped_noisy_gradient`), N(0, σ²C²) added, divided by the expected batch q·planned;
+    Adam on it (the GAP authors' ``DPOptimizer`` around Adam).  The last iterate is kept.  q and T are planned
+    for ``planned`` examples (a public count; default: the rows given).  ``progress(task, t, T)`` every 10
+    steps and after the last.  Returns T."""
+    planned = x.shape[0] if planned is None else planned
+    q, steps = epoch_steps(epochs, planned, batch_size)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    model.train()
+    if progress is not None:
+        progress(task, 0, steps)
+    for t in range(steps):
+        chosen = (rand((x.shape[0],), rng, torch.float64) < q).to(x.device)
+        xb, yb = x[chosen], y[chosen]
+        losses = (lambda xb=xb, yb=yb: F.cross_entropy(model(xb), yb, reduction="none")) if xb.shape[0] else None
+        grads, _ = ghost_clipped_noisy_gradient(model, losses, clip, noise_multiplier * clip, q * planned, rng)
+        opt.zero_grad()
+        for name, param_ in model.named_parameters():
+            param_.grad = grads[name]
+        opt.step()
+        if progress is not None and ((t + 1) % 10 == 0 or t + 1 == steps):
+            progress(task, t + 1, steps)
+    model.eval()
+    return steps
 
 
 def paper_gradient_step(

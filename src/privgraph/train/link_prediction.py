@@ -42,7 +42,7 @@ from privgraph.device import current_device, to_device
 from privgraph.mechanisms.randomness import RandomSource, integers, make_generator, rand, randn
 from privgraph.nn.cvgae import gaussian_kl
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
-from privgraph.progress import ProgressHook
+from privgraph.progress import ProgressHook, report
 from privgraph.train.dpsgd import (
     DPSGDConfig,
     DPSGDResult,
@@ -150,6 +150,9 @@ def train_link_model_dp(
     (:func:`~privgraph.train.dpsgd.plan_sampling`: ``config.edge_count``, required with ``epsilon``),
     so σ and everything the report states are the same for a graph and its neighbour.
 
+    ``progress(task, step, T)`` is called after every step, with the expected epoch as ``status`` (never the
+    loss: it is computed on the private edges).
+
     ``on_epoch(e, model)``, if given, is called after expected epoch e = 1 … ``config.epochs`` (after
     step round(e·T/epochs)) with the current weights: every iterate is covered by the accountant's ε,
     so what it reads is post-processing; it must not draw from ``rng`` (results stay those without it).
@@ -235,8 +238,9 @@ def train_link_model_dp(
             with torch.no_grad():
                 # the caller's inputs are on the CPU: it reads a CPU copy of the weights
                 on_epoch(epoch_ends[step + 1], model if device.type == "cpu" else copy.deepcopy(model).cpu())
-        if progress is not None and (step % 50 == 0 or step == steps - 1):
-            progress("DP-SGD (link reconstruction)", step + 1, steps)
+        if progress is not None:  # counts only: a loss on the private edges is not a number to show
+            epoch = min(config.epochs, 1 + step * config.epochs // steps)
+            report(progress, "DP-SGD (link reconstruction) steps", step + 1, steps, f"epoch {epoch}/{config.epochs}")
     spent = rdp_epsilon(sigma, sample_rate, steps, delta) if private else math.inf
     details = {
         "config": config.to_dict(),

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from privgraph.device import current_device, to_device
+from privgraph.progress import ProgressHook, report
 
 
 @dataclass
@@ -60,6 +61,8 @@ def train_node_classifier(
     loss_transition: Tensor | None = None,
     edge_weight: Tensor | None = None,
     selection: str = "accuracy",
+    progress: ProgressHook | None = None,
+    task: str = "training",
 ) -> TrainResult:
     """Adam on the cross-entropy of the training nodes; after every epoch the
     model is evaluated on the validation nodes and the state with the best
@@ -130,8 +133,14 @@ def train_node_classifier(
             best_state = copy.deepcopy(model.state_dict())
         else:
             since += 1
-            if patience is not None and since >= patience:
-                break
+        stop = not better and patience is not None and since >= patience
+        if progress is not None:
+            status = f"loss {float(loss.detach()):.4f}, val acc {val_acc:.3f}"
+            if stop:
+                status += f", stopped early at epoch {epoch} (best {best_epoch})"
+            report(progress, task, epochs if stop else epoch, epochs, status)
+        if stop:
+            break
     if best_state is not None:
         model.load_state_dict(best_state)
     model.eval()

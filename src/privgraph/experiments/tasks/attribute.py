@@ -126,7 +126,7 @@ class AttributeInference(EvaluationTask):
         metrics = {"utility_accuracy": u.accuracy, "utility_f1": u.f1, "utility_val_accuracy": u.val_accuracy}
         if "attack_val_mask" not in tdata:
             attack = AttributeAttack(representation="embeddings", case=self.case, balance=self.spec.balance)
-            a = attack.run(self.embedding_target(tdata, released, u.accuracy), trial_seed)
+            a = attack.run(self.embedding_target(tdata, released, u.accuracy), trial_seed, self.progress)
             return Evaluation(
                 {**metrics, **a.metrics, "attack_val_accuracy": a.details["attacker_val_accuracy"]}, u.val_accuracy
             )

@@ -199,6 +199,7 @@ class HeteroNodeClassification(_HeteroTask):
         from ``seed``: ((model, inputs, relations), the training result)."""
         from privgraph.data.hetero import node_inputs
         from privgraph.nn.hetero import HANClassifier, HGTClassifier, RGCNClassifier
+        from privgraph.progress import counts_only
         from privgraph.train import train_node_classifier
 
         kind, target = self.method.hetero_nc_model(), self.hetero_task.node_type
@@ -218,8 +219,9 @@ class HeteroNodeClassification(_HeteroTask):
             edges = data.edge_index_dict
         train, val, test = masks
         result = train_node_classifier(
-            model, inputs, edges, y, y, train, val, test, lr=0.005, weight_decay=1e-3, epochs=hp.epochs, patience=None
-        )
+            model, inputs, edges, y, y, train, val, test, lr=0.005, weight_decay=1e-3, epochs=hp.epochs, patience=None,
+            progress=counts_only(self.progress), task=f"training {kind}",  # on the experimenter's graph: no loss shown
+        )  # fmt: skip
         return (model, inputs, edges), result
 
     # ---------------------------------------------------------------- attacks

@@ -14,6 +14,7 @@ from privgraph.data.registry import HOMOGENEOUS, SENSITIVE, dataset_names, get_d
 from privgraph.experiments.tasks.base import Evaluation, EvaluationTask, register_task
 from privgraph.mechanisms import derive_seed
 from privgraph.methods import SEARCH_SPACE, Hyperparameters, LabelReports, Release, Task, report_labels
+from privgraph.methods.base import fit_method
 from privgraph.nn import MODELS
 
 
@@ -78,12 +79,16 @@ class NodeClassification(EvaluationTask):
             raise ValueError(f"{self.spec.method} reads the node features: the input graph has none (--features FILE)")
 
     def load(self):
-        from privgraph.data import load, load_sensitive, mark_private_edges, validate_graph
+        from privgraph.data import add_missing_split, load, load_sensitive, mark_private_edges, validate_graph
         from privgraph.data.validation import input_graph_notes
 
         spec = self.spec
+        split_note = None
         if spec.input is not None:
             data = spec.input
+            if isinstance(data, Data):  # labels without a split: read_graph's rule (the CLI's input has it already)
+                data = copy.copy(data)
+                split_note = add_missing_split(data, spec.seed)
         elif (info := _data_dataset(spec.dataset)).graph == SENSITIVE:
             data = load_sensitive(info.key, root=spec.data_root, seed=spec.seed, **spec.synthetic)
         else:
@@ -92,14 +97,15 @@ class NodeClassification(EvaluationTask):
             mark_private_edges(data, spec.private_ratio, seed=derive_seed(spec.seed, 5))
         simple = self.method.simple_graph
         data, notes = validate_graph(data, undirected=simple, self_loops=not simple)
-        self.notes = input_graph_notes(notes)  # no counts: the input may be the user's private graph
+        read = [*notes, *([split_note] if split_note else [])]
+        self.notes = input_graph_notes(read)  # no counts: the input may be the user's private graph
         return data
 
     def trial_data(self, data, trial_seed):
         from privgraph.data import stratified_split
 
-        if self.spec.split == "public" or (self.spec.input is not None and ("train_mask" in data or "y" not in data)):
-            return data  # the input's own split; without labels a release needs none
+        if self.spec.split == "public" or self.spec.input is not None:
+            return data  # the input's own split (or the one load added); without labels a release needs none
         return stratified_split(copy.copy(data), seed=trial_seed)  # shallow: new masks, shared features
 
     def labels(self, tdata: Data, trial_seed: int, eps_index: int) -> LabelReports | None:
@@ -133,8 +139,15 @@ class NodeClassification(EvaluationTask):
         return method.with_params(num_train=n), note
 
     def evaluate(self, tdata, released, hp, trial_seed, eps_index):
-        result = self.method.fit(
-            released.payload, tdata, self.model_name(), hp, derive_seed(trial_seed, 4, eps_index), released.shared
+        result = fit_method(
+            self.method,
+            released.payload,
+            tdata,
+            self.model_name(),
+            hp,
+            derive_seed(trial_seed, 4, eps_index),
+            released.shared,
+            self.progress,
         )
         return Evaluation(
             {

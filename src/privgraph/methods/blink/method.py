@@ -21,9 +21,11 @@ from privgraph.methods.base import (
 from privgraph.methods.blink.client import check_degree_share, link_ldp
 from privgraph.methods.blink.server import beta_mle, clip_degrees, hard_graph, hybrid_graph
 from privgraph.methods.blink.soft import soft_graph
-from privgraph.progress import ProgressHook
+from privgraph.progress import ProgressHook, Stages
 
 VARIANTS = ("hard", "soft", "hybrid")
+# a release's stages, as its progress shows them: Algorithm 1 on every node, Algorithm 2, the variant's graph (§4.2.3)
+BLINK_STAGES = ("client: randomized response + Laplace degrees", "server: β-MLE", "server: the estimated graph")
 DEFAULT_DEGREE_SHARE = 0.1
 
 
@@ -95,8 +97,16 @@ class Blink(Method):
         eps = self.check_epsilon_given(epsilon)
         p = self.params
         degree_share = DEFAULT_DEGREE_SHARE if p.degree_share is None else float(p.degree_share)
+        stages = Stages(progress, f"blink-{self.variant} release", BLINK_STAGES)
+        stages.start(BLINK_STAGES[0])
         reports = link_ldp(data.edge_index, data.num_nodes, eps, degree_share, rng)
-        fit = beta_mle(clip_degrees(reports.noisy_degrees, data.num_nodes), tol=1e-6)
+        stages.start(BLINK_STAGES[1])
+        fit = beta_mle(
+            clip_degrees(reports.noisy_degrees, data.num_nodes),
+            tol=1e-6,
+            on_iteration=lambda it, change: stages.start(BLINK_STAGES[1], f"iteration {it}, change {change:.1e}"),
+        )
+        stages.start(BLINK_STAGES[2], self.variant)
         details = {
             "mechanism": f"blink-{self.variant}",
             "variant": self.variant,
@@ -111,6 +121,7 @@ class Blink(Method):
             details.update(soft.details)
         else:
             graph = hard_graph(reports, fit.beta) if self.variant == "hard" else hybrid_graph(reports, fit.beta)
+        stages.finish()
         if graph is not None:
             details.update(edges=int(graph.edge_index.shape[1]), visited_pairs=graph.visited_pairs)
         guarantee = reports.guarantee().with_note(

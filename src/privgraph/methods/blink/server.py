@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,6 +88,7 @@ def beta_mle(
     max_iter: int = 10_000,
     exact_limit: int = 20_000,
     memory: int = 5,
+    on_iteration: Callable[[int, float], None] | None = None,
 ) -> BetaMLE:
     """Algorithm 2: the fixed point of φ_d(β)_i = log d_i − log Σ_{j≠i} 1/(e^{−β_j} + e^{β_i})
     = log d_i + β_i − log E_i(β), from β = 0, until max |φ(β) − β| < ``tol``.
@@ -96,6 +98,7 @@ def beta_mle(
     (Walker & Ni 2011), which leaves the fixed point — and the convergence
     test on it — unchanged (``memory=0`` gives the plain iteration).  Degrees
     must lie in (0, n − 1) (Algorithm 3 clips them to [1, n − 2]).
+    ``on_iteration(it, change)``: called after every iteration (progress; reads only the noisy degrees).
     """
     d = np.asarray(degrees, dtype=np.float64)
     n = d.size
@@ -124,6 +127,8 @@ def beta_mle(
             return BetaMLE(np.clip(beta, -BETA_LIMIT, BETA_LIMIT), it, False, change, n <= exact_limit)
         f = g - beta
         change = float(np.abs(f).max())
+        if on_iteration is not None:
+            on_iteration(it, change)
         if change < tol:
             return BetaMLE(g, it, True, change, n <= exact_limit)
         if memory and last_f is not None:

@@ -219,15 +219,17 @@ def edge_rr(
         scale = eps1 / (2.0 * delta_e) if delta_e > 0 else 0.0
         chain_private = private
     sampler = PHRGSampler(n, public, chain_private, eligible_np, scale, rng)
-    trace = sampler.run(steps, progress=progress)
+    name = "privHRG" if all_private else "EdgeRR"
+    chain_task = f"{name} MCMC" + (" (the released chain)" if chains > 1 else "")
+    trace = sampler.run(steps, progress=progress, task=chain_task)
     tree = sampler.tree.with_private_edges(public, private) if structure == "public" else sampler.tree
     probs, noisy = noisy_probabilities(tree, eps2, rng, threshold, noise_floor)
     sampled = sample_private_edges(tree, probs, rng)
     released = _merge(public, sampled, n)
     traces = [trace]
-    for _ in range(chains - 1):  # diagnostics only, after the release: not released, not selected from
-        traces.append(PHRGSampler(n, public, chain_private, eligible_np, scale, rng).run(steps, progress=progress))
-    name = "privHRG" if all_private else "EdgeRR"
+    for c in range(1, chains):  # diagnostics only, after the release: not released, not selected from
+        diagnostic = PHRGSampler(n, public, chain_private, eligible_np, scale, rng)
+        traces.append(diagnostic.run(steps, progress=progress, task=f"{name} MCMC (diagnostic chain {c + 1}/{chains})"))
     diagnostics = mixing_diagnostics(traces, scale)
     if structure == "private-mcmc" and convergence == "require" and not diagnostics["mcmc_converged"]:
         raise ChainNotConverged(

@@ -192,9 +192,16 @@ class PHRGSampler:
         self.accepted = 0
 
     def run(
-        self, steps: int, chunk: int = 1 << 16, progress: ProgressHook | None = None, trace_every: int | None = None
+        self,
+        steps: int,
+        chunk: int = 1 << 16,
+        progress: ProgressHook | None = None,
+        trace_every: int | None = None,
+        task: str = "pHRG MCMC",
     ) -> list[tuple[int, float, float]]:
-        """Run ``steps`` moves; returns the (step, L_pub, L_pri) trace."""
+        """Run ``steps`` moves; returns the (step, L_pub, L_pri) trace.  The compiled loop runs in chunks of
+        at most ``chunk`` moves; ``progress(task, moves done, steps)`` is called between chunks (counts only:
+        the chain's likelihood reads the private edges)."""
         t = self.tree
         trace = [(self.steps_done, float(self.loglik[0]), float(self.loglik[1]))]
         trace_every = trace_every or max(1, steps // 50)
@@ -230,7 +237,7 @@ class PHRGSampler:
             if done % trace_every < m or done == steps:
                 trace.append((self.steps_done, float(self.loglik[0]), float(self.loglik[1])))
             if progress is not None:
-                progress("pHRG MCMC", done, steps)
+                progress(task, done, steps)
         return trace
 
 

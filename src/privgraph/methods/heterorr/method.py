@@ -43,6 +43,7 @@ from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit, check_share
 from privgraph.accounting.ledger import Spend
 from privgraph.data.annotations import check_public_fraction, sample_public_nodes, split_edges
 from privgraph.data.transforms import standardize_columns
+from privgraph.input_rules import declared_domain
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.mechanisms.feature_rr import BIN_VALUES, FeatureRR, check_bins
 from privgraph.mechanisms.randomness import integers
@@ -86,7 +87,7 @@ def control_input(data: Data) -> torch.Tensor:
     It does not depend on x, so the release carries the mechanism's own noise (density, per-coordinate
     scale, sampled coordinates, and — with the same seed — the same random draws) and no feature signal:
     on binary features it differs from the real release only where x = 1."""
-    domain = tuple(getattr(data, "feature_domain", (0.0, 1.0)))
+    domain = declared_domain("the constant-input control", data)
     return torch.full_like(data.x, float(domain[0]))
 
 
@@ -273,7 +274,7 @@ def feature_rr_release(
     features = list(params.sensitive_features) if params.sensitive_features is not None else None
     beta, declared = sensitivity_scores(data.x[public], features)
     theta = budget_shares(alpha, beta, params.gamma)
-    domain = tuple(getattr(data, "feature_domain", (0.0, 1.0)))
+    domain = declared_domain("featurerr", data)
     scale = float(theta.size) if params.accounting == "released-code" else 1.0
     mech = FeatureRR(
         epsilon,

@@ -155,7 +155,8 @@ def train_embedding(
 ) -> list[dict[str, float]]:
     """Train ``model`` on ``data`` (features standardised) on :func:`~privgraph.device.current_device`,
     where the model stays; returns the loss trace (every 10th epoch and the last).  With a ``candidate``
-    s' and ``config.penalty`` > 0 this is PPCVGAE."""
+    s' and ``config.penalty`` > 0 this is PPCVGAE.  ``progress(task, epoch, epochs)`` after every epoch (no loss:
+    it reads the private data)."""
     check_sensitive(data)
     torch.manual_seed(seed)
     device = current_device()
@@ -182,8 +183,8 @@ def train_embedding(
             opt.step()
             if epoch % 10 == 0 or epoch == config.epochs:
                 trace.append({"epoch": epoch, "loss": float(loss.detach()), **parts})
-            if progress is not None and (epoch % 25 == 0 or epoch == config.epochs):
-                progress("training the autoencoder", epoch, config.epochs)
+            if progress is not None:  # counts only: the loss reads the sensitive attribute
+                progress("training the autoencoder (epochs)", epoch, config.epochs)
     model.eval()
     return trace
 

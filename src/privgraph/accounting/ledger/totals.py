@@ -1,0 +1,149 @@
+"""A ledger's budget per unit and the totals held to it: the budget's units checked and read, every unit's
+total over the releases (hierarchy included) by :func:`~privgraph.accounting.ledger.composition.compose`,
+and the check that refuses a release before any noise when a total would exceed its budget."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from privgraph.accounting.budget import Budget
+from privgraph.accounting.guarantee import Unit, _json_float
+from privgraph.accounting.ledger.composition import BASIC, compose
+from privgraph.accounting.ledger.entries import Entry
+from privgraph.accounting.ledger.errors import BudgetExceeded, LedgerError
+from privgraph.accounting.ledger.spend import Spend, expand
+
+ANY_UNIT = "*"  # a budget key that applies to every unit the budget does not name
+
+
+@dataclass(frozen=True)
+class Total:
+    """A unit's spend over the ledger's releases (by :attr:`composition`, the rule :func:`compose` used),
+    its budget and what remains."""
+
+    unit: str
+    epsilon: float
+    delta: float
+    releases: int
+    budget: Budget | None
+    composition: str = BASIC
+
+    @property
+    def remaining(self) -> Budget | None:
+        """The budget left (never below 0), or None when the unit has no budget."""
+        if self.budget is None:
+            return None
+        eps = max(0.0, self.budget.epsilon - self.epsilon) if math.isfinite(self.epsilon) else 0.0
+        return Budget(eps, max(0.0, self.budget.delta - self.delta))
+
+    def to_dict(self) -> dict[str, Any]:
+        left = self.remaining
+        return {
+            "unit": self.unit,
+            "epsilon": _json_float(self.epsilon),
+            "delta": self.delta,
+            "releases": self.releases,
+            "budget": None if self.budget is None else budget_dict(self.budget),
+            "remaining": None if left is None else budget_dict(left),
+            "composition": self.composition,
+        }
+
+
+def _named(budget: Mapping[str, Budget]) -> set[str]:
+    return {u for u in budget if u != ANY_UNIT}
+
+
+def _spent_by_unit(entries: list[Entry], budget: Mapping[str, Budget]) -> dict[str, list[tuple[int, Spend]]]:
+    spent: dict[str, list[tuple[int, Spend]]] = {u: [] for u in _named(budget)}
+    for i, entry in enumerate(entries):
+        for s in expand(entry.counted, _named(budget)):
+            spent.setdefault(s.unit, []).append((i, s))
+    return spent
+
+
+def totals_of(entries: list[Entry], budget: dict[str, Budget], advanced_delta: float | None = None) -> dict[str, Total]:
+    """Per unit (its own releases and those the hierarchy adds), the total by :func:`compose`."""
+    out = {}
+    for unit, pairs in _spent_by_unit(entries, budget).items():
+        eps, delta, rule = compose([s for _, s in pairs], advanced_delta)
+        out[unit] = Total(unit, eps, delta, len({i for i, _ in pairs}), budget.get(unit, budget.get(ANY_UNIT)), rule)
+    return out
+
+
+def check_budget(
+    entries: list[Entry], budget: dict[str, Budget], planned: list[Spend], advanced_delta: float | None = None
+) -> None:
+    """Refuse ``planned`` when a unit's total after it (hierarchy included) would exceed that unit's budget."""
+    before = _spent_by_unit(entries, budget)
+    new: dict[str, list[Spend]] = {}
+    for s in expand(planned, _named(budget)):
+        new.setdefault(s.unit, []).append(s)
+    over = []
+    for unit, adds in new.items():
+        limit = budget.get(unit, budget.get(ANY_UNIT))
+        if limit is None:
+            continue
+        old = [s for _, s in before.get(unit, [])]
+        b_eps, b_delta, _ = compose(old, advanced_delta) if old else (0.0, 0.0, "")
+        eps, delta, rule = compose(old + adds, advanced_delta)
+        tol = 1e-12 * max(1.0, limit.epsilon)  # ten releases at ε = 0.1 fit a budget of 1
+        if eps > limit.epsilon + tol or (limit.delta < 1.0 and delta > limit.delta + 1e-15):
+            this = _compose_text(adds)
+            allowed = f"ε = {limit.epsilon:g}" + (f", δ = {limit.delta:g}" if limit.delta < 1 else "")
+            over.append(
+                f"{unit}: spent ({b_eps:g}, {b_delta:g}), this release {this}, total ({eps:g}, {delta:g}) by "
+                f"{rule}, budget {allowed}"
+            )
+    if over:
+        raise BudgetExceeded(
+            "the release would exceed the ledger's budget (refused before any noise): " + "; ".join(over)
+        )
+
+
+def _compose_text(spends: list[Spend]) -> str:
+    eps, delta = sum(s.epsilon for s in spends), min(1.0, sum(s.delta for s in spends))
+    return f"({eps:g}, {delta:g})"
+
+
+def parse_budget(budget: Mapping[str, Any]) -> dict[str, Budget]:
+    """A budget's units checked (known units, or ``"*"``) and values read: ε, (ε, δ) or a Budget."""
+    out = {}
+    for unit, value in budget.items():
+        if unit != ANY_UNIT and not Unit.is_known(unit):
+            known = ", ".join(repr(u) for u in Unit.known())
+            raise LedgerError(
+                f"unknown privacy unit {unit!r} in the budget; known units: {known}, "
+                f"'{Unit.EDGE} of (src, rel, dst)', or '*' for every unit not named"
+            )
+        try:
+            if isinstance(value, Budget):
+                out[unit] = value
+            elif isinstance(value, Mapping):
+                out[unit] = Budget(float(value["epsilon"]), float(value.get("delta", 1.0)))
+            elif isinstance(value, (tuple, list)):
+                out[unit] = Budget(float(value[0]), float(value[1]))
+            else:
+                out[unit] = Budget(float(value), 1.0)  # ε only: δ not limited
+        except (KeyError, IndexError, TypeError) as err:
+            raise LedgerError(f"the budget of {unit!r} must be ε or (ε, δ), got {value!r} ({err})") from None
+    return out
+
+
+def budget_dict(b: Budget) -> dict[str, float]:
+    return {"epsilon": b.epsilon, "delta": b.delta}
+
+
+def budget_json(budget: Mapping[str, Budget]) -> dict[str, dict[str, float]]:
+    return {unit: budget_dict(b) for unit, b in budget.items()}
+
+
+def budget_text(budget: Mapping[str, Budget]) -> str:
+    return ", ".join(
+        f"{u}: ε = {b.epsilon:g}" + (f", δ = {b.delta:g}" if b.delta < 1 else "") for u, b in budget.items()
+    )
+
+
+__all__ = ["ANY_UNIT", "Total"]
