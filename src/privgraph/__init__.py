@@ -32,9 +32,21 @@ loading torch.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privgraph.version import __version__
+
+if TYPE_CHECKING:  # the names as the docs and type checkers see them; _LAZY imports them at runtime
+    from privgraph.accounting import Ledger, PrivacyGuarantee, PrivacyReport
+    from privgraph.api import attack, fit, list_methods, load_release, privatize
+    from privgraph.experiments.compare import compare
+    from privgraph.experiments.report import report
+    from privgraph.experiments.sweep import sweep
+    from privgraph.mechanisms import SecureRandom
+    from privgraph.release import PrivateRelease
+    from privgraph.threads import set_threads
+    from privgraph.transforms import Privatize
+    from privgraph.where import method_sources
 
 _LAZY = {
     "privatize": "privgraph.api",
@@ -57,10 +69,32 @@ _LAZY = {
     "set_threads": "privgraph.threads",
 }
 
-__all__ = ["__version__", *_LAZY]
+__all__ = [
+    "__version__",
+    "privatize",
+    "fit",
+    "attack",
+    "list_methods",
+    "method_sources",
+    "load_release",
+    "Privatize",
+    "sweep",
+    "report",
+    "compare",
+    "PrivateRelease",
+    "SecureRandom",
+    "PrivacyGuarantee",
+    "PrivacyReport",
+    "Ledger",
+    "set_threads",
+]
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'privgraph' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

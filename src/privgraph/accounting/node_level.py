@@ -23,7 +23,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from privgraph.accounting.rdp import RDP_ORDERS, rdp_to_epsilon
 from privgraph.accounting.validation import check_delta
@@ -41,6 +41,8 @@ def _check(num_nodes: int, batch_size: int, max_degree: int) -> None:
 def node_level_rdp(noise_multiplier: float, num_nodes: int, batch_size: int, max_degree: int) -> np.ndarray:
     """RDP of one step at every order of :data:`ORDERS` (Theorem 1, module docstring); σ is the noise
     multiplier relative to the sensitivity Δ = 2(K+1)C (noise std σ·2(K+1)C)."""
+    from scipy import stats  # on use: keeps the run's start light
+
     _check(num_nodes, batch_size, max_degree)
     if not noise_multiplier >= 0:
         raise ValueError(f"noise multiplier must be >= 0, got {noise_multiplier}")

@@ -22,7 +22,6 @@ from functools import lru_cache
 
 import numpy as np
 from scipy import special
-from scipy.optimize import brentq
 
 from privgraph.accounting.validation import check_delta
 
@@ -130,6 +129,8 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     of Gaussians of multipliers z_i, μ = √(Σ 1/z_i²) (Dong, Roth & Su 2022, Cor. 3.3): the smallest ε ≥ 0 with
     Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) ≤ δ (Balle & Wang 2018, Thm. 8; exact), found by root finding in log
     space and rounded up."""
+    from scipy.optimize import brentq  # on use: all of scipy.optimize loads with it
+
     check_delta(delta)
     if not (mu >= 0 and math.isfinite(mu)):
         raise ValueError(f"mu must be a finite number >= 0, got {mu}")

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from sklearn.metrics import f1_score
 from torch import Tensor
 from torch_geometric.utils import scatter
 
@@ -131,6 +130,8 @@ def fit_and_score_on(
 ) -> list[ClassifierScore]:
     """Train the case's classifier once (selected on ``val``) and score that one model on each mask of
     ``tests`` (e.g. a validation and a test share of the private nodes)."""
+    from sklearn.metrics import f1_score  # on use: keeps the run's start light
+
     if not tests:
         raise ValueError("give at least one mask to score on")
     torch.manual_seed(seed)

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from sklearn.neural_network import MLPClassifier
 from torch import Tensor
 from torch_geometric.data import Data
 
@@ -199,6 +198,8 @@ class MembershipShadow(MembershipAttack):
         return stratified_split(aux, 0.5, 0.25, seed=seed)
 
     def run(self, target: Target, seed: int, progress: ProgressHook | None = None) -> AttackResult:
+        from sklearn.neural_network import MLPClassifier  # on use: keeps the run's start light
+
         nodes, truth, rng = self.candidates(target, seed)
         if target.shadow is None:
             raise ValueError(

@@ -11,7 +11,6 @@ truth, stated by each attack).  The advantage is TPR − FPR of that decision (Y
 from __future__ import annotations
 
 import numpy as np
-from sklearn.metrics import roc_auc_score, roc_curve
 
 LOW_FPR = {"attack_tpr_at_1fpr": 0.01, "attack_tpr_at_01fpr": 0.001}
 METRICS = ("attack_auc", "attack_accuracy", "attack_advantage", *LOW_FPR)
@@ -44,6 +43,8 @@ def top_k(scores, k: int) -> np.ndarray:
 
 def tpr_at_fpr(scores, truth, fpr: float) -> float:
     """The highest TPR among the thresholds whose FPR is at most ``fpr`` (no interpolation)."""
+    from sklearn.metrics import roc_curve  # on use: keeps the run's start light
+
     s, t = _arrays(scores, truth)
     f, tp, _ = roc_curve(t, s)
     return float(tp[f <= fpr + 1e-12].max())
@@ -52,6 +53,8 @@ def tpr_at_fpr(scores, truth, fpr: float) -> float:
 def attack_metrics(scores, truth, predicted, k: int | None = None) -> dict[str, float]:
     """The shared metrics (module docstring); ``k`` (link attacks): also precision and recall of
     the top ``k`` scores, ``k`` being the attacker's estimate of the number of links."""
+    from sklearn.metrics import roc_auc_score  # on use: keeps the run's start light
+
     s, t = _arrays(scores, truth)
     p = np.asarray(predicted).ravel().astype(int)
     if p.shape != t.shape:

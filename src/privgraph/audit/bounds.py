@@ -22,13 +22,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import beta
 
 CONFIDENCE = 0.95
 
 
 def clopper_pearson_upper(errors: np.ndarray | int, trials: int, alpha: float) -> np.ndarray:
     """One-sided (1 − ``alpha``) Clopper–Pearson upper bound on a rate from ``errors`` out of ``trials``."""
+    from scipy.stats import beta  # on use: keeps the run's start light
+
     k = np.asarray(errors, dtype=np.float64)
     if trials <= 0:
         raise ValueError("need at least one trial")

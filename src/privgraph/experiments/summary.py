@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special  # stdtrit, not scipy.stats: a run's start stays light
 
 from privgraph.experiments.store import TrialRecord
 
@@ -22,7 +22,7 @@ def mean_ci(values: Iterable[float], level: float = 0.95) -> tuple[float, float,
     if v.size == 1:
         return mean, 0.0, float("nan")
     std = float(v.std(ddof=1))
-    half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * std / math.sqrt(v.size))
+    half = float(special.stdtrit(v.size - 1, 0.5 + level / 2) * std / math.sqrt(v.size))  # Student-t quantile
     return mean, std, half
 
 

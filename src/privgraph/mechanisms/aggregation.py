@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
-from scipy.optimize import brentq
 from torch import Tensor
 from torch_geometric.utils import scatter
 
@@ -89,6 +88,8 @@ def perturbed_aggregation(
 def composed_gaussian_epsilon(noise_multiplier: float, delta: float, hops: int) -> float:
     """The exact ε at ``delta`` of ``hops`` Gaussians of noise multiplier σ (one Gaussian of sensitivity √K at
     noise σ: :func:`~privgraph.mechanisms.gaussian.gaussian_delta` inverted in ε, which it decreases)."""
+    from scipy.optimize import brentq  # on use: all of scipy.optimize loads with it
+
     delta = check_delta(delta)
     if hops == 0:
         return 0.0

@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 import torch
-from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
@@ -31,6 +30,8 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
 
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     """Smallest σ with δ(σ) ≤ δ (δ(σ) is decreasing in σ), by root finding on log σ."""
+    from scipy.optimize import brentq  # on use: all of scipy.optimize loads with it
+
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     if not sensitivity > 0:

@@ -39,6 +39,10 @@ from privgraph.methods.hyperparameters import SEARCH_SPACE as SEARCH_SPACE  # re
 from privgraph.methods.hyperparameters import Hyperparameters
 from privgraph.methods.hyperparameters import Settings as Settings
 from privgraph.methods.label_ldp import denoise_labels, label_spend, report_labels
+from privgraph.methods.registry import METHODS as METHODS
+from privgraph.methods.registry import RESERVED as RESERVED
+from privgraph.methods.registry import MethodRegistry as MethodRegistry
+from privgraph.methods.registry import register_method as register_method
 from privgraph.methods.request_view import RequestView
 from privgraph.nn import NodeClassifier
 from privgraph.nn.dense import BlockwiseAdjacency
@@ -47,14 +51,6 @@ from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 
 if TYPE_CHECKING:
     from privgraph.train import TrainResult
-
-# the release request's own keywords (privgraph.request): no method parameter is named by one; ``delta`` only as
-# the method's delta_param (the δ of its claim)
-RESERVED = frozenset(
-    {"data", "method", "request", "params", "epsilon", "label_epsilon", "seed", "rng", "stream", "progress"}
-    | {"device", "ledger", "compose", "shared", "randomness"}
-)
-
 
 # the labels and the split: public in every node-classification setting here (labels become private
 # only with label LDP, privgraph.privatize(..., label_epsilon=))
@@ -462,22 +458,6 @@ class HeteroMethod(Method):
         """The lp task's (validation, test) ROC-AUC of a method that releases no link model, and its
         embeddings of the relation's two endpoint types (their inner product scores a pair)."""
         raise NotImplementedError(f"{self.name} trains no link-prediction model of its own")
-
-
-METHODS: dict[str, type[Method]] = {}  # the registry: the CLI, the API and the tests all read it
-
-
-def register_method(cls: type[Method]) -> type[Method]:
-    """Class decorator: add ``cls`` to :data:`METHODS` under ``cls.name`` (PyG-style registry)."""
-    if not cls.name:
-        raise TypeError(f"{cls.__name__} has no name")
-    taken = [f.name for f in fields(cls.Params) if f.name in RESERVED or f.name == "delta" != cls.delta_param]
-    if taken:
-        raise TypeError(f"{cls.name}: parameter {taken[0]!r} is a release request's own keyword: rename it")
-    if cls.name in METHODS and METHODS[cls.name] is not cls:
-        raise TypeError(f"method name {cls.name!r} is taken by {METHODS[cls.name].__name__}")
-    METHODS[cls.name] = cls
-    return cls
 
 
 def gaussian_multiplier_event(

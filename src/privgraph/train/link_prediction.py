@@ -31,7 +31,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
-from sklearn.metrics import roc_auc_score
 from torch import Tensor, nn
 from torch.func import functional_call, grad, vmap
 from torch_geometric.data import HeteroData
@@ -395,5 +394,7 @@ def link_scores(model: RelationalVGAEEncoder, inputs: LinkInputs, edge_type: Edg
 
 def split_auc(split: HeteroData, edge_type: EdgeType, score_pairs: Callable[[Tensor], Tensor]) -> float:
     """ROC-AUC of ``score_pairs`` on a split's labelled pairs of ``edge_type``."""
+    from sklearn.metrics import roc_auc_score  # on use: keeps the run's start light
+
     store = split[edge_type]
     return float(roc_auc_score(store.edge_label.numpy(), score_pairs(store.edge_label_index).numpy()))

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from sklearn.metrics import f1_score
 from torch import Tensor
 from torch_geometric.data import Data, HeteroData
 
@@ -38,6 +37,8 @@ def _m2v_classifier(
 
 
 def _f1(truth: Tensor, predicted: Tensor) -> dict[str, float]:
+    from sklearn.metrics import f1_score  # on use: keeps the run's start light
+
     return {
         "micro_f1": float(f1_score(truth, predicted, average="micro")),
         "macro_f1": float(f1_score(truth, predicted, average="macro")),

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from sklearn.cluster import KMeans
 from torch_geometric.data import Data
 
 from privgraph.accounting import TrustModel, Unit
@@ -119,6 +118,8 @@ class LDPGen(Method):
         self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
     ) -> Release:
         """The raw features with the synthetic undirected graph (both directions)."""
+        from sklearn.cluster import KMeans  # on use: keeps the run's start light
+
         eps = self.check_epsilon_given(epsilon)
         n = data.num_nodes
         edge_index = check_graph(data.edge_index, n, undirected=True).edge_index

@@ -49,7 +49,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
-from sklearn.metrics import f1_score
 from torch import Tensor
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
@@ -345,6 +344,8 @@ def classify_epochs(
     test; the epoch chosen by ``selection`` (:func:`select_epoch`).  Returns its metrics — test
     ``micro_f1`` / ``macro_f1``, ``val_micro_f1``, the chosen ``epoch`` and ``selected_on_test``
     (1 for the paper's optimistic selection) — and its validation micro-F1."""
+    from sklearn.metrics import f1_score  # on use: keeps the run's start light
+
     train, val, test = masks
     labels = y.numpy()
     rows = []
