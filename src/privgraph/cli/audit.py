@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from privgraph.cli.checks import _assign, _device, _method, _resolve_device, check_epsilon_given
+from privgraph.cli.checks import _assign, _check_declared, _device, _method, _resolve_device, check_epsilon_given
 from privgraph.cli.console import OutputFormat, _fail, user_errors
 from privgraph.cli.inputs import _build_method, _check_request, _input_files, _read_input
 from privgraph.cli.options import DATA, DEVICE_HELP, FORMAT_OPTION, PARAM_OPTION, PRIVACY, InputOptions, input_options
@@ -51,10 +51,8 @@ def audit_command(
     device = _device(device)
     entry = _method(method)
     check_epsilon_given(method, entry["info"], epsilon)
-    values = _assign(
-        param, hints(entry["params"]), "--param", f"method {method!r}", "parameter", entry.get("renamed"),
-        entry.get("choices"),
-    )  # fmt: skip
+    values = _assign(param, hints(entry["params"]), "--param", f"method {method!r}", "parameter", entry.get("renamed"))
+    _check_declared(entry, values)
     if dataset is not None and inputs.input is not None:
         _fail("give --dataset or --input, not both")
     _input_files(inputs)
