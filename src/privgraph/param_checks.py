@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from privgraph.accounting.validation import check_epsilon
 from privgraph.input_rules import check_choice
 
 _BOUND = re.compile(
@@ -98,6 +99,14 @@ def delta_of_gaussian(mechanism: str, delta: float | None) -> None:
 
 
 @rule
+def split_epsilons(epsilon_f: float | None, epsilon_e: float | None) -> None:
+    """HeteroRR's own budgets ε_f and ε_e, where given: each an ε (:func:`~privgraph.accounting.check_epsilon`)."""
+    for name, value in (("epsilon_f", epsilon_f), ("epsilon_e", epsilon_e)):
+        if value is not None:
+            check_epsilon(value, name)
+
+
+@rule
 def no_batch_norm(batch_norm: bool) -> None:
     """GAP-NDP trains by DP-SGD (per-example gradients): no batch normalisation."""
     if batch_norm:
@@ -110,6 +119,19 @@ def whole_num_train(num_train: int | None) -> None:
     if num_train is not None and (isinstance(num_train, bool) or not isinstance(num_train, int) or num_train < 1):
         raise ValueError(
             f"num_train must be a whole number >= 1 (a public number of training nodes), got {num_train!r}"
+        )
+
+
+HETEDP_FEATURE_SHARE = 0.5  # HeteDP's default ε_f/ε (its Params field's default, read by feature_share_unused)
+
+
+@rule
+def feature_share_unused(features: str, feature_share: float) -> None:
+    """HeteDP with ``features='none'`` spends all of ε on DP-SGD: a ``feature_share`` other than its default
+    would be ignored, so it is refused."""
+    if features == "none" and feature_share != HETEDP_FEATURE_SHARE:
+        raise ValueError(
+            "features='none' spends all of ε on DP-SGD (ε_s = ε): feature_share does not apply, leave it out"
         )
 
 
