@@ -193,6 +193,7 @@ RULE_BREAKERS = {
     "whole_num_train": {"num_train": 0},
     "split_epsilons": {"epsilon_e": 25.0},
     "feature_share_unused": {"features": "none", "feature_share": 0.3},
+    "feature_options": {"calibration": "paper", "feature_dim": 4},
     "authors_inputs_mode": {"nc_model": "link-vgae", "nc_inputs": "authors-han", "topology": "edge"},
 }
 

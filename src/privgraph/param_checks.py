@@ -66,9 +66,10 @@ def rule(fn: Callable[..., None]) -> Callable[..., None]:
 
 
 def apply_rule(name: str, values: Mapping[str, Any]) -> None:
-    """The rule ``name`` on ``values`` (every parameter, the defaults included)."""
+    """The rule ``name`` on ``values`` (every parameter, the defaults included; an argument the method has no
+    parameter for keeps the rule's default)."""
     fn = RULES[name]
-    fn(**{arg: values[arg] for arg in inspect.signature(fn).parameters})
+    fn(**{arg: values[arg] for arg in inspect.signature(fn).parameters if arg in values})
 
 
 def check_params(
@@ -132,6 +133,19 @@ def feature_share_unused(features: str, feature_share: float) -> None:
     if features == "none" and feature_share != HETEDP_FEATURE_SHARE:
         raise ValueError(
             "features='none' spends all of ε on DP-SGD (ε_s = ε): feature_share does not apply, leave it out"
+        )
+
+
+@rule
+def feature_options(calibration: str, feature_dim: int | None, features: str = "noisy") -> None:
+    """HeteDP's feature-release options that exclude each other: a projection (``feature_dim``) only with the
+    clipped calibration, and neither with ``features="none"`` (no feature is read)."""
+    if features == "none" and (feature_dim is not None or calibration != "clipped"):
+        raise ValueError("features='none' reads no feature: feature_dim and calibration do not apply")
+    if feature_dim is not None and calibration == "paper":
+        raise ValueError(
+            "feature_dim (a projection before clipping) applies to the clipped, DP calibration, not "
+            "to calibration='paper'"
         )
 
 

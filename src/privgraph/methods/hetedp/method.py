@@ -81,7 +81,7 @@ from privgraph.methods.hetedp.nc import (
 from privgraph.methods.hetedp.topology import TOPOLOGY_MODES
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
 from privgraph.param_checks import HETEDP_FEATURE_SHARE as DEFAULT_FEATURE_SHARE
-from privgraph.param_checks import authors_inputs_mode, feature_share_unused
+from privgraph.param_checks import authors_inputs_mode, feature_options, feature_share_unused
 from privgraph.progress import ProgressHook
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 from privgraph.train.dpsgd import DPSGDConfig, plan_sampling
@@ -113,6 +113,7 @@ class HeteDPParams(MethodParams):
         None,
         "project each feature row to this many dimensions by a public random "
         "orthonormal matrix before clipping (same σ, fewer noisy coordinates)",
+        bound=">= 1",
     )
     projection_seed: int = param(0, "public seed of the projection (data independent, stated in the release)")
     topology: str = param(
@@ -185,7 +186,7 @@ class HeteDPParams(MethodParams):
         choices=NC_INPUTS,
     )
 
-    rules = (feature_share_unused, authors_inputs_mode)
+    rules = (feature_share_unused, feature_options, authors_inputs_mode)
 
     def dpsgd(self) -> DPSGDConfig:
         return DPSGDConfig(**{f.name: getattr(self, f.name) for f in fields(DPSGDConfig)})
@@ -496,9 +497,12 @@ class HeteDPFeatureParams(MethodParams):
         None,
         "project each feature row to this many dimensions by a public random "
         "orthonormal matrix before clipping (same σ, fewer noisy coordinates)",
+        bound=">= 1",
     )
     projection_seed: int = param(0, "public seed of the projection (data independent, stated in the release)")
     delta: float = param(1e-5, "δ of the Gaussian release", bound="in (0, 1)")
+
+    rules = (feature_options,)
 
     def validate(self) -> None:
         if self.node_types is not None:

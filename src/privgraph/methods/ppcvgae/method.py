@@ -55,10 +55,10 @@ from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 class AutoencoderParams(MethodParams):
     """The autoencoder's settings (:class:`~privgraph.methods.ppcvgae.embedding.EmbeddingConfig`)."""
 
-    latent: int = param(16, "embedding dimension")
-    hidden: int = param(32, "hidden width of the encoders")
-    epochs: int = param(300, "full-batch Adam epochs")
-    lr: float = param(0.01, "learning rate")
+    latent: int = param(16, "embedding dimension", bound=">= 1")
+    hidden: int = param(32, "hidden width of the encoders", bound=">= 1")
+    epochs: int = param(300, "full-batch Adam epochs", bound=">= 1")
+    lr: float = param(0.01, "learning rate", bound="> 0")
 
     def config(self, **extra: Any) -> EmbeddingConfig:
         return EmbeddingConfig(latent=self.latent, hidden=self.hidden, epochs=self.epochs, lr=self.lr, **extra)
@@ -78,9 +78,11 @@ class PPCVGAEParams(AutoencoderParams):
         "threat model: a — the adversary knows A (CVGAE of §4.1), b — it does not (§4.2)",
         choices=tuple(CASE_MODELS),
     )
-    penalty: float = param(10.0, "weight λ of the privacy penalty Δν/N (§5.2)")
-    kl_weight: float = param(1.0, "weight of the KL term (1: the ELBO of eq. 3/4)")
-    encoder_penalty: float = param(0.0, "weight λ_μ of Δμ²/N on the encoder mean (ours; lowers the noise)")
+    penalty: float = param(10.0, "weight λ of the privacy penalty Δν/N (§5.2)", bound="in [0, inf)")
+    kl_weight: float = param(1.0, "weight of the KL term (1: the ELBO of eq. 3/4)", bound="in [0, inf)")
+    encoder_penalty: float = param(
+        0.0, "weight λ_μ of Δμ²/N on the encoder mean (ours; lowers the noise)", bound="in [0, inf)"
+    )
     delta: float = param(1e-4, "δ of the Gaussian release (with ε)", bound="in (0, 1)")
     calibration: str = param(
         "analytic",
