@@ -90,6 +90,8 @@ ERRORS = [
     (["audit", "gap-ndp", "--epsilon", "1", "--param", "batch_norm=true"], "batch normalisation mixes"),
     (["run", "hetedp", "--param", "nc_inputs=authors-han"], "nc_inputs='authors-han…' computes"),
     (["run", "edgerr", "--param", "mcmc_share=1"], "mcmc_share must lie in (0, 1), got 1.0"),
+    (["attack", "linkteller", "--method", "lpgnn", "--attack-param", "nodes=1"], "nodes must be >= 2, got 1"),
+    (["attack", "link-stealing", "--method", "lpgnn", "--attack-param", "distance=manhattan"], "distance must be"),
 ]
 
 SCRIPT = """

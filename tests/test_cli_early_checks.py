@@ -199,20 +199,22 @@ RULE_BREAKERS = {
 
 
 def test_every_declared_constraint_refuses_as_the_params_do(capsys):
-    """For every method, each declared bound, choice and rule of the catalogue (what the command line checks
+    """For every method and attack, each declared bound, choice and rule of the catalogue (what the command line checks
     before torch) refuses a value that breaks it with the line its ``Params`` raises: one declaration, one
     check (privgraph.param_checks).  The rules' breakers are complete (a new rule without one fails)."""
     import typer
 
-    from privgraph.catalogue import method_entry
+    from privgraph.attacks import ATTACKS
+    from privgraph.catalogue import attack_entry, method_entry
     from privgraph.cli.checks import _check_declared
     from privgraph.methods import METHODS
     from privgraph.param_checks import RULES
 
     assert set(RULE_BREAKERS) == set(RULES)
     checked = 0
-    for method, cls in METHODS.items():
-        entry = method_entry(method)
+    every = [(m, cls, method_entry(m)) for m, cls in METHODS.items()]
+    every += [(a, cls, attack_entry(a)) for a, cls in ATTACKS.items()]
+    for method, cls, entry in every:
         for values, what in _violations(entry):
             with pytest.raises(ValueError) as raised:
                 cls.Params.build(method, values)

@@ -10,19 +10,19 @@ copy of their metadata instead; the heavy modules are imported only when the wor
 ``python -m privgraph.catalogue`` regenerates the file from the live registries; a test asserts that
 the file equals them (tests/test_catalogue.py), so it cannot go stale.
 
-Each method's entry: ``info`` (:meth:`~privgraph.methods.Method.info`, what ``privgraph methods``
-prints), the class flags the command line checks (``heterogeneous``, ``simple_graph``,
-``needs_features``, ``needs_domain``, ``needs_private_edges``: :mod:`privgraph.input_rules`), ``params``
-(each ``Params`` field's type, written as :func:`type_text`), ``choices`` (the parameters whose values are
-a fixed set), ``bounds`` (their ranges) and ``rules`` (the cross-parameter rules): all three checked before torch
-by :func:`privgraph.param_checks.check_params`, the function ``Params`` validates with; and
-``tasks``: for the default task (key ``""``) and every ``--task`` name, the evaluation task it
-resolves to (:func:`~privgraph.experiments.tasks.task_for`) with its ``--set`` hyperparameters'
-types (``training``, None where the task trains no model of its own) and the registry graphs its
-``--dataset`` is looked up among, or the ``error`` that name gives.  Each attack's entry: ``info``
-(:meth:`~privgraph.attacks.Attack.info`) and ``params``.  Each method's ``where``: the module of its class
-and the mechanism modules that module imports (:func:`code_of`), which :mod:`privgraph.where` completes
-with its derivation, tests and benchmark.
+Each method's entry: ``info`` (:meth:`~privgraph.methods.Method.info`, what ``privgraph methods`` prints),
+the class flags the command line checks (``heterogeneous``, ``simple_graph``, ``needs_features``,
+``needs_domain``, ``needs_private_edges``: :mod:`privgraph.input_rules`), ``params`` (each ``Params``
+field's type, written as :func:`type_text`), ``choices`` (the parameters whose values are a fixed set),
+``bounds`` (their ranges) and ``rules`` (the cross-parameter rules): all three checked before torch by
+:func:`privgraph.param_checks.check_params`, the function ``Params`` validates with; and ``tasks``: for the
+default task (key ``""``) and every ``--task`` name, the evaluation task it resolves to
+(:func:`~privgraph.experiments.tasks.task_for`) with its ``--set`` hyperparameters' types (``training``,
+None where the task trains no model of its own) and the registry graphs its ``--dataset`` is looked up
+among, or the ``error`` that name gives. Each attack's entry: ``info``
+(:meth:`~privgraph.attacks.Attack.info`), ``params``, ``choices``, ``bounds`` and ``rules``. Each method's
+``where``: the module of its class and the mechanism modules that module imports (:func:`code_of`), which
+:mod:`privgraph.where` completes with its derivation, tests and benchmark.
 """
 
 from __future__ import annotations
@@ -224,6 +224,18 @@ def _method_entry(cls: type) -> dict[str, Any]:
     }
 
 
+def _attack_entry(cls: type) -> dict[str, Any]:
+    """An attack class's catalogue entry: its ``info``, its parameters' types and their declared ``choices``,
+    ``bounds`` and ``rules`` (checked before torch, as a method's)."""
+    return {
+        "info": cls.info(),
+        "params": _field_types(cls.Params),
+        "choices": _choices(cls.Params),
+        "bounds": _bounds(cls.Params),
+        "rules": [r.__name__ for r in cls.Params.rules],
+    }
+
+
 def build_catalogue() -> dict[str, Any]:
     """The catalogue from the live registries (imports torch and PyG)."""
     from privgraph.attacks import ATTACKS
@@ -232,7 +244,7 @@ def build_catalogue() -> dict[str, Any]:
     return {
         "generated_by": REGENERATE,
         "methods": {name: _method_entry(cls) for name, cls in METHODS.items()},
-        "attacks": {name: {"info": cls.info(), "params": _field_types(cls.Params)} for name, cls in ATTACKS.items()},
+        "attacks": {name: _attack_entry(cls) for name, cls in ATTACKS.items()},
     }
 
 

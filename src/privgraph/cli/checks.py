@@ -62,9 +62,9 @@ def _assign(
 
 
 def _check_declared(entry: dict[str, Any], values: dict[str, Any]) -> None:
-    """The ``--param`` values over the defaults against the method's declared choices, bounds and rules (the
-    catalogue's copy: :func:`privgraph.param_checks.check_params`, the function its ``Params`` validates with, so
-    in the same words); exits 2 with one line."""
+    """The ``--param`` (``--attack-param``) values over the defaults against the method's (attack's) declared
+    choices, bounds and rules (the catalogue's copy: :func:`privgraph.param_checks.check_params`, the function its
+    ``Params`` validates with, so in the same words); exits 2 with one line."""
     from privgraph.param_checks import check_params
 
     defaults = {p["name"]: p["default"] for p in entry["info"]["parameters"]}
