@@ -91,6 +91,7 @@ ERRORS = [
     (["run", "hetedp", "--param", "nc_inputs=authors-han"], "nc_inputs='authors-han…' computes"),
     (["run", "edgerr", "--param", "mcmc_share=1"], "mcmc_share must lie in (0, 1), got 1.0"),
     (["attack", "linkteller", "--method", "lpgnn", "--attack-param", "nodes=1"], "nodes must be >= 2, got 1"),
+    (["compare", "gap-edp", "blink", "--param", "gap-edp.hops=-1"], "hops must be >= 0, got -1"),
     (["attack", "link-stealing", "--method", "lpgnn", "--attack-param", "distance=manhattan"], "distance must be"),
 ]
 
