@@ -68,6 +68,24 @@ DATA_COMMANDS: list[tuple[str, int, str]] = [
         2,
         "the release would exceed the ledger's budget (refused before any noise)",
     ),
+    # the parameters' declared bounds and cross-parameter rules (privgraph.param_checks), from the catalogue
+    ("release gap-edp --input {edges} --param hops=-1 -o {out}", 2, "hops must be >= 0, got -1"),
+    ("release blink --input {edges} --param degree_share=2 -o {out}", 2, "degree_share must lie in [0, 1], got 2.0"),
+    (
+        "release blink --input {edges} --param soft_min_probability=1.5 -o {out}",
+        2,
+        "soft_min_probability must lie in (0, 1), got 1.5",
+    ),
+    (
+        "release lpgnn --input {edges} --param delta=0.1 -o {out}",
+        2,
+        "delta is the Gaussian mechanism's δ; the multibit mechanism has none",
+    ),
+    (
+        "release gap-ndp --input {edges} --param batch_norm=true -o {out}",
+        2,
+        "batch normalisation mixes the examples of a batch: not under DP-SGD",
+    ),
     ("run lapgraph --input {edges}", 2, "say which with --private-ratio"),
     ("audit gap-edp --epsilon 1 --input {edges}", 2, "gap-edp reads the node features"),
 ]
@@ -220,7 +238,9 @@ def page(args: argparse.Namespace) -> None:
             "## Mistakes found before the data is read",
             "",
             f"Issue 44: every check that does not need the graph answers before a row of it is read — the "
-            f"method's parameters (its `Params`, choices recorded in the catalogue), the method's input rules "
+            f"method's parameters (names and types, and the choices, bounds and cross-parameter rules its "
+            f"`Params` declares once, recorded in the catalogue and checked by `privgraph.param_checks` in the "
+            f"`Params`' own words), the method's input rules "
             f"(`Method.check_input`, `privgraph.input_rules`: `--private-ratio`, features, `--domain`), the "
             f"ledger (damaged, another dataset, an unknown unit, its budget) and the output paths. Each command "
             f"below names a generated edge list of {data.get('edges', 0):,} edges "

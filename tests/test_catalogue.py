@@ -84,6 +84,16 @@ ERRORS = [
     (["sweep", "grid.toml", "--device", "mps:0"], "unknown device 'mps:0'"),
     (["demo", "--device", "gpu"], "unknown device 'gpu'"),
     (["ledger", "missing.json"], "no ledger at missing.json"),
+    # the parameters' declared bounds and rules (privgraph.param_checks), from the catalogue
+    (["run", "gap-edp", "--param", "hops=-1"], "hops must be >= 0, got -1"),
+    (["release", "blink", "-o", "o.pt", "--param", "soft_min_probability=2"], "soft_min_probability must lie in"),
+    (["run", "lpgnn", "--param", "delta=0.1"], "delta is the Gaussian mechanism's δ; the multibit mechanism"),
+    (["audit", "gap-ndp", "--epsilon", "1", "--param", "batch_norm=true"], "batch normalisation mixes"),
+    (["run", "hetedp", "--param", "nc_inputs=authors-han"], "nc_inputs='authors-han…' computes"),
+    (["run", "edgerr", "--param", "mcmc_share=1"], "mcmc_share must lie in (0, 1), got 1.0"),
+    (["attack", "linkteller", "--method", "lpgnn", "--attack-param", "nodes=1"], "nodes must be >= 2, got 1"),
+    (["compare", "gap-edp", "blink", "--param", "gap-edp.hops=-1"], "hops must be >= 0, got -1"),
+    (["attack", "link-stealing", "--method", "lpgnn", "--attack-param", "distance=manhattan"], "distance must be"),
 ]
 
 SCRIPT = """

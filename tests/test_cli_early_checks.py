@@ -43,7 +43,11 @@ CASES = {
     ),
     "ratio": (["lapgraph"], "say which with --private-ratio ρ"),
     "features": (["gap-edp"], "gap-edp reads the node features, but edges.csv comes with none"),
-    "range": (["blink", "--param", "degree_share=2"], "degree_share"),
+    "range": (["blink", "--param", "degree_share=2"], "degree_share must lie in [0, 1], got 2.0"),
+    # the declared bounds and rules (privgraph.param_checks): from the catalogue, before torch
+    "hops": (["gap-edp", "--param", "hops=-1"], "hops must be >= 0, got -1"),
+    "probability": (["blink", "--param", "soft_min_probability=1.5"], "soft_min_probability must lie in (0, 1)"),
+    "combination": (["lpgnn", "--param", "delta=0.1"], "delta is the Gaussian mechanism's δ; the multibit"),
 }
 
 
@@ -63,7 +67,7 @@ def test_refused_before_the_input_is_read(unread, tmp_path, case, command):
     assert [p.name for p in tmp_path.iterdir()] == ["edges.csv"]
 
 
-@pytest.mark.parametrize("case", ["variant", "features", "range"])
+@pytest.mark.parametrize("case", ["variant", "features", "range", "hops", "combination"])
 def test_audit_refuses_before_the_input_is_read(unread, tmp_path, case):
     args, needle = CASES[case]
     method, *rest = args
@@ -156,3 +160,103 @@ def test_the_catalogues_spend_is_the_methods_own():
     assert "blink" in plain and "gap-edp" not in plain
     for name in plain:
         assert declared_spend(method_entry(name), 1.0, {}) == get_method(name).planned_spend(1.0), name
+
+
+def _violations(entry):
+    """One value per declared constraint of a catalogue ``entry`` that breaks it alone (the others at their
+    defaults): (parameter values, what it breaks).  A bound: just outside each finite end; a choice: a value
+    not among them; a rule: the values of :data:`RULE_BREAKERS`."""
+    from privgraph.param_checks import _parse_bound
+
+    out = []
+    for name, bound in entry["bounds"].items():
+        low, high, low_in, high_in = _parse_bound(bound)
+        integer = entry["params"][name].startswith("int")
+        for end, inside, step in ((low, low_in, -1), (high, high_in, 1)):
+            if end in (float("inf"), float("-inf")):
+                continue
+            value = end + step if inside else end
+            out.append(({name: int(value) if integer else float(value)}, f"bound {name} {bound}"))
+        if not integer:
+            out.append(({name: float("nan")}, f"bound {name} (NaN)"))
+    for name in entry["choices"]:
+        out.append(({name: "not-a-choice"}, f"choices of {name}"))
+    for rule in entry["rules"]:
+        out.append((RULE_BREAKERS[rule], f"rule {rule}"))
+    return out
+
+
+# for each rule of privgraph.param_checks: parameter values that break it (the others at their defaults)
+RULE_BREAKERS = {
+    "delta_of_gaussian": {"mechanism": "multibit", "delta": 0.1},
+    "no_batch_norm": {"batch_norm": True},
+    "whole_num_train": {"num_train": 0},
+    "split_epsilons": {"epsilon_e": 25.0},
+    "feature_share_unused": {"features": "none", "feature_share": 0.3},
+    "feature_options": {"calibration": "paper", "feature_dim": 4},
+    "authors_inputs_mode": {"nc_model": "link-vgae", "nc_inputs": "authors-han", "topology": "edge"},
+}
+
+
+def test_every_declared_constraint_refuses_as_the_params_do(capsys):
+    """For every method and attack, each declared bound, choice and rule of the catalogue (what the command line checks
+    before torch) refuses a value that breaks it with the line its ``Params`` raises: one declaration, one
+    check (privgraph.param_checks).  The rules' breakers are complete (a new rule without one fails)."""
+    import typer
+
+    from privgraph.attacks import ATTACKS
+    from privgraph.catalogue import attack_entry, method_entry
+    from privgraph.cli.checks import _check_declared
+    from privgraph.methods import METHODS
+    from privgraph.param_checks import RULES
+
+    assert set(RULE_BREAKERS) == set(RULES)
+    checked = 0
+    every = [(m, cls, method_entry(m)) for m, cls in METHODS.items()]
+    every += [(a, cls, attack_entry(a)) for a, cls in ATTACKS.items()]
+    for method, cls, entry in every:
+        for values, what in _violations(entry):
+            with pytest.raises(ValueError) as raised:
+                cls.Params.build(method, values)
+            capsys.readouterr()
+            with pytest.raises(typer.Exit) as exited:
+                _check_declared(entry, values)
+            assert exited.value.exit_code == 2, (method, what)
+            assert " ".join(capsys.readouterr().err.split()) == f"error: {raised.value}", (method, what)
+            checked += 1
+    assert checked > 100, checked
+
+
+def test_the_declarations_are_the_params_own():
+    """The catalogue's bounds, choices and rules are those the Params fields and class declare."""
+    import dataclasses
+
+    from privgraph.catalogue import method_entry
+    from privgraph.methods import METHODS
+
+    for method, cls in METHODS.items():
+        entry, declared = method_entry(method), dataclasses.fields(cls.Params)
+        assert entry["bounds"] == {f.name: f.metadata["bound"] for f in declared if "bound" in f.metadata}
+        assert entry["choices"] == {f.name: list(f.metadata["choices"]) for f in declared if "choices" in f.metadata}
+        assert entry["rules"] == [r.__name__ for r in cls.Params.rules]
+    assert method_entry("gap-edp")["bounds"]["hops"] == ">= 0"
+    assert method_entry("lpgnn")["rules"] == ["delta_of_gaussian"]
+
+
+@pytest.mark.parametrize(
+    "value, ok",
+    [(0.5, True), (0.0, False), (1.0, False), (float("nan"), False), (True, False), ("0.5", False), (None, True)],
+)
+def test_a_bound_refuses_what_lies_outside(value, ok):
+    from privgraph.param_checks import check_bound
+
+    if ok:
+        check_bound("delta", value, "in (0, 1)")
+    else:
+        with pytest.raises(ValueError, match=r"delta must lie in \(0, 1\), got"):
+            check_bound("delta", value, "in (0, 1)")
+    check_bound("hops", 0, ">= 0")
+    with pytest.raises(ValueError, match="hops must be >= 0, got -1"):
+        check_bound("hops", -1, ">= 0")
+    with pytest.raises(ValueError, match="noise_floor must lie in"):
+        check_bound("noise_floor", float("inf"), "in [0, inf)")

@@ -10,18 +10,19 @@ copy of their metadata instead; the heavy modules are imported only when the wor
 ``python -m privgraph.catalogue`` regenerates the file from the live registries; a test asserts that
 the file equals them (tests/test_catalogue.py), so it cannot go stale.
 
-Each method's entry: ``info`` (:meth:`~privgraph.methods.Method.info`, what ``privgraph methods``
-prints), the class flags the command line checks (``heterogeneous``, ``simple_graph``,
-``needs_features``, ``needs_domain``, ``needs_private_edges``: :mod:`privgraph.input_rules`), ``params``
-(each ``Params`` field's type, written as :func:`type_text`), ``choices`` (the parameters whose values are
-a fixed set: checked before torch) and
-``tasks``: for the default task (key ``""``) and every ``--task`` name, the evaluation task it
-resolves to (:func:`~privgraph.experiments.tasks.task_for`) with its ``--set`` hyperparameters'
-types (``training``, None where the task trains no model of its own) and the registry graphs its
-``--dataset`` is looked up among, or the ``error`` that name gives.  Each attack's entry: ``info``
-(:meth:`~privgraph.attacks.Attack.info`) and ``params``.  Each method's ``where``: the module of its class
-and the mechanism modules that module imports (:func:`code_of`), which :mod:`privgraph.where` completes
-with its derivation, tests and benchmark.
+Each method's entry: ``info`` (:meth:`~privgraph.methods.Method.info`, what ``privgraph methods`` prints),
+the class flags the command line checks (``heterogeneous``, ``simple_graph``, ``needs_features``,
+``needs_domain``, ``needs_private_edges``: :mod:`privgraph.input_rules`), ``params`` (each ``Params``
+field's type, written as :func:`type_text`), ``choices`` (the parameters whose values are a fixed set),
+``bounds`` (their ranges) and ``rules`` (the cross-parameter rules): all three checked before torch by
+:func:`privgraph.param_checks.check_params`, the function ``Params`` validates with; and ``tasks``: for the
+default task (key ``""``) and every ``--task`` name, the evaluation task it resolves to
+(:func:`~privgraph.experiments.tasks.task_for`) with its ``--set`` hyperparameters' types (``training``,
+None where the task trains no model of its own) and the registry graphs its ``--dataset`` is looked up
+among, or the ``error`` that name gives. Each attack's entry: ``info``
+(:meth:`~privgraph.attacks.Attack.info`), ``params``, ``choices``, ``bounds`` and ``rules``. Each method's
+``where``: the module of its class and the mechanism modules that module imports (:func:`code_of`), which
+:mod:`privgraph.where` completes with its derivation, tests and benchmark.
 """
 
 from __future__ import annotations
@@ -108,6 +109,11 @@ def _field_types(cls: type) -> dict[str, str]:
 def _choices(cls: type) -> dict[str, list[Any]]:
     """Each parameter's fixed set of values (``param(..., choices=...)``), for the check before torch."""
     return {f.name: list(f.metadata["choices"]) for f in dataclasses.fields(cls) if "choices" in f.metadata}
+
+
+def _bounds(cls: type) -> dict[str, str]:
+    """Each parameter's range (``param(..., bound=...)``), for the check before torch."""
+    return {f.name: f.metadata["bound"] for f in dataclasses.fields(cls) if "bound" in f.metadata}
 
 
 def _plain_spend(cls: type) -> bool:
@@ -208,11 +214,25 @@ def _method_entry(cls: type) -> dict[str, Any]:
         "needs_private_edges": cls.needs_private_edges,
         "params": _field_types(cls.Params),
         "choices": _choices(cls.Params),
+        "bounds": _bounds(cls.Params),
+        "rules": [r.__name__ for r in cls.Params.rules],
         "renamed": {old: hint for old, (_, hint) in cls.Params.renamed.items()},
         "delta_param": cls.delta_param,
         "plain_spend": _plain_spend(cls),
         "tasks": tasks,
         "where": code_of(cls),
+    }
+
+
+def _attack_entry(cls: type) -> dict[str, Any]:
+    """An attack class's catalogue entry: its ``info``, its parameters' types and their declared ``choices``,
+    ``bounds`` and ``rules`` (checked before torch, as a method's)."""
+    return {
+        "info": cls.info(),
+        "params": _field_types(cls.Params),
+        "choices": _choices(cls.Params),
+        "bounds": _bounds(cls.Params),
+        "rules": [r.__name__ for r in cls.Params.rules],
     }
 
 
@@ -224,7 +244,7 @@ def build_catalogue() -> dict[str, Any]:
     return {
         "generated_by": REGENERATE,
         "methods": {name: _method_entry(cls) for name, cls in METHODS.items()},
-        "attacks": {name: {"info": cls.info(), "params": _field_types(cls.Params)} for name, cls in ATTACKS.items()},
+        "attacks": {name: _attack_entry(cls) for name, cls in ATTACKS.items()},
     }
 
 

@@ -259,7 +259,7 @@ def test_bad_input(graph, targets):
         get_attack("link-stealing-aux").run(
             Target("gcn-raw", few, model=targets["gcn"].model, x=few.x, graph=few.edge_index), seed=0
         )
-    with pytest.raises(ValueError, match="at least 2"):
+    with pytest.raises(ValueError, match="nodes must be >= 2, got 1"):
         get_attack("linkteller", nodes=1)
     with pytest.raises(ValueError, match="delta"):
         get_attack("linkteller", delta=0.0)

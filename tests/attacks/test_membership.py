@@ -146,7 +146,7 @@ def test_bad_input_is_refused(overfit, sbm):
     available = int((~overfit.truth.train_mask).sum())  # more than the attacker may use (candidates excluded)
     with pytest.raises(ValueError, match="exceeds"):
         MembershipShadow(shadow_nodes=available + 1).run(overfit, seed=0)
-    with pytest.raises(ValueError, match="at least 20"):
+    with pytest.raises(ValueError, match="shadow_nodes must be >= 20, got 5"):
         MembershipShadow(shadow_nodes=5)
     with pytest.raises(ValueError, match="shadow"):
         MembershipShadow().run(dataclasses.replace(overfit, shadow=None), seed=0)

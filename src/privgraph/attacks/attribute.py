@@ -251,22 +251,20 @@ class AttributeParams(AttackParams):
         "hidden",
         "what the attacker reads per node: hidden (the model's hidden layer; "
         "a released embedding), posteriors, or embeddings",
+        choices=("hidden", "posteriors", "embeddings"),
     )
-    case: str = param("b", "a: the attacker also knows the graph A (GCN on [Z, f(s_Q)]); b: it does not (MLP on Z)")
+    case: str = param(
+        "b",
+        "a: the attacker also knows the graph A (GCN on [Z, f(s_Q)]); b: it does not (MLP on Z)",
+        choices=tuple(CASE_MODELS),
+    )
     known_fraction: float = param(
         0.3,
         "share of the nodes whose attribute the attacker knows, when the graph "
         "does not mark them (private_mask: the others)",
+        bound="in (0, 1)",
     )
     balance: bool = param(False, "resample the attacker's training and test nodes to equal class counts")
-
-    def validate(self) -> None:
-        super().validate()
-        check_case(self.case)
-        if self.representation not in ("hidden", "posteriors", "embeddings"):
-            raise ValueError(f"representation must be hidden, posteriors or embeddings, got {self.representation!r}")
-        if not 0.0 < self.known_fraction < 1.0:
-            raise ValueError(f"known_fraction must lie in (0, 1), got {self.known_fraction}")
 
 
 @register_attack

@@ -148,26 +148,18 @@ class LinkCandidates:
 
 @dataclass(frozen=True)
 class LinkStealingParams(AttackParams):
-    distance: str = param("correlation", "the distance scored (all eight are reported as attack_auc_<distance>)")
+    distance: str = param(
+        "correlation", "the distance scored (all eight are reported as attack_auc_<distance>)", choices=DISTANCES
+    )
     representation: str = param(
         "auto",
         "what is compared: posteriors (a model), embeddings (a released "
         "embedding), hidden; auto: posteriors, or the embeddings of an embedding release",
+        choices=("auto", "posteriors", "embeddings", "hidden"),
     )
     max_pairs: int | None = param(
-        20000, "at most this many candidate pairs, half links (default 20000; none: every secret link)"
+        20000, "at most this many candidate pairs, half links (default 20000; none: every secret link)", bound=">= 4"
     )
-
-    def validate(self) -> None:
-        super().validate()
-        if self.distance not in DISTANCES:
-            raise ValueError(f"distance must be one of {', '.join(DISTANCES)}, got {self.distance!r}")
-        if self.representation not in ("auto", "posteriors", "embeddings", "hidden"):
-            raise ValueError(
-                f"representation must be auto, posteriors, embeddings or hidden, got {self.representation!r}"
-            )
-        if self.max_pairs is not None and self.max_pairs < 4:
-            raise ValueError(f"max_pairs must be at least 4, got {self.max_pairs}")
 
 
 class _PairAttack(Attack):
@@ -279,16 +271,12 @@ class SupervisedParams(LinkStealingParams):
         0.5,
         "share of the secret links the attacker knows (its partial graph), with as "
         "many known non-links; the rest are evaluated (He et al.'s code: 0.5)",
+        bound="in (0, 1)",
     )
-    hidden: int = param(32, "hidden units of each of the two layers of the attacker's MLP (He et al.: 32)")
-    epochs: int = param(50, "training epochs of the attacker's MLP (He et al.'s code: 50)")
-
-    def validate(self) -> None:
-        super().validate()
-        if not 0.0 < self.known_fraction < 1.0:
-            raise ValueError(f"known_fraction must lie in (0, 1), got {self.known_fraction}")
-        if self.hidden < 1 or self.epochs < 1:
-            raise ValueError("hidden and epochs must be >= 1")
+    hidden: int = param(
+        32, "hidden units of each of the two layers of the attacker's MLP (He et al.: 32)", bound=">= 1"
+    )
+    epochs: int = param(50, "training epochs of the attacker's MLP (He et al.'s code: 50)", bound=">= 1")
 
 
 @register_attack
@@ -366,13 +354,8 @@ class LinkStealingSupervised(_PairAttack):
 @dataclass(frozen=True)
 class LinkScoreParams(AttackParams):
     max_pairs: int | None = param(
-        20000, "at most this many candidate pairs, half links (default 20000; none: every secret link)"
+        20000, "at most this many candidate pairs, half links (default 20000; none: every secret link)", bound=">= 4"
     )
-
-    def validate(self) -> None:
-        super().validate()
-        if self.max_pairs is not None and self.max_pairs < 4:
-            raise ValueError(f"max_pairs must be at least 4, got {self.max_pairs}")
 
 
 @register_attack
@@ -415,20 +398,14 @@ class LinkTellerParams(AttackParams):
         500,
         "query nodes V_I, a seeded sample (capped at the graph's size); every pair among "
         "them is a candidate (Wu et al.: 500)",
+        bound=">= 2",
     )
     delta: float = param(
-        1e-4, "Δ: node u's feature row is scaled by (1 + Δ) (Wu et al.'s code: 1e-4; a zero row gets Δ added instead)"
+        1e-4,
+        "Δ: node u's feature row is scaled by (1 + Δ) (Wu et al.'s code: 1e-4; a zero row gets Δ added instead)",
+        bound="in (0, 1]",
     )
-    density_factor: float = param(1.0, "the attacker's density belief k̂ / k (Wu et al. try 1/4 … 4)")
-
-    def validate(self) -> None:
-        super().validate()
-        if self.nodes < 2:
-            raise ValueError(f"nodes must be at least 2, got {self.nodes}")
-        if not 0.0 < self.delta <= 1.0:
-            raise ValueError(f"delta must lie in (0, 1], got {self.delta}")
-        if self.density_factor <= 0:
-            raise ValueError("density_factor must be > 0")
+    density_factor: float = param(1.0, "the attacker's density belief k̂ / k (Wu et al. try 1/4 … 4)", bound="> 0")
 
 
 @register_attack

@@ -77,13 +77,8 @@ def sorted_posteriors(posteriors: Tensor, width: int) -> np.ndarray:
 @dataclass(frozen=True)
 class MembershipParams(AttackParams):
     max_candidates: int | None = param(
-        None, "at most this many members and as many non-members (default: all of the smaller set)"
+        None, "at most this many members and as many non-members (default: all of the smaller set)", bound=">= 1"
     )
-
-    def validate(self) -> None:
-        super().validate()
-        if self.max_candidates is not None and self.max_candidates < 1:
-            raise ValueError(f"max_candidates must be at least 1, got {self.max_candidates}")
 
 
 @dataclass(frozen=True)
@@ -92,15 +87,9 @@ class ShadowParams(MembershipParams):
         None,
         "size of the attacker's auxiliary graph, sampled from the nodes the "
         "target did not train on (default: all of them)",
+        bound=f">= {MIN_SHADOW_NODES}",  # to split it
     )
-    classifier_iterations: int = param(500, "training iterations of the attacker's binary MLP classifier")
-
-    def validate(self) -> None:
-        super().validate()
-        if self.shadow_nodes is not None and self.shadow_nodes < MIN_SHADOW_NODES:
-            raise ValueError(f"shadow_nodes must be at least {MIN_SHADOW_NODES} to split, got {self.shadow_nodes}")
-        if self.classifier_iterations < 1:
-            raise ValueError(f"classifier_iterations must be at least 1, got {self.classifier_iterations}")
+    classifier_iterations: int = param(500, "training iterations of the attacker's binary MLP classifier", bound=">= 1")
 
 
 class MembershipAttack(Attack):

@@ -6,7 +6,15 @@ import json
 
 import typer
 
-from privgraph.cli.checks import _assign, _device, _method, _one_epsilon, _resolve_device, check_epsilon_given
+from privgraph.cli.checks import (
+    _assign,
+    _check_declared,
+    _device,
+    _method,
+    _one_epsilon,
+    _resolve_device,
+    check_epsilon_given,
+)
 from privgraph.cli.console import OutputFormat, _fail, user_errors
 from privgraph.cli.inputs import _build_method, _check_request, _input_files, _read_input
 from privgraph.cli.options import (
@@ -62,6 +70,7 @@ def audit_command(
         param, hints(entry["params"]), "--param", f"method {method!r}", "parameter", entry.get("renamed"),
         entry.get("choices"),
     )  # fmt: skip
+    _check_declared(entry, values)
     if dataset is not None and inputs.input is not None:
         _fail("give --dataset or --input, not both")
     _input_files(inputs)

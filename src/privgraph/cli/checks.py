@@ -37,7 +37,6 @@ def _assign(
     owner: str,
     noun: str,
     renamed: dict[str, str] | None = None,
-    choices: dict[str, list[Any]] | None = None,
 ) -> dict[str, Any]:
     """``NAME=VALUE`` items parsed against ``hints`` (each name's type, in order: a catalogue entry's,
     :func:`privgraph.catalogue.hints`); an unknown name or a value of the wrong type exits 2 with one
@@ -59,12 +58,18 @@ def _assign(
         except ValueError:
             kind = hints[name].__name__ if hints[name] in (int, float, bool, str) else hints[name]
             _fail(f"{flag} {name}={text!r}: {noun} {name} of {owner} takes {kind}; {listing}")
-        if name in (choices or {}):  # a fixed set of values (the catalogue's copy of the Params' own check)
-            from privgraph.input_rules import check_choice
-
-            with user_errors():
-                check_choice(name, out[name], (choices or {})[name])
     return out
+
+
+def _check_declared(entry: dict[str, Any], values: dict[str, Any]) -> None:
+    """The ``--param`` (``--attack-param``) values over the defaults against the method's (attack's) declared
+    choices, bounds and rules (the catalogue's copy: :func:`privgraph.param_checks.check_params`, the function its
+    ``Params`` validates with, so in the same words); exits 2 with one line."""
+    from privgraph.param_checks import check_params
+
+    defaults = {p["name"]: p["default"] for p in entry["info"]["parameters"]}
+    with user_errors():
+        check_params({**defaults, **values}, entry.get("choices", {}), entry.get("bounds", {}), entry.get("rules", []))
 
 
 def _epsilons(values: list[str]) -> list[float | None]:
@@ -132,7 +137,8 @@ def _prepare(
     device: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The checks that need only the catalogue, before torch is imported: the method, ``--param``
-    NAME=VALUE parsed against its parameters' types, ``--task``, ``--set`` against the task's training
+    NAME=VALUE parsed against its parameters' types and checked against their declared choices, bounds and
+    rules (:func:`_check_declared`), ``--task``, ``--set`` against the task's training
     hyperparameters, ε (:func:`~privgraph.accounting.validation.check_epsilons`), ε_y, the dataset's
     name (``dataset``: None with ``--input``) and ``--device``'s spelling.  Returns the parameters and the
     hyperparameters; bad input exits 2 with the line the pipeline would print after loading torch."""
@@ -150,8 +156,8 @@ def _prepare(
         f"method {method!r}",
         "parameter",
         entry.get("renamed"),
-        entry.get("choices"),
     )
+    _check_declared(entry, values)
     trained: dict[str, Any] = {}
     if hparams and evaluation is not None:  # an unknown --task: the pipeline refuses it
         if evaluation["training"] is None:

@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from privgraph.cli.checks import _assign, _epsilons, _method
+from privgraph.cli.checks import _assign, _check_declared, _epsilons, _method
 from privgraph.cli.console import OutputFormat, _fail, out_console, user_errors
 from privgraph.cli.options import DATA_ROOT_OPTION, DATASET_OPTION, FORMAT_OPTION, MODEL_OPTION, SEED_OPTION
 from privgraph.cli.render import print_tsv
@@ -42,6 +42,7 @@ def _method_params(items: list[str], methods: list[str]) -> dict[str, dict[str, 
         out[name] = _assign(
             values, hints(entry["params"]), "--param", f"method {name!r}", "parameter", entry.get("renamed")
         )
+        _check_declared(entry, out[name])
     return out
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from privgraph.cli.checks import _assign, _device, _epsilons, _prepare, _resolve_device
+from privgraph.cli.checks import _assign, _check_declared, _device, _epsilons, _prepare, _resolve_device
 from privgraph.cli.console import OutputFormat, out_console, user_errors
 from privgraph.cli.inputs import _input_spec
 from privgraph.cli.options import (
@@ -126,6 +126,7 @@ def attack(
     with user_errors():
         entry = attack_entry(name)
     values = _assign(attack_param, hints(entry["params"]), "--attack-param", f"attack {name!r}", "parameter")
+    _check_declared(entry, values)
     _experiment(
         method, param, hparam, task, epsilon, label_epsilon, dataset, inputs, device, db, format,
         model=model, trials=trials, seed=seed, split=split, secure=secure, private_ratio=private_ratio,

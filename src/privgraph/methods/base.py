@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -33,7 +34,7 @@ from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
 from privgraph.accounting.ledger import Spend, gaussian_event
 from privgraph.data.transforms import one_hot_counts, one_hot_degree
 from privgraph.data.validation import input_graph_notes, validate_graph
-from privgraph.input_rules import InputRequest, check_choice, check_data, check_request
+from privgraph.input_rules import InputRequest, check_data, check_request
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.methods.hyperparameters import SEARCH_SPACE as SEARCH_SPACE  # re-exported: methods import it here
 from privgraph.methods.hyperparameters import Hyperparameters
@@ -46,6 +47,7 @@ from privgraph.methods.registry import register_method as register_method
 from privgraph.methods.request_view import RequestView
 from privgraph.nn import NodeClassifier
 from privgraph.nn.dense import BlockwiseAdjacency
+from privgraph.param_checks import check_bound, check_params
 from privgraph.progress import ProgressHook, takes_keyword
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 
@@ -65,15 +67,19 @@ class Task(str, enum.Enum):
     EMBEDDING = "embedding release"
 
 
-def param(default: Any, help: str, choices: tuple[Any, ...] | None = None) -> Any:
+def param(default: Any, help: str, choices: tuple[Any, ...] | None = None, bound: str | None = None) -> Any:
     """A :class:`MethodParams` field with its help text (shown by ``privgraph methods NAME``) and, where its
-    values are a fixed set, its ``choices`` (checked by :meth:`MethodParams.validate`, and by the command line
-    from the catalogue before torch is imported: :func:`privgraph.input_rules.check_choice`)."""
+    values are a fixed set, its ``choices``, where they lie in a range, its ``bound`` (``">= 0"``, ``"in (0, 1)"``:
+    :func:`privgraph.param_checks.check_bound`).  Both are checked by :meth:`MethodParams.validate`, and by the
+    command line from the catalogue before torch is imported, in the same words (:mod:`privgraph.param_checks`)."""
     if isinstance(default, (list, dict, set)):
         raise TypeError("method parameters are immutable: use a tuple")
     metadata: dict[str, Any] = {"help": help}
     if choices is not None:
         metadata["choices"] = tuple(choices)
+    if bound is not None:
+        check_bound("default", default, bound)  # a bad form or a default outside it fails at import
+        metadata["bound"] = bound
     return field(default=default, metadata=metadata)
 
 
@@ -82,14 +88,23 @@ class MethodParams:
     """Base of every method's parameters: a frozen dataclass whose :meth:`validate`
     runs when it is built (bad values raise ``ValueError`` with the reason)."""
 
+    # the cross-parameter rules (functions of privgraph.param_checks, registered there: torch-free, so the command
+    # line applies them from the catalogue before torch); validate applies them after each field's choices and bound
+    rules: ClassVar[tuple[Callable[..., None], ...]] = ()
+
     def __post_init__(self) -> None:
         self.validate()
 
     def validate(self) -> None:
-        """Check the values (each against its ``choices``); subclasses extend it (call ``super().validate()``)."""
-        for f in fields(self):
-            if "choices" in f.metadata:
-                check_choice(f.name, getattr(self, f.name), f.metadata["choices"])
+        """Check the declared rules (each field's ``choices`` and ``bound``, then :attr:`rules`:
+        :func:`~privgraph.param_checks.check_params`); subclasses extend it (call ``super().validate()``)."""
+        declared = fields(self)
+        check_params(
+            {f.name: getattr(self, f.name) for f in declared},
+            {f.name: f.metadata["choices"] for f in declared if "choices" in f.metadata},
+            {f.name: f.metadata["bound"] for f in declared if "bound" in f.metadata},
+            [r.__name__ for r in self.rules],
+        )
 
     # renamed parameters, old name: (new name, one-line hint); a user's old name is refused with the hint
     # (never silently mapped: it may have meant something else), a stored record's is re-keyed (rekey)

@@ -22,7 +22,6 @@ from privgraph.input_rules import declared_domain
 from privgraph.mechanisms import (
     FEATURE_MECHANISMS,
     RandomSource,
-    check_delta,
     get_feature_mechanism,
 )
 from privgraph.mechanisms.gaussian import DEFAULT_DELTA as GAUSSIAN_DEFAULT_DELTA
@@ -35,6 +34,7 @@ from privgraph.methods.base import (
     param,
     register_method,
 )
+from privgraph.param_checks import delta_of_gaussian
 from privgraph.progress import ProgressHook
 
 
@@ -45,20 +45,18 @@ class FeatureParams(MethodParams):
     The default, ``multibit``, is Algorithm 1 of the LPGNN talk (§5); the other mechanisms serve
     HeteroRR's feature baselines (:class:`~privgraph.methods.heterorr.method.FeatureLDP`)."""
 
-    mechanism: str = param("multibit", f"feature mechanism: {', '.join(FEATURE_MECHANISMS)}")
-    delta: float | None = param(None, "the Gaussian mechanism's δ per node (mechanism='gaussian'; default 1e-5)")
+    mechanism: str = param(
+        "multibit", f"feature mechanism: {', '.join(FEATURE_MECHANISMS)}", choices=tuple(FEATURE_MECHANISMS)
+    )
+    delta: float | None = param(
+        None, "the Gaussian mechanism's δ per node (mechanism='gaussian'; default 1e-5)", bound="in (0, 1)"
+    )
     clip: bool = param(
         False,
         "clip features into the declared domain (data.feature_domain) instead of refusing values outside it",
     )
 
-    def validate(self) -> None:
-        if self.mechanism not in FEATURE_MECHANISMS:
-            raise ValueError(f"unknown mechanism {self.mechanism!r}; choose from {', '.join(FEATURE_MECHANISMS)}")
-        if self.delta is not None:
-            if self.mechanism != "gaussian":
-                raise ValueError(f"delta is the Gaussian mechanism's δ; the {self.mechanism} mechanism has none")
-            check_delta(self.delta)
+    rules = (delta_of_gaussian,)
 
 
 @register_method

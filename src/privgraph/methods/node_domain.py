@@ -55,6 +55,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from privgraph.param_checks import whole_num_train as check_num_train  # noqa: F401 (re-exported)
+
 OVER_BOUND_MODES = ("refuse", "sample")
 
 OVER_BOUND_HELP = (
@@ -123,13 +125,6 @@ def needs_num_train(method: str) -> NeedsNumTrain:
 def check_mode(over_bound: str) -> None:
     if over_bound not in OVER_BOUND_MODES:
         raise ValueError(f"over_bound must be one of {OVER_BOUND_MODES}, got {over_bound!r}")
-
-
-def check_num_train(num_train: int | None) -> None:
-    if num_train is not None and (isinstance(num_train, bool) or not isinstance(num_train, int) or num_train < 1):
-        raise ValueError(
-            f"num_train must be a whole number >= 1 (a public number of training nodes), got {num_train!r}"
-        )
 
 
 NO_GUARANTEE_NOTE = (

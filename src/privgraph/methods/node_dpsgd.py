@@ -52,7 +52,6 @@ from torch_geometric.data import Data
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.accounting.guarantee import unprotected
 from privgraph.accounting.node_level import node_level_epsilon, node_level_noise_multiplier
-from privgraph.accounting.validation import check_delta
 from privgraph.data.validation import validate_graph
 from privgraph.device import current_device, to_device
 from privgraph.mechanisms import RandomSource
@@ -62,12 +61,12 @@ from privgraph.methods.node_domain import (
     NO_GUARANTEE_NOTE,
     NUM_TRAIN_HELP,
     OVER_BOUND_HELP,
-    check_mode,
-    check_num_train,
+    OVER_BOUND_MODES,
     claims_guarantee,
     in_domain,
     needs_num_train,
 )
+from privgraph.param_checks import whole_num_train
 from privgraph.progress import ProgressHook
 from privgraph.train.dpsgd import linear_clipped_sum, noisy_mean
 
@@ -91,35 +90,29 @@ COVERAGE = (
 @dataclass(frozen=True)
 class NodeDPSGDParams(MethodParams):
     max_degree: int = param(
-        10, "K: the PUBLIC bound on every node's out-degree (a cap the data owner enforces); Δ = 2(K+1)C within it"
+        10,
+        "K: the PUBLIC bound on every node's out-degree (a cap the data owner enforces); Δ = 2(K+1)C within it",
+        bound=">= 0",
     )
-    over_bound: str = param("refuse", OVER_BOUND_HELP)
+    over_bound: str = param("refuse", OVER_BOUND_HELP, choices=OVER_BOUND_MODES)
     num_train: int | None = param(None, NUM_TRAIN_HELP + "; must equal the data's training-node count")
-    batch_size: int = param(256, "m: training nodes per step, drawn without replacement")
-    clip: float = param(1.0, "C: every node's gradient is clipped to this norm")
-    epochs: int = param(20, "T = floor(epochs·N/m) steps over the N training nodes")
-    lr: float = param(0.01, "Adam's learning rate")
-    hidden: int = param(64, "width of the GNN layer and of the MLP head's hidden layers")
-    head_layers: int = param(1, "hidden layers of the MLP head after the GNN layer (0: a linear read-out)")
-    conv: str = param("sage", "the 1-layer GNN: sage ([x_u, agg of neighbours]) or gcn (agg of u and neighbours)")
-    aggregation: str = param("mean", "mean or sum over the in-neighbours in the degree-bounded graph")
-    delta: float = param(1e-5, "δ of the (ε, δ) guarantee")
+    batch_size: int = param(256, "m: training nodes per step, drawn without replacement", bound=">= 1")
+    clip: float = param(1.0, "C: every node's gradient is clipped to this norm", bound="> 0")
+    epochs: int = param(20, "T = floor(epochs·N/m) steps over the N training nodes", bound=">= 1")
+    lr: float = param(0.01, "Adam's learning rate", bound="> 0")
+    hidden: int = param(64, "width of the GNN layer and of the MLP head's hidden layers", bound=">= 1")
+    head_layers: int = param(
+        1, "hidden layers of the MLP head after the GNN layer (0: a linear read-out)", bound=">= 0"
+    )
+    conv: str = param(
+        "sage", "the 1-layer GNN: sage ([x_u, agg of neighbours]) or gcn (agg of u and neighbours)", choices=CONVS
+    )
+    aggregation: str = param(
+        "mean", "mean or sum over the in-neighbours in the degree-bounded graph", choices=AGGREGATIONS
+    )
+    delta: float = param(1e-5, "δ of the (ε, δ) guarantee", bound="in (0, 1)")
 
-    def validate(self) -> None:
-        for name in ("batch_size", "epochs", "hidden"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1")
-        if self.max_degree < 0 or self.head_layers < 0:
-            raise ValueError("max_degree and head_layers must be >= 0")
-        if not (self.clip > 0 and self.lr > 0):
-            raise ValueError("clip C and lr must be > 0")
-        if self.conv not in CONVS:
-            raise ValueError(f"conv must be one of {CONVS}, got {self.conv!r}")
-        if self.aggregation not in AGGREGATIONS:
-            raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}")
-        check_delta(self.delta)
-        check_mode(self.over_bound)
-        check_num_train(self.num_train)
+    rules = (whole_num_train,)
 
 
 def _rank_in_groups(groups: Tensor, priority: Tensor) -> Tensor:

@@ -157,11 +157,9 @@ class DegreeShareParams(MethodParams):
         )
     }
 
-    degree_share: float | None = param(None, "share s of ε spent on the Laplace degree (default 0.1)")
-
-    def validate(self) -> None:
-        if self.degree_share is not None and not 0.0 < self.degree_share < 1.0:
-            raise ValueError(f"DPRR's degree_share must lie in (0, 1), got {self.degree_share}")
+    degree_share: float | None = param(
+        None, "share s of ε spent on the Laplace degree (default 0.1)", bound="in (0, 1)"
+    )
 
 
 @register_method

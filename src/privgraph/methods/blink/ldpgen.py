@@ -85,12 +85,8 @@ def _torch_gen(rng: RandomSource) -> torch.Generator:
 class LDPGenParams(MethodParams):
     """LDPGen's group counts: k₀ random groups in round 1, at most ``max_clusters`` k-means clusters in round 2."""
 
-    initial_groups: int = param(2, "groups of the first round's degree vectors")
-    max_clusters: int = param(64, "upper bound on the k-means clusters of the second round")
-
-    def validate(self) -> None:
-        if self.initial_groups < 1 or self.max_clusters < 2:
-            raise ValueError("LDPGen needs initial_groups >= 1 and max_clusters >= 2")
+    initial_groups: int = param(2, "groups of the first round's degree vectors", bound=">= 1")
+    max_clusters: int = param(64, "upper bound on the k-means clusters of the second round", bound=">= 2")
 
 
 @register_method

@@ -19,7 +19,7 @@ from privgraph.methods.base import (
     public_features,
     register_method,
 )
-from privgraph.methods.blink.client import LinkLDPReports, check_degree_share, link_ldp
+from privgraph.methods.blink.client import LinkLDPReports, link_ldp
 from privgraph.methods.blink.server import LOCAL, BlockRunner, beta_mle, clip_degrees, hard_graph, hybrid_graph
 from privgraph.methods.blink.soft import soft_graph
 from privgraph.progress import ProgressHook, Stages
@@ -50,9 +50,10 @@ class BlinkParams(MethodParams):
         None,
         "share s of ε spent on the degree (default 0.1; chosen among "
         "{0.1, …, 0.9} on validation by privgraph run --tune when not given)",
+        bound="in [0, 1]",
     )
-    soft_exact_limit: int = param(20_000, "Soft: exact dense P up to this many nodes, truncated above")
-    soft_min_probability: float = param(1e-3, "Soft: truncation τ of P above soft_exact_limit nodes")
+    soft_exact_limit: int = param(20_000, "Soft: exact dense P up to this many nodes, truncated above", bound=">= 1")
+    soft_min_probability: float = param(1e-3, "Soft: truncation τ of P above soft_exact_limit nodes", bound="in (0, 1)")
     server: str = param(
         "local",
         "where the server (β-MLE, posterior, graph) runs: local (this process) or ray (blocks of nodes as Ray "
@@ -65,13 +66,7 @@ class BlinkParams(MethodParams):
     )
 
     def validate(self) -> None:
-        super().validate()  # the variant among VARIANTS
-        if self.degree_share is not None:
-            check_degree_share(self.degree_share)
-        if not 0.0 < self.soft_min_probability < 1.0:
-            raise ValueError(f"soft_min_probability must lie in (0, 1), got {self.soft_min_probability}")
-        if self.soft_exact_limit < 1:
-            raise ValueError("soft_exact_limit must be >= 1")
+        super().validate()  # the variant among VARIANTS, the declared bounds
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers must be >= 1, got {self.workers}")
         if self.server == "local" and self.workers is not None and not self.address:

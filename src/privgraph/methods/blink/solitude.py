@@ -70,12 +70,8 @@ class LearnedAdjacencyClassifier(nn.Module):
 class SolitudeParams(MethodParams):
     """The weights λ₁, λ₂ of eq. 10 (Blink paper §5.1)."""
 
-    lambda1: float = param(1e-3, "λ₁ of eq. 10: pull of Â towards the reports Ã (Frobenius)")
-    lambda2: float = param(1e-3, "λ₂ of eq. 10: sparsity of Â (entrywise L1)")
-
-    def validate(self) -> None:
-        if self.lambda1 < 0 or self.lambda2 < 0:
-            raise ValueError("Solitude's λ₁ and λ₂ must be >= 0")
+    lambda1: float = param(1e-3, "λ₁ of eq. 10: pull of Â towards the reports Ã (Frobenius)", bound=">= 0")
+    lambda2: float = param(1e-3, "λ₂ of eq. 10: sparsity of Â (entrywise L1)", bound=">= 0")
 
 
 @register_method

@@ -70,6 +70,7 @@ from privgraph.mechanisms import RandomSource
 from privgraph.mechanisms.base import check_delta, check_epsilon
 from privgraph.mechanisms.gaussian import analytic_gaussian_sigma, classical_gaussian_sigma
 from privgraph.mechanisms.randomness import derive_seed, make_generator, normal, randn
+from privgraph.param_checks import feature_options
 
 CALIBRATIONS = ("clipped", "paper")
 FEATURE_MODES = ("noisy", "none")  # HeteDP link release: noisy features (ε_f = share·ε) or none read (ε_s = ε)
@@ -126,13 +127,7 @@ def check_feature_options(calibration: str, feature_dim: int | None, features: s
     clipped calibration, and neither with ``features="none"`` (no feature is read)."""
     check_calibration(calibration)
     check_feature_dim(feature_dim)
-    if check_feature_mode(features) == "none" and (feature_dim is not None or calibration != "clipped"):
-        raise ValueError("features='none' reads no feature: feature_dim and calibration do not apply")
-    if feature_dim is not None and calibration == "paper":
-        raise ValueError(
-            "feature_dim (a projection before clipping) applies to the clipped, DP calibration, not "
-            "to calibration='paper'"
-        )
+    feature_options(calibration, feature_dim, check_feature_mode(features))  # the Params' rule, the same check
 
 
 def projection_matrix(d: int, k: int, seed: int) -> Tensor:

@@ -49,11 +49,11 @@ from typing import Any
 from torch import Tensor
 from torch_geometric.data import HeteroData
 
-from privgraph.accounting import PrivacyReport, TrustModel, Unit, check_share
+from privgraph.accounting import PrivacyReport, TrustModel, Unit
 from privgraph.accounting.ledger import Spend, gaussian_event
 from privgraph.accounting.rdp import noise_multiplier_for
 from privgraph.data.hetero import EdgeType
-from privgraph.mechanisms import RandomSource, check_delta
+from privgraph.mechanisms import RandomSource
 from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import (
     SPLIT_FIELDS,
@@ -66,21 +66,23 @@ from privgraph.methods.base import (
     register_method,
 )
 from privgraph.methods.hetedp.checks import check_hetero, check_projection, edge_type_param, store_key
-from privgraph.methods.hetedp.features import (
-    check_clip_bound,
-    check_feature_mode,
-    privatize_features,
-)
+from privgraph.methods.hetedp.features import CALIBRATIONS, FEATURE_MODES, privatize_features
 from privgraph.methods.hetedp.link_release import LinkRelease, LinkReleaseSettings, link_release
 from privgraph.methods.hetedp.nc import (
+    EPOCH_SELECTIONS,
+    NC_EMBEDDINGS,
+    NC_INPUTS,
+    NC_MODELS,
     ReplacedInputs,
     check_nc_defaults,
     check_nc_options,
     featdp_inputs,
 )
-from privgraph.methods.hetedp.topology import check_topology
+from privgraph.methods.hetedp.topology import TOPOLOGY_MODES
 from privgraph.methods.request_view import RequestView
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
+from privgraph.param_checks import HETEDP_FEATURE_SHARE as DEFAULT_FEATURE_SHARE
+from privgraph.param_checks import authors_inputs_mode, feature_options, feature_share_unused
 from privgraph.progress import ProgressHook
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 from privgraph.train.dpsgd import DPSGDConfig, plan_sampling
@@ -97,32 +99,38 @@ class HeteDPParams(MethodParams):
     )
     reverse: tuple[str, str, str] | None = param(None, "its reverse relation (default: the one dst → src relation)")
     feature_share: float = param(
-        0.5, "ε_f/ε spent on the features (privgraph run --tune chooses it on validation when not given)"
+        DEFAULT_FEATURE_SHARE,
+        "ε_f/ε spent on the features (privgraph run --tune chooses it on validation when not given)",
+        bound="in (0, 1)",
     )
     features: str = param(
         "noisy",
         "noisy (clipped + Gaussian with ε_f) or none (x is not read: every type gets "
         "public random inputs, ε_s = ε, feature_share unused; the guarantee is the edge's "
         "only)",
+        choices=FEATURE_MODES,
     )
     feature_dim: int | None = param(
         None,
         "project each feature row to this many dimensions by a public random "
         "orthonormal matrix before clipping (same σ, fewer noisy coordinates)",
+        bound=">= 1",
     )
     projection_seed: int = param(0, "public seed of the projection (data independent, stated in the release)")
     topology: str = param(
         "edge",
         "edge (messages over the other relations: edge-level DP), node (no messages) or "
         "message-passing (the paper's: ε covers one example's loss term, not an edge)",
+        choices=TOPOLOGY_MODES,
     )
-    clip_bound: float = param(1.0, "L2 bound C_f of each node's feature vector")
+    clip_bound: float = param(1.0, "L2 bound C_f of each node's feature vector", bound="in (0, inf)")
     calibration: str = param(
         "clipped",
         "feature noise: clipped (DP, the default) or paper (the paper's "
         "λ = 0.01, Δ = 2 on unclipped features: NOT DP, stated as ε = ∞)",
+        choices=CALIBRATIONS,
     )
-    delta: float = param(1e-5, "δ of the feature release and of DP-SGD")
+    delta: float = param(1e-5, "δ of the feature release and of DP-SGD", bound="in (0, 1)")
     edge_count: int | None = param(
         None,
         "DP-SGD: a PUBLIC number N of training edges of the protected relation "
@@ -155,15 +163,19 @@ class HeteDPParams(MethodParams):
         "node classification: han (a HAN on the DP features, §IV-A; the default) or "
         "link-vgae (the authors' topologyDP_nc.py: a logistic regression on the link "
         "model's embeddings of the classified type after each DP-SGD epoch)",
+        choices=NC_MODELS,
     )
     nc_selection: str = param(
         "validation",
         "link-vgae: the epoch reported — validation (best validation micro-F1; "
         "the default) or best-test (THE PAPER'S OPTIMISTIC SELECTION: the best "
         "test micro-F1 over the epochs; reads the test labels, not an estimate)",
+        choices=EPOCH_SELECTIONS,
     )
     nc_embedding: str = param(
-        "mean", "link-vgae: the embedding classified — mean (μ) or sample (the authors' posterior sample μ + N(0, I)·σ)"
+        "mean",
+        "link-vgae: the embedding classified — mean (μ) or sample (the authors' posterior sample μ + N(0, I)·σ)",
+        choices=NC_EMBEDDINGS,
     )
     nc_inputs: str = param(
         "release",
@@ -172,7 +184,10 @@ class HeteDPParams(MethodParams):
         "per type trained on the TRAINING LABELS (degree bins for the other types), "
         "embedding the CLEAN features; every type read / the classified type only; "
         "NOT DP for the features, stated as ε = ∞; message-passing mode only)",
+        choices=NC_INPUTS,
     )
+
+    rules = (feature_share_unused, feature_options, authors_inputs_mode)
 
     def dpsgd(self) -> DPSGDConfig:
         return DPSGDConfig(**{f.name: getattr(self, f.name) for f in fields(DPSGDConfig)})
@@ -180,25 +195,9 @@ class HeteDPParams(MethodParams):
     def validate(self) -> None:
         object.__setattr__(self, "edge_type", edge_type_param(self.edge_type, "edge_type"))
         object.__setattr__(self, "reverse", edge_type_param(self.reverse, "reverse"))
-        check_share(self.feature_share, "feature_share (ε_f/ε)")
-        if check_feature_mode(self.features) == "none":
-            default = next(f.default for f in fields(self) if f.name == "feature_share")
-            if self.feature_share != default:
-                raise ValueError(
-                    "features='none' spends all of ε on DP-SGD (ε_s = ε): feature_share does not apply, leave it out"
-                )
+        super().validate()  # the declared choices, bounds and rules
         check_projection(self.calibration, self.feature_dim, self.projection_seed, self.features)
-        check_topology(self.topology)
-        check_clip_bound(self.clip_bound)
-        check_delta(self.delta)
         check_nc_options(self.nc_model, self.nc_selection, self.nc_embedding, self.nc_inputs)
-        if self.nc_inputs != "release" and (self.topology != "message-passing" or self.features != "noisy"):
-            raise ValueError(
-                "nc_inputs='authors-han…' computes the inputs from the whole graph, the protected "
-                "relation included (its metapaths), and from the features: it applies with "
-                "topology='message-passing' (the authors' mode, whose ε already holds the graph fixed) "
-                "and features='noisy' only"
-            )
         self.dpsgd()
 
     def link_release(
@@ -481,26 +480,29 @@ class HeteDPFeatureParams(MethodParams):
     """HeteDP's feature release settings (§IV-A): the node types released, the clip bound C_f and δ."""
 
     node_types: tuple[str, ...] | None = param(None, "node types whose features are released (default: all with x)")
-    clip_bound: float = param(1.0, "L2 bound C_f of each node's feature vector")
+    clip_bound: float = param(1.0, "L2 bound C_f of each node's feature vector", bound="in (0, inf)")
     calibration: str = param(
         "clipped",
         "clipped (DP, the default) or paper (the paper's λ = 0.01, Δ = 2 on "
         "unclipped features: NOT DP, stated as ε = ∞)",
+        choices=CALIBRATIONS,
     )
     feature_dim: int | None = param(
         None,
         "project each feature row to this many dimensions by a public random "
         "orthonormal matrix before clipping (same σ, fewer noisy coordinates)",
+        bound=">= 1",
     )
     projection_seed: int = param(0, "public seed of the projection (data independent, stated in the release)")
-    delta: float = param(1e-5, "δ of the Gaussian release")
+    delta: float = param(1e-5, "δ of the Gaussian release", bound="in (0, 1)")
+
+    rules = (feature_options,)
 
     def validate(self) -> None:
         if self.node_types is not None:
             object.__setattr__(self, "node_types", tuple(self.node_types))
+        super().validate()  # the declared choices and bounds
         check_projection(self.calibration, self.feature_dim, self.projection_seed)
-        check_clip_bound(self.clip_bound)
-        check_delta(self.delta)
 
 
 @register_method

@@ -39,9 +39,9 @@ from typing import Any
 import torch
 from torch_geometric.data import Data
 
-from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit, check_share
+from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.accounting.ledger import Spend
-from privgraph.data.annotations import check_public_fraction, sample_public_nodes, split_edges
+from privgraph.data.annotations import sample_public_nodes, split_edges
 from privgraph.data.transforms import standardize_columns
 from privgraph.input_rules import declared_domain
 from privgraph.mechanisms import RandomSource, check_epsilon
@@ -57,18 +57,16 @@ from privgraph.methods.base import (
     register_method,
 )
 from privgraph.methods.heterorr.edges import (
-    check_chains,
-    check_convergence_mode,
-    check_mcmc_steps,
-    check_structure,
+    CONVERGENCE_MODES,
+    STRUCTURES,
     edge_rand,
     edge_rr,
     lap_graph,
 )
-from privgraph.methods.heterorr.hrg import check_noise_floor
-from privgraph.methods.heterorr.scores import budget_shares, check_gamma, importance_scores, sensitivity_scores
+from privgraph.methods.heterorr.scores import budget_shares, importance_scores, sensitivity_scores
 from privgraph.methods.label_ldp import label_spend
 from privgraph.methods.lpgnn import LPGNN, FeatureParams
+from privgraph.param_checks import split_epsilons
 from privgraph.progress import ProgressHook
 
 ACCOUNTING = ("composed", "released-code")
@@ -161,12 +159,13 @@ class FeatureRRParams(ControlParams):
     """FeatureRR's settings (§III-A, Algorithm 1): γ of eq. 7, the k bins of eq. 8–9, the public nodes
     for the importance model, the sensitive features of eq. 5, and whether the server debiases."""
 
-    gamma: float = param(0.5, "importance weight γ of eq. 7 (θ ∝ γ·α + (1 − γ)·β)")
-    bins: int = param(2, "number of bins k of the discretised randomizer (eq. 8–9)")
+    gamma: float = param(0.5, "importance weight γ of eq. 7 (θ ∝ γ·α + (1 − γ)·β)", bound="in [0, 1]")
+    bins: int = param(2, "number of bins k of the discretised randomizer (eq. 8–9)", bound=">= 2")
     public_fraction: float = param(
         0.1,
         "share of the training nodes declared public (their features train the "
         "SHAP importance model, unprotected); data.public_node_mask wins",
+        bound="in (0, 1]",
     )
     sensitive_features: tuple[int, ...] | None = param(
         None, "indices of the sensitive features (eq. 5); none: uniform sensitivity"
@@ -187,10 +186,8 @@ class FeatureRRParams(ControlParams):
     )
 
     def validate(self) -> None:
-        ControlParams.validate(self)  # control, accounting and bin_values among their choices
-        check_gamma(self.gamma)
-        check_bins(self.bins)
-        check_public_fraction(self.public_fraction)
+        ControlParams.validate(self)  # the declared choices and bounds (control, accounting, bin_values; gamma…)
+        check_bins(self.bins)  # a whole number (a float within the bound, from Python)
         if self.sensitive_features is not None:
             object.__setattr__(self, "sensitive_features", tuple(int(i) for i in self.sensitive_features))
 
@@ -206,32 +203,29 @@ class EdgeRRParams(MethodParams):
         "public: the dendrogram fitted on the public edges only (no privacy cost, no convergence needed), "
         "the whole ε_e on Algorithm 3's noisy counts; private-mcmc: the paper's private MCMC (ε₁ = "
         "mcmc_share·ε_e), released only if it passes the convergence criterion",
+        choices=STRUCTURES,
     )
-    mcmc_share: float = param(0.5, "private-mcmc: ε₁/ε_e spent on the MCMC (the rest on the noisy counts)")
-    mcmc_steps: int | None = param(None, "MCMC moves (default max(1000·n, 2·10⁵))")
-    threshold: float = param(0.02, "τ of Algorithm 3 (aggregate a subtree whose noise would dominate)")
+    mcmc_share: float = param(
+        0.5, "private-mcmc: ε₁/ε_e spent on the MCMC (the rest on the noisy counts)", bound="in (0, 1)"
+    )
+    mcmc_steps: int | None = param(None, "MCMC moves (default max(1000·n, 2·10⁵))", bound=">= 0")
+    threshold: float = param(0.02, "τ of Algorithm 3 (aggregate a subtree whose noise would dominate)", bound="> 0")
     noise_floor: float = param(
-        0.0, "κ: noisy counts below κ/ε_e2 set to 0 (post-processing, no privacy cost); 0: Algorithm 3 as printed"
+        0.0,
+        "κ: noisy counts below κ/ε_e2 set to 0 (post-processing, no privacy cost); 0: Algorithm 3 as printed",
+        bound="in [0, inf)",
     )
     mcmc_chains: int = param(
-        1, "independent MCMC chains (chain 0 released; the others only for the curator's Gelman–Rubin R̂)"
+        1,
+        "independent MCMC chains (chain 0 released; the others only for the curator's Gelman–Rubin R̂)",
+        bound=">= 1",
     )
     convergence: str = param(
         "require",
         "private-mcmc: require: refuse (nothing released) unless the MCMC passes the convergence criterion; "
         "waive: release anyway with ε = ∞ for the private edges",
+        choices=CONVERGENCE_MODES,
     )
-
-    def validate(self) -> None:
-        check_structure(self.structure)
-        check_share(self.mcmc_share, "mcmc_share (ε₁/ε)")
-        if self.mcmc_steps is not None:
-            check_mcmc_steps(self.mcmc_steps)
-        if not 0.0 < self.threshold:
-            raise ValueError(f"threshold τ must be > 0, got {self.threshold}")
-        check_noise_floor(self.noise_floor)
-        check_chains(self.mcmc_chains)
-        check_convergence_mode(self.convergence)
 
     def edge_rr_options(self) -> dict[str, Any]:
         return {
@@ -252,12 +246,10 @@ class HeteroRRParams(FeatureRRParams, EdgeRRParams):
     epsilon_f: float | None = param(None, "feature budget ε_f (default: the ε given)")
     epsilon_e: float | None = param(None, "private-edge budget ε_e (default: the ε given)")
 
+    rules = (split_epsilons,)
+
     def validate(self) -> None:
-        FeatureRRParams.validate(self)
-        EdgeRRParams.validate(self)
-        for name in ("epsilon_f", "epsilon_e"):
-            if getattr(self, name) is not None:
-                check_epsilon(getattr(self, name), name)
+        FeatureRRParams.validate(self)  # every declared choice, bound and rule (EdgeRR's too) and the bins
 
 
 def feature_rr_release(
@@ -448,6 +440,7 @@ class PrivHRGParams(EdgeRRParams):
         "private-mcmc (privHRG's definition): the private MCMC, released only if it passes the convergence "
         "criterion; public: a random dendrogram independent of the graph (no public edge), the whole ε on "
         "Algorithm 3's noisy counts",
+        choices=STRUCTURES,
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from torch_geometric.data import Data
 
 from privgraph.accounting import PrivacyReport, TrustModel, Unit
-from privgraph.mechanisms import RandomSource, check_delta
+from privgraph.mechanisms import RandomSource
 from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import (
     SPLIT_FIELDS,
@@ -41,7 +41,12 @@ from privgraph.methods.ppcvgae.embedding import (
     train_embedding,
     unprotected_attribute,
 )
-from privgraph.methods.ppcvgae.privacy import check_calibration, check_candidate_epsilon, check_case, flip_candidate
+from privgraph.methods.ppcvgae.privacy import (
+    CALIBRATIONS,
+    CASE_MODELS,
+    check_candidate_epsilon,
+    flip_candidate,
+)
 from privgraph.methods.request_view import RequestView
 from privgraph.progress import ProgressHook
 from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
@@ -51,15 +56,16 @@ from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
 class AutoencoderParams(MethodParams):
     """The autoencoder's settings (:class:`~privgraph.methods.ppcvgae.embedding.EmbeddingConfig`)."""
 
-    latent: int = param(16, "embedding dimension")
-    hidden: int = param(32, "hidden width of the encoders")
-    epochs: int = param(300, "full-batch Adam epochs")
-    lr: float = param(0.01, "learning rate")
+    latent: int = param(16, "embedding dimension", bound=">= 1")
+    hidden: int = param(32, "hidden width of the encoders", bound=">= 1")
+    epochs: int = param(300, "full-batch Adam epochs", bound=">= 1")
+    lr: float = param(0.01, "learning rate", bound="> 0")
 
     def config(self, **extra: Any) -> EmbeddingConfig:
         return EmbeddingConfig(latent=self.latent, hidden=self.hidden, epochs=self.epochs, lr=self.lr, **extra)
 
     def validate(self) -> None:
+        super().validate()  # the declared choices and bounds
         self.config()
 
 
@@ -68,25 +74,26 @@ class PPCVGAEParams(AutoencoderParams):
     """PPCVGAE's settings: the threat-model case (§4.1 / §4.2), the penalty of §5.2, the KL weight of the
     ELBO (eq. 3/4), and δ and the Gaussian calibration of PPCVGAE+DP (§5.1)."""
 
-    case: str = param("a", "threat model: a — the adversary knows A (CVGAE of §4.1), b — it does not (§4.2)")
-    penalty: float = param(10.0, "weight λ of the privacy penalty Δν/N (§5.2)")
-    kl_weight: float = param(1.0, "weight of the KL term (1: the ELBO of eq. 3/4)")
-    encoder_penalty: float = param(0.0, "weight λ_μ of Δμ²/N on the encoder mean (ours; lowers the noise)")
-    delta: float = param(1e-4, "δ of the Gaussian release (with ε)")
+    case: str = param(
+        "a",
+        "threat model: a — the adversary knows A (CVGAE of §4.1), b — it does not (§4.2)",
+        choices=tuple(CASE_MODELS),
+    )
+    penalty: float = param(10.0, "weight λ of the privacy penalty Δν/N (§5.2)", bound="in [0, inf)")
+    kl_weight: float = param(1.0, "weight of the KL term (1: the ELBO of eq. 3/4)", bound="in [0, inf)")
+    encoder_penalty: float = param(
+        0.0, "weight λ_μ of Δμ²/N on the encoder mean (ours; lowers the noise)", bound="in [0, inf)"
+    )
+    delta: float = param(1e-4, "δ of the Gaussian release (with ε)", bound="in (0, 1)")
     calibration: str = param(
         "analytic",
         "Gaussian calibration: analytic (Balle & Wang) or classical (eq. 6, ε < 1); "
         "paper: §5.2's max(γ(Δν) − 1, 0), to reproduce the paper only — NOT DP (ε = ∞)",
+        choices=CALIBRATIONS,
     )
 
     def config(self, **extra: Any) -> EmbeddingConfig:
         return super().config(kl_weight=self.kl_weight, penalty=self.penalty, encoder_penalty=self.encoder_penalty)
-
-    def validate(self) -> None:
-        super().validate()
-        check_case(self.case)
-        check_delta(self.delta)
-        check_calibration(self.calibration)
 
 
 def _training_seed(rng: RandomSource) -> int:
@@ -241,12 +248,8 @@ class VGAE(_EmbeddingMethod):
 class DPGCNParams(MethodParams):
     """DP-GCN's disentangler training: Adam epochs and learning rate."""
 
-    epochs: int = param(300, "Adam epochs of the disentangler")
-    lr: float = param(0.01, "learning rate")
-
-    def validate(self) -> None:
-        if self.epochs < 1 or not self.lr > 0:
-            raise ValueError("epochs must be >= 1 and lr > 0")
+    epochs: int = param(300, "Adam epochs of the disentangler", bound=">= 1")
+    lr: float = param(0.01, "learning rate", bound="> 0")
 
 
 @register_method
