@@ -39,11 +39,13 @@ from privgraph.version import __version__
 if TYPE_CHECKING:  # the names as the docs and type checkers see them; _LAZY imports them at runtime
     from privgraph.accounting import Ledger, PrivacyGuarantee, PrivacyReport
     from privgraph.api import attack, fit, list_methods, load_release, privatize
+    from privgraph.audit import audit_method
     from privgraph.experiments.compare import compare
     from privgraph.experiments.report import report
     from privgraph.experiments.sweep import sweep
     from privgraph.mechanisms import SecureRandom
     from privgraph.release import PrivateRelease
+    from privgraph.request import ReleaseRequest
     from privgraph.threads import set_threads
     from privgraph.transforms import Privatize
     from privgraph.where import method_sources
@@ -78,6 +80,8 @@ __all__ = [
     "method_sources",
     "load_release",
     "Privatize",
+    "ReleaseRequest",
+    "audit_method",
     "sweep",
     "report",
     "compare",

@@ -66,10 +66,7 @@ def audit_command(
     entry = _method(method)
     eps = _one_epsilon(epsilon)
     check_epsilon_given(method, entry["info"], eps)
-    values = _assign(
-        param, hints(entry["params"]), "--param", f"method {method!r}", "parameter", entry.get("renamed"),
-        entry.get("choices"),
-    )  # fmt: skip
+    values = _assign(param, hints(entry["params"]), "--param", f"method {method!r}", "parameter", entry.get("renamed"))
     _check_declared(entry, values)
     if dataset is not None and inputs.input is not None:
         _fail("give --dataset or --input, not both")
