@@ -11,10 +11,11 @@ first (a unit is a subpackage or a top-level module):
 ====  =====================================  ==================================================
 rank  units                                  why there
 ====  =====================================  ==================================================
-0     ``version``, ``progress``, ``device``,  import nothing from privgraph
-      ``network``, ``threads``,
-      ``input_rules``
-1     ``accounting``                         guarantees, the RDP accountant, ε/δ validation
+0     ``version``, ``progress``, ``device``,  no heavy imports; import only each other
+      ``network``, ``threads``,              (``ray_cluster``: ``device``, ``network``)
+      ``input_rules``, ``ray_cluster``
+1     ``accounting``, ``param_checks``       guarantees, the RDP accountant, ε/δ validation; the
+                                             declared parameter ranges and rules (torch-free)
 2     ``mechanisms``                         randomizers (report their guarantees)
 3     ``data``                               loading, validation, splits (annotations draw noise)
 4     ``nn``                                 layers and models
@@ -41,8 +42,8 @@ import privgraph
 PACKAGE = Path(privgraph.__file__).parent
 ROOT = "privgraph"  # the package's own __init__: the facade, at the top
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("version", "progress", "device", "network", "threads", "input_rules"),
-    ("accounting",),
+    ("version", "progress", "device", "network", "threads", "input_rules", "ray_cluster"),
+    ("accounting", "param_checks"),
     ("mechanisms",),
     ("data",),
     ("nn",),

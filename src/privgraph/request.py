@@ -9,7 +9,7 @@ function that consumes it::
     rel = pg.privatize(data, req)               # == pg.privatize(data, "blink", epsilon=4.0, seed=0, variant="hybrid")
 
 The method is given by name (with its parameters), by its ``Params`` object or built; its parameters
-never share a name with the request's own fields (:data:`~privgraph.methods.base.RESERVED`, refused when a
+never share a name with the request's own fields (:data:`~privgraph.methods.registry.RESERVED`, refused when a
 method registers),
 except ``delta``, which is the δ of the method's (ε, δ) claim (:attr:`Method.delta_param`).
 """
@@ -32,7 +32,7 @@ from privgraph.mechanisms import (
     reproducible_note,
 )
 from privgraph.methods import METHODS, Method, MethodParams, Task, method_class
-from privgraph.methods.base import RESERVED
+from privgraph.methods.registry import RESERVED
 from privgraph.methods.request_view import Shared
 from privgraph.progress import ProgressHook
 

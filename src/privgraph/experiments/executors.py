@@ -22,17 +22,14 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from privgraph.device import DEVICE_ENV
 from privgraph.experiments.grid import GridSetting
 from privgraph.experiments.pipeline import Experiment, TunedSetting
 from privgraph.experiments.store import ERROR, TrialRecord
+from privgraph.ray_cluster import WORKER_ENV, start_ray
 from privgraph.version import __version__
 
 # environment the workers need (the driver's values are passed to every worker)
-WORKER_ENV = ("PRIVGRAPH_DATA", "PRIVGRAPH_CACHE", DEVICE_ENV)
-OBJECT_STORE_BYTES = 256 * 2**20  # a local cluster's object store: records are small
 EXECUTORS = ("auto", "local", "processes", "ray")
-RAY_CONNECT_SECONDS = 5.0  # how long --address's head may take to accept a connection before the sweep gives up
 # ``auto`` starts worker processes only when the trials left would take longer than this in this process
 # (the estimate: the mean time of the trials run here so far); a pool's start-up is a second or two a worker
 POOL_MIN_SECONDS = 10.0
@@ -300,63 +297,6 @@ def ray_task_options(gpus_per_trial: float = 0.0) -> dict[str, Any]:
     return {"num_cpus": 1, "num_gpus": gpus_per_trial, "max_retries": 0}
 
 
-def start_ray(
-    workers: int | None,
-    address: str | None,
-    notify: Callable[[str], None] | None = None,
-    env: dict[str, str] | None = None,
-    object_store_bytes: int | None = OBJECT_STORE_BYTES,
-) -> tuple[Any, bool]:
-    """Join the Ray cluster at ``address`` or start a local one of ``workers`` CPUs (all by default), unless
-    Ray runs already: ``(ray, started)``, ``started`` when this call started it (then the caller shuts it
-    down).  Workers get $PRIVGRAPH_DATA, $PRIVGRAPH_CACHE and the device variable, one BLAS thread and
-    ``env``; a local cluster's object store holds ``object_store_bytes`` (None: Ray's default, 30 % of the
-    memory).  A head that does not answer, or a start that fails, raises one line with the fix."""
-    if address and address != "auto" and "://" not in address:  # Ray retries an absent head for minutes
-        from privgraph.network import unreachable
-
-        failure = unreachable(f"tcp://{address}", RAY_CONNECT_SECONDS)
-        if failure is not None:
-            raise RuntimeError(ray_start_failure(ConnectionError(failure), address))
-    try:
-        import ray
-    except ImportError:  # pragma: no cover - ray is a dependency
-        raise RuntimeError(
-            "the ray executor needs Ray: pip install 'privgraph[sweep]' (or --executor processes)"
-        ) from None
-    worker_env = {k: os.environ[k] for k in WORKER_ENV if k in os.environ}
-    worker_env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", **(env or {}))
-    started = not ray.is_initialized()
-    if started:
-        kwargs: dict[str, Any] = {
-            "runtime_env": {"env_vars": worker_env},
-            "include_dashboard": False,
-            "logging_level": "ERROR",
-            "log_to_driver": False,
-        }
-        if address:
-            (notify or _quiet)(f"joining the Ray cluster at {address}")
-            where: dict[str, Any] = {"address": address}
-        else:
-            cpus = workers or os.cpu_count()
-            (notify or _quiet)(
-                f"starting a local Ray cluster of {cpus} CPUs (a minute or more on a busy machine; "
-                "--executor processes starts in seconds)"
-            )
-            where = {"num_cpus": cpus}
-            if object_store_bytes is not None:
-                where["object_store_memory"] = object_store_bytes
-        try:
-            ray.init(**where, **kwargs)
-        except Exception as err:  # noqa: BLE001 - Ray raises many kinds; the user gets one line and the fix
-            try:
-                ray.shutdown()  # what part of a local cluster started
-            except Exception:  # noqa: BLE001, S110 - the start's reason is the one to report
-                pass
-            raise RuntimeError(ray_start_failure(err, address)) from None
-    return ray, started
-
-
 class _RayExecutor:
     """Trials as Ray tasks (one CPU and ``gpus_per_trial`` GPUs each); :meth:`wait` returns the next one to
     finish."""
@@ -401,29 +341,10 @@ class _RayExecutor:
             self.ray.shutdown()
 
 
-def ray_start_failure(err: BaseException, address: str | None) -> str:
-    """The one line a sweep prints when Ray does not start (or join ``address``): Ray's reason and the fix."""
-    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
-    reason = f"{type(err).__name__}: {lines[0] if lines else ''}".rstrip(": ")
-    if address:
-        return (
-            f"Ray could not join the cluster at {address} ({reason}): check that `ray start --head` runs there "
-            "(`ray status --address ADDRESS`), or drop --address to run on this machine"
-        )
-    return (
-        f"Ray did not start a local cluster ({reason}): run on this machine without Ray with --executor processes "
-        "(or auto), or start Ray first (`ray start --head`) and pass its address with --address"
-    )
-
-
 def _worker_failed(tag: Any, args: tuple, err: BaseException, seconds: float) -> tuple[Any, TrialRecord, float]:
     """What :meth:`wait` returns for a trial whose worker died (out of memory, killed): its error record."""
     setting, trial, _, run_id = args[:4]
     return tag, error_record(setting, trial, run_id, f"the worker failed: {err!r}", seconds), seconds
-
-
-def _quiet(line: str) -> None:
-    """A ``notify`` that says nothing."""
 
 
 def make_executor(

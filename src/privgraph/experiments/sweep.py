@@ -63,7 +63,6 @@ from privgraph.experiments.executors import (  # sweep's public names, defined w
     execute_trial,
     fork_is_safe,
     make_executor,
-    ray_start_failure,
     ray_task_options,
     timed_trial,
 )
@@ -71,6 +70,7 @@ from privgraph.experiments.grid import Grid, GridSetting
 from privgraph.experiments.pipeline import TunedSetting
 from privgraph.experiments.store import DEFAULT_DB, ResultsStore, TrialRecord
 from privgraph.progress import ProgressHook
+from privgraph.ray_cluster import ray_start_failure
 
 
 @dataclass

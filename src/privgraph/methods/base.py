@@ -40,10 +40,7 @@ from privgraph.methods.hyperparameters import SEARCH_SPACE as SEARCH_SPACE  # re
 from privgraph.methods.hyperparameters import Hyperparameters
 from privgraph.methods.hyperparameters import Settings as Settings
 from privgraph.methods.label_ldp import denoise_labels, label_spend, report_labels
-from privgraph.methods.registry import METHODS as METHODS
-from privgraph.methods.registry import RESERVED as RESERVED
-from privgraph.methods.registry import MethodRegistry as MethodRegistry
-from privgraph.methods.registry import register_method as register_method
+from privgraph.methods.registry import RESERVED, MethodRegistry
 from privgraph.methods.request_view import RequestView
 from privgraph.nn import NodeClassifier
 from privgraph.nn.dense import BlockwiseAdjacency
@@ -473,6 +470,26 @@ class HeteroMethod(Method):
         """The lp task's (validation, test) ROC-AUC of a method that releases no link model, and its
         embeddings of the relation's two endpoint types (their inner product scores a pair)."""
         raise NotImplementedError(f"{self.name} trains no link-prediction model of its own")
+
+
+METHODS: MethodRegistry[type[Method]] = MethodRegistry()  # the registry: the CLI, the API and the tests all read it
+
+
+def register_method(cls: type[Method]) -> type[Method]:
+    """Class decorator: add ``cls`` to :data:`METHODS` under ``cls.name`` (PyG-style registry)."""
+    if not cls.name:
+        raise TypeError(f"{cls.__name__} has no name")
+    reserved = [f.name for f in fields(cls.Params) if f.name in RESERVED or f.name == "delta" != cls.delta_param]
+    if reserved:
+        raise TypeError(f"{cls.name}: parameter {reserved[0]!r} is a release request's own keyword: rename it")
+    module = METHODS.announced(cls.name)
+    if module is not None and cls.__module__ != module and not cls.__module__.startswith(module + "."):
+        METHODS.get(cls.name)  # the announced class first: a clash is refused whichever is imported first
+    taken = METHODS.loaded(cls.name)
+    if taken is not None and taken is not cls:
+        raise TypeError(f"method name {cls.name!r} is taken by {taken.__name__}")
+    METHODS[cls.name] = cls
+    return cls
 
 
 def gaussian_multiplier_event(

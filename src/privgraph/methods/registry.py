@@ -1,16 +1,14 @@
-"""The method registry: name → :class:`~privgraph.methods.base.Method` class, names announced with their module
-and imported on first use (:class:`MethodRegistry`), and ``@register_method``, which refuses a name taken by
-another class and a parameter named like a release request's own keyword (:data:`RESERVED`)."""
+"""The method registry's mapping: name → class, names announced with their module and imported on first use
+(:class:`MethodRegistry`; the registry itself, ``METHODS``, and ``@register_method`` are in
+:mod:`privgraph.methods.base`), and the names no method parameter may take (:data:`RESERVED`)."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator, MutableMapping
-from dataclasses import fields
-from typing import TYPE_CHECKING
+from typing import Generic, TypeVar
 
-if TYPE_CHECKING:
-    from privgraph.methods.base import Method
+C = TypeVar("C")  # the registered class type (C)
 
 # the release request's own keywords (privgraph.request): no method parameter is named by one; ``delta`` only as
 # the method's delta_param (the δ of its claim)
@@ -20,13 +18,13 @@ RESERVED = frozenset(
 )
 
 
-class MethodRegistry(MutableMapping[str, "type[Method]"]):
+class MethodRegistry(MutableMapping[str, C], Generic[C]):
     """Method name → class.  A name announced with its module (:meth:`announce`, the package's table) is
     listed at once and its module imported on first use, so that running one method imports that method
     alone (not every method's dependencies: scikit-learn, ...); ``@register_method`` adds the class."""
 
     def __init__(self) -> None:
-        self._classes: dict[str, type[Method]] = {}
+        self._classes: dict[str, C] = {}
         self._modules: dict[str, str] = {}
 
     def announce(self, modules: dict[str, str]) -> None:
@@ -37,16 +35,16 @@ class MethodRegistry(MutableMapping[str, "type[Method]"]):
         """The module announced for ``name`` (None: none)."""
         return self._modules.get(name)
 
-    def loaded(self, name: str) -> type[Method] | None:
+    def loaded(self, name: str) -> C | None:
         """The class registered under ``name`` so far (no import)."""
         return self._classes.get(name)
 
-    def __getitem__(self, name: str) -> type[Method]:
+    def __getitem__(self, name: str) -> C:
         if name not in self._classes and name in self._modules:
             importlib.import_module(self._modules[name])
         return self._classes[name]
 
-    def __setitem__(self, name: str, cls: type[Method]) -> None:
+    def __setitem__(self, name: str, cls: C) -> None:
         self._classes[name] = cls
 
     def __delitem__(self, name: str) -> None:
@@ -65,24 +63,4 @@ class MethodRegistry(MutableMapping[str, "type[Method]"]):
         return len(dict.fromkeys([*self._modules, *self._classes]))
 
 
-METHODS = MethodRegistry()  # the registry: the CLI, the API and the tests all read it
-
-
-def register_method(cls: type[Method]) -> type[Method]:
-    """Class decorator: add ``cls`` to :data:`METHODS` under ``cls.name`` (PyG-style registry)."""
-    if not cls.name:
-        raise TypeError(f"{cls.__name__} has no name")
-    reserved = [f.name for f in fields(cls.Params) if f.name in RESERVED or f.name == "delta" != cls.delta_param]
-    if reserved:
-        raise TypeError(f"{cls.name}: parameter {reserved[0]!r} is a release request's own keyword: rename it")
-    module = METHODS.announced(cls.name)
-    if module is not None and cls.__module__ != module and not cls.__module__.startswith(module + "."):
-        METHODS.get(cls.name)  # the announced class first: a clash is refused whichever is imported first
-    taken = METHODS.loaded(cls.name)
-    if taken is not None and taken is not cls:
-        raise TypeError(f"method name {cls.name!r} is taken by {taken.__name__}")
-    METHODS[cls.name] = cls
-    return cls
-
-
-__all__ = ["METHODS", "RESERVED", "MethodRegistry", "register_method"]
+__all__ = ["RESERVED", "MethodRegistry"]

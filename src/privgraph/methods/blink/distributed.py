@@ -82,7 +82,7 @@ class RayRunner:
     _remote: Any = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
-        from privgraph.experiments.executors import start_ray
+        from privgraph.ray_cluster import start_ray
 
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers must be >= 1, got {self.workers}")
