@@ -4,13 +4,14 @@ graph (:class:`GAPNodeModel`, the authors' ``predict``)."""
 
 from __future__ import annotations
 
+import warnings
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from privgraph.mechanisms.aggregation import bound_out_degree, perturbed_aggregation
 from privgraph.mechanisms.randomness import make_generator
-from privgraph.train.node_classification import to_csr
 
 SPARSE_INPUT_DENSITY = 0.05  # the edge-level encoder reads features with at most this share of non-zeros as sparse
 
@@ -51,16 +52,40 @@ class SparseInputLinear(nn.Linear):
     def transpose_of(self, x: Tensor) -> Tensor:
         """xᵀ in CSR, kept for the next call with the same ``x`` (the training's epochs)."""
         if self._transposed is None or self._transposed[0] is not x:
-            self._transposed = (x, to_csr(x.to_sparse_coo().t().coalesce()))
+            self._transposed = (x, csr_transpose(x))
         return self._transposed[1]
 
 
-def sparse_input(x: Tensor, max_density: float = SPARSE_INPUT_DENSITY) -> Tensor:
-    """``x`` as a sparse CSR matrix when at most ``max_density`` of it is non-zero, else ``x``."""
-    if x.numel() and int(torch.count_nonzero(x)) <= max_density * x.numel():
-        return to_csr(x)
-    return x
+def sparse_input(x: Tensor, max_density: float = SPARSE_INPUT_DENSITY, block: int = 2048) -> Tensor:
+    """``x`` as a sparse CSR matrix when at most ``max_density`` of it is non-zero, else ``x`` (the non-zeros
+    found ``block`` rows at a time: half the time of ``to_sparse_csr`` on a dense matrix)."""
+    if x.dim() != 2 or not x.numel() or int(torch.count_nonzero(x)) > max_density * x.numel():
+        return x
+    rows, cols, values = [], [], []
+    for start in range(0, x.shape[0], block):
+        part = x[start : start + block]
+        r, c = part.nonzero(as_tuple=True)
+        rows.append(r + start)
+        cols.append(c)
+        values.append(part[r, c])
+    return _csr_of(torch.cat(rows), torch.cat(cols), torch.cat(values), tuple(x.shape))
 
+
+def csr_transpose(x: Tensor) -> Tensor:
+    """xᵀ of a sparse CSR ``x``, in CSR (its entries reordered by column, stably: rows ascending in each)."""
+    crow, cols, values = x.crow_indices(), x.col_indices(), x.values()
+    rows = torch.repeat_interleave(torch.arange(x.shape[0], device=x.device), crow.diff())
+    order = torch.argsort(cols, stable=True)
+    return _csr_of(cols[order], rows[order], values[order], (x.shape[1], x.shape[0]))
+
+
+def _csr_of(rows: Tensor, cols: Tensor, values: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """The CSR matrix of ``shape`` with the entries (rows, cols, values), sorted by row then column."""
+    crow = torch.zeros(shape[0] + 1, dtype=torch.long, device=rows.device)
+    crow[1:] = torch.cumsum(torch.bincount(rows, minlength=shape[0]), 0)
+    with warnings.catch_warnings():  # torch's "sparse CSR support is in beta" notice
+        warnings.filterwarnings("ignore", "Sparse CSR tensor support is in beta", UserWarning)
+        return torch.sparse_csr_tensor(crow, cols, values, shape, check_invariants=False)
 
 
 def mlp(in_dim: int, hidden: int, out_dim: int, layers: int, dropout: float, batch_norm: bool) -> nn.Sequential:
@@ -170,4 +195,4 @@ class GAPNodeModel(nn.Module):
         return self.classifier(self.tables(x, edge_index))
 
 
-__all__ = ["GAPClassifier", "GAPEncoder", "GAPNodeModel", "SparseInputLinear", "mlp", "sparse_input"]
+__all__ = ["GAPClassifier", "GAPEncoder", "GAPNodeModel", "SparseInputLinear", "mlp", "csr_transpose", "sparse_input"]
