@@ -40,7 +40,9 @@ def trial(seed: int) -> None:
     from privgraph.data import load, stratified_split
     from privgraph.data.registry import HOMOGENEOUS, get_dataset
 
-    data = stratified_split(copy.copy(load(get_dataset("facebook", HOMOGENEOUS).key, split="random", seed=0)), seed)
+    data = stratified_split(
+        copy.copy(load(get_dataset("facebook", HOMOGENEOUS).key, split="random", seed=0)), seed=seed
+    )
     load0 = os.getloadavg()[0]
     w0, c0 = time.perf_counter(), time.process_time()
     rel = pg.privatize(data, "gap-edp", epsilon=EPSILON, seed=seed, delta=DELTA)
