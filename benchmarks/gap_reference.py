@@ -353,8 +353,11 @@ def speed_lines(speed: dict[str, Any]) -> list[str]:
         "A privgraph trial is `privatize` (noise calibration, the encoder's training, the K noisy hops) and `fit` "
         "(the classifier's training, the test); the reference's is its `fit` (the same stages); imports and data "
         "loading are excluded on both sides. The last column is the reference's median over the variant's, "
-        "in CPU seconds (wall seconds). `before` is privgraph before the CSR encoder input (the COO one) and the "
-        "validation on the validation rows alone; `after` is with them (bit-identical releases and fits).",
+        "in CPU seconds (wall seconds). `after` differs from `before` in three ways: the encoder's sparse input is "
+        "CSR with its weight gradient from a cached CSR transpose (`before`: COO), each epoch's validation runs on "
+        "the validation rows alone, and the modules normalise rows with a one-expression gradient (`unit_rows`). "
+        "The first two give the same releases and fits bit for bit; the third changes gradients by rounding, so "
+        "the trainings differ in the last bits (compare the accuracy column).",
         "",
         "| variant | trials | CPU (s), median | wall (s), median | test accuracy (%), mean | load (min–max) | "
         "reference ÷ variant |",

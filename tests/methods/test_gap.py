@@ -401,3 +401,29 @@ def test_a_release_reports_each_stage_with_monotone_counts(graph, name):
     last = {task: max(i for i, c in enumerate(calls) if c[0] == task) for task in expected}
     order = list(expected)
     assert all(last[a] < first[b] for a, b in zip(order, order[1:], strict=False))  # one stage after the other
+
+
+def test_unit_rows_is_normalize_with_the_same_gradient():
+    """GAP's modules normalise rows by ``unit_rows``: F.normalize's forward bit for bit, and its gradient
+    (rows clamped to ε included), also per example under vmap (GAP-NDP's DP-SGD)."""
+    from torch.func import grad, vmap
+
+    from privgraph.nn.gap import unit_rows
+
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(50, 16, dtype=torch.float64, generator=gen)
+    x[3], x[5] = 0.0, 1e-14  # a zero row, a row below ε
+    x.requires_grad_()
+    assert torch.equal(unit_rows(x), F.normalize(x, dim=-1))
+    g = torch.randn(50, 16, dtype=torch.float64, generator=gen)
+    (expected,) = torch.autograd.grad(F.normalize(x, dim=-1), x, g)
+    (got,) = torch.autograd.grad(unit_rows(x), x, g)
+    assert torch.allclose(got, expected, rtol=1e-10, atol=1e-12)
+    assert torch.autograd.gradcheck(unit_rows, (x[6:].detach().clone().requires_grad_(),))
+    w = torch.randn(16, 8, dtype=torch.float64, generator=gen)
+
+    def loss(weight, row):
+        return unit_rows((row @ weight).unsqueeze(0))[0, :3].sum()
+
+    per_example = vmap(grad(loss), in_dims=(None, 0))(w, x.detach()[:8])
+    assert torch.allclose(per_example, torch.stack([grad(loss)(w, x.detach()[i]) for i in range(8)]))
