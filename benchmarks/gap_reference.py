@@ -45,6 +45,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "gap_reference.jsonl"
+SPEED = REPO / "benchmarks" / "results" / "gap_speed.json"  # benchmarks/gap_speed.py's side-by-side trials
 PAGE = REPO / "docs" / "benchmarks" / "gap_reference.md"
 REF_REPO = "sisaman/GAP"
 REF_COMMIT = "926e3754b3248b994b7c77ec3842727e6d347410"
@@ -328,9 +329,61 @@ def page(args: argparse.Namespace) -> None:
     print(f"wrote {PAGE.relative_to(REPO)}")
 
 
-def page_text(rows: list[dict[str, Any]]) -> str:
-    """The page: accuracy per dataset × method × ε, time per training, hyperparameters, shim, commands."""
+def speed_lines(speed: dict[str, Any]) -> list[str]:
+    """The side-by-side section of the page: ``benchmarks/gap_speed.py``'s trials (median CPU and wall seconds per
+    variant, mean test accuracy, loads) and the reference's median over privgraph's, in CPU and wall seconds."""
     import statistics
+
+    names = {
+        "reference": f"the authors' code (`{REF_COMMIT[:7]}`)",
+        "before": f"privgraph before (`{speed['commits']['before'][:7]}`)",
+        "after": f"privgraph after (`{speed['commits']['after'][:7]}`)",
+    }
+    by: dict[str, list[dict[str, Any]]] = {}
+    for t in speed["trials"]:
+        by.setdefault(t["variant"], []).append(t)
+    med = {v: {k: statistics.median(t[k] for t in ts) for k in ("cpu", "wall")} for v, ts in by.items()}
+    lines = [
+        "",
+        "## GAP-EDP per trial, side by side",
+        "",
+        "One GAP-EDP trial on FacebookPagePage at ε = 1 (δ = 10⁻⁶, the reference's automatic δ here) per process, "
+        "1 torch thread, the three variants one after another in each round (seed *s*: privgraph's trial-*s* "
+        f"split, given to both), {speed['machine']}, run {speed['created_at']} UTC by `{speed['command']}`. "
+        "A privgraph trial is `privatize` (noise calibration, the encoder's training, the K noisy hops) and `fit` "
+        "(the classifier's training, the test); the reference's is its `fit` (the same stages); imports and data "
+        "loading are excluded on both sides. The last column is the reference's median over the variant's, "
+        "in CPU seconds (wall seconds). `after` differs from `before` in three ways: the encoder's sparse input is "
+        "CSR with its weight gradient from a cached CSR transpose (`before`: COO), each epoch's validation runs on "
+        "the validation rows alone, and the modules normalise rows with a one-expression gradient (`unit_rows`). "
+        "The first two give the same releases and fits bit for bit; the third changes gradients by rounding, so "
+        "the trainings differ in the last bits (compare the accuracy column).",
+        "",
+        "| variant | trials | CPU (s), median | wall (s), median | test accuracy (%), mean | load (min–max) | "
+        "reference ÷ variant |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    ref = med.get("reference")
+    for v in ("reference", "before", "after"):
+        if v not in by:
+            continue
+        ts, m = by[v], med[v]
+        loads = [x for t in ts for x in t["load"]]
+        ratio = f"{ref['cpu'] / m['cpu']:.1f}× ({ref['wall'] / m['wall']:.1f}×)" if ref else "—"
+        lines.append(
+            f"| {names[v]} | {len(ts)} | {m['cpu']:.2f} | {m['wall']:.2f} | "
+            f"{100 * statistics.mean(t['test_acc'] for t in ts):.1f} | {min(loads):.2f}–{max(loads):.2f} | {ratio} |"
+        )
+    return lines
+
+
+def page_text(rows: list[dict[str, Any]], speed: dict[str, Any] | None = None) -> str:
+    """The page: accuracy per dataset × method × ε, time per training, the side-by-side GAP-EDP trials
+    (``speed``, default the stored :data:`SPEED` when present), hyperparameters, shim, commands."""
+    import statistics
+
+    if speed is None and SPEED.is_file():
+        speed = json.loads(SPEED.read_text())
 
     sys.path.insert(0, str(Path(__file__).parent))
     from gap_reference_shim import SHIM_CHANGES
@@ -400,6 +453,7 @@ def page_text(rows: list[dict[str, Any]]) -> str:
             f"{statistics.median(r['metrics']['cpu_seconds'] for r in rs):.1f} | "
             f"{statistics.median(r['metrics']['peak_rss_mb'] for r in rs):.0f} | {min(loads):.2f}–{max(loads):.2f} |"
         )
+    lines += speed_lines(speed) if speed else []
     lines += [
         "",
         "## Hyperparameters",
@@ -438,6 +492,7 @@ def page_text(rows: list[dict[str, Any]]) -> str:
         "/work/main/.venv/bin/python -m pip install --no-deps --target /tmp/gapref/deps \\",
         '    autodp==0.2.3.1 torchmetrics==0.9.3 tabulate class-resolver==0.3.10 "setuptools<70"',
         *[f"PRIVGRAPH_DATA=/work/shared/datasets python benchmarks/gap_reference.py run {c}" for c in RAN],
+        "python benchmarks/gap_speed.py run --before SRC_OF_THE_OLD_CHECKOUT --seeds 0 1 2   # the side by side",
         "python benchmarks/gap_reference.py page",
         "```",
         "",

@@ -16,6 +16,7 @@ from privgraph.accounting.rdp import composed_epsilon, composed_noise_multiplier
 from privgraph.mechanisms import analytic_gaussian_sigma, make_generator
 from privgraph.mechanisms.aggregation import bound_out_degree, neighbour_sum, noisy_neighbour_sum
 from privgraph.methods import get_method
+from privgraph.nn.gap import csr_transpose
 
 FAST = {"encoder_epochs": 30, "epochs": 40}
 PARTS = [
@@ -180,28 +181,38 @@ def test_seeded_reproducibility_and_infinite_epsilon(graph):
 
 
 def test_sparse_features_take_the_sparse_first_layer_with_the_dense_result(graph, monkeypatch):
-    """Bag-of-words features (a few non-zeros a row) are read as a sparse matrix by the edge-level encoder
+    """Bag-of-words features (a few non-zeros a row) are read as a sparse CSR matrix by the edge-level encoder
     (not by GAP-NDP's DP-SGD, which clips dense rows): the first layer's output and weight gradient equal
-    the dense product's to float rounding.  (Whole trainings are not compared: Adam normalises every
-    gradient entry, so rounding-level differences in tiny entries become steps of size lr.)"""
+    the dense product's to float rounding, and the COO product's bit for bit (the CSR weight gradient is read
+    from the cached CSR transpose).  (Whole trainings are not compared with the dense ones: Adam normalises
+    every gradient entry, so rounding-level differences in tiny entries become steps of size lr.)"""
     from privgraph.methods import gap
 
     gen = torch.Generator().manual_seed(0)
     x = (torch.rand(graph.num_nodes, 200, generator=gen) < 0.02).float()
-    assert gap.sparse_input(x).is_sparse and not gap.sparse_input(torch.randn(5, 4)).is_sparse
+    x[3] = 0.0  # an empty row
+    csr = gap.sparse_input(x)
+    assert csr.layout == torch.sparse_csr and gap.sparse_input(torch.randn(5, 4)).layout == torch.strided
+    assert torch.equal(csr.to_dense(), x) and torch.equal(csr_transpose(csr).to_dense(), x.t())
     layer = gap.SparseInputLinear(200, 16)
     dense_out = layer(x)
     (dense_grad,) = torch.autograd.grad(dense_out.square().sum(), layer.weight)
-    sparse_out = layer(gap.sparse_input(x))
-    (sparse_grad,) = torch.autograd.grad(sparse_out.square().sum(), layer.weight)
+    coo_out = layer(x.to_sparse())
+    (coo_grad,) = torch.autograd.grad(coo_out.square().sum(), layer.weight)
+    for _ in range(2):  # the second call reads the cached transpose
+        sparse_out = layer(csr)
+        (sparse_grad,) = torch.autograd.grad(sparse_out.square().sum(), layer.weight)
+        assert torch.equal(sparse_out, coo_out) and torch.equal(sparse_grad, coo_grad)
     assert torch.allclose(dense_out, sparse_out, atol=1e-5) and torch.allclose(dense_grad, sparse_grad, atol=1e-4)
+    with torch.no_grad():
+        assert torch.equal(layer(csr), coo_out)
 
     seen = {}
     for cls in (gap.GAPEdge, gap.GAPNode):
         original = cls.train_encoder
 
         def spy(self, encoder, x, *args, original=original, **kwargs):
-            seen[self.name] = x.is_sparse
+            seen[self.name] = x.layout != torch.strided
             return original(self, encoder, x, *args, **kwargs)
 
         monkeypatch.setattr(cls, "train_encoder", spy)
@@ -390,3 +401,29 @@ def test_a_release_reports_each_stage_with_monotone_counts(graph, name):
     last = {task: max(i for i, c in enumerate(calls) if c[0] == task) for task in expected}
     order = list(expected)
     assert all(last[a] < first[b] for a, b in zip(order, order[1:], strict=False))  # one stage after the other
+
+
+def test_unit_rows_is_normalize_with_the_same_gradient():
+    """GAP's modules normalise rows by ``unit_rows``: F.normalize's forward bit for bit, and its gradient
+    (rows clamped to ε included), also per example under vmap (GAP-NDP's DP-SGD)."""
+    from torch.func import grad, vmap
+
+    from privgraph.nn.gap import unit_rows
+
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(50, 16, dtype=torch.float64, generator=gen)
+    x[3], x[5] = 0.0, 1e-14  # a zero row, a row below ε
+    x.requires_grad_()
+    assert torch.equal(unit_rows(x), F.normalize(x, dim=-1))
+    g = torch.randn(50, 16, dtype=torch.float64, generator=gen)
+    (expected,) = torch.autograd.grad(F.normalize(x, dim=-1), x, g)
+    (got,) = torch.autograd.grad(unit_rows(x), x, g)
+    assert torch.allclose(got, expected, rtol=1e-10, atol=1e-12)
+    assert torch.autograd.gradcheck(unit_rows, (x[6:].detach().clone().requires_grad_(),))
+    w = torch.randn(16, 8, dtype=torch.float64, generator=gen)
+
+    def loss(weight, row):
+        return unit_rows((row @ weight).unsqueeze(0))[0, :3].sum()
+
+    per_example = vmap(grad(loss), in_dims=(None, 0))(w, x.detach()[:8])
+    assert torch.allclose(per_example, torch.stack([grad(loss)(w, x.detach()[i]) for i in range(8)]))

@@ -4,8 +4,9 @@ graph (:class:`GAPNodeModel`, the authors' ``predict``)."""
 
 from __future__ import annotations
 
+import warnings
+
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from privgraph.mechanisms.aggregation import bound_out_degree, perturbed_aggregation
@@ -14,23 +15,108 @@ from privgraph.mechanisms.randomness import make_generator
 SPARSE_INPUT_DENSITY = 0.05  # the edge-level encoder reads features with at most this share of non-zeros as sparse
 
 
+class _SparseRowsLinear(torch.autograd.Function):
+    """x Wᵀ for a sparse CSR ``x`` (not differentiated) and a dense W; the weight's gradient gᵀx is read as
+    (xᵀ g)ᵀ from the CSR transpose ``xt`` (the COO product's backward transposes and coalesces x every step)."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, xt: Tensor, weight: Tensor) -> Tensor:  # type: ignore[override]
+        ctx.save_for_backward(xt)
+        return torch.sparse.mm(x, weight.t())
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[None, None, Tensor]:  # type: ignore[override]
+        (xt,) = ctx.saved_tensors
+        return None, None, torch.sparse.mm(xt, grad).t()
+
+
 class SparseInputLinear(nn.Linear):
-    """``nn.Linear`` (same weights and state) that also takes a sparse COO input: x Wᵀ + b over the
-    non-zeros only.  Bag-of-words features (FacebookPagePage: 0.3 % non-zero of 4,714) make the dense
-    product 92 % of a GAP-EDP trial; the sparse one is about 6× faster, equal to float rounding."""
+    """``nn.Linear`` (same weights and state) that also takes a sparse input (:func:`sparse_input`'s CSR, or
+    COO): x Wᵀ + b over the non-zeros only.  Bag-of-words features (FacebookPagePage: 0.3 % non-zero of 4,714)
+    make the dense product 92 % of a GAP-EDP trial; the CSR product and its weight gradient (from xᵀ in CSR,
+    built once per input and kept while the input is the last one seen) equal the COO ones bit for bit and
+    are about 10× faster, the COO ones equal the dense ones to float rounding."""
+
+    _transposed: tuple[Tensor, Tensor] | None = None  # (the last CSR input, its CSR transpose)
 
     def forward(self, x: Tensor) -> Tensor:
-        if not x.is_sparse:
+        if x.layout == torch.strided:
             return super().forward(x)
-        out = torch.sparse.mm(x, self.weight.t())
+        if x.layout == torch.sparse_csr and torch.is_grad_enabled() and self.weight.requires_grad:
+            out = _SparseRowsLinear.apply(x, self.transpose_of(x), self.weight)
+        else:
+            out = torch.sparse.mm(x, self.weight.t())
         return out if self.bias is None else out + self.bias
 
+    def transpose_of(self, x: Tensor) -> Tensor:
+        """xᵀ in CSR, kept for the next call with the same ``x`` (the training's epochs)."""
+        if self._transposed is None or self._transposed[0] is not x:
+            self._transposed = (x, csr_transpose(x))
+        return self._transposed[1]
 
-def sparse_input(x: Tensor, max_density: float = SPARSE_INPUT_DENSITY) -> Tensor:
-    """``x`` as a coalesced sparse COO matrix when at most ``max_density`` of it is non-zero, else ``x``."""
-    if x.numel() and int(torch.count_nonzero(x)) <= max_density * x.numel():
-        return x.to_sparse().coalesce()
-    return x
+
+def sparse_input(x: Tensor, max_density: float = SPARSE_INPUT_DENSITY, block: int = 2048) -> Tensor:
+    """``x`` as a sparse CSR matrix when at most ``max_density`` of it is non-zero, else ``x`` (the non-zeros
+    found ``block`` rows at a time: half the time of ``to_sparse_csr`` on a dense matrix)."""
+    if x.dim() != 2 or not x.numel() or int(torch.count_nonzero(x)) > max_density * x.numel():
+        return x
+    rows, cols, values = [], [], []
+    for start in range(0, x.shape[0], block):
+        part = x[start : start + block]
+        r, c = part.nonzero(as_tuple=True)
+        rows.append(r + start)
+        cols.append(c)
+        values.append(part[r, c])
+    return _csr_of(torch.cat(rows), torch.cat(cols), torch.cat(values), tuple(x.shape))
+
+
+def csr_transpose(x: Tensor) -> Tensor:
+    """xᵀ of a sparse CSR ``x``, in CSR (its entries reordered by column, stably: rows ascending in each)."""
+    crow, cols, values = x.crow_indices(), x.col_indices(), x.values()
+    rows = torch.repeat_interleave(torch.arange(x.shape[0], device=x.device), crow.diff())
+    order = torch.argsort(cols, stable=True)
+    return _csr_of(cols[order], rows[order], values[order], (x.shape[1], x.shape[0]))
+
+
+def _csr_of(rows: Tensor, cols: Tensor, values: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """The CSR matrix of ``shape`` with the entries (rows, cols, values), sorted by row then column."""
+    crow = torch.zeros(shape[0] + 1, dtype=torch.long, device=rows.device)
+    crow[1:] = torch.cumsum(torch.bincount(rows, minlength=shape[0]), 0)
+    with warnings.catch_warnings():  # torch's "sparse CSR support is in beta" notice
+        warnings.filterwarnings("ignore", "Sparse CSR tensor support is in beta", UserWarning)
+        return torch.sparse_csr_tensor(crow, cols, values, shape, check_invariants=False)
+
+
+class _UnitRows(torch.autograd.Function):
+    """``F.normalize(x, dim=-1)`` (the same forward, bit for bit) with its gradient in one expression,
+    (g − y⟨g, y⟩)/‖x‖ (g/ε on rows whose norm is clamped to ε), about half the time of autograd's chain
+    through the division, the clamp and the norm (the classifier's [n, 48] table: 4.9 against 11.7 ms a step)."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x: Tensor, eps: float) -> tuple[Tensor, Tensor]:  # type: ignore[override]
+        norm = x.norm(2, -1, keepdim=True)
+        return x / norm.clamp_min(eps).expand_as(x), norm
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):  # type: ignore[override]
+        _, eps = inputs
+        y, norm = output
+        ctx.mark_non_differentiable(norm)
+        ctx.save_for_backward(y, norm)
+        ctx.eps = eps
+
+    @staticmethod
+    def backward(ctx, grad: Tensor, _norm_grad: Tensor) -> tuple[Tensor, None]:  # type: ignore[override]
+        y, norm = ctx.saved_tensors
+        along = torch.where(norm >= ctx.eps, (grad * y).sum(-1, keepdim=True), 0.0)
+        return (grad - y * along) / norm.clamp_min(ctx.eps), None
+
+
+def unit_rows(x: Tensor, eps: float = 1e-12) -> Tensor:
+    """Each row of ``x`` divided by max(‖row‖₂, ε): ``F.normalize(x, dim=-1)`` with a cheaper backward."""
+    return _UnitRows.apply(x, eps)[0]
 
 
 def mlp(in_dim: int, hidden: int, out_dim: int, layers: int, dropout: float, batch_norm: bool) -> nn.Sequential:
@@ -67,7 +153,7 @@ class GAPEncoder(nn.Module):
         self.head = mlp(width, hidden, num_classes, 1, dropout, batch_norm)
 
     def embed(self, x: Tensor) -> Tensor:
-        return F.normalize(self.body(x), dim=-1)
+        return unit_rows(self.body(x))
 
     def forward(self, x: Tensor, edge_index: Tensor | None = None) -> Tensor:  # the graph is never read
         return self.head(self.mid(self.embed(x)))
@@ -101,7 +187,7 @@ class GAPClassifier(nn.Module):
 
     def embed(self, x: Tensor, edge_index: Tensor | None = None) -> Tensor:
         tables = x.reshape(x.shape[0], self.hops + 1, self.width).unbind(1)
-        return F.normalize(torch.cat([f(t) for f, t in zip(self.bases, tables, strict=True)], dim=-1), dim=-1)
+        return unit_rows(torch.cat([f(t) for f, t in zip(self.bases, tables, strict=True)], dim=-1))
 
     def forward(self, x: Tensor, edge_index: Tensor | None = None) -> Tensor:
         return self.head(self.mid(self.embed(x)))
@@ -140,4 +226,13 @@ class GAPNodeModel(nn.Module):
         return self.classifier(self.tables(x, edge_index))
 
 
-__all__ = ["GAPClassifier", "GAPEncoder", "GAPNodeModel", "SparseInputLinear", "mlp", "sparse_input"]
+__all__ = [
+    "GAPClassifier",
+    "GAPEncoder",
+    "GAPNodeModel",
+    "SparseInputLinear",
+    "csr_transpose",
+    "mlp",
+    "sparse_input",
+    "unit_rows",
+]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +46,22 @@ def accuracy(logits: Tensor, y: Tensor) -> float:
     return float((logits.argmax(dim=-1) == y).float().mean())
 
 
+def to_csr(x: Tensor) -> Tensor:
+    """``x`` in the sparse CSR layout (without torch's notice that the layout is in beta)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Sparse CSR tensor support is in beta", UserWarning)
+        return x.to_sparse_csr()
+
+
+def select_rows(x: Tensor, mask: Tensor) -> Tensor:
+    """The rows of ``x`` where ``mask`` holds, in order, in ``x``'s layout (dense, sparse COO or CSR)."""
+    if x.layout == torch.strided:
+        return x[mask]
+    index = mask.nonzero().view(-1)
+    rows = (x if x.layout == torch.sparse_coo else x.to_sparse_coo()).index_select(0, index).coalesce()
+    return rows if x.layout == torch.sparse_coo else to_csr(rows)
+
+
 def train_node_classifier(
     model: nn.Module,
     x: Tensor,
@@ -63,6 +80,7 @@ def train_node_classifier(
     selection: str = "accuracy",
     progress: ProgressHook | None = None,
     task: str = "training",
+    row_wise: bool = False,
 ) -> TrainResult:
     """Adam on the cross-entropy of the training nodes; after every epoch the
     model is evaluated on the validation nodes and the state with the best
@@ -101,6 +119,7 @@ def train_node_classifier(
     best = (-1.0, float("inf"))
     best_state, best_epoch, since = None, 0, 0
     y_tr, y_va = y_observed[train_mask], y_observed[val_mask]
+    x_va = select_rows(x, val_mask) if row_wise else x
 
     def loss_fn(logits: Tensor, y: Tensor) -> Tensor:
         if loss_transition is None:
@@ -124,9 +143,10 @@ def train_node_classifier(
             model.project()
         model.eval()
         with torch.no_grad():
-            out = model(x, edge_index, *extra)
-            val_acc = accuracy(out[val_mask], y_va)
-            val_loss = float(loss_fn(out[val_mask], y_va))
+            out = model(x_va, edge_index, *extra)
+            out_va = out if row_wise else out[val_mask]
+            val_acc = accuracy(out_va, y_va)
+            val_loss = float(loss_fn(out_va, y_va))
         better = val_loss < best[1] if selection == "loss" else (val_acc, -val_loss) > (best[0], -best[1])
         if better:
             best, best_epoch, since = (val_acc, val_loss), epoch, 0

@@ -139,7 +139,7 @@ class _GAP(Method):
         res = train_node_classifier(
             encoder, x, _NO_GRAPH, data.y, data.y, data.train_mask, data.val_mask, data.test_mask,
             lr=p.lr, weight_decay=p.weight_decay, epochs=p.encoder_epochs, patience=None,
-            progress=progress, task=self.stage("encoder epochs"),
+            progress=progress, task=self.stage("encoder epochs"), row_wise=True,
         )  # fmt: skip
         return {"encoder_val_accuracy": res.val_accuracy, "encoder_best_epoch": res.best_epoch}
 
@@ -255,7 +255,7 @@ class _GAP(Method):
         net = p.classifier(x.shape[1] // (p.hops + 1), int(data.y.max()) + 1)
         result = train_node_classifier(
             net, x, _NO_GRAPH, data.y, data.y, data.train_mask, data.val_mask, data.test_mask,
-            lr=p.lr, weight_decay=p.weight_decay, epochs=p.epochs, patience=None,
+            lr=p.lr, weight_decay=p.weight_decay, epochs=p.epochs, patience=None, row_wise=True,
         )  # fmt: skip
         result.model = net
         return result
