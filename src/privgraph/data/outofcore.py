@@ -233,7 +233,7 @@ def csr_from_edge_chunks(
     ``directory`` and returned memory-mapped."""
     dtype = np.int32 if num_nodes < 2**31 else np.int64
     counts = np.zeros(num_nodes, dtype=np.int64)
-    for src, dst in chunks():
+    for _, dst in chunks():
         counts += np.bincount(dst, minlength=num_nodes)
     indptr = np.zeros(num_nodes + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
@@ -270,7 +270,9 @@ def csr_from_edge_chunks(
     del placed
     np.save(d / "indptr.npy", new_ptr)
     with open(d / "indices.npy", "wb") as npy, open(out_path, "rb") as raw:  # a header, then the bytes streamed
-        np.lib.format.write_array_header_1_0(npy, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": (written,)})
+        np.lib.format.write_array_header_1_0(
+            npy, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": (written,)}
+        )
         shutil.copyfileobj(raw, npy, 64 * 2**20)
     out_path.unlink()
     return CSRGraph.load(d)
@@ -425,7 +427,9 @@ def synthetic_graph(
             g = np.random.default_rng([seed, 1, i])
             u = g.integers(0, per_class * num_classes, size)
             same = g.random(size) < homophily
-            v = np.where(same, g.integers(0, per_class, size) * num_classes + u % num_classes, g.integers(0, num_nodes, size))
+            v = np.where(
+                same, g.integers(0, per_class, size) * num_classes + u % num_classes, g.integers(0, num_nodes, size)
+            )
             yield np.concatenate([u, v]), np.concatenate([v, u])
 
     graph = csr_from_edge_chunks(chunks, num_nodes, d)

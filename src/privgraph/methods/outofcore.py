@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -35,12 +36,21 @@ from torch import Tensor, nn
 from torch_geometric.nn import GCNConv
 
 from privgraph.accounting import PrivacyGuarantee
-from privgraph.data.outofcore import CSRGraph, NodeTable, csr_from_edge_index, OutOfCoreGraph, concat_rows, normalize_rows, propagate
+from privgraph.data.outofcore import (
+    CSRGraph,
+    NodeTable,
+    OutOfCoreGraph,
+    concat_rows,
+    csr_from_edge_index,
+    normalize_rows,
+    propagate,
+)
 from privgraph.mechanisms import RandomSource, get_feature_mechanism
 from privgraph.methods.base import Hyperparameters
 from privgraph.methods.gap import GAPClassifier, GAPEdge, GAPEncoder, GAPParams, _seed
 from privgraph.nn.models import KPROP_AGGREGATOR, NodeClassifier
-from privgraph.train.minibatch import evaluate, row_forward, train_minibatch
+from privgraph.train.distributed import DDPConfig, train_ddp
+from privgraph.train.minibatch import MiniBatchResult, evaluate, row_forward, train_minibatch
 
 KPROP_NORM = {"gcn": "gcn", "mean": "mean"}  # KProp's aggregator → propagate's norm
 
@@ -84,10 +94,13 @@ def gap_edp(
     seed: int = 0,
     batch_size: int = 1024,
     params: GAPParams | None = None,
+    processes: int = 1,
     **values: Any,
 ) -> OutOfCoreRun:
     """GAP-EDP (module docstring) out of core: the hop tables in ``g.directory``, the encoder and the classifier
-    trained on batches of ``batch_size`` training nodes (``params``/``values``: :class:`GAPParams`)."""
+    trained on batches of ``batch_size`` training nodes (``params``/``values``: :class:`GAPParams`).  With
+    ``processes`` > 1 the classifier is trained data-parallel (:func:`~privgraph.train.distributed.train_ddp`:
+    each process reads its partition of the training rows; the best validation epoch kept)."""
     method = GAPEdge(params, **values)
     p: GAPParams = method.params  # type: ignore[assignment]
     stages: dict[str, float] = {}
@@ -125,10 +138,19 @@ def gap_edp(
     torch.manual_seed(seed)
     net = GAPClassifier(x0.num_cols, classes, p)
     rows = np.concatenate([tb.select(g.train_mask | g.val_mask) for tb in tables], axis=1)
-    res = train_minibatch(
-        net, row_forward(rows, sel), g.y, train, val,
-        lr=p.lr, weight_decay=p.weight_decay, epochs=p.epochs, batch_size=batch_size, seed=seed,
-    )  # fmt: skip
+    if processes > 1:  # data-parallel over partitions of the training rows
+        cfg = DDPConfig(p.epochs, batch_size, p.lr, p.weight_decay, seed)
+        factory = partial(GAPClassifier, x0.num_cols, classes, p)
+        net.load_state_dict(train_ddp(factory, tables, train, g.y, cfg, processes, val_nodes=val))
+        net.eval()
+        res = MiniBatchResult(
+            evaluate(net, row_forward(rows, sel), val, g.y)[0], 0, p.epochs, 0, 0.0
+        )  # epoch: not kept
+    else:
+        res = train_minibatch(
+            net, row_forward(rows, sel), g.y, train, val,
+            lr=p.lr, weight_decay=p.weight_decay, epochs=p.epochs, batch_size=batch_size, seed=seed,
+        )  # fmt: skip
     del rows
     test = _test_accuracy(net, lambda a, b: concat_rows(tables, a, b), g)
     stages["classifier"] = time.perf_counter() - t

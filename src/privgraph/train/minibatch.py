@@ -46,7 +46,9 @@ def predict(model: nn.Module, forward: Forward, nodes: np.ndarray, batch_size: i
     return torch.cat(parts) if parts else torch.empty(0)
 
 
-def evaluate(model: nn.Module, forward: Forward, nodes: np.ndarray, y: np.ndarray, batch_size: int = 65536) -> tuple[float, float]:
+def evaluate(
+    model: nn.Module, forward: Forward, nodes: np.ndarray, y: np.ndarray, batch_size: int = 65536
+) -> tuple[float, float]:
     """(accuracy, mean cross-entropy) on ``nodes``; (nan, inf) without nodes."""
     if len(nodes) == 0:
         return float("nan"), float("inf")
