@@ -31,7 +31,8 @@ from torch import Tensor
 
 from privgraph.mechanisms.randomness import RandomSource, randn
 
-DEFAULT_BLOCK_BYTES = 256 * 2**20  # a row or column block read at once: 256 MiB
+DEFAULT_BLOCK_BYTES = 256 * 2**20  # a row block read at once: 256 MiB
+DEFAULT_COLUMN_BYTES = 2**30  # a column block ([n, w]) read whole by propagate: at most 1 GiB (w ≥ 1)
 
 
 def table_dir(root: str | os.PathLike | None = None) -> Path:
@@ -62,10 +63,13 @@ class NodeTable:
 
     @classmethod
     def create(cls, path: str | os.PathLike, num_rows: int, num_cols: int, col_block: int | None = None) -> NodeTable:
-        """A new table of zeros (a sparse file: nothing is written until rows are)."""
+        """A new table of zeros (a sparse file: nothing is written until rows are); ``col_block`` columns per
+        block, default as many as fit in :data:`DEFAULT_COLUMN_BYTES` (all of them up to 2 million rows × 128)."""
         if num_rows < 0 or num_cols < 1:
             raise ValueError("a node table needs num_rows >= 0 and num_cols >= 1")
-        w = num_cols if col_block is None else max(1, min(int(col_block), num_cols))
+        if col_block is None:
+            col_block = DEFAULT_COLUMN_BYTES // (4 * max(1, num_rows))
+        w = max(1, min(int(col_block), num_cols))
         path = Path(path)
         with open(path, "wb") as f:
             f.truncate(4 * num_rows * num_cols)
@@ -308,7 +312,7 @@ def propagate(
     norm: str = "sum",
     noise_std: float = 0.0,
     rng: RandomSource | None = None,
-    block_edges: int = 2**22,
+    block_edges: int | None = None,
 ) -> NodeTable:
     """One aggregation step into ``out``: row v = Σ_{u → v} w_uv x_u (+ N(0, noise_std²) per entry, drawn
     from ``rng`` a row block at a time: the same law as one draw of the n × d noise), the weights of ``norm``
@@ -316,15 +320,16 @@ def propagate(
 
     A column block of ``x`` is read whole ([n, w]: the table's ``col_block`` bounds it) and the targets
     are processed a row block at a time (about ``block_edges`` edges): memory is one column block, one row
-    block's gathered messages and ``out``'s row block, never the n × d product.  Within a row the messages
-    are summed by ``index_add_`` in CSR order: equal to :func:`~privgraph.methods.gap.neighbour_sum` to
-    float32 rounding (the tests check 1e-5 relative)."""
+    block's gathered messages (default: about 256 MiB) and ``out``'s row block, never the n × d product.
+    Within a row the messages are summed by ``index_add_`` in CSR order: equal to
+    :func:`~privgraph.methods.gap.neighbour_sum` to float32 rounding (the tests check 1e-5 relative)."""
     if x.shape != out.shape or x.col_block != out.col_block:
         raise ValueError("propagate needs an output table of the input's shape and column blocks")
     if noise_std > 0 and rng is None:
         raise ValueError("the aggregation noise needs an explicit random source")
     src_scale, dst_scale = _edge_weights(graph, norm)
     n = graph.num_nodes
+    block_edges = block_edges or max(2**16, DEFAULT_BLOCK_BYTES // (4 * x.col_block))  # gathered: ≤ 256 MiB
     bounds = [0]
     while bounds[-1] < n:
         nxt = int(np.searchsorted(graph.indptr, graph.indptr[bounds[-1]] + block_edges, side="right")) - 1
@@ -400,6 +405,7 @@ def synthetic_graph(
     base_rate: float = 0.05,
     train_ratio: float = 0.1,
     val_ratio: float = 0.05,
+    test_ratio: float | None = None,
     seed: int = 0,
     directory: str | os.PathLike | None = None,
     chunk: int = 2**22,
@@ -410,8 +416,8 @@ def synthetic_graph(
     to a uniform node (both directions stored; repeats and self-loops dropped, so slightly fewer than
     ``num_edges`` directed edges remain); binary features, class c's "topic" columns on with probability
     ``base_rate + feature_signal``, the others with ``base_rate`` (as :func:`~privgraph.data.synthetic.sbm_graph`);
-    a random split with the given ratios (the rest: test).  Memory: one chunk of edges or rows, and the
-    CSR's placement (4 bytes per directed edge)."""
+    a random split with the given ratios (``test_ratio`` None: the rest is test; else the rest is
+    unlabelled).  Memory: one chunk of edges or rows, and the CSR's placement (4 bytes per directed edge)."""
     if num_classes < 2 or num_nodes < 2 * num_classes:
         raise ValueError("need num_classes >= 2 and at least two nodes per class")
     if not 0 <= homophily <= 1:
@@ -445,7 +451,12 @@ def synthetic_graph(
         x.write_rows(start, (gi.random((stop - start, num_features), dtype=np.float32) < probs).astype(np.float32))
     r = np.random.default_rng([seed, 4]).random(num_nodes)
     train, val = r < train_ratio, (r >= train_ratio) & (r < train_ratio + val_ratio)
-    return OutOfCoreGraph(d, graph, x, y, train, val, ~(train | val))
+    test = (
+        ~(train | val)
+        if test_ratio is None
+        else (r >= train_ratio + val_ratio) & (r < train_ratio + val_ratio + test_ratio)
+    )
+    return OutOfCoreGraph(d, graph, x, y, train, val, test)
 
 
 __all__ = [

@@ -46,8 +46,9 @@ from privgraph.data.outofcore import (
     propagate,
 )
 from privgraph.mechanisms import RandomSource, get_feature_mechanism
+from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import Hyperparameters
-from privgraph.methods.gap import GAPClassifier, GAPEdge, GAPEncoder, GAPParams, _seed
+from privgraph.methods.gap import GAPClassifier, GAPEdge, GAPEncoder, GAPParams
 from privgraph.nn.models import KPROP_AGGREGATOR, NodeClassifier
 from privgraph.train.distributed import DDPConfig, train_ddp
 from privgraph.train.minibatch import MiniBatchResult, evaluate, row_forward, train_minibatch
@@ -106,7 +107,7 @@ def gap_edp(
     stages: dict[str, float] = {}
     t = time.perf_counter()
     sigma, delta = method.calibrate(g, epsilon)  # type: ignore[arg-type]  # reads num_nodes only (the auto δ)
-    torch_seed = _seed(rng)
+    torch_seed = int(integers(2**31, (1,), rng)[0])  # the modules' initialisation, drawn as GAP's release does
     train, val, _ = _split(g)
     sel = np.sort(np.concatenate([train, val]))
     classes = g.num_classes
