@@ -390,9 +390,12 @@ class OutOfCoreGraph:
         d = Path(directory) if directory is not None else table_dir()
         graph = csr_from_edge_index(data.edge_index, int(data.num_nodes), d)
         x = NodeTable.from_tensor(d / "x.f32", data.x.to(torch.float32), col_block)
-        masks = [getattr(data, m).cpu().numpy().astype(bool) for m in ("train_mask", "val_mask", "test_mask")]
-        domain = tuple(getattr(data, "feature_domain", (0.0, 1.0)))
-        return cls(d, graph, x, data.y.cpu().numpy().astype(np.int64), *masks, feature_domain=domain)  # type: ignore[arg-type]
+        train, val, test = (
+            getattr(data, m).cpu().numpy().astype(bool) for m in ("train_mask", "val_mask", "test_mask")
+        )
+        lo, hi = getattr(data, "feature_domain", (0.0, 1.0))
+        y = data.y.cpu().numpy().astype(np.int64)
+        return cls(d, graph, x, y, train, val, test, feature_domain=(float(lo), float(hi)))
 
 
 def synthetic_graph(

@@ -106,7 +106,7 @@ def gap_edp(
     p: GAPParams = method.params  # type: ignore[assignment]
     stages: dict[str, float] = {}
     t = time.perf_counter()
-    sigma, delta = method.calibrate(g, epsilon)  # type: ignore[arg-type]  # reads num_nodes only (the auto δ)
+    sigma, delta = method.calibrate(g, epsilon)  # reads num_nodes only (the auto δ)
     torch_seed = int(integers(2**31, (1,), rng)[0])  # the modules' initialisation, drawn as GAP's release does
     train, val, _ = _split(g)
     sel = np.sort(np.concatenate([train, val]))
@@ -270,6 +270,8 @@ def blink_hard(
     del data
     stages["release"] = time.perf_counter() - t
     t = time.perf_counter()
+    if release.edge_index is None:
+        raise ValueError("Blink-Hard released no edge list")
     released = csr_from_edge_index(release.edge_index, n, g.directory / "blink")
     torch.manual_seed(seed)
     net = NodeClassifier("gcn", g.x.num_cols, hp.hidden, g.num_classes, hp.dropout)
