@@ -1,0 +1,292 @@
+"""Node classification beyond one machine's memory: GAP-EDP, LPGNN and Blink-Hard on an
+:class:`~privgraph.data.outofcore.OutOfCoreGraph` (features and adjacency in files), trained in mini-batches.
+
+Each pipeline is its method's release and training, with the same mechanism, calibration and guarantee
+(the registered method computes σ, δ and the guarantee; only the data layout changes):
+
+* **GAP-EDP** (:func:`gap_edp`): the encoder trained on the training nodes' feature rows; x⁰ = its normalised
+  embedding of every node, written a row block at a time; hop k: x^k = normalize(Aᵀx^{k−1} + N(0, σ²Δ²)) by
+  :func:`~privgraph.data.outofcore.propagate` — the noise is drawn per entry of every row, the same σΔ as the
+  full-batch :func:`~privgraph.methods.gap.perturbed_aggregation` (Algorithm 1): the guarantee is unchanged;
+  then the multi-MLP classifier, node-wise, on the training rows of [x⁰ … x^K].  Everything after the noise is
+  post-processing, so mini-batching the classifier changes no guarantee.  GAP-NDP is *not* offered: its
+  encoder and classifier are DP-SGD with Poisson sampling at rate B/N accounted per step, and a mini-batch
+  trainer's shuffled batches are not that scheme.
+* **LPGNN** (:func:`lpgnn`): multi-bit reports (Algorithm 1) a row block at a time (each node's report is
+  drawn from its own row alone: the ε-LDP per node is unchanged), rectified; KProp (Algorithm 2, D^-1/2 A D^-1/2
+  without self-loops) K times over the table; then LPGNN's model (linear UPDATE, ReLU, the GCN layer) on
+  batches of targets with their exact one-hop neighbourhood (the GCN layer with self-loops, as PyG's
+  ``GCNConv``): the same model and weights as the full-batch :class:`~privgraph.nn.models.NodeClassifier`.
+* **Blink-Hard** (:func:`blink_hard`): the client's randomized response and the server's MLE and P > 0.5
+  graph (:class:`~privgraph.methods.blink.method.Blink`, already streaming), then the two-layer GCN trained on
+  batches of targets with their exact two-hop neighbourhood (:class:`BatchGCN`: every neighbour, not sampled).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch_geometric.nn import GCNConv
+
+from privgraph.accounting import PrivacyGuarantee
+from privgraph.data.outofcore import (
+    CSRGraph,
+    NodeTable,
+    OutOfCoreGraph,
+    concat_rows,
+    csr_from_edge_index,
+    normalize_rows,
+    propagate,
+)
+from privgraph.mechanisms import RandomSource, get_feature_mechanism
+from privgraph.mechanisms.randomness import integers
+from privgraph.methods.base import Hyperparameters
+from privgraph.methods.gap import GAPClassifier, GAPEdge, GAPEncoder, GAPParams
+from privgraph.nn.models import KPROP_AGGREGATOR, NodeClassifier
+from privgraph.train.distributed import DDPConfig, train_ddp
+from privgraph.train.minibatch import MiniBatchResult, evaluate, row_forward, train_minibatch
+
+KPROP_NORM = {"gcn": "gcn", "mean": "mean"}  # KProp's aggregator → propagate's norm
+
+
+@dataclass
+class OutOfCoreRun:
+    """A pipeline's accuracies, guarantee, details and the seconds of each stage."""
+
+    test_accuracy: float
+    val_accuracy: float
+    guarantee: PrivacyGuarantee
+    details: dict[str, Any] = field(default_factory=dict)
+    stages: dict[str, float] = field(default_factory=dict)
+    model: nn.Module | None = None
+
+
+def _split(g: OutOfCoreGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return np.flatnonzero(g.train_mask), np.flatnonzero(g.val_mask), np.flatnonzero(g.test_mask)
+
+
+def _test_accuracy(model: nn.Module, rows_of, g: OutOfCoreGraph, block_rows: int = 2**18) -> float:
+    """Accuracy on the test nodes, the node-wise ``model`` reading ``rows_of(start, stop)`` a row block at a time."""
+    model.eval()
+    correct = total = 0
+    with torch.no_grad():
+        for start in range(0, g.num_nodes, block_rows):
+            stop = min(g.num_nodes, start + block_rows)
+            mask = g.test_mask[start:stop]
+            if not mask.any():
+                continue
+            logits = model(torch.from_numpy(rows_of(start, stop)[mask]))
+            correct += int((logits.argmax(-1).numpy() == g.y[start:stop][mask]).sum())
+            total += int(mask.sum())
+    return correct / total if total else float("nan")
+
+
+def gap_edp(
+    g: OutOfCoreGraph,
+    epsilon: float | None,
+    rng: RandomSource,
+    seed: int = 0,
+    batch_size: int = 1024,
+    params: GAPParams | None = None,
+    processes: int = 1,
+    **values: Any,
+) -> OutOfCoreRun:
+    """GAP-EDP (module docstring) out of core: the hop tables in ``g.directory``, the encoder and the classifier
+    trained on batches of ``batch_size`` training nodes (``params``/``values``: :class:`GAPParams`).  With
+    ``processes`` > 1 the classifier is trained data-parallel (:func:`~privgraph.train.distributed.train_ddp`:
+    each process reads its partition of the training rows; the best validation epoch kept)."""
+    method = GAPEdge(params, **values)
+    p: GAPParams = method.params  # type: ignore[assignment]
+    stages: dict[str, float] = {}
+    t = time.perf_counter()
+    sigma, delta = method.calibrate(g, epsilon)  # reads num_nodes only (the auto δ)
+    torch_seed = int(integers(2**31, (1,), rng)[0])  # the modules' initialisation, drawn as GAP's release does
+    train, val, _ = _split(g)
+    sel = np.sort(np.concatenate([train, val]))
+    classes = g.num_classes
+    details: dict[str, Any] = {}
+    if p.encoder_layers and p.encoder_epochs:
+        torch.manual_seed(torch_seed)
+        encoder = GAPEncoder(g.x.num_cols, classes, p)
+        res = train_minibatch(
+            encoder, row_forward(g.x.select(g.train_mask | g.val_mask), sel), g.y, train, val,
+            lr=p.lr, weight_decay=p.weight_decay, epochs=p.encoder_epochs, batch_size=batch_size, seed=seed,
+        )  # fmt: skip
+        details.update(encoder_val_accuracy=res.val_accuracy, encoder_best_epoch=res.best_epoch)
+        encoder.eval()
+        x0 = NodeTable.create(g.directory / "gap-x0.f32", g.num_nodes, p.hidden)
+        with torch.no_grad():
+            for start, rows in g.x.iter_rows():
+                x0.write_rows(start, encoder.embed(torch.from_numpy(rows)))
+    else:
+        x0 = normalize_rows(g.x, NodeTable.create(g.directory / "gap-x0.f32", *g.x.shape, g.x.col_block))
+    stages["encoder"] = time.perf_counter() - t
+    t = time.perf_counter()
+    noise_std = sigma * method.sensitivity()
+    tables = [x0]
+    for k in range(1, p.hops + 1):
+        s = NodeTable.create(g.directory / f"gap-x{k}.f32", *x0.shape, x0.col_block)
+        tables.append(normalize_rows(propagate(g.graph, tables[-1], s, "sum", noise_std, rng)))
+    stages["aggregation"] = time.perf_counter() - t
+    t = time.perf_counter()
+    torch.manual_seed(seed)
+    net = GAPClassifier(x0.num_cols, classes, p)
+    rows = np.concatenate([tb.select(g.train_mask | g.val_mask) for tb in tables], axis=1)
+    if processes > 1:  # data-parallel over partitions of the training rows
+        cfg = DDPConfig(p.epochs, batch_size, p.lr, p.weight_decay, seed)
+        factory = partial(GAPClassifier, x0.num_cols, classes, p)
+        net.load_state_dict(train_ddp(factory, tables, train, g.y, cfg, processes, val_nodes=val))
+        net.eval()
+        res = MiniBatchResult(
+            evaluate(net, row_forward(rows, sel), val, g.y)[0], 0, p.epochs, 0, 0.0
+        )  # epoch: not kept
+    else:
+        res = train_minibatch(
+            net, row_forward(rows, sel), g.y, train, val,
+            lr=p.lr, weight_decay=p.weight_decay, epochs=p.epochs, batch_size=batch_size, seed=seed,
+        )  # fmt: skip
+    del rows
+    test = _test_accuracy(net, lambda a, b: concat_rows(tables, a, b), g)
+    stages["classifier"] = time.perf_counter() - t
+    details.update(
+        noise_multiplier=sigma, noise_std=noise_std, delta=delta, best_epoch=res.best_epoch, steps=res.steps,
+        batch_size=batch_size,
+    )  # fmt: skip
+    return OutOfCoreRun(test, res.val_accuracy, method.guarantee(epsilon, sigma, delta), details, stages, net)
+
+
+class BatchGCN:
+    """A two-layer :class:`~privgraph.nn.models.NodeClassifier` (GCN layers, or LPGNN's linear UPDATE first) on a
+    batch of target nodes, exactly: each GCN layer (``CachedGCNConv``, PyG's ``GCNConv``) aggregates its
+    targets' whole in-neighbourhood with self-loops, weights (d̂_u d̂_v)^-1/2, d̂ = degree + 1 (``gcn_norm``),
+    so a batch reads the targets' one-hop (one GCN layer) or two-hop (two) neighbourhood rows of ``x``."""
+
+    def __init__(self, graph: CSRGraph, x: NodeTable):
+        self.graph, self.x = graph, x
+        self.dhat = (graph.in_degrees() + 1).astype(np.float32) ** -0.5
+
+    def hop(self, targets: np.ndarray) -> tuple[np.ndarray, Tensor, Tensor, Tensor]:
+        """(sources, each edge's source position in them, each edge's target position, weight), self-loops in."""
+        pos, src = self.graph.neighbours(targets)
+        pos = np.concatenate([pos, np.arange(targets.shape[0])])
+        src = np.concatenate([src, targets])
+        uniq, inv = np.unique(src, return_inverse=True)
+        w = torch.from_numpy(self.dhat[src] * self.dhat[targets[pos]])
+        return uniq, torch.from_numpy(inv), torch.from_numpy(pos), w
+
+    @staticmethod
+    def conv(layer: nn.Module, h: Tensor, hop: tuple[np.ndarray, Tensor, Tensor, Tensor], targets: int) -> Tensor:
+        _, inv, pos, w = hop
+        msg = layer.lin(h)[inv] * w[:, None]  # type: ignore[operator]
+        out = torch.zeros(targets, msg.shape[1]).index_add_(0, pos, msg)
+        return out if layer.bias is None else out + layer.bias  # type: ignore[operator]
+
+    def __call__(self, model: nn.Module, nodes: np.ndarray) -> Tensor:
+        assert isinstance(model, NodeClassifier)
+        agg1, agg2 = (isinstance(layer, GCNConv) for layer in (model.layer1, model.layer2))
+        hop2 = self.hop(nodes) if agg2 else None
+        need = hop2[0] if hop2 is not None else nodes
+        hop1 = self.hop(need) if agg1 else None
+        x = torch.from_numpy(self.x.gather(hop1[0] if hop1 is not None else need))
+        h = self.conv(model.layer1, x, hop1, need.shape[0]) if hop1 is not None else model.layer1(x)
+        h = F.dropout(F.relu(h), model.dropout, model.training)
+        return self.conv(model.layer2, h, hop2, nodes.shape[0]) if hop2 is not None else model.layer2(h)
+
+
+def lpgnn(
+    g: OutOfCoreGraph,
+    epsilon: float,
+    rng: RandomSource,
+    seed: int = 0,
+    batch_size: int = 1024,
+    hp: Hyperparameters | None = None,
+    model: str = "gcn",
+    mechanism: str = "multibit",
+) -> OutOfCoreRun:
+    """LPGNN (module docstring) out of core with hyperparameters ``hp`` (default: the full-batch defaults)."""
+    if model not in ("gcn", "mlp"):
+        raise ValueError(f"the mini-batch LPGNN supports model gcn or mlp, got {model!r}")
+    hp = hp or Hyperparameters()
+    stages: dict[str, float] = {}
+    t = time.perf_counter()
+    mech = get_feature_mechanism(mechanism, epsilon, domain=g.feature_domain)
+    xr = NodeTable.create(g.directory / "lpgnn-x.f32", *g.x.shape, g.x.col_block)
+    for start, rows in g.x.iter_rows():
+        xr.write_rows(start, mech.privatize(torch.from_numpy(rows), rng))
+    guarantee = mech.guarantee()
+    stages["release"] = time.perf_counter() - t
+    t = time.perf_counter()
+    norm = KPROP_NORM[KPROP_AGGREGATOR[model]]
+    spare = NodeTable.create(g.directory / "lpgnn-z.f32", *xr.shape, xr.col_block)
+    z = xr
+    for _ in range(hp.kprop_steps):
+        z, spare = propagate(g.graph, z, spare, norm), z
+    stages["kprop"] = time.perf_counter() - t
+    t = time.perf_counter()
+    torch.manual_seed(seed)
+    net = NodeClassifier(model, xr.num_cols, hp.hidden, g.num_classes, hp.dropout, kprop_steps=max(1, hp.kprop_steps))
+    forward = BatchGCN(g.graph, z)
+    train, val, test = _split(g)
+    res = train_minibatch(
+        net, forward, g.y, train, val, lr=hp.lr, weight_decay=hp.weight_decay, epochs=hp.epochs,
+        batch_size=batch_size, seed=seed, patience=hp.patience, eval_batch=8192,
+    )  # fmt: skip
+    test_acc, _ = evaluate(net, forward, test, g.y, 8192)
+    stages["train"] = time.perf_counter() - t
+    details = {"mechanism": mech.name, "best_epoch": res.best_epoch, "steps": res.steps, "batch_size": batch_size}
+    return OutOfCoreRun(test_acc, res.val_accuracy, guarantee, details, stages, net)
+
+
+def blink_hard(
+    g: OutOfCoreGraph,
+    epsilon: float,
+    rng: RandomSource,
+    seed: int = 0,
+    batch_size: int = 1024,
+    hp: Hyperparameters | None = None,
+    degree_share: float = 0.1,
+) -> OutOfCoreRun:
+    """Blink-Hard (module docstring): the release of :class:`~privgraph.methods.blink.method.Blink` on the
+    graph's edges (the reports and the MLE hold O(n + m) numbers; the edges are read into memory for it), then
+    the two-layer GCN trained on batches of targets with their exact two-hop neighbourhood (:class:`BatchGCN`;
+    PyG's ``NeighborLoader`` needs pyg-lib or torch-sparse, absent here)."""
+    from torch_geometric.data import Data
+
+    from privgraph.methods.blink.method import Blink
+
+    hp = hp or Hyperparameters()
+    stages: dict[str, float] = {}
+    t = time.perf_counter()
+    n = g.num_nodes
+    data = Data(edge_index=g.graph.edge_index(), num_nodes=n)
+    release = Blink(variant="hard", degree_share=degree_share).release(data, epsilon, rng)
+    del data
+    stages["release"] = time.perf_counter() - t
+    t = time.perf_counter()
+    if release.edge_index is None:
+        raise ValueError("Blink-Hard released no edge list")
+    released = csr_from_edge_index(release.edge_index, n, g.directory / "blink")
+    torch.manual_seed(seed)
+    net = NodeClassifier("gcn", g.x.num_cols, hp.hidden, g.num_classes, hp.dropout)
+    forward = BatchGCN(released, g.x)
+    train, val, test = _split(g)
+    res = train_minibatch(
+        net, forward, g.y, train, val, lr=hp.lr, weight_decay=hp.weight_decay, epochs=hp.epochs,
+        batch_size=batch_size, seed=seed, patience=hp.patience, eval_batch=8192,
+    )  # fmt: skip
+    test_acc, _ = evaluate(net, forward, test, g.y, 8192)
+    stages["train"] = time.perf_counter() - t
+    details = {**release.details, "best_epoch": res.best_epoch, "steps": res.steps, "batch_size": batch_size}
+    return OutOfCoreRun(test_acc, res.val_accuracy, release.guarantee, details, stages, net)
+
+
+PIPELINES = {"gap-edp": gap_edp, "lpgnn": lpgnn, "blink-hard": blink_hard}
+
+__all__ = ["PIPELINES", "BatchGCN", "OutOfCoreRun", "blink_hard", "gap_edp", "lpgnn"]
