@@ -48,7 +48,7 @@ from privgraph.data.outofcore import (
 from privgraph.mechanisms import RandomSource, get_feature_mechanism
 from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import Hyperparameters
-from privgraph.methods.gap import GAPClassifier, GAPEdge, GAPEncoder, GAPParams
+from privgraph.methods.gap import GAPEdge, GAPParams
 from privgraph.nn.models import KPROP_AGGREGATOR, NodeClassifier
 from privgraph.train.distributed import DDPConfig, train_ddp
 from privgraph.train.minibatch import MiniBatchResult, evaluate, row_forward, train_minibatch
@@ -114,7 +114,7 @@ def gap_edp(
     details: dict[str, Any] = {}
     if p.encoder_layers and p.encoder_epochs:
         torch.manual_seed(torch_seed)
-        encoder = GAPEncoder(g.x.num_cols, classes, p)
+        encoder = p.encoder(g.x.num_cols, classes)
         res = train_minibatch(
             encoder, row_forward(g.x.select(g.train_mask | g.val_mask), sel), g.y, train, val,
             lr=p.lr, weight_decay=p.weight_decay, epochs=p.encoder_epochs, batch_size=batch_size, seed=seed,
@@ -137,11 +137,11 @@ def gap_edp(
     stages["aggregation"] = time.perf_counter() - t
     t = time.perf_counter()
     torch.manual_seed(seed)
-    net = GAPClassifier(x0.num_cols, classes, p)
+    net = p.classifier(x0.num_cols, classes)
     rows = np.concatenate([tb.select(g.train_mask | g.val_mask) for tb in tables], axis=1)
     if processes > 1:  # data-parallel over partitions of the training rows
         cfg = DDPConfig(p.epochs, batch_size, p.lr, p.weight_decay, seed)
-        factory = partial(GAPClassifier, x0.num_cols, classes, p)
+        factory = partial(p.classifier, x0.num_cols, classes)
         net.load_state_dict(train_ddp(factory, tables, train, g.y, cfg, processes, val_nodes=val))
         net.eval()
         res = MiniBatchResult(
