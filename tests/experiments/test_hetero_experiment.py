@@ -85,7 +85,7 @@ def test_message_passing_mode_claims_no_edge_level_epsilon(tmp_path):
         (dict(dataset="imdb", task="nc"), "multi-label"),
         (dict(params={"feature_share": 1.5}), "feature_share"),
         (dict(epsilons=[-1.0]), "epsilon"),
-        (dict(params={"clip_bound": 0.0}), "clipping bound"),
+        (dict(params={"clip_bound": 0.0}), r"clip_bound must lie in \(0, inf\)"),
         (dict(params={"clip": -1}), "clip"),
         (dict(task="lp", params={"topology": "full"}), "topology"),
         (dict(tune=True), "--tune"),
