@@ -39,3 +39,13 @@ def test_the_count_reads_physical_lines(tmp_path):
     (tmp_path / "sub" / "b.py").write_text("x = 1\n" * (MAX_LINES + 1))
     assert module_lines(tmp_path) == {"a.py": 5, "sub/b.py": MAX_LINES + 1}
     assert "accounting/ledger/book.py" in module_lines()
+
+
+def test_test_files_have_unique_basenames():
+    """pytest imports test modules by their basename (no packages under tests/): two files of one name stop the
+    collection of the second in a fresh clone ("import file mismatch")."""
+    tests = Path(__file__).resolve().parent
+    seen: dict[str, list[str]] = {}
+    for path in tests.rglob("test_*.py"):
+        seen.setdefault(path.name, []).append(str(path.relative_to(tests)))
+    assert not {name: where for name, where in seen.items() if len(where) > 1}

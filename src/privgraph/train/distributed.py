@@ -7,7 +7,7 @@ share ⌈B / world⌉ of every batch from it, and ``DistributedDataParallel`` av
 processes before every Adam step: with equal shares that is the gradient of the whole batch's mean loss, so
 one process with batch B and ``world`` processes with B / world each take the same steps (to float
 rounding).  With ``batch_size`` ≥ the training nodes and equal partitions the run is full-batch Adam, equal
-to the single-process trainer (``tests/train/test_distributed.py``).  The state kept: the last iterate, or
+to the single-process trainer (``tests/train/test_ddp_training.py``).  The state kept: the last iterate, or
 the best validation epoch's (rank 0 reads the validation rows).  Training reads only what a release
 published (GAP's noisy tables): post-processing, no guarantee changes.
 """

@@ -7,7 +7,7 @@ block with its own rows of the reports' edges, the pairs put back in the order o
 Hybrid's top-k chosen on the driver.  :class:`RayRunner` runs these blocks as Ray tasks on a local
 cluster or on the one at ``address``; the arrays every block reads are put in the object store once.
 
-The output equals the single-process server's bit for bit (``tests/methods/blink/test_distributed.py``):
+The output equals the single-process server's bit for bit (``tests/methods/blink/test_blink_ray_server.py``):
 the server draws no randomness (the reports' noise is the client's, drawn before), every block computes
 what one pass computes for its rows, and every sum is reduced in a fixed order that does not depend
 on the cut.  Privacy: the server is post-processing of the nodes' ε-link-LDP reports, so where it runs —
