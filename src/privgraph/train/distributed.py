@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import math
 import os
-import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -109,14 +108,15 @@ def train_ddp(
     cfg: DDPConfig,
     world: int = 2,
     val_nodes: np.ndarray | None = None,
-    start_method: str = "fork" if sys.platform == "linux" else "spawn",
+    start_method: str = "spawn",
 ) -> dict[str, torch.Tensor]:
     """Train ``factory()`` (a picklable callable: a module-level function or ``functools.partial``) on the rows
     ``nodes`` of the tables side by side, labels ``y[node]``, in ``world`` local processes (module docstring);
     returns the trained state dict: the last iterate, or with ``val_nodes`` the epoch's state of best
     validation accuracy (ties: lower loss; rank 0 evaluates, every rank holding the same weights).
-    ``start_method``: ``fork`` on Linux (the children inherit the imports instead of importing again; they
-    compute with one thread: an OpenMP pool is not carried over a fork), else ``spawn``."""
+    ``start_method``: ``spawn`` (each child imports afresh, a few seconds; ``fork`` from a process whose
+    OpenMP or other threads already ran can leave a child deadlocked on a lock held at the fork, as it did
+    in a test worker: fork only from a fresh single-threaded process)."""
     if world < 1:
         raise ValueError("world must be >= 1")
     if len(nodes) < world:
