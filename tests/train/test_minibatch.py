@@ -98,3 +98,18 @@ def test_pipelines_match_their_full_batch_methods(sbm, tmp_path):
         assert run.guarantee.unit == release.guarantee.unit
         assert abs(run.test_accuracy - full.test_accuracy) < 0.06, (name, run.test_accuracy, full.test_accuracy)
     assert gap_edp(g, 2.0, make_generator(0), epochs=2, encoder_epochs=2).details["noise_std"] > 0
+
+
+def test_pipelines_refuse_what_the_registered_release_path_refuses(sbm, tmp_path):
+    """Out of core, as through ``privatize``: LPGNN's features need a declared domain (never an assumed [0, 1]),
+    and Blink-Hard's graph must hold every link both ways (a one-direction edge is refused before any noise)."""
+    undeclared = sbm.clone()
+    del undeclared.feature_domain
+    g = OutOfCoreGraph.from_data(undeclared, tmp_path / "undeclared")
+    assert g.feature_domain is None
+    with pytest.raises(ValueError, match="none is declared"):
+        lpgnn(g, 1.0, make_generator(0))
+    one_way = sbm.clone()
+    one_way.edge_index = sbm.edge_index[:, sbm.edge_index[0] < sbm.edge_index[1]]  # each link one direction only
+    with pytest.raises(ValueError, match="[Aa]symmetric|both directions|undirected"):
+        blink_hard(OutOfCoreGraph.from_data(one_way, tmp_path / "one-way"), 1.0, make_generator(0))

@@ -371,7 +371,7 @@ class OutOfCoreGraph:
     train_mask: np.ndarray
     val_mask: np.ndarray
     test_mask: np.ndarray
-    feature_domain: tuple[float, float] = (0.0, 1.0)
+    feature_domain: tuple[float, float] | None = None  # the features' declared public range (None: undeclared)
 
     @property
     def num_nodes(self) -> int:
@@ -393,9 +393,10 @@ class OutOfCoreGraph:
         train, val, test = (
             getattr(data, m).cpu().numpy().astype(bool) for m in ("train_mask", "val_mask", "test_mask")
         )
-        lo, hi = getattr(data, "feature_domain", (0.0, 1.0))
+        domain = getattr(data, "feature_domain", None)  # as declared: a feature mechanism refuses None
         y = data.y.cpu().numpy().astype(np.int64)
-        return cls(d, graph, x, y, train, val, test, feature_domain=(float(lo), float(hi)))
+        lo_hi = None if domain is None else (float(domain[0]), float(domain[1]))
+        return cls(d, graph, x, y, train, val, test, feature_domain=lo_hi)
 
 
 def synthetic_graph(
@@ -459,7 +460,7 @@ def synthetic_graph(
         if test_ratio is None
         else (r >= train_ratio + val_ratio) & (r < train_ratio + val_ratio + test_ratio)
     )
-    return OutOfCoreGraph(d, graph, x, y, train, val, test)
+    return OutOfCoreGraph(d, graph, x, y, train, val, test, feature_domain=(0.0, 1.0))  # binary by construction
 
 
 __all__ = [

@@ -45,6 +45,7 @@ from privgraph.data.outofcore import (
     normalize_rows,
     propagate,
 )
+from privgraph.input_rules import declared_domain
 from privgraph.mechanisms import RandomSource, get_feature_mechanism
 from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import Hyperparameters
@@ -216,7 +217,7 @@ def lpgnn(
     hp = hp or Hyperparameters()
     stages: dict[str, float] = {}
     t = time.perf_counter()
-    mech = get_feature_mechanism(mechanism, epsilon, domain=g.feature_domain)
+    mech = get_feature_mechanism(mechanism, epsilon, domain=declared_domain("lpgnn", g, source="the out-of-core graph"))
     xr = NodeTable.create(g.directory / "lpgnn-x.f32", *g.x.shape, g.x.col_block)
     for start, rows in g.x.iter_rows():
         xr.write_rows(start, mech.privatize(torch.from_numpy(rows), rng))
@@ -259,13 +260,16 @@ def blink_hard(
     PyG's ``NeighborLoader`` needs pyg-lib or torch-sparse, absent here)."""
     from torch_geometric.data import Data
 
+    from privgraph.data.validation import validate_graph
     from privgraph.methods.blink.method import Blink
 
     hp = hp or Hyperparameters()
     stages: dict[str, float] = {}
     t = time.perf_counter()
     n = g.num_nodes
-    data = Data(edge_index=g.graph.edge_index(), num_nodes=n)
+    # the registered release path's check: every link both ways, no self-loop, duplicates coalesced (Blink's unit
+    # is a node's adjacency list of an undirected graph)
+    data, _ = validate_graph(Data(edge_index=g.graph.edge_index(), num_nodes=n), undirected=True)
     release = Blink(variant="hard", degree_share=degree_share).release(data, epsilon, rng)
     del data
     stages["release"] = time.perf_counter() - t
