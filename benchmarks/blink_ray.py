@@ -71,7 +71,24 @@ def _digest(*arrays) -> str:
     return h.hexdigest()[:16]
 
 
-def one(n: int, workers: list[int], eps: float, degree_share: float, address: str | None, local: bool) -> dict:
+def _shmem_mib() -> float | None:
+    """This process's resident shared memory now (RssShmem: on Ray, the object store's pages it has touched)."""
+    try:
+        line = next(x for x in Path("/proc/self/status").read_text().splitlines() if x.startswith("RssShmem:"))
+    except (OSError, StopIteration):
+        return None
+    return int(line.split()[1]) / 1024
+
+
+def one(
+    n: int,
+    workers: list[int],
+    eps: float,
+    degree_share: float,
+    address: str | None,
+    local: bool,
+    partial: Path | None = None,
+) -> dict:
     import numpy as np
     import torch
 
@@ -113,6 +130,7 @@ def one(n: int, workers: list[int], eps: float, degree_share: float, address: st
                 "driver_cpu_s": _cpu() - cpu,
                 "all_cpu_s": _cluster_cpu() - all_cpu,
                 "driver_peak_rss_mib": _own_peak_mib(),
+                "driver_shmem_mib": _shmem_mib(),
             }
             if stats is not None:
                 peaks: dict[float, float] = {}
@@ -143,8 +161,13 @@ def one(n: int, workers: list[int], eps: float, degree_share: float, address: st
         print(json.dumps(run), file=sys.stderr, flush=True)
         return run
 
+    def keep(run: dict) -> None:  # each run as it ends: a run stopped later keeps what finished
+        out["runs"].append(run)
+        if partial is not None:
+            partial.write_text(json.dumps(out))
+
     if local:
-        out["runs"].append(serve(LOCAL, "local", None))
+        keep(serve(LOCAL, "local", None))
     from privgraph.methods.blink.distributed import RayRunner
 
     store = 2 * (40 * n + 16 * out["edges"]) + 2**28  # two scans' shared arrays and row blocks, and slack
@@ -156,7 +179,7 @@ def one(n: int, workers: list[int], eps: float, degree_share: float, address: st
             started = time.perf_counter() - start
             run = serve(runner, "ray", count)
             run["start_and_warm_s"] = started
-            out["runs"].append(run)
+            keep(run)
     return out
 
 
@@ -170,10 +193,19 @@ def run(args: argparse.Namespace) -> None:
         cmd += ["--epsilon", str(args.epsilon), "--degree-share", str(args.degree_share)]
         cmd += ["--address", args.address] if args.address else []
         cmd += [] if args.local else ["--no-local"]
+        partial = results.with_name(f"{results.stem}.{n}.partial.json")
+        partial.unlink(missing_ok=True)
+        cmd += ["--partial", str(partial)]
         res = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
         if res.returncode:
-            sys.exit(f"n = {n} failed")
-        row = json.loads(res.stdout.strip().splitlines()[-1])
+            if not partial.exists():
+                sys.exit(f"n = {n} failed")
+            row = json.loads(partial.read_text())  # the runs that finished before it stopped
+            row["incomplete"] = True
+            print(f"n = {n} stopped (exit {res.returncode}): keeping {len(row['runs'])} finished run(s)", flush=True)
+        else:
+            row = json.loads(res.stdout.strip().splitlines()[-1])
+        partial.unlink(missing_ok=True)
         row["load_before"], row["load_after"] = load[0], os.getloadavg()[0]
         row["measured"] = time.strftime("%Y-%m-%d")
         row["address"] = args.address
@@ -506,9 +538,11 @@ def main() -> None:
     ap.add_argument("--degree-share", type=float, default=0.1)
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--results", default=str(RESULTS), help="the results file to merge into")
+    ap.add_argument("--partial", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(one(args.child, args.workers, args.epsilon, args.degree_share, args.address, args.local)))
+        res = one(args.child, args.workers, args.epsilon, args.degree_share, args.address, args.local, args.partial)
+        print(json.dumps(res))
     elif args.command == "run":
         run(args)
     elif args.command == "scale":

@@ -138,3 +138,39 @@ def test_an_address_without_a_cluster_fails_in_seconds_with_the_fix(sbm):
     method = get_method("blink", variant="hard", address="127.0.0.1:1")
     with pytest.raises(RuntimeError, match="could not join the cluster at 127.0.0.1:1"):
         method.release(sbm(GRAPH, num_nodes=60), 2.0, make_generator(0))
+
+
+def test_the_reduce_gives_what_concatenation_gives():
+    # Hybrid's top-k: the k largest logits, ties by pair index, sorted — on many ties and k at a tie
+    from privgraph.methods.blink import kernels
+    from privgraph.methods.blink.server import _top_k
+
+    rng = np.random.default_rng(0)
+    n, m = 1000, 5000
+    keys = rng.choice(n * n, size=m, replace=False)
+    i, j = keys // n, keys % n
+    logit = rng.integers(-5, 5, size=m).astype(np.float64) * 0.5  # ten values: ties everywhere
+    for k in (1, 17, 499, 500, 2500, m - 1, m, m + 10):
+        assert np.array_equal(_top_k(i, j, n, logit, k), np.lexsort((i * n + j, -logit))[:k])
+    # the blocks' pairs put back chunk by chunk: what concatenating the pieces in that order gives
+    chunks = 64
+    parts = []
+    for b in range(3):
+        counts = rng.integers(0, 4, size=chunks)
+        size = int(counts.sum())
+        parts.append(
+            (
+                rng.integers(0, n, size),
+                rng.integers(0, n, size),
+                rng.integers(0, 3, size).astype(np.uint8),
+                counts,
+                10 * b + 1,
+            )
+        )
+    bounds = [np.concatenate([[0], np.cumsum(p[3])]) for p in parts]
+    pieces = [(p, s[c], s[c + 1]) for c in range(chunks) for p, s in zip(parts, bounds)]
+    expected = [np.concatenate([p[k][lo:hi] for p, lo, hi in pieces]) for k in range(3)]
+    *got, visited = kernels.interleave(list(parts))
+    assert visited == 1 + 11 + 21
+    for g, e in zip(got, expected):
+        assert g.dtype == e.dtype and np.array_equal(g, e)

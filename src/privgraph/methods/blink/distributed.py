@@ -97,11 +97,17 @@ class RayRunner:
         return self.ray.put(value)
 
     def map(self, fn: Callable[..., T], blocks: Sequence[tuple], *shared: Any) -> list[T]:
-        refs = [self._remote.remote(fn, *block, *shared) for block in blocks]
-        out = []
-        for value, stats in self.ray.get(refs):
-            out.append(value)
-            self.stats.append(stats)
+        """``fn(*block, *shared)`` for each block as a Ray task; the results in block order, each fetched
+        as its task ends (``ray.wait``; numpy arrays stay in the object store, zero-copy, until the reduce
+        releases them)."""
+        pending = [self._remote.remote(fn, *block, *shared) for block in blocks]
+        where = {ref: k for k, ref in enumerate(pending)}
+        out: list[Any] = [None] * len(pending)
+        while pending:
+            done, pending = self.ray.wait(pending, num_returns=1)
+            for ref in done:
+                out[where.pop(ref)], stats = self.ray.get(ref)
+                self.stats.append(stats)
         return out
 
     def close(self) -> None:

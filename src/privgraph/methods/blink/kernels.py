@@ -406,18 +406,30 @@ def block_excess(block: RowBlock, shared: tuple, two_eps_a: float, lower: float)
     return rows, visited
 
 
-def interleave(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]]) -> tuple:
-    """The blocks' :func:`block_collect` outputs (in block order) as one pass over all rows would give
-    them: chunk c's pairs of every block, in block order, chunk after chunk; plus the pairs visited."""
+def interleave(parts: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The blocks' :func:`block_collect` outputs (in block order) as one pass over all rows gives them: chunk
+    c's pairs of every block, in block order, chunk after chunk; plus the pairs visited.  Written into three
+    preallocated outputs, each block released (``parts[p] = None``; on Ray, its object in the store) once
+    its pairs are copied: the reduce holds the blocks' results and one output, never a list of pieces and
+    their concatenation."""
     visited = sum(p[4] for p in parts)
     if len(parts) == 1:
-        return parts[0][0], parts[0][1], parts[0][2], visited
-    bounds = [np.concatenate([[0], np.cumsum(p[3])]) for p in parts]
-    pieces = [(p, s[c], s[c + 1]) for c in range(_CHUNKS) for p, s in zip(parts, bounds)]
-    return (
-        *(np.concatenate([p[k][lo:hi] for p, lo, hi in pieces]) for k in range(3)),
-        visited,
-    )
+        i, j, t, _, _ = parts.pop()
+        return i, j, t, visited
+    counts = np.stack([np.asarray(p[3], np.int64) for p in parts])  # [blocks, chunks]
+    flat = counts.T.ravel()  # chunk-major: chunk c of every block, then chunk c + 1
+    starts = (np.cumsum(flat) - flat).reshape(counts.shape[::-1]).T  # where block p's chunk c goes
+    total = int(flat.sum())
+    out = (np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total, np.uint8))
+    for p in range(len(parts)):
+        block, offset = parts[p], 0
+        for c in range(counts.shape[1]):
+            size, at = int(counts[p, c]), int(starts[p, c])
+            for arr, src in zip(out, block[:3]):
+                arr[at : at + size] = src[offset : offset + size]
+            offset += size
+        parts[p] = block = None
+    return (*out, visited)
 
 
 def band_posterior_excess(

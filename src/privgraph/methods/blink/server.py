@@ -269,8 +269,17 @@ class EstimatedGraph:
 
 
 def _symmetric(i: np.ndarray, j: np.ndarray, w: np.ndarray | None) -> tuple[torch.Tensor, torch.Tensor | None]:
-    ei = torch.from_numpy(np.stack([np.concatenate([i, j]), np.concatenate([j, i])])).long()
-    ew = None if w is None else torch.from_numpy(np.concatenate([w, w])).float()
+    """Both directions of the pairs (i, j): ``[[i, j], [j, i]]`` and ``[w, w]`` (float32), written into
+    their outputs (no stacked or concatenated copies)."""
+    k = i.size
+    ei = torch.empty((2, 2 * k), dtype=torch.long)
+    out = ei.numpy()
+    out[0, :k], out[0, k:], out[1, :k], out[1, k:] = i, j, j, i
+    if w is None:
+        return ei, None
+    ew = torch.empty(2 * k, dtype=torch.float32)
+    ew[:k] = torch.from_numpy(np.asarray(w, np.float64))  # float64 → float32, rounded as .float() rounds
+    ew[k:] = ew[:k]
     return ei, ew
 
 
@@ -483,7 +492,8 @@ def hybrid_graph(
         mid = 0.5 * (a + b)
         a, b = (mid, b) if expected(mid) >= target else (a, mid)
     tau, previous, step = a, math.inf, 1.0
-    found_i, found_j, found_states, visited = [], [], [], 0
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    visited = 0
     while True:
         cost = kernels.band_size(beta, tau - 2 * eps_a) - (
             kernels.band_size(beta, previous - 2 * eps_a) if math.isfinite(previous) else 0
@@ -492,18 +502,61 @@ def hybrid_graph(
             raise RuntimeError(f"Blink-Hybrid would visit more than max_visits={max_visits} candidate pairs")
         scan = scan or BandScan(reports, beta, runner)
         i, j, states, v = _pairs_with_states(reports, beta, tau, previous, expected, scan)
-        found_i.append(i)
-        found_j.append(j)
-        found_states.append(states)
+        found.append((i, j, states))
+        del i, j, states
         visited += v
-        if sum(x.size for x in found_i) >= k or tau < lo_tau:
+        if sum(x[0].size for x in found) >= k or tau < lo_tau:
             break
         previous, tau, step = tau, tau - step, 2 * step
-    i, j = np.concatenate(found_i), np.concatenate(found_j)
-    logit = posterior_logit(beta[i] + beta[j], np.concatenate(found_states), eps_a)
+    del scan  # the sorted-β rows (on Ray: the blocks in the object store) are no longer needed
+    i, j, states = _joined(found)
     # ≥ k pairs pass τ and every other pair does not, so the top k are among them;
-    # sort by logit descending, ties by pair index
-    order = np.lexsort((i * n + j, -logit))[:k]
+    # sorted by logit descending, ties by pair index
+    logit = beta[i]
+    logit += beta[j]
+    logit += _state_offsets(eps_a)[states]  # posterior_logit(β_i + β_j, s, ε_a), the same floats
+    del states
+    order = _top_k(i, j, n, logit, k)
     i, j, logit = i[order], j[order], logit[order]
+    del order
     ei, ew = _symmetric(i, j, _sigmoid(logit))
     return EstimatedGraph(ei, ew, visited, float(logit[-1]) if logit.size else tau)
+
+
+def _joined(found: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+    """Hybrid's rounds' pairs ``(i, j, states)`` one after another; each round released once copied (one
+    round: its own arrays)."""
+    if len(found) == 1:
+        return found.pop()
+    total = sum(x[0].size for x in found)
+    out = tuple(np.empty(total, a.dtype) for a in found[0])
+    at = 0
+    while found:
+        part = found.pop(0)
+        for o, a in zip(out, part):
+            o[at : at + a.size] = a
+        at += part[0].size
+        del part
+    return out
+
+
+def _state_offsets(epsilon_a: float) -> np.ndarray:
+    """(s − 1)·2ε_a for s = 0, 1, 2: :func:`posterior_logit`'s term, computed as it computes it."""
+    return (np.arange(3, dtype=np.float64) - 1.0) * 2.0 * epsilon_a
+
+
+def _top_k(i: np.ndarray, j: np.ndarray, n: int, logit: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` largest ``logit``, ties by pair index i·n + j, in that order: what
+    ``np.lexsort((i * n + j, -logit))[:k]`` gives (pair indices are distinct, so the order is total), with
+    the sort on the k selected only (a partition finds the k-th largest logit)."""
+    m = logit.size
+    if k < m:
+        kth = np.partition(logit, m - k)[m - k]  # the k-th largest
+        above = np.flatnonzero(logit > kth)
+        ties = np.flatnonzero(logit == kth)
+        ties = ties[np.argsort(i[ties] * n + j[ties], kind="stable")[: k - above.size]]
+        chosen = np.concatenate([above, ties])
+        del above, ties
+    else:
+        chosen = np.arange(m)
+    return chosen[np.lexsort((i[chosen] * n + j[chosen], -logit[chosen]))[:k]]
