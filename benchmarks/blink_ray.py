@@ -186,7 +186,6 @@ def one(
 def run(args: argparse.Namespace) -> None:
     results = Path(args.results)
     results.parent.mkdir(parents=True, exist_ok=True)
-    rows = {r["n"]: r for r in json.loads(results.read_text())["rows"]} if results.exists() else {}
     for n in args.sizes:
         load = os.getloadavg()
         cmd = [sys.executable, __file__, "--child", str(n), "--workers", *map(str, args.workers)]
@@ -215,6 +214,8 @@ def run(args: argparse.Namespace) -> None:
             + ("" if args.local else " --no-local")
             + ("" if results.resolve() == RESULTS else f" --results {_shown(results)}")
         )
+        # read again just before merging: another size's run may have written meanwhile
+        rows = {r["n"]: r for r in json.loads(results.read_text())["rows"]} if results.exists() else {}
         rows[n] = row
         results.write_text(
             json.dumps(
