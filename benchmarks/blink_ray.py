@@ -590,8 +590,8 @@ def _extrapolation(rows: list[dict], ray_rows: list[dict]) -> list[str]:
         + ", ".join(f"{p:,.0f} MiB with {w}" for w, p in sorted(largest.items()))
         + " workers, so the largest worker needs more than the even share.",
         "",
-        "The driver holds the reports as the server received them (keys, edge keys, CSR: about 24 B per",
-        "directed edge), builds the sorted-β rows once per stage and frees them before Hybrid's top-k, copies",
+        "The driver holds the reports as the server received them (keys, edge keys, CSR: 16 B per directed",
+        "edge and 16 B per node), builds the sorted-β rows once per stage and frees them before Hybrid's top-k, copies",
         "the blocks' passing pairs into one output as they are released from the object store (about 1.25·k",
         "pairs of 17 B, and 8 B of logit each), selects the top k by a partition, and writes both directions",
         "of the k kept pairs (20 B per directed edge of the output). Its peak at n = "
