@@ -174,3 +174,22 @@ def test_the_reduce_gives_what_concatenation_gives():
     assert visited == 1 + 11 + 21
     for g, e in zip(got, expected):
         assert g.dtype == e.dtype and np.array_equal(g, e)
+
+
+def test_hybrid_over_several_rounds_keeps_the_same_graph(reports, reference, monkeypatch):
+    # the β-model's expected count inflated 50×: the search starts at a τ too high and lowers it over several
+    # rounds, whose pairs are joined; the top k (and so the graph) is the one found in one round
+    from privgraph.methods.blink import server
+
+    rounds = []
+    joined = server._joined
+    monkeypatch.setattr(server, "_joined", lambda found: (rounds.append(len(found)), joined(found))[1])
+    call = server._ExpectedPassing.__call__
+    monkeypatch.setattr(server._ExpectedPassing, "__call__", lambda self, tau: 50.0 * call(self, tau))
+    beta = reference["mle20000"].beta
+    for runner in (LOCAL, CutRunner(7)):
+        got = hybrid_graph(reports, beta, 0, runner=runner)
+        want = reference["hybrid0"]
+        assert torch.equal(got.edge_index, want.edge_index) and torch.equal(got.edge_weight, want.edge_weight)
+        assert got.threshold == want.threshold
+    assert min(rounds) > 1
