@@ -53,7 +53,8 @@ def test_running_one_method_imports_that_method_alone():
         "from privgraph.mechanisms.aggregation import composed_gaussian_epsilon\n"
         "from privgraph.mechanisms.gaussian import analytic_gaussian_sigma\n"
         "composed_noise_multiplier(1.0, 1e-5, ((1.0, 2), (0.1, 50)))\n"
-        "gaussian_epsilon(1.0, 1e-5), composed_gaussian_epsilon(3.0, 1e-5, 2), analytic_gaussian_sigma(1.0, 1e-5, 1.0)\n"
+        "gaussian_epsilon(1.0, 1e-5), composed_gaussian_epsilon(3.0, 1e-5, 2)\n"
+        "analytic_gaussian_sigma(1.0, 1e-5, 1.0)\n"
         "from privgraph.experiments.summary import mean_ci\n"
         "mean_ci([1.0, 2.0])"
     )

@@ -11,9 +11,8 @@ import numpy as np
 import torch
 from scipy.special import log_ndtr
 
-from privgraph.accounting.search import least_satisfying
-
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.accounting.search import least_satisfying
 from privgraph.mechanisms.base import FeatureMechanism, check_delta, check_epsilon
 from privgraph.mechanisms.randomness import RandomSource, normal
 
