@@ -41,13 +41,20 @@ def test_import_privgraph_loads_no_scientific_library():
 
 
 def test_running_one_method_imports_that_method_alone():
-    """The run path (CLI, pipeline, API), the class of ``gap-edp`` and the summary's confidence interval: no
-    other method's module, no scikit-learn, no ``scipy.stats``."""
+    """The run path (CLI, pipeline, API), the class of ``gap-edp``, its calibrations and the summary's
+    confidence interval: no other method's module, no scikit-learn, no ``scipy.stats``, no
+    ``scipy.optimize`` (the calibrations bisect: :mod:`privgraph.accounting.search`)."""
     modules = loaded_after(
         "import privgraph.cli.run, privgraph.experiments.pipeline, privgraph.api\n"
         "from privgraph.methods import METHODS, method_class\n"
         "assert 'gap-edp' in METHODS and len(list(METHODS)) > 20\n"
         "method_class('gap-edp')\n"
+        "from privgraph.accounting.rdp import composed_noise_multiplier, gaussian_epsilon\n"
+        "from privgraph.mechanisms.aggregation import composed_gaussian_epsilon\n"
+        "from privgraph.mechanisms.gaussian import analytic_gaussian_sigma\n"
+        "composed_noise_multiplier(1.0, 1e-5, ((1.0, 2), (0.1, 50)))\n"
+        "gaussian_epsilon(1.0, 1e-5), composed_gaussian_epsilon(3.0, 1e-5, 2)\n"
+        "analytic_gaussian_sigma(1.0, 1e-5, 1.0)\n"
         "from privgraph.experiments.summary import mean_ci\n"
         "mean_ci([1.0, 2.0])"
     )

@@ -16,6 +16,7 @@ from privgraph.accounting.rdp import composed_epsilon, composed_noise_multiplier
 from privgraph.mechanisms import analytic_gaussian_sigma, make_generator
 from privgraph.mechanisms.aggregation import bound_out_degree, neighbour_sum, noisy_neighbour_sum
 from privgraph.methods import get_method
+from privgraph.methods.base import Hyperparameters
 from privgraph.nn.gap import csr_transpose
 
 FAST = {"encoder_epochs": 30, "epochs": 40}
@@ -427,3 +428,32 @@ def test_unit_rows_is_normalize_with_the_same_gradient():
 
     per_example = vmap(grad(loss), in_dims=(None, 0))(w, x.detach()[:8])
     assert torch.allclose(per_example, torch.stack([grad(loss)(w, x.detach()[i]) for i in range(8)]))
+
+
+def test_gap_edp_batch_size_takes_a_step_per_batch(graph, monkeypatch):
+    """``batch_size`` (the authors' option): the encoder and the classifier take ⌈N_train / B⌉ Adam steps an
+    epoch instead of one; the same seed gives the same release and fit."""
+    steps = []
+    step = torch.optim.Adam.step
+
+    def counting(self, *args, **kwargs):
+        steps.append(1)
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.Adam, "step", counting)
+    n_train, batch = int(graph.train_mask.sum()), 32
+    per_epoch = math.ceil(n_train / batch)
+    accs = []
+    for _ in range(2):
+        method = get_method("gap-edp", batch_size=batch, encoder_epochs=3, epochs=4)
+        release = method.release(graph, 1.0, make_generator(5))
+        steps.clear()
+        accs.append(method.fit(release, graph, method.default_model, Hyperparameters(), seed=5).test_accuracy)
+        assert len(steps) == 4 * per_epoch  # the classifier's steps
+    assert accs[0] == accs[1]
+    steps.clear()
+    get_method("gap-edp", encoder_epochs=3, epochs=4).release(graph, 1.0, make_generator(5))
+    assert len(steps) == 3  # full batch: one step an epoch
+    steps.clear()
+    get_method("gap-edp", batch_size=batch, encoder_epochs=3, epochs=4).release(graph, 1.0, make_generator(5))
+    assert len(steps) == 3 * per_epoch

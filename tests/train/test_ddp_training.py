@@ -4,8 +4,10 @@ of the table's training rows, against one process."""
 import functools
 
 import numpy as np
+import pytest
 import torch
 import torch.nn.functional as F
+from torch.multiprocessing import ProcessExitedException
 
 from privgraph.data.outofcore import NodeTable
 from privgraph.train.distributed import DDPConfig, partition, train_ddp
@@ -61,3 +63,14 @@ def test_gap_classifier_trains_on_two_processes(tmp_path):
     g = OutOfCoreGraph.from_data(sbm, tmp_path)
     run = gap_edp(g, 4.0, make_generator(0), epochs=30, encoder_epochs=30, batch_size=64, processes=2)
     assert run.test_accuracy > 0.7 and run.guarantee.epsilon == 4.0
+
+
+def test_a_failing_process_fails_the_call_instead_of_hanging(tmp_path):
+    """A worker that raises (here: a label outside the model's 3 classes on rank 1's partition only) ends
+    the call with an error; the other rank, left waiting in a collective, is stopped, not waited for."""
+    x = torch.randn(40, 4, generator=torch.Generator().manual_seed(1))
+    tables = [NodeTable.from_tensor(tmp_path / "x.f32", x)]
+    y = np.zeros(40, dtype=np.int64)
+    y[30:] = 7  # only in rank 1's half of the training rows
+    with pytest.raises(ProcessExitedException, match="exit code 1"):
+        train_ddp(functools.partial(make_model, 4), tables, np.arange(40), y, DDPConfig(epochs=2), world=2)

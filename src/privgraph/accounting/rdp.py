@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
+from privgraph.accounting.search import least_satisfying
 from privgraph.accounting.validation import check_delta
 
 # RDP orders: Opacus' defaults stop at 63, where log(1/δ)/(α − 1) alone exceeds small targets
@@ -129,8 +130,6 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     of Gaussians of multipliers z_i, μ = √(Σ 1/z_i²) (Dong, Roth & Su 2022, Cor. 3.3): the smallest ε ≥ 0 with
     Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) ≤ δ (Balle & Wang 2018, Thm. 8; exact), found by root finding in log
     space and rounded up."""
-    from scipy.optimize import brentq  # on use: all of scipy.optimize loads with it
-
     check_delta(delta)
     if not (mu >= 0 and math.isfinite(mu)):
         raise ValueError(f"mu must be a finite number >= 0, got {mu}")
@@ -148,7 +147,7 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     hi = max(1.0, mu)
     while log_excess(hi) > 0:
         hi *= 2
-    eps = brentq(log_excess, 0.0, hi, xtol=1e-12, rtol=1e-12)
+    eps = least_satisfying(lambda e: log_excess(e) <= 0, 0.0, hi, tol=1e-12)
     return eps * (1 + 1e-9) + 1e-12
 
 
@@ -213,7 +212,6 @@ def composed_noise_multiplier(
     lo = hi / 2
     while lo > 1e-8 and fits(lo):
         hi, lo = lo, lo / 2
-    while hi - lo > rel_tol * hi:
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
-    return hi
+    if fits(lo):  # σ ≤ 1e-8 already meets ε
+        return lo
+    return least_satisfying(fits, lo, hi, tol=rel_tol, relative=True)

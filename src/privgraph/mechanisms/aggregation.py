@@ -21,6 +21,7 @@ from torch import Tensor
 from torch_geometric.utils import scatter
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.accounting.search import least_satisfying
 from privgraph.mechanisms.base import check_delta
 from privgraph.mechanisms.gaussian import analytic_gaussian_sigma, gaussian_delta
 from privgraph.mechanisms.randomness import RandomSource, rand, randn
@@ -88,8 +89,6 @@ def perturbed_aggregation(
 def composed_gaussian_epsilon(noise_multiplier: float, delta: float, hops: int) -> float:
     """The exact ε at ``delta`` of ``hops`` Gaussians of noise multiplier σ (one Gaussian of sensitivity √K at
     noise σ: :func:`~privgraph.mechanisms.gaussian.gaussian_delta` inverted in ε, which it decreases)."""
-    from scipy.optimize import brentq  # on use: all of scipy.optimize loads with it
-
     delta = check_delta(delta)
     if hops == 0:
         return 0.0
@@ -105,7 +104,7 @@ def composed_gaussian_epsilon(noise_multiplier: float, delta: float, hops: int) 
     hi = 1.0
     while excess(hi) > 0:
         hi *= 2.0
-    return float(brentq(excess, 0.0, hi, xtol=1e-12))
+    return least_satisfying(lambda eps: excess(eps) <= 0, 0.0, hi, tol=1e-12)  # rounded up: never below ε
 
 
 @dataclass(frozen=True)

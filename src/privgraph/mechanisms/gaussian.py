@@ -12,6 +12,7 @@ import torch
 from scipy.special import log_ndtr
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
+from privgraph.accounting.search import least_satisfying
 from privgraph.mechanisms.base import FeatureMechanism, check_delta, check_epsilon
 from privgraph.mechanisms.randomness import RandomSource, normal
 
@@ -29,9 +30,7 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
 
 
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """Smallest σ with δ(σ) ≤ δ (δ(σ) is decreasing in σ), by root finding on log σ."""
-    from scipy.optimize import brentq  # on use: all of scipy.optimize loads with it
-
+    """Smallest σ with δ(σ) ≤ δ (δ(σ) is decreasing in σ), by bisection on log σ (the end where δ(σ) ≤ δ)."""
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     if not sensitivity > 0:
@@ -45,8 +44,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
         hi += 2.0
     while f(lo) < 0:
         lo -= 2.0
-    log_sigma = brentq(f, lo, hi, xtol=1e-12)
-    sigma = math.exp(log_sigma)
+    sigma = math.exp(least_satisfying(lambda log_sigma: f(log_sigma) <= 0, lo, hi, tol=1e-12))
     while gaussian_delta(sigma, epsilon, sensitivity) > delta:  # round up, never down
         sigma = float(np.nextafter(sigma, math.inf)) * (1 + 1e-12)
     return sigma

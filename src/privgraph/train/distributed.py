@@ -17,10 +17,13 @@ from __future__ import annotations
 import copy
 import math
 import os
+import sys
 import tempfile
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import torch
@@ -65,6 +68,10 @@ def _worker(
 ) -> None:
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
+    # The process leaves by os._exit, skipping the interpreter's teardown: there the last reference to gloo's
+    # process group (held by DDP's reducer) is dropped with the GIL held, and its destructor joins gloo's
+    # worker threads, one of which may be waiting for the GIL to free a finished collective — a deadlock
+    # seen in the test suite (the child hung in ~ProcessGroupGloo).  A failure prints its traceback first.
     try:
         torch.manual_seed(cfg.seed)
         model = factory()
@@ -96,8 +103,18 @@ def _worker(
                     best, best_state = score, copy.deepcopy(model.state_dict())
         if rank == 0:
             torch.save(best_state if best_state is not None else model.state_dict(), out)
-    finally:
-        dist.destroy_process_group()
+        dist.barrier()  # every rank done (rank 0's state written) before any leaves
+    except BaseException:
+        traceback.print_exc()
+        _leave(1)
+    _leave(0)
+
+
+def _leave(code: int) -> NoReturn:
+    """Exit a worker now, with its output flushed and without the teardown (:func:`_worker`)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def train_ddp(

@@ -54,10 +54,11 @@ def to_csr(x: Tensor) -> Tensor:
 
 
 def select_rows(x: Tensor, mask: Tensor) -> Tensor:
-    """The rows of ``x`` where ``mask`` holds, in order, in ``x``'s layout (dense, sparse COO or CSR)."""
+    """The rows of ``x`` where ``mask`` holds (or at the positions ``mask`` lists, an integer tensor), in
+    order, in ``x``'s layout (dense, sparse COO or CSR)."""
     if x.layout == torch.strided:
         return x[mask]
-    index = mask.nonzero().view(-1)
+    index = mask.nonzero().view(-1) if mask.dtype == torch.bool else mask
     rows = (x if x.layout == torch.sparse_coo else x.to_sparse_coo()).index_select(0, index).coalesce()
     return rows if x.layout == torch.sparse_coo else to_csr(rows)
 
@@ -81,6 +82,7 @@ def train_node_classifier(
     progress: ProgressHook | None = None,
     task: str = "training",
     row_wise: bool = False,
+    batch_size: int | None = None,
 ) -> TrainResult:
     """Adam on the cross-entropy of the training nodes; after every epoch the
     model is evaluated on the validation nodes and the state with the best
@@ -99,9 +101,15 @@ def train_node_classifier(
     ``project()``, e.g. Solitude) is trained by alternating optimisation: each
     epoch one Adam step on the other parameters, then one on the graph
     parameters with the regularisation added, followed by the projection.
+
+    ``batch_size`` (a ``row_wise`` model only): each epoch takes one Adam step per batch of that many
+    training nodes, in an order drawn from torch's generator (the mini-batch schedule of
+    :func:`~privgraph.train.minibatch.train_minibatch`, on tensors in memory); None: one step on all of them.
     """
     if lr <= 0 or weight_decay < 0 or epochs < 1:
         raise ValueError("need lr > 0, weight_decay >= 0 and epochs >= 1")
+    if batch_size is not None and (batch_size < 1 or not row_wise):
+        raise ValueError(f"batch_size must be >= 1 and needs a row-wise model, got {batch_size}")
     if selection not in ("accuracy", "loss"):
         raise ValueError(f"selection must be 'accuracy' or 'loss', got {selection!r}")
     start = time.perf_counter()
@@ -127,14 +135,22 @@ def train_node_classifier(
         probs = logits.softmax(dim=-1) @ loss_transition.to(logits.dtype)
         return F.nll_loss(probs.clamp_min(1e-12).log(), y)
 
+    x_tr = select_rows(x, train_mask) if batch_size is not None else x
     epoch = 0
     for epoch in range(1, epochs + 1):
         model.train()
-        opt.zero_grad()
-        out = model(x, edge_index, *extra)
-        loss = loss_fn(out[train_mask], y_tr)
-        loss.backward()
-        opt.step()
+        if batch_size is not None:
+            for batch in torch.randperm(y_tr.shape[0], device=device).split(batch_size):
+                opt.zero_grad()
+                loss = loss_fn(model(select_rows(x_tr, batch), edge_index, *extra), y_tr[batch])
+                loss.backward()
+                opt.step()
+        else:
+            opt.zero_grad()
+            out = model(x, edge_index, *extra)
+            loss = loss_fn(out[train_mask], y_tr)
+            loss.backward()
+            opt.step()
         if graph_opt is not None:
             graph_opt.zero_grad()
             out = model(x, edge_index, *extra)

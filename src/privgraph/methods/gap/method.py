@@ -133,13 +133,14 @@ class _GAP(Method):
         rng: RandomSource,
         progress: ProgressHook | None = None,
     ) -> dict[str, Any]:
-        """Edge level: Adam on the training nodes, the best validation epoch kept (the authors' trainer
-        with ``checkpoint=True``); no edge is read, so no noise.  Progress: the epochs."""
+        """Edge level: Adam on the training nodes (full batch, or ``batch_size`` per step), the best validation
+        epoch kept (the authors' trainer with ``checkpoint=True``); no edge is read, so no noise.  Progress: the
+        epochs."""
         p = self.params
         res = train_node_classifier(
             encoder, x, _NO_GRAPH, data.y, data.y, data.train_mask, data.val_mask, data.test_mask,
             lr=p.lr, weight_decay=p.weight_decay, epochs=p.encoder_epochs, patience=None,
-            progress=progress, task=self.stage("encoder epochs"), row_wise=True,
+            progress=progress, task=self.stage("encoder epochs"), row_wise=True, batch_size=p.batch_size,
         )  # fmt: skip
         return {"encoder_val_accuracy": res.val_accuracy, "encoder_best_epoch": res.best_epoch}
 
@@ -256,6 +257,7 @@ class _GAP(Method):
         result = train_node_classifier(
             net, x, _NO_GRAPH, data.y, data.y, data.train_mask, data.val_mask, data.test_mask,
             lr=p.lr, weight_decay=p.weight_decay, epochs=p.epochs, patience=None, row_wise=True,
+            batch_size=p.batch_size,
         )  # fmt: skip
         result.model = net
         return result

@@ -26,6 +26,12 @@ class GAPParams(MethodParams):
     weight_decay: float = param(0.0, "Adam weight decay", bound=">= 0")
     dropout: float = param(0.0, "dropout rate", bound="in [0, 1)")
     batch_norm: bool = param(True, "batch normalisation in the MLPs (the authors' default; off under node-level DP)")
+    batch_size: int | None = param(
+        None,
+        "training nodes per Adam step of the encoder and the classifier (None: the full batch, the authors' "
+        "default; the authors' batch_size option)",
+        bound=">= 1",
+    )
     delta: float | None = param(
         None,
         "δ; None: 10^-(number of digits) of n(n-1), the directed pairs of the public node set (EDP; the authors "
