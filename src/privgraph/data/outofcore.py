@@ -189,6 +189,13 @@ class CSRGraph:
     def in_degrees(self) -> np.ndarray:
         return np.diff(self.indptr)
 
+    def out_degrees(self, block_edges: int = 2**24) -> np.ndarray:
+        """Every node's out-degree: how often it is a source in ``indices`` (counted a block of edges at a time)."""
+        out = np.zeros(self.num_nodes, dtype=np.int64)
+        for start in range(0, self.num_edges, block_edges):
+            out += np.bincount(np.asarray(self.indices[start : start + block_edges]), minlength=self.num_nodes)
+        return out
+
     def rows(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
         """(local target row of each edge in [0, stop − start), source) for the targets [start, stop)."""
         ptr = np.asarray(self.indptr[start : stop + 1], dtype=np.int64)
