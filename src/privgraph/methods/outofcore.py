@@ -81,7 +81,7 @@ def _split(g: OutOfCoreGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.flatnonzero(g.train_mask), np.flatnonzero(g.val_mask), np.flatnonzero(g.test_mask)
 
 
-def _test_accuracy(
+def _accuracy(
     model: nn.Module, rows_of, g: OutOfCoreGraph, block_rows: int = 2**18, nodes: np.ndarray | None = None
 ) -> float:
     """Accuracy on the test nodes (or the mask ``nodes``), the node-wise ``model`` reading ``rows_of(start,
@@ -166,7 +166,7 @@ def gap_edp(
             lr=p.lr, weight_decay=p.weight_decay, epochs=p.epochs, batch_size=batch_size, seed=seed,
         )  # fmt: skip
     del rows
-    test = _test_accuracy(net, lambda a, b: concat_rows(tables, a, b), g)
+    test = _accuracy(net, lambda a, b: concat_rows(tables, a, b), g)
     stages["classifier"] = time.perf_counter() - t
     details.update(
         noise_multiplier=sigma, noise_std=noise_std, delta=delta, best_epoch=res.best_epoch, steps=res.steps,
@@ -251,8 +251,8 @@ def gap_ndp(
     torch.manual_seed(torch_seed + 1)
     net = p.classifier(x0.num_cols, classes)
     taken = dpsgd(net, rows_of(tables), y_train, epochs=p.epochs)
-    test = _test_accuracy(net, lambda a, b: concat_rows(tables, a, b), g)
-    val = _test_accuracy(net, lambda a, b: concat_rows(tables, a, b), g, nodes=g.val_mask)
+    test = _accuracy(net, lambda a, b: concat_rows(tables, a, b), g)
+    val = _accuracy(net, lambda a, b: concat_rows(tables, a, b), g, nodes=g.val_mask)
     stages["classifier"] = time.perf_counter() - t
     details: dict[str, Any] = {
         "noise_multiplier": sigma, "noise_std": noise_std, "delta": delta, "seed": torch_seed,
