@@ -160,6 +160,19 @@ class NodeTable:
         parts = [rows[m[start : start + rows.shape[0]]] for start, rows in self.iter_rows()]
         return np.concatenate(parts) if parts else np.empty((0, self.num_cols), np.float32)
 
+    def subset(self, mask: np.ndarray | Tensor, path: str | os.PathLike) -> NodeTable:
+        """A new table at ``path`` holding the rows where ``mask`` is true, in order, copied a row block at a
+        time (memory: one block): a gather from it maps only those rows' pages, not the whole table's."""
+        m = mask.cpu().numpy() if isinstance(mask, Tensor) else np.asarray(mask)
+        out = NodeTable.create(path, int(m.sum()), self.num_cols, self.col_block)
+        written = 0
+        for start, rows in self.iter_rows():
+            kept = rows[m[start : start + rows.shape[0]]]
+            if kept.shape[0]:
+                out.write_rows(written, kept)
+                written += kept.shape[0]
+        return out
+
     def to_tensor(self) -> Tensor:
         """The whole table in memory (small tables, tests)."""
         return torch.from_numpy(self.read_rows(0, self.num_rows))

@@ -212,8 +212,7 @@ def gap_ndp(
     method.planned_train(g, epsilon is not None)  # refused without the public N
     sigma, delta = method.calibrate(g, epsilon)  # reads the public num_train only
     torch_seed = int(integers(2**31, (1,), rng)[0])  # the modules' initialisation, as the registered release
-    train = np.flatnonzero(g.train_mask)
-    y_train = torch.from_numpy(g.y[train])
+    y_train = torch.from_numpy(g.y[g.train_mask])
     dpsgd = partial(
         train_rows_dpsgd, batch_size=p.batch_size, lr=p.lr, weight_decay=p.weight_decay, clip=p.clip,
         noise_multiplier=sigma, rng=rng, planned=method.planned_train(g, sigma > 0),
@@ -221,8 +220,10 @@ def gap_ndp(
     classes = g.num_classes
 
     def rows_of(tables: list[NodeTable]) -> Callable[[Tensor], Tensor]:
-        """The training rows at DP-SGD's chosen positions, gathered from ``tables`` side by side."""
-        return lambda i: torch.from_numpy(np.concatenate([tb.gather(train[i.numpy()]) for tb in tables], 1))
+        """DP-SGD's chosen training rows of ``tables`` side by side, gathered from copies of the training rows
+        (:meth:`NodeTable.subset`: a step's gather maps pages of N rows, not of the n-row tables)."""
+        kept = [tb.subset(g.train_mask, tb.path.with_suffix(".train.f32")) for tb in tables]
+        return lambda i: torch.from_numpy(np.concatenate([tb.gather(i.numpy()) for tb in kept], 1))
 
     if p.encoder_layers and p.encoder_epochs:
         torch.manual_seed(torch_seed)
