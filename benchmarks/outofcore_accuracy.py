@@ -145,10 +145,10 @@ def table(args: argparse.Namespace) -> None:
             "GAP-NDP (ε = 8) is DP-SGD on both paths, *batch* its expected Poisson batch B; `num_train` is the split's",
             "training count (public, as the benchmark tasks declare it) and `max_degree` the dataset's largest",
             "out-degree (Cora 168, FacebookPagePage 709: the graph inside the bound).  The pipeline makes the",
-            "registered release's draws, so both paths train the same classifier up to float rounding (largest",
-            f"weight difference over these runs: {diff:.1e}); the accuracies differ in the evaluation only: the",
-            "full path's `fit` aggregates again with a fresh draw of the release's noise (the authors' `predict`),",
-            "the pipeline reads its own noisy tables.",
+            "registered release's draws, so both paths train the same classifier up to float rounding, which the",
+            f"DP-SGD steps carry along (largest weight difference over these runs: {diff:.1e}); the accuracies",
+            "differ mostly in the evaluation: the full path's `fit` aggregates again with a fresh draw of the",
+            "release's noise (the authors' `predict`), the pipeline reads its own noisy tables.",
         ]
     if any(len(rs) < 3 for rs in groups.values()):
         lines += [
