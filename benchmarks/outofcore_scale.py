@@ -1,7 +1,7 @@
-"""Out-of-core node classification at scale: GAP-EDP, LPGNN and Blink-Hard (release + mini-batch training) on
-synthetic graphs of n nodes, m = 10·n directed edges and 128 binary features.
+"""Out-of-core node classification at scale: GAP-EDP, GAP-NDP, LPGNN and Blink-Hard (release + mini-batch or
+DP-SGD training) on synthetic graphs of n nodes, m = 10·n directed edges and 128 binary features.
 
-    python benchmarks/outofcore_scale.py run --sizes 100000 1000000 --methods gap-edp lpgnn blink-hard
+    python benchmarks/outofcore_scale.py run --sizes 100000 1000000 --methods gap-edp gap-ndp lpgnn blink-hard
     flock /tmp/privgraph-bigmem.lock nice python benchmarks/outofcore_scale.py run --sizes 10000000
     python benchmarks/outofcore_scale.py table    # remake docs/benchmarks/outofcore_scale.md from the JSON
 
@@ -9,7 +9,10 @@ Each (size, method) runs in its own process (``--one``): it writes the graph out
 (:func:`privgraph.data.outofcore.synthetic_graph`, 4 planted classes, homophily 0.8; 1 % of the nodes are
 training, 1 % validation and 1 % test nodes, the rest unlabelled), then runs the method's pipeline
 (:mod:`privgraph.methods.outofcore`) with ``--epochs`` epochs for every trained module and batches of
-``--batch-size``.  Recorded per run: wall and CPU seconds (user + system) of the generation and of the
+``--batch-size`` (GAP-NDP: its DP-SGD's expected Poisson batch B, with the public ``num_train`` = the graph's
+training-node count, declared public as a benchmark split's, and the default bound D = 100 on out-degrees, which
+the graph stays far below: a graph above it is refused, not sampled; the DP-SGD steps are recorded).  Recorded
+per run: wall and CPU seconds (user + system) of the generation and of the
 method (release + training) and each stage; the process's peak RSS (``ru_maxrss``, generation included)
 and the method's own peak (Linux's VmHWM reset after generation: what is resident at that time counts,
 file-backed pages of the memory-mapped CSR and tables included); the table files' size on disk; the
@@ -30,8 +33,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-METHODS = ("gap-edp", "lpgnn", "blink-hard")
-EPSILON = {"gap-edp": 1.0, "lpgnn": 1.0, "blink-hard": 4.0}
+METHODS = ("gap-edp", "gap-ndp", "lpgnn", "blink-hard")
+EPSILON = {"gap-edp": 1.0, "gap-ndp": 8.0, "lpgnn": 1.0, "blink-hard": 4.0}
 
 
 def _cpu() -> float:
@@ -73,6 +76,12 @@ def one(args: argparse.Namespace) -> None:
             g, EPSILON[method], rng, seed=0, batch_size=args.batch_size, epochs=args.epochs,
             encoder_epochs=args.epochs,
         )  # fmt: skip
+    elif method == "gap-ndp":  # N: the synthetic split's training count, declared public; D: GAP's default 100
+        run = PIPELINES[method](
+            g, EPSILON[method], rng, seed=0, batch_size=args.batch_size, epochs=args.epochs,
+            encoder_epochs=args.epochs, num_train=int(g.train_mask.sum()), max_degree=100,
+        )  # fmt: skip
+        print(f"gap-ndp: DP-SGD steps (encoder, hops, classifier) {run.details['steps']}", file=sys.stderr)
     else:
         hp = Hyperparameters(epochs=args.epochs, patience=args.epochs)
         run = PIPELINES[method](g, EPSILON[method], rng, seed=0, batch_size=args.batch_size, hp=hp)
@@ -95,7 +104,11 @@ def one(args: argparse.Namespace) -> None:
         "method_peak_mib": _hwm_mib() if reset else None,
         "disk_mib": disk / 2**20,
         "test_accuracy": run.test_accuracy,
-        "details": {k: v for k, v in run.details.items() if isinstance(v, (int, float, str, bool))},
+        "details": {
+            k: v
+            for k, v in run.details.items()
+            if isinstance(v, (int, float, str, bool)) or (isinstance(v, list) and all(isinstance(i, int) for i in v))
+        },
         "load": [load_before, os.getloadavg()[0]],
     }
     g.cleanup()
@@ -150,9 +163,17 @@ run.test_accuracy, run.guarantee
 * **GAP-EDP**: the aggregation noise is N(0, σ²Δ²) on every entry of every row of each hop's sum, drawn a row
   block at a time: the same mechanism, σ and guarantee as the full-batch release (the registered method's
   `calibrate` and `guarantee` are called).  The encoder (no edge read) and the classifier (noisy tables only)
-  are post-processing, so mini-batching them changes nothing.  **GAP-NDP is not offered out of core**: its
-  encoder and classifier are DP-SGD with Poisson sampling at rate B/N accounted per step; the mini-batch
-  trainer's shuffled batches are not that scheme, and no claim is made for them.
+  are post-processing, so mini-batching them changes nothing.
+* **GAP-NDP** (`gap_ndp`): the registered GAP-NDP's release with the tables in files.  Its encoder and
+  classifier are DP-SGD with Poisson batches of rate q = B/N (N the public `num_train`), accounted per step:
+  the same trainer as the full-batch release (`train_rows_dpsgd`), which here gathers each step's chosen
+  training rows from the tables, and draws the batch in O(qN) time (geometric gaps between the kept rows,
+  the same law as one coin per row).  The out-degrees are checked on the CSR (above D: refused, or
+  `over_bound=sample` with ε = ∞); each hop's noise is σ√D per entry.  σ, δ, the steps and the guarantee
+  come from the registered method; on a small graph the pipeline makes the registered release's draws and
+  trains the same classifier to float rounding (tested).  Its rows here: ε = 8, B = the *batch* column,
+  N = the synthetic training count declared public, D = 100 (the largest out-degree of these graphs is far
+  below; above it the run would be refused); the epochs are DP-SGD's, T = ⌊epochs·N/B⌋ steps per module.
 * **LPGNN**: each node's multi-bit report reads its own row only, so drawing the reports a row block at a
   time keeps the ε-LDP per node; KProp and the model are post-processing.  The model is the full-batch one
   (linear UPDATE, then the GCN layer) evaluated exactly on each batch's one-hop neighbourhood.
@@ -187,16 +208,18 @@ def table(args: argparse.Namespace) -> None:
         "<!-- generated by `python benchmarks/outofcore_scale.py table` from "
         "benchmarks/results/outofcore_scale.json -->",
         "",
-        "GAP-EDP (ε = 1), LPGNN (multi-bit, ε = 1, KProp K = 4) and Blink-Hard (ε = 4) through",
-        "`privgraph.methods.outofcore`: node tables in files, aggregation over row blocks of the CSR, mini-batch",
-        "training.  Synthetic planted-partition graphs (`privgraph.data.outofcore.synthetic_graph`): n nodes,",
-        "m = 10·n directed edges (repeats dropped), 128 binary features, 4 classes, homophily 0.8; 1 % training,",
-        "1 % validation, 1 % test nodes (the rest unlabelled: the tables cover every node, training reads the",
-        f"labelled ones).  On {stored['meta']['machine']}, {stored['meta']['threads']} thread(s), Python "
+        "GAP-EDP (ε = 1), GAP-NDP (ε = 8, D = 100, DP-SGD; below), LPGNN (multi-bit, ε = 1, KProp K = 4) and",
+        "Blink-Hard (ε = 4) through `privgraph.methods.outofcore`: node tables in files, aggregation over row blocks",
+        "of the CSR, mini-batch (GAP-NDP: DP-SGD) training.  Synthetic planted-partition graphs",
+        "(`privgraph.data.outofcore.synthetic_graph`): n nodes, m = 10·n directed edges (repeats dropped), 128",
+        "binary features, 4 classes, homophily 0.8; 1 % training, 1 % validation, 1 % test nodes (the rest",
+        "unlabelled: the tables cover every node, training reads the labelled ones).  On "
+        f"{stored['meta']['machine']}, {stored['meta']['threads']} thread(s), Python "
         f"{stored['meta']['python']}.  Measured by",
         "",
         "```bash",
         "python benchmarks/outofcore_scale.py run --sizes 100000 1000000 --epochs 20",
+        "flock /tmp/privgraph-bigmem.lock python benchmarks/outofcore_scale.py run --sizes 10000000 --epochs 20",
         "python benchmarks/outofcore_scale.py table",
         "```",
         "",
@@ -212,6 +235,8 @@ def table(args: argparse.Namespace) -> None:
     ]
     for r in runs:
         stages = ", ".join(f"{k} {v:.0f}" for k, v in r["stages_s"].items())
+        if r["method"] == "gap-ndp" and r["details"].get("steps"):  # DP-SGD steps of the encoder and the classifier
+            stages += f" (DP-SGD {r['details']['steps'][0]} + {r['details']['steps'][-1]} steps)"
         peak = max(r["peak_rss_mib"], r["generate"]["rss_mib"])
         own = "—" if r["method_peak_mib"] is None else f"{r['method_peak_mib']:,.0f}"
         lines.append(

@@ -35,6 +35,10 @@ def test_table_round_trips_rows_columns_and_gathers(tmp_path):
     mask = np.zeros(37, bool)
     mask[[3, 20, 36]] = True
     assert np.array_equal(t.select(mask), t.to_tensor().numpy()[mask])
+    sub = t.subset(mask, tmp_path / "sub.f32")
+    assert sub.shape == (3, 11) and sub.col_block == t.col_block
+    assert np.array_equal(sub.to_tensor().numpy(), t.select(mask))
+    assert np.array_equal(t.subset(np.zeros(37, bool), tmp_path / "none.f32").to_tensor().numpy(), np.empty((0, 11)))
     with pytest.raises(IndexError):
         t.write_rows(36, np.zeros((2, 11), np.float32))
 

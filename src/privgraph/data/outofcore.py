@@ -160,6 +160,19 @@ class NodeTable:
         parts = [rows[m[start : start + rows.shape[0]]] for start, rows in self.iter_rows()]
         return np.concatenate(parts) if parts else np.empty((0, self.num_cols), np.float32)
 
+    def subset(self, mask: np.ndarray | Tensor, path: str | os.PathLike) -> NodeTable:
+        """A new table at ``path`` holding the rows where ``mask`` is true, in order, copied a row block at a
+        time (memory: one block): a gather from it maps only those rows' pages, not the whole table's."""
+        m = mask.cpu().numpy() if isinstance(mask, Tensor) else np.asarray(mask)
+        out = NodeTable.create(path, int(m.sum()), self.num_cols, self.col_block)
+        written = 0
+        for start, rows in self.iter_rows():
+            kept = rows[m[start : start + rows.shape[0]]]
+            if kept.shape[0]:
+                out.write_rows(written, kept)
+                written += kept.shape[0]
+        return out
+
     def to_tensor(self) -> Tensor:
         """The whole table in memory (small tables, tests)."""
         return torch.from_numpy(self.read_rows(0, self.num_rows))
@@ -188,6 +201,13 @@ class CSRGraph:
 
     def in_degrees(self) -> np.ndarray:
         return np.diff(self.indptr)
+
+    def out_degrees(self, block_edges: int = 2**24) -> np.ndarray:
+        """Every node's out-degree: how often it is a source in ``indices`` (counted a block of edges at a time)."""
+        out = np.zeros(self.num_nodes, dtype=np.int64)
+        for start in range(0, self.num_edges, block_edges):
+            out += np.bincount(np.asarray(self.indices[start : start + block_edges]), minlength=self.num_nodes)
+        return out
 
     def rows(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
         """(local target row of each edge in [0, stop − start), source) for the targets [start, stop)."""

@@ -29,6 +29,7 @@ response) are not affected.
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -160,6 +161,32 @@ def randn(shape: tuple[int, ...], rng: RandomSource, dtype: torch.dtype = torch.
 def bernoulli(p: torch.Tensor, rng: RandomSource) -> torch.Tensor:
     """Independent Bernoulli(p) draws, elementwise (bool tensor)."""
     return uniform(tuple(p.shape), rng) < p.to(torch.float64)
+
+
+def poisson_subsample(n: int, q: float, rng: RandomSource) -> torch.Tensor:
+    """The sorted indices of a Poisson sample of ``range(n)``: each index kept independently with probability
+    ``q`` (DP-SGD's sampling), drawn in O(qn) expected time instead of n uniforms.  The kept indices of a
+    Bernoulli(q) sequence are separated by independent Geometric(q) gaps on {1, 2, …}, so index_j = Σ_{i≤j} G_i − 1
+    with G = 1 + ⌊log U / log(1 − q)⌋ (the inverse CDF of :func:`uniform`'s U on (0, 1)), drawn in vectorised
+    chunks of about qn + 4√(qn) + 16 gaps until the running sum passes n: the kept set is the same law as
+    ``uniform((n,)) < q``, not an approximation of it (up to floating-point inverse-CDF sampling, the module's
+    caveat).  ``q`` ≥ 1 keeps every index without drawing."""
+    if not q > 0:
+        raise ValueError(f"the sampling rate q must be > 0, got {q}")
+    if n <= 0:
+        return torch.empty(0, dtype=torch.long)
+    if q >= 1:
+        return torch.arange(n)
+    log_keep = math.log1p(-q)  # log(1 − q) < 0
+    chunk = int(q * n + 4 * math.sqrt(q * n) + 16)
+    parts, last = [], -1  # last: the previous kept index (−1 before the first)
+    while last < n:
+        gaps = torch.floor(torch.log(uniform((chunk,), rng)) / log_keep).clamp_(max=n) + 1  # Geometric(q) ≥ 1
+        idx = last + torch.cumsum(gaps.to(torch.long), 0)
+        parts.append(idx)
+        last = int(idx[-1])
+    kept = torch.cat(parts)
+    return kept[kept < n]
 
 
 def laplace(shape: tuple[int, ...], scale: float, rng: RandomSource) -> torch.Tensor:

@@ -1,4 +1,4 @@
-"""Node classification beyond one machine's memory: GAP-EDP, LPGNN and Blink-Hard on an
+"""Node classification beyond one machine's memory: GAP-EDP, GAP-NDP, LPGNN and Blink-Hard on an
 :class:`~privgraph.data.outofcore.OutOfCoreGraph` (features and adjacency in files), trained in mini-batches.
 
 Each pipeline is its method's release and training, with the same mechanism, calibration and guarantee
@@ -9,9 +9,13 @@ Each pipeline is its method's release and training, with the same mechanism, cal
   :func:`~privgraph.data.outofcore.propagate` — the noise is drawn per entry of every row, the same σΔ as the
   full-batch :func:`~privgraph.methods.gap.perturbed_aggregation` (Algorithm 1): the guarantee is unchanged;
   then the multi-MLP classifier, node-wise, on the training rows of [x⁰ … x^K].  Everything after the noise is
-  post-processing, so mini-batching the classifier changes no guarantee.  GAP-NDP is *not* offered: its
-  encoder and classifier are DP-SGD with Poisson sampling at rate B/N accounted per step, and a mini-batch
-  trainer's shuffled batches are not that scheme.
+  post-processing, so mini-batching the classifier changes no guarantee.
+* **GAP-NDP** (:func:`gap_ndp`): the registered :class:`~privgraph.methods.gap.GAPNode`'s release with the
+  tables in files: the degree check on the CSR's out-degrees (refused above D, or the authors' sampling with
+  ``over_bound="sample"``, ε = ∞), the encoder and the classifier by the same DP-SGD
+  (:func:`~privgraph.train.dpsgd.train_rows_dpsgd`: Poisson batches of rate q = B/N over the training rows,
+  which it gathers from the tables a batch at a time), the same hops with noise σ√D on every entry; σ, δ, the
+  steps and the guarantee are the registered method's (its ``calibrate``, ``parts`` and ``guarantee``).
 * **LPGNN** (:func:`lpgnn`): multi-bit reports (Algorithm 1) a row block at a time (each node's report is
   drawn from its own row alone: the ε-LDP per node is unchanged), rectified; KProp (Algorithm 2, D^-1/2 A D^-1/2
   without self-loops) K times over the table; then LPGNN's model (linear UPDATE, ReLU, the GCN layer) on
@@ -25,6 +29,7 @@ Each pipeline is its method's release and training, with the same mechanism, cal
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -47,11 +52,14 @@ from privgraph.data.outofcore import (
 )
 from privgraph.input_rules import declared_domain
 from privgraph.mechanisms import RandomSource, get_feature_mechanism
+from privgraph.mechanisms.aggregation import bound_out_degree
 from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import Hyperparameters
-from privgraph.methods.gap import GAPEdge, GAPParams
+from privgraph.methods.gap import GAPEdge, GAPNode, GAPNodeParams, GAPParams
+from privgraph.methods.node_domain import refusal
 from privgraph.nn.models import KPROP_AGGREGATOR, NodeClassifier
 from privgraph.train.distributed import DDPConfig, train_ddp
+from privgraph.train.dpsgd import train_rows_dpsgd
 from privgraph.train.minibatch import MiniBatchResult, evaluate, row_forward, train_minibatch
 
 KPROP_NORM = {"gcn": "gcn", "mean": "mean"}  # KProp's aggregator → propagate's norm
@@ -73,14 +81,18 @@ def _split(g: OutOfCoreGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.flatnonzero(g.train_mask), np.flatnonzero(g.val_mask), np.flatnonzero(g.test_mask)
 
 
-def _test_accuracy(model: nn.Module, rows_of, g: OutOfCoreGraph, block_rows: int = 2**18) -> float:
-    """Accuracy on the test nodes, the node-wise ``model`` reading ``rows_of(start, stop)`` a row block at a time."""
+def _accuracy(
+    model: nn.Module, rows_of, g: OutOfCoreGraph, block_rows: int = 2**18, nodes: np.ndarray | None = None
+) -> float:
+    """Accuracy on the test nodes (or the mask ``nodes``), the node-wise ``model`` reading ``rows_of(start,
+    stop)`` a row block at a time."""
     model.eval()
     correct = total = 0
+    nodes = g.test_mask if nodes is None else nodes
     with torch.no_grad():
         for start in range(0, g.num_nodes, block_rows):
             stop = min(g.num_nodes, start + block_rows)
-            mask = g.test_mask[start:stop]
+            mask = nodes[start:stop]
             if not mask.any():
                 continue
             logits = model(torch.from_numpy(rows_of(start, stop)[mask]))
@@ -154,13 +166,101 @@ def gap_edp(
             lr=p.lr, weight_decay=p.weight_decay, epochs=p.epochs, batch_size=batch_size, seed=seed,
         )  # fmt: skip
     del rows
-    test = _test_accuracy(net, lambda a, b: concat_rows(tables, a, b), g)
+    test = _accuracy(net, lambda a, b: concat_rows(tables, a, b), g)
     stages["classifier"] = time.perf_counter() - t
     details.update(
         noise_multiplier=sigma, noise_std=noise_std, delta=delta, best_epoch=res.best_epoch, steps=res.steps,
         batch_size=batch_size,
     )  # fmt: skip
     return OutOfCoreRun(test, res.val_accuracy, method.guarantee(epsilon, sigma, delta), details, stages, net)
+
+
+def _within_degree_bound(method: GAPNode, g: OutOfCoreGraph) -> bool:
+    """:meth:`GAPNode.check_domain` on the CSR: whether every out-degree (the sources' counts in the
+    in-adjacency) is ≤ D; above it refused with the registered message (``over_bound="refuse"``) or False."""
+    p: GAPNodeParams = method.params  # type: ignore[assignment]
+    degrees = g.graph.out_degrees()
+    if degrees.size == 0 or int(degrees.max()) <= p.max_degree:
+        return True
+    if p.over_bound == "refuse":
+        raise refusal(method.name, p.max_degree)
+    return False
+
+
+def gap_ndp(
+    g: OutOfCoreGraph,
+    epsilon: float | None,
+    rng: RandomSource,
+    seed: int = 0,
+    params: GAPNodeParams | None = None,
+    **values: Any,
+) -> OutOfCoreRun:
+    """GAP-NDP (module docstring) out of core, :meth:`GAPNode.release`'s steps in its order and with its draws
+    from ``rng`` (``params``/``values``: :class:`GAPNodeParams`; ``num_train``, the public N, is required with
+    ε).  Within the bound the hops read the graph itself; with ``over_bound="sample"`` above it the edges are
+    read into memory once and bounded by the registered :func:`~privgraph.mechanisms.aggregation.bound_out_degree`
+    (no guarantee).  The classifier (last DP-SGD iterate) is evaluated on the release's own tables a row block
+    at a time; the registered ``fit`` re-aggregates with a fresh draw of the same noise instead (the same law).
+    ``seed`` is not read: every draw comes from ``rng``, as in the registered release."""
+    method = GAPNode(params, **values)
+    p: GAPNodeParams = method.params  # type: ignore[assignment]
+    if epsilon is not None:
+        method.check_epsilon_given(epsilon)
+    stages: dict[str, float] = {}
+    t = time.perf_counter()
+    inside = _within_degree_bound(method, g)  # before anything is drawn
+    method.planned_train(g, epsilon is not None)  # refused without the public N
+    sigma, delta = method.calibrate(g, epsilon)  # reads the public num_train only
+    torch_seed = int(integers(2**31, (1,), rng)[0])  # the modules' initialisation, as the registered release
+    y_train = torch.from_numpy(g.y[g.train_mask])
+    dpsgd = partial(
+        train_rows_dpsgd, batch_size=p.batch_size, lr=p.lr, weight_decay=p.weight_decay, clip=p.clip,
+        noise_multiplier=sigma, rng=rng, planned=method.planned_train(g, sigma > 0),
+    )  # fmt: skip
+    classes = g.num_classes
+
+    def rows_of(tables: list[NodeTable]) -> Callable[[Tensor], Tensor]:
+        """DP-SGD's chosen training rows of ``tables`` side by side, gathered from copies of the training rows
+        (:meth:`NodeTable.subset`: a step's gather maps pages of N rows, not of the n-row tables)."""
+        kept = [tb.subset(g.train_mask, tb.path.with_suffix(".train.f32")) for tb in tables]
+        return lambda i: torch.from_numpy(np.concatenate([tb.gather(i.numpy()) for tb in kept], 1))
+
+    if p.encoder_layers and p.encoder_epochs:
+        torch.manual_seed(torch_seed)
+        encoder = p.encoder(g.x.num_cols, classes)
+        dpsgd(encoder, rows_of([g.x]), y_train, epochs=p.encoder_epochs)
+        x0 = NodeTable.create(g.directory / "gap-x0.f32", g.num_nodes, p.hidden)
+        with torch.no_grad():
+            for start, rows in g.x.iter_rows():
+                x0.write_rows(start, encoder.embed(torch.from_numpy(rows)))
+    else:  # the raw features, normalised by the aggregation's first step
+        x0 = normalize_rows(g.x, NodeTable.create(g.directory / "gap-x0.f32", *g.x.shape, g.x.col_block))
+    stages["encoder"] = time.perf_counter() - t
+    t = time.perf_counter()
+    graph = g.graph
+    if not inside:  # over_bound="sample": the authors' per-node sampling, the registered function
+        edges = bound_out_degree(g.graph.edge_index(), g.num_nodes, p.max_degree, rng)
+        graph = csr_from_edge_index(edges, g.num_nodes, g.directory / "gap-bounded")
+        del edges
+    noise_std = method.aggregation(sigma).noise_std  # σ·√D
+    tables = [x0]
+    for k in range(1, p.hops + 1):
+        s = NodeTable.create(g.directory / f"gap-x{k}.f32", *x0.shape, x0.col_block)
+        tables.append(normalize_rows(propagate(graph, tables[-1], s, "sum", noise_std, rng)))
+    stages["aggregation"] = time.perf_counter() - t
+    t = time.perf_counter()
+    torch.manual_seed(torch_seed + 1)
+    net = p.classifier(x0.num_cols, classes)
+    taken = dpsgd(net, rows_of(tables), y_train, epochs=p.epochs)
+    test = _accuracy(net, lambda a, b: concat_rows(tables, a, b), g)
+    val = _accuracy(net, lambda a, b: concat_rows(tables, a, b), g, nodes=g.val_mask)
+    stages["classifier"] = time.perf_counter() - t
+    details: dict[str, Any] = {
+        "noise_multiplier": sigma, "noise_std": noise_std, "delta": delta, "seed": torch_seed,
+        "steps": [n for _, n in method.parts(g)] if sigma > 0 else None, "classifier_steps": taken,
+        "batch_size": p.batch_size, "num_train": p.num_train, "within_bound": inside, "over_bound": p.over_bound,
+    }  # fmt: skip
+    return OutOfCoreRun(test, val, method.guarantee(epsilon, sigma, delta, inside), details, stages, net)
 
 
 class BatchGCN:
@@ -291,6 +391,6 @@ def blink_hard(
     return OutOfCoreRun(test_acc, res.val_accuracy, release.guarantee, details, stages, net)
 
 
-PIPELINES = {"gap-edp": gap_edp, "lpgnn": lpgnn, "blink-hard": blink_hard}
+PIPELINES = {"gap-edp": gap_edp, "gap-ndp": gap_ndp, "lpgnn": lpgnn, "blink-hard": blink_hard}
 
-__all__ = ["PIPELINES", "BatchGCN", "OutOfCoreRun", "blink_hard", "gap_edp", "lpgnn"]
+__all__ = ["PIPELINES", "BatchGCN", "OutOfCoreRun", "blink_hard", "gap_edp", "gap_ndp", "lpgnn"]

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.functional import normalize
 
-from privgraph.mechanisms.randomness import RandomSource, rand, randn
+from privgraph.mechanisms.randomness import RandomSource, poisson_subsample, randn
 from privgraph.progress import ProgressHook
 
 GRADIENT_STEPS = ("dpsgd", "paper")
@@ -338,9 +338,12 @@ def epoch_steps(epochs: int, examples: int, batch_size: int) -> tuple[float, int
     return batch / examples, epochs * examples // batch
 
 
+RowSource = Tensor | Callable[[Tensor], Tensor]  # rows in memory, or a gather of the rows at given indices
+
+
 def train_rows_dpsgd(
     model: nn.Module,
-    x: Tensor,
+    x: RowSource,
     y: Tensor,
     *,
     epochs: int,
@@ -355,21 +358,26 @@ def train_rows_dpsgd(
     task: str = "DP-SGD steps",
 ) -> int:
     """DP-SGD (Abadi et al. 2016, Algorithm 1) of a classifier on the rows ``x`` with labels ``y``: T steps
-    (:func:`epoch_steps`) of Poisson batches (rate q), each example's cross-entropy gradient clipped to C (ghost
+    (:func:`epoch_steps`) of Poisson batches (rate q, :func:`~privgraph.mechanisms.randomness.poisson_subsample`:
+    each of the ``len(y)`` examples kept independently), each example's cross-entropy gradient clipped to C (ghost
     clipping, :func:`ghost_clipped_noisy_gradient`), N(0, σ²C²) added, divided by the expected batch q·planned;
-    Adam on it (the GAP authors' ``DPOptimizer`` around Adam).  The last iterate is kept.  q and T are planned
-    for ``planned`` examples (a public count; default: the rows given).  ``progress(task, t, T)`` every 10
-    steps and after the last.  Returns T."""
-    planned = x.shape[0] if planned is None else planned
+    Adam on it (the GAP authors' ``DPOptimizer`` around Adam).  The last iterate is kept.  ``x``: the rows in
+    memory ([len(y), d]), or a callable returning the rows at the given (CPU, int64) indices — e.g. a gather
+    from an out-of-core table, so only a batch is read per step.  q and T are planned for ``planned`` examples
+    (a public count; default: the rows given).  ``progress(task, t, T)`` every 10 steps and after the last.
+    Returns T."""
+    rows = int(y.shape[0])
+    planned = rows if planned is None else planned
     q, steps = epoch_steps(epochs, planned, batch_size)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     model.train()
     if progress is not None:
         progress(task, 0, steps)
     for t in range(steps):
-        chosen = (rand((x.shape[0],), rng, torch.float64) < q).to(x.device)
-        xb, yb = x[chosen], y[chosen]
-        losses = (lambda xb=xb, yb=yb: F.cross_entropy(model(xb), yb, reduction="none")) if xb.shape[0] else None
+        chosen = poisson_subsample(rows, q, rng)
+        xb = x[chosen.to(x.device)] if isinstance(x, Tensor) else x(chosen).to(y.device)
+        yb = y[chosen.to(y.device)]
+        losses = (lambda xb=xb, yb=yb: F.cross_entropy(model(xb), yb, reduction="none")) if chosen.numel() else None
         grads, _ = ghost_clipped_noisy_gradient(model, losses, clip, noise_multiplier * clip, q * planned, rng)
         opt.zero_grad()
         for name, param_ in model.named_parameters():
