@@ -217,8 +217,9 @@ def table(args: argparse.Namespace) -> None:
             if not math.isfinite(half)
             else ("yes" if -1 <= lo and hi <= 1 else ("no" if lo > 1 or hi < -1 else "not resolved"))
         )
+        memory_batch = in_memory_batch(name, batch, full_batch)
         lines.append(
-            f"| {ds} | {name} | {rs[0]['epsilon']:g} | {batch} | {schedule} | {in_memory_batch(name, batch, full_batch)} | {len(rs)} | "
+            f"| {ds} | {name} | {rs[0]['epsilon']:g} | {batch} | {schedule} | {memory_batch} | {len(rs)} | "
             f"{100 * full:.1f} | "
             f"{100 * mini:.1f} | {ci} | {verdict} | {statistics.mean(r['full_s'] for r in rs):.1f} | "
             f"{statistics.mean(r['mini_s'] for r in rs):.1f} |"
