@@ -106,15 +106,17 @@ def test_dp_training_spends_its_budget_and_noise_costs_accuracy():
     train, _, test = link_split(d, task, 0.1, 0.2, seed=0)
     et = task.edge_type
     config = DPSGDConfig(batch_size=128, epochs=20, lr=0.01, edge_count=int(train[et].edge_label_index.shape[1]))
-    aucs = {}
-    for eps in (1.0, None):  # None: same sampling and loss, no clipping or noise
-        inputs = LinkInputs({"paper": d["paper"].x, "author": d["author"].x})
-        res = train_link_model_dp(inputs, train[et].edge_label_index, et, eps, 1e-5, config, rng=0)
-        assert res.steps == round(20 / res.sample_rate)
-        assert res.epsilon <= eps if eps is not None else res.epsilon == math.inf
-        scores = link_scores(res.model, inputs, et, test[et].edge_label_index)
-        aucs[eps] = roc_auc_score(test[et].edge_label.numpy(), scores.numpy())
-    assert aucs[None] > 0.6 and aucs[None] > aucs[1.0] + 0.1  # chance: 0.5 (margins: CPU kernels vary ~1e-7)
+    aucs: dict[float | None, list[float]] = {1.0: [], None: []}
+    for rng in range(3):  # the mean over three draws: one draw's AUC at ε = 1 ranged 0.49–0.57
+        for eps in (1.0, None):  # None: same sampling and loss, no clipping or noise
+            inputs = LinkInputs({"paper": d["paper"].x, "author": d["author"].x})
+            res = train_link_model_dp(inputs, train[et].edge_label_index, et, eps, 1e-5, config, rng=rng)
+            assert res.steps == round(20 / res.sample_rate)
+            assert res.epsilon <= eps if eps is not None else res.epsilon == math.inf
+            scores = link_scores(res.model, inputs, et, test[et].edge_label_index)
+            aucs[eps].append(roc_auc_score(test[et].edge_label.numpy(), scores.numpy()))
+    private, noiseless = (sum(aucs[e]) / 3 for e in (1.0, None))
+    assert noiseless > 0.6 and noiseless > private + 0.1  # chance: 0.5 (measured means: 0.67 and 0.52)
 
 
 def test_bad_settings_fail_clearly():

@@ -39,7 +39,7 @@ from privgraph.accounting.rdp import noise_multiplier_for, rdp_epsilon
 from privgraph.data.hetero import EdgeType
 from privgraph.data.validation import check_graph
 from privgraph.device import current_device, to_device
-from privgraph.mechanisms.randomness import RandomSource, integers, make_generator, rand, randn
+from privgraph.mechanisms.randomness import RandomSource, integers, make_generator, poisson_subsample, randn
 from privgraph.nn.cvgae import gaussian_kl
 from privgraph.nn.hetero import RelationalVGAEEncoder, relation_key
 from privgraph.progress import ProgressHook, report
@@ -207,7 +207,7 @@ def train_link_model_dp(
     epoch_ends = {max(1, round(e * steps / config.epochs)): e for e in range(1, config.epochs + 1)}
     clipped_share = []
     for step in range(steps):
-        chosen = (rand((num_edges,), g) < sample_rate).nonzero().flatten()
+        chosen = poisson_subsample(num_edges, sample_rate, g)
         batch = None  # an empty Poisson batch still releases noise
         if chosen.numel():
             u, v = edges[0, chosen], edges[1, chosen]
