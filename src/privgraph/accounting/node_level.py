@@ -18,14 +18,13 @@ not overflow.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
 from scipy import special
 
 from privgraph.accounting.rdp import RDP_ORDERS, rdp_to_epsilon
+from privgraph.accounting.search import smallest_noise
 from privgraph.accounting.validation import check_delta
 
 ORDERS = np.array(RDP_ORDERS, dtype=np.float64)
@@ -66,25 +65,6 @@ def node_level_epsilon(
     if steps == 0:
         return 0.0
     return rdp_to_epsilon(ORDERS, steps * node_level_rdp(noise_multiplier, num_nodes, batch_size, max_degree), delta)
-
-
-def smallest_noise(epsilon_of: Callable[[float], float], epsilon: float, rel_tol: float = 1e-4) -> float:
-    """The smallest σ (to ``rel_tol``, rounded up) with ``epsilon_of(σ) <= epsilon``, for ε decreasing in σ:
-    the bracket is doubled until it holds, then bisected; the σ returned always meets the target."""
-    if not (epsilon > 0 and math.isfinite(epsilon)):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
-    hi = 1.0
-    while epsilon_of(hi) > epsilon:
-        hi *= 2
-        if hi > 1e8:
-            raise RuntimeError(f"noise calibration failed: no σ ≤ 1e8 reaches ε = {epsilon}")
-    lo = hi / 2
-    while lo > 1e-8 and epsilon_of(lo) <= epsilon:
-        hi, lo = lo, lo / 2
-    while hi - lo > rel_tol * hi:
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if epsilon_of(mid) <= epsilon else (mid, hi)
-    return hi
 
 
 @lru_cache(maxsize=256)

@@ -23,7 +23,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
-from privgraph.accounting.search import least_satisfying
+from privgraph.accounting.search import least_satisfying, smallest_noise
 from privgraph.accounting.validation import check_delta
 
 # RDP orders: Opacus' defaults stop at 63, where log(1/δ)/(α − 1) alone exceeds small targets
@@ -200,18 +200,6 @@ def composed_noise_multiplier(
     if not (epsilon > 0 and math.isfinite(epsilon)):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
     check_delta(delta)
-
-    def fits(sigma: float) -> bool:
-        return composed_epsilon(tuple((sigma, q, t) for q, t in parts), delta) <= epsilon
-
-    hi = 1.0
-    while not fits(hi):
-        hi *= 2
-        if hi > 1e8:
-            raise RuntimeError(f"noise calibration failed: no σ ≤ 1e8 reaches ε = {epsilon}")
-    lo = hi / 2
-    while lo > 1e-8 and fits(lo):
-        hi, lo = lo, lo / 2
-    if fits(lo):  # σ ≤ 1e-8 already meets ε
-        return lo
-    return least_satisfying(fits, lo, hi, tol=rel_tol, relative=True)
+    return smallest_noise(
+        lambda sigma: composed_epsilon(tuple((sigma, q, t) for q, t in parts), delta), epsilon, rel_tol
+    )

@@ -8,6 +8,7 @@ what keeps ``scipy.optimize`` (half a CPU-second to import) out of a run."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 
@@ -31,4 +32,27 @@ def least_satisfying(
     return hi
 
 
-__all__ = ["least_satisfying"]
+def smallest_noise(epsilon_of: Callable[[float], float], epsilon: float, rel_tol: float = 1e-4) -> float:
+    """The smallest σ (to ``rel_tol``, rounded up) with ``epsilon_of(σ) <= epsilon``, for ε decreasing in σ:
+    the bracket [σ/2, σ] is doubled from σ = 1 until its top holds (refused past 1e8), halved while its bottom
+    holds too (down to 1e-8), then bisected (:func:`least_satisfying`); the σ returned always meets the target."""
+    if not (epsilon > 0 and math.isfinite(epsilon)):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
+
+    def fits(sigma: float) -> bool:
+        return epsilon_of(sigma) <= epsilon
+
+    hi = 1.0
+    while not fits(hi):
+        hi *= 2
+        if hi > 1e8:
+            raise RuntimeError(f"noise calibration failed: no σ ≤ 1e8 reaches ε = {epsilon}")
+    lo = hi / 2
+    while lo > 1e-8 and fits(lo):
+        hi, lo = lo, lo / 2
+    if fits(lo):  # σ ≤ 1e-8 already meets ε
+        return lo
+    return least_satisfying(fits, lo, hi, tol=rel_tol, relative=True)
+
+
+__all__ = ["least_satisfying", "smallest_noise"]
