@@ -81,24 +81,27 @@ def _split(g: OutOfCoreGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.flatnonzero(g.train_mask), np.flatnonzero(g.val_mask), np.flatnonzero(g.test_mask)
 
 
-def _accuracy(
-    model: nn.Module, rows_of, g: OutOfCoreGraph, block_rows: int = 2**18, nodes: np.ndarray | None = None
-) -> float:
-    """Accuracy on the test nodes (or the mask ``nodes``), the node-wise ``model`` reading ``rows_of(start,
-    stop)`` a row block at a time."""
+def _accuracies(
+    model: nn.Module, rows_of, g: OutOfCoreGraph, masks: tuple[np.ndarray, ...], block_rows: int = 2**18
+) -> list[float]:
+    """Accuracy on each node mask of ``masks`` (nan: an empty one), the node-wise ``model`` (eval mode: each
+    row's output its own) reading ``rows_of(start, stop)`` a row block at a time, once for all the masks."""
     model.eval()
-    correct = total = 0
-    nodes = g.test_mask if nodes is None else nodes
+    correct, total = [0] * len(masks), [0] * len(masks)
     with torch.no_grad():
         for start in range(0, g.num_nodes, block_rows):
             stop = min(g.num_nodes, start + block_rows)
-            mask = nodes[start:stop]
-            if not mask.any():
+            blocks = [m[start:stop] for m in masks]
+            union = np.logical_or.reduce(blocks)
+            if not union.any():
                 continue
-            logits = model(torch.from_numpy(rows_of(start, stop)[mask]))
-            correct += int((logits.argmax(-1).numpy() == g.y[start:stop][mask]).sum())
-            total += int(mask.sum())
-    return correct / total if total else float("nan")
+            predicted = model(torch.from_numpy(rows_of(start, stop)[union])).argmax(-1).numpy()
+            labels = g.y[start:stop][union]
+            for i, block in enumerate(blocks):
+                chosen = block[union]
+                correct[i] += int((predicted[chosen] == labels[chosen]).sum())
+                total[i] += int(chosen.sum())
+    return [c / t if t else float("nan") for c, t in zip(correct, total, strict=True)]
 
 
 def gap_edp(
@@ -166,7 +169,7 @@ def gap_edp(
             lr=p.lr, weight_decay=p.weight_decay, epochs=p.epochs, batch_size=batch_size, seed=seed,
         )  # fmt: skip
     del rows
-    test = _accuracy(net, lambda a, b: concat_rows(tables, a, b), g)
+    (test,) = _accuracies(net, lambda a, b: concat_rows(tables, a, b), g, (g.test_mask,))
     stages["classifier"] = time.perf_counter() - t
     details.update(
         noise_multiplier=sigma, noise_std=noise_std, delta=delta, best_epoch=res.best_epoch, steps=res.steps,
@@ -252,8 +255,7 @@ def gap_ndp(
     torch.manual_seed(torch_seed + 1)
     net = p.classifier(x0.num_cols, classes)
     taken = dpsgd(net, rows_of(tables), y_train, epochs=p.epochs)
-    test = _accuracy(net, lambda a, b: concat_rows(tables, a, b), g)
-    val = _accuracy(net, lambda a, b: concat_rows(tables, a, b), g, nodes=g.val_mask)
+    test, val = _accuracies(net, lambda a, b: concat_rows(tables, a, b), g, (g.test_mask, g.val_mask))
     stages["classifier"] = time.perf_counter() - t
     details: dict[str, Any] = {
         "noise_multiplier": sigma, "noise_std": noise_std, "delta": delta, "seed": torch_seed,
