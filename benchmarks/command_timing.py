@@ -25,6 +25,12 @@ def checkout_env(**extra: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path, "COLUMNS": "100", **extra}
 
 
+def commit_of(src: Path | str, short: bool = True) -> str:
+    """The commit checked out at ``src`` (any path inside a git work tree), or "?" outside one."""
+    cmd = ["git", "-C", str(src), "rev-parse", *(["--short"] if short else []), "HEAD"]
+    return subprocess.run(cmd, capture_output=True, text=True).stdout.strip() or "?"
+
+
 def load() -> list[float]:
     """The 1-, 5- and 15-minute load averages."""
     return [round(v, 2) for v in os.getloadavg()]

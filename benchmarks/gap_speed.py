@@ -26,6 +26,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from command_timing import commit_of
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "gap_speed.json"
 EPSILON, DELTA = 1.0, 1e-6
@@ -77,11 +79,6 @@ def _reference(seed: int) -> dict:
     return dict(cpu=out["cpu"], wall=out["wall"], test_acc=out["test_acc"], load=out["load"])
 
 
-def _commit(src: str) -> str:
-    proc = subprocess.run(["git", "-C", src, "rev-parse", "HEAD"], capture_output=True, text=True)
-    return proc.stdout.strip()
-
-
 def run(args: argparse.Namespace) -> None:
     """Round by round (one seed each): the reference, privgraph before, privgraph after; stored as they end."""
     args.after = str(REPO / "src")
@@ -89,7 +86,7 @@ def run(args: argparse.Namespace) -> None:
         created_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
         command="python benchmarks/gap_speed.py run --before SRC --seeds " + " ".join(map(str, args.seeds)),
         machine=f"{platform.machine()}, {os.cpu_count()} cores (shared)",
-        commits={"before": _commit(args.before), "after": _commit(args.after)},
+        commits={"before": commit_of(args.before, short=False), "after": commit_of(args.after, short=False)},
         epsilon=EPSILON,
         delta=DELTA,
         trials=[],

@@ -30,13 +30,12 @@ import json
 import os
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from command_timing import PAGES, RESULTS, ROOT, load, load_note, machine, timed
+from command_timing import PAGES, RESULTS, ROOT, commit_of, load, load_note, machine, timed
 
 DEFAULT_COMMANDS = (
     "run gap-edp --dataset facebookpagepage --epsilon 1 --trials 1",
@@ -88,11 +87,6 @@ NAMED = (
 def env_for(src: Path) -> dict[str, str]:
     """The environment with ``src`` alone on ``PYTHONPATH`` (a fixed terminal width)."""
     return {**os.environ, "PYTHONPATH": str(src), "COLUMNS": "100"}
-
-
-def commit_of(src: Path) -> str:
-    res = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return res.stdout.strip() or "?"
 
 
 def one_round(src: Path, command: list[str]) -> dict:

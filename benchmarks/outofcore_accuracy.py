@@ -34,25 +34,17 @@ import math
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from command_timing import commit_of
 
 HERE = Path(__file__).resolve().parent
 EPSILON = {"gap-edp": 1.0, "gap-ndp": 8.0, "lpgnn": 1.0, "blink-hard": 4.0}
 DATASETS = {"cora": "cora", "facebook": "facebookpagepage"}
 STEP_SCHEDULED = {"gap-edp", "lpgnn", "blink-hard"}  # trained by a plain optimizer: --match-steps applies
 IN_MEMORY_BATCH = {"gap-edp"}  # the registered method takes batch_size: --same-batch applies
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def matched_schedule(name: str, batches_per_epoch: int) -> dict:
@@ -85,12 +77,12 @@ def run(args: argparse.Namespace) -> None:
 
     out = Path(args.out)
     old = json.loads(out.read_text()) if out.exists() else {"runs": []}
-    commit = _commit()
+    commit = commit_of(HERE)
     # the full-batch path is deterministic for a seed (one thread): reuse a result of this commit
     known = {
         (r["dataset"], r["method"], r["epsilon"], r["seed"], r.get("full_batch")): (r["full"], r["full_s"])
         for r in old["runs"]
-        if r.get("commit") == commit and commit != "unknown"
+        if r.get("commit") == commit and commit != "?"
     }
     rows = []
     for ds in args.datasets:
