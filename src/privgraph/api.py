@@ -134,6 +134,7 @@ def release(data: Data | HeteroData, request: ReleaseRequest) -> PrivateRelease:
     with ledger.spend(method, epsilon, label_epsilon, data) if ledger is not None else nullcontext() as receipt:
         with on_device(request.device):
             rel = method.privatize(_on_cpu(data), request, source)
+        check_finite_release(rel)
         if receipt is not None:
             receipt.done(rel.report)
     rel.report.guarantees = [g.with_note(note) if g.is_private else g for g in rel.report.guarantees]
@@ -142,6 +143,22 @@ def release(data: Data | HeteroData, request: ReleaseRequest) -> PrivateRelease:
         rel.node_ids = [str(i) for i in node_ids]
         rel.report.guarantees[0] = rel.report.guarantees[0].with_note(NODE_IDS_NOTE)
     return rel
+
+
+def check_finite_release(rel: PrivateRelease) -> None:
+    """Every released tensor (each store's floating fields, the model's weights) is finite: a NaN or ±inf is
+    never written under a guarantee (``ValueError``; the noise was drawn, so the ledger keeps the charge)."""
+    tensors = []
+    for store in rel.data.stores:
+        key = getattr(store, "_key", None)  # a HeteroData store's node or edge type
+        tensors += [(f"{key}.{name}" if key else name, value) for name, value in store.items()]
+    tensors += [(f"model.{key}", value) for key, value in (rel.model_state or {}).items()]
+    for name, value in tensors:
+        if torch.is_tensor(value) and value.is_floating_point() and not bool(torch.isfinite(value).all()):
+            raise ValueError(
+                f"{rel.method} produced non-finite values in {name!r}: nothing is released "
+                "(check epsilon, the domain and the input's scale)"
+            )
 
 
 def _on_cpu(data: Data | HeteroData) -> Data | HeteroData:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from privgraph.accounting.validation import check_domain
+
 # how Python declares the features' domain, in the message that refuses a feature method without one
 PYTHON_DOMAIN = "read_graph(..., domain=(lo, hi)) or data.feature_domain = (lo, hi)"
 
@@ -80,6 +82,10 @@ def check_data(name: str, method: Any, data: Any, request: InputRequest | None =
         )
     if homogeneous and flags["needs_features"] and getattr(data, "x", None) is None:
         raise ValueError(features_message(name, request.source))
+    if homogeneous and not data.num_nodes:
+        raise ValueError(f"{name}: {request.source} has no nodes: there is nothing to release")
+    if flags["needs_features"]:
+        check_finite_features(data, request.source)
     if homogeneous and getattr(data, "edge_index", None) is None:
         raise ValueError(f"{name} needs data.edge_index")
     if flags["needs_domain"] and homogeneous:
@@ -87,6 +93,25 @@ def check_data(name: str, method: Any, data: Any, request: InputRequest | None =
     marked = "private_edge_mask" in data if homogeneous else False
     if flags["needs_private_edges"] and request.ratio_applies and request.private_ratio is None and not marked:
         raise ValueError(private_ratio_message(name, request.user_input))
+
+
+def check_finite_features(data: Any, source: str = "the input") -> None:
+    """Every node feature is a finite number (each node type's ``x`` of a HeteroData): ``ValueError`` naming how
+    many are NaN or ±inf, before any noise (a NaN read as a feature propagated into every aggregate)."""
+    import torch  # the rules above run before torch; this one has the data, hence torch, already
+
+    stores = data.node_stores if hasattr(data, "node_types") else [data]
+    for store in stores:
+        x = store.get("x") if hasattr(store, "get") else getattr(store, "x", None)
+        if not torch.is_tensor(x) or not x.is_floating_point():
+            continue
+        bad = int((~torch.isfinite(x)).sum())
+        if bad:
+            where = f" (node type {store._key!r})" if getattr(store, "_key", None) else ""
+            raise ValueError(
+                f"the features of {source}{where} hold {bad} non-finite values (NaN or ±inf): "
+                "fill or drop them before a release"
+            )
 
 
 def check_choice(name: str, value: Any, choices: tuple[Any, ...] | list[Any]) -> None:
@@ -121,8 +146,7 @@ def declared_domain(
     value = domain if domain is not None else getattr(data, "feature_domain", None)
     if value is None:
         raise ValueError(domain_message(name, source, argument))
-    lo, hi = (float(v) for v in value)
-    return lo, hi
+    return check_domain(value, "the feature domain")
 
 
 def domain_message(name: str, source: str, argument: str = PYTHON_DOMAIN) -> str:

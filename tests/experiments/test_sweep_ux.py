@@ -233,3 +233,48 @@ def test_sigint_stops_a_sweep_and_the_same_command_resumes(tiny_grid, tmp_path, 
     ), output
     final = Counter((r.config_hash, r.trial) for r in ResultsStore(db).records(errors=True))
     assert len(final) == 4 and set(final.values()) == {1} and all(r.ok for r in ResultsStore(db).records(errors=True))
+
+
+def test_a_sigkilled_sweep_driver_leaves_no_worker_running(tmp_path):
+    """SIGKILL cannot be caught, so the driver cannot stop its pool: each worker asks the kernel to kill it when
+    its parent dies (``executors.exit_with_parent``).  A driver with two forked workers in a long task is
+    SIGKILLed; both workers must be gone within seconds."""
+    pids = tmp_path / "workers"
+    driver = (
+        "import os, sys, time\n"
+        "from privgraph.experiments import executors\n"
+        "ex = executors._ProcessExecutor(2)\n"
+        "futures = [ex.pool.submit(time.sleep, 600) for _ in range(2)]\n"
+        "time.sleep(0.5)\n"
+        "open(sys.argv[1], 'w').write(' '.join(str(p) for p in ex.pool._processes))\n"
+        "time.sleep(600)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.Popen([sys.executable, "-c", driver, str(pids)], env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not pids.exists() or not pids.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, "the driver never started its workers"
+            time.sleep(0.05)
+        workers = [int(p) for p in pids.read_text().split()]
+        assert len(workers) == 2
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        alive = workers
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.1)
+            alive = [p for p in workers if _running(p)]
+        assert not alive, f"workers {alive} outlived their SIGKILLed driver"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """``pid`` exists and is not a zombie (an exited child not yet reaped counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"

@@ -22,7 +22,14 @@ if TYPE_CHECKING:  # the names as the docs and type checkers see them; _LAZY imp
     )
     from privgraph.accounting.ledger import BudgetExceeded, Ledger, LedgerError, Spend, gaussian_event
     from privgraph.accounting.rdp import RDP_ORDERS, noise_multiplier_for, rdp_epsilon
-    from privgraph.accounting.validation import MAX_EPSILON, check_delta, check_epsilon, check_epsilons
+    from privgraph.accounting.validation import (
+        MAX_EPSILON,
+        MIN_EPSILON,
+        check_delta,
+        check_domain,
+        check_epsilon,
+        check_epsilons,
+    )
 
 
 _LAZY = {
@@ -44,6 +51,8 @@ _LAZY = {
     "noise_multiplier_for": "rdp",
     "rdp_epsilon": "rdp",
     "MAX_EPSILON": "validation",
+    "MIN_EPSILON": "validation",
+    "check_domain": "validation",
     "check_delta": "validation",
     "check_epsilon": "validation",
     "check_epsilons": "validation",
@@ -68,6 +77,8 @@ __all__ = [
     "noise_multiplier_for",
     "rdp_epsilon",
     "MAX_EPSILON",
+    "MIN_EPSILON",
+    "check_domain",
     "check_delta",
     "check_epsilon",
     "check_epsilons",

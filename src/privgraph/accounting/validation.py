@@ -21,14 +21,41 @@ MAX_EPSILON = 20.0
 """
 
 
-def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
-    """ε must be a number in (0, :data:`MAX_EPSILON`]."""
+MIN_EPSILON = 1e-6
+"""The smallest ε any mechanism here accepts.
+
+Below it the outputs stop being numbers: the unbiased estimators divide by ``e^{ε/m} − 1`` (LPGNN's
+multi-bit rectifier with m up to the feature count, ~10⁴) or by ``1 − 2p`` with ``p → ½`` (randomized
+response), so their scale grows as ``m/ε``; at ε = 10⁻³⁰⁰ it overflows to ±inf and NaN under a
+"10⁻³⁰⁰-LDP" report, and ε = 5·10⁻³²⁴ divides by zero.  At ε ≥ 10⁻⁶ with a domain at most
+:data:`MAX_DOMAIN_WIDTH` wide the largest scale is below 10⁴·10⁶·10²⁰ = 10³⁰, inside float32's 3.4·10³⁸.
+An ε that small protects completely and tells nothing: every output is noise."""
+
+MAX_DOMAIN_WIDTH = 1e20
+"""The widest declared feature domain ``β − α`` accepted (with :data:`MIN_EPSILON`, it keeps every estimate
+finite in float32: a domain of (−10³⁰⁸, 10³⁰⁸) overflowed ``β − α`` to inf)."""
+
+
+def _number(value: object, name: str) -> float:
+    """``value`` as a float; ``bool`` is not a number (``epsilon=True`` was read as 1)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number, got {value!r}")
     try:
-        eps = float(epsilon)
+        return float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {epsilon!r}") from None
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+
+
+def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
+    """ε must be a number in [:data:`MIN_EPSILON`, :data:`MAX_EPSILON`]."""
+    eps = _number(epsilon, name)
     if not math.isfinite(eps) or eps <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {epsilon!r}")
+    if eps < MIN_EPSILON:
+        raise ValueError(
+            f"{name} = {eps:g} is below the minimum epsilon {MIN_EPSILON:g} (the estimates would overflow: "
+            "at that ε every output is noise)"
+        )
     if eps > MAX_EPSILON:
         raise ValueError(f"{name} = {eps:g} exceeds the maximum epsilon {MAX_EPSILON:g} (a vacuous guarantee)")
     return eps
@@ -65,10 +92,28 @@ def check_epsilons(method: str, private: bool, optional: bool, epsilons: list[fl
 
 def check_delta(delta: float, name: str = "delta") -> float:
     """δ must lie in the open interval (0, 1)."""
-    d = float(delta)
+    d = _number(delta, name)
     if not (0.0 < d < 1.0):
         raise ValueError(f"{name} must lie in (0, 1), got {delta!r}")
     return d
 
 
-__all__ = ["MAX_EPSILON", "check_delta", "check_epsilon", "check_epsilon_argument", "check_epsilons"]
+def check_domain(domain: object, name: str = "domain") -> tuple[float, float]:
+    """A declared feature domain ``(α, β)``: two finite numbers with ``α < β`` and ``β − α`` at most
+    :data:`MAX_DOMAIN_WIDTH` (so no estimate overflows)."""
+    try:
+        lo_value, hi_value = domain  # type: ignore[misc]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lo, hi), got {domain!r}") from None
+    lo, hi = _number(lo_value, name), _number(hi_value, name)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"{name} must be a finite interval [lo, hi] with lo < hi, got {domain}")
+    if hi - lo > MAX_DOMAIN_WIDTH:
+        raise ValueError(
+            f"{name} [{lo:g}, {hi:g}] is wider than {MAX_DOMAIN_WIDTH:g}: the estimates would overflow; "
+            "rescale the features"
+        )
+    return lo, hi
+
+
+__all__ = ["MAX_DOMAIN_WIDTH", "MAX_EPSILON", "MIN_EPSILON", "check_domain", "check_delta", "check_epsilon", "check_epsilon_argument", "check_epsilons"]

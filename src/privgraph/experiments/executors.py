@@ -137,8 +137,27 @@ class _LocalExecutor:
         pass
 
 
+def exit_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (``prctl(PR_SET_PDEATHSIG)``): a pool worker of
+    a sweep whose driver was SIGKILLed exits instead of running on, orphaned.  A forkserver's workers are its
+    children; the forkserver itself exits when the driver's end of its pipe closes.  Elsewhere a no-op."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # no libc prctl (a static or unusual build): the old behaviour
+        return
+    if os.getppid() == 1:  # the parent died before the request was made: it can never fire now
+        os._exit(1)
+
+
 def _init_worker(env: dict[str, str]) -> None:
-    """A pool worker: the driver's data settings and one thread per worker (no oversubscription)."""
+    """A pool worker: the driver's data settings and one thread per worker (no oversubscription); it dies with
+    its parent (:func:`exit_with_parent`)."""
+    exit_with_parent()
     os.environ.update(env)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the driver, which stops the workers
     import torch

@@ -3,13 +3,18 @@ by :mod:`privgraph.accounting.validation` (re-exported here and from :mod:`privg
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 
 import torch
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
-from privgraph.accounting.validation import MAX_EPSILON, check_delta, check_epsilon  # noqa: F401 (re-exported)
+from privgraph.accounting.validation import (  # noqa: F401 (re-exported)
+    MAX_EPSILON,
+    MIN_EPSILON,
+    check_delta,
+    check_domain,
+    check_epsilon,
+)
 from privgraph.mechanisms.randomness import RandomSource
 
 # the block of rows :meth:`FeatureMechanism.check` converts to float64 at a time (values; 32 MiB)
@@ -46,9 +51,7 @@ class FeatureMechanism(ABC):
 
     def __init__(self, epsilon: float, domain: tuple[float, float] = (0.0, 1.0), clip: bool = False):
         self.epsilon = check_epsilon(epsilon)
-        alpha, beta = (float(v) for v in domain)
-        if not (math.isfinite(alpha) and math.isfinite(beta) and alpha < beta):
-            raise ValueError(f"domain must be a finite interval [alpha, beta] with alpha < beta, got {domain}")
+        alpha, beta = check_domain(domain)
         self.alpha, self.beta = alpha, beta
         self.clip = bool(clip)
         self.clipped_values = 0
@@ -70,10 +73,10 @@ class FeatureMechanism(ABC):
         n_out = nan = 0
         for block in x.split(rows):
             block = block.to(torch.float64)
-            nan += int(torch.isnan(block).sum())
+            nan += int((~torch.isfinite(block)).sum())
             n_out += int(((block < self.alpha) | (block > self.beta)).sum())
         if nan:
-            raise ValueError("features contain NaN")
+            raise ValueError(f"features contain {nan} non-finite values (NaN or ±inf): refused before any noise")
         if n_out and not self.clip:
             raise ValueError(
                 f"{n_out} feature values lie outside the declared domain "
