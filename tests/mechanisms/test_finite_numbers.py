@@ -19,8 +19,7 @@ from privgraph.accounting.validation import (
     check_epsilon,
 )
 from privgraph.api import check_finite_release
-from privgraph.mechanisms import MultiBit
-from privgraph.mechanisms import randomness
+from privgraph.mechanisms import MultiBit, randomness
 from privgraph.mechanisms.randomness import make_generator
 
 

@@ -102,10 +102,12 @@ def check_domain(domain: object, name: str = "domain") -> tuple[float, float]:
     """A declared feature domain ``(α, β)``: two finite numbers with ``α < β`` and ``β − α`` at most
     :data:`MAX_DOMAIN_WIDTH` (so no estimate overflows)."""
     try:
-        lo_value, hi_value = domain  # type: ignore[misc]
-    except (TypeError, ValueError):
+        pair: tuple[object, ...] = tuple(domain)  # type: ignore[arg-type]
+    except TypeError:
         raise ValueError(f"{name} must be a pair (lo, hi), got {domain!r}") from None
-    lo, hi = _number(lo_value, name), _number(hi_value, name)
+    if len(pair) != 2:
+        raise ValueError(f"{name} must be a pair (lo, hi), got {domain!r}")
+    lo, hi = _number(pair[0], name), _number(pair[1], name)
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise ValueError(f"{name} must be a finite interval [lo, hi] with lo < hi, got {domain}")
     if hi - lo > MAX_DOMAIN_WIDTH:
@@ -116,4 +118,13 @@ def check_domain(domain: object, name: str = "domain") -> tuple[float, float]:
     return lo, hi
 
 
-__all__ = ["MAX_DOMAIN_WIDTH", "MAX_EPSILON", "MIN_EPSILON", "check_domain", "check_delta", "check_epsilon", "check_epsilon_argument", "check_epsilons"]
+__all__ = [
+    "MAX_DOMAIN_WIDTH",
+    "MAX_EPSILON",
+    "MIN_EPSILON",
+    "check_delta",
+    "check_domain",
+    "check_epsilon",
+    "check_epsilon_argument",
+    "check_epsilons",
+]
