@@ -14,7 +14,7 @@ The authors' protocol, read from their code (github.com/zhxchd/Blink_GNN):
 * per setting, the hyperparameters (and Blink's δ) their grid search chose on that split's
   validation nodes (scripts/output/best_hp.json, bl_best_hp.json), restated in ``AUTHORS_HP``.
 
-Ours (benchmarks/grids/blink.toml): a stratified random 50/25/25 split per trial, min–max features,
+Ours (src/privgraph/grids/blink.toml): a stratified random 50/25/25 split per trial, min–max features,
 the state with the best validation accuracy (patience 50), hyperparameters tuned on trial 0.
 
 Every row runs the authors' protocol with at most one factor changed ("authors, random splits": a
@@ -41,7 +41,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "blink_protocol.json"
 FRAGMENT = ROOT / "docs" / "results" / "_blink-protocol.md"
-PUBLISHED = ROOT / "benchmarks" / "published" / "blink.toml"
+PUBLISHED = ROOT / "src" / "privgraph" / "published" / "blink.toml"
 EPSILONS = (1, 4, 8)
 
 # The authors' chosen hyperparameters (do: dropout, lr, wd: weight decay, delta: Blink's degree share,
@@ -86,7 +86,7 @@ class Row:
     change: str = "none"  # none | random-splits | minmax | accuracy-selection | our-hyperparameters
     datasets: tuple[str, ...] = ("cora", "citeseer")
     epsilons: tuple[int, ...] = EPSILONS  # of a private row
-    paper_label: str = ""  # the label in benchmarks/published/blink.toml
+    paper_label: str = ""  # the label in src/privgraph/published/blink.toml
 
 
 CHANGES = {

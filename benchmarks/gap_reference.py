@@ -415,7 +415,7 @@ def page_text(rows: list[dict[str, Any]], speed: dict[str, Any] | None = None) -
         "the paper's. The trials are stored as "
         "privgraph trial records in `benchmarks/results/gap_reference.jsonl` (methods `gap-edp (reference)`, "
         "`gap-ndp (reference)`, `gap-inf (reference)`), so `privgraph report --db` can show them beside privgraph's "
-        "own GAP trials of `benchmarks/grids/gap.toml` once both are in one store.",
+        "own GAP trials of `src/privgraph/grids/gap.toml` once both are in one store.",
         "",
         "## Test accuracy (%)",
         "",

@@ -9,7 +9,7 @@ command line" block and its "30 seconds: Python" block, each timed in a fresh pr
 ``run`` extracts the commands from README.md (each line of the ```bash block after the heading, its
 comment dropped; the ```python block as one script), runs each in one temporary folder, in README
 order (``report`` reads the store ``sweep`` wrote), with ``privgraph`` as this checkout's ``python -m
-privgraph`` and the repository's relative paths (``benchmarks/grids/...``) made absolute.  The files a
+privgraph`` and the repository's relative paths (``src/privgraph/grids/...``) made absolute.  The files a
 command names as the user's own (``edges.csv``, ``x.npy``) are written first: a 200-node
 two-community graph with features in [0, 1].  Each run is killed after ``--timeout`` seconds.  The
 results (wall time, exit status, the last error line, the load) go to

@@ -3,7 +3,7 @@
     PRIVGRAPH_DATA=../shared/datasets python benchmarks/sweep_scaling.py --workers 1 2
     PRIVGRAPH_DATA=../shared/datasets python benchmarks/sweep_scaling.py --workers 1 2 --executor ray
 
-Runs ``benchmarks/grids/scaling.toml`` (24 independent trials) ``--repeat`` times per
+Runs ``src/privgraph/grids/scaling.toml`` (24 independent trials) ``--repeat`` times per
 worker count (default 3, the counts interleaved so that a busy spell of the shared machine
 hits both), each time into a fresh store, with the sweep's default executor (``auto``: one
 worker runs in this process, two are worker processes forked from it) or ``--executor``'s,
@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workers", nargs="+", type=int, default=[1, 2])
-    ap.add_argument("--grid", default=str(HERE / "grids" / "scaling.toml"))
+    ap.add_argument("--grid", default=str(HERE.parent / "src" / "privgraph" / "grids" / "scaling.toml"))
     ap.add_argument("--out", default=str(HERE / "results" / "sweep_scaling.json"))
     ap.add_argument("--markdown", default=str(HERE.parent / "docs" / "results" / "_sweep_scaling.md"))
     ap.add_argument("--executor", default="auto", help="the sweep's executor (auto, local, processes, ray)")

@@ -68,8 +68,8 @@ def test_a_grid_counts_only_when_it_runs_the_method_itself():
     for name in ("rr", "gap-edp", "lpgnn"):
         for grid in method_sources(name)["benchmarks"]["grids"]:
             assert f'method = "{name}"' in (ROOT / grid).read_text(), (name, grid)
-    assert "benchmarks/grids/gap.toml" in method_sources("gap-edp")["benchmarks"]["grids"]
-    assert "benchmarks/grids/gap.toml" not in method_sources("lpgnn")["benchmarks"]["grids"]
+    assert "src/privgraph/grids/gap.toml" in method_sources("gap-edp")["benchmarks"]["grids"]
+    assert "src/privgraph/grids/gap.toml" not in method_sources("lpgnn")["benchmarks"]["grids"]
 
 
 def test_methods_name_prints_where_the_method_lives(invoke):
@@ -80,7 +80,7 @@ def test_methods_name_prints_where_the_method_lives(invoke):
         found["code"],
         "docs/methods/gap.md#guarantees",
         "tests/audit/test_audit_gap.py",
-        "benchmarks/grids/gap.toml",
+        "src/privgraph/grids/gap.toml",
         "docs/results/gap.md",
         "(ε, δ)-DP per edge",
         "central (trusted curator)",

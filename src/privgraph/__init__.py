@@ -12,8 +12,8 @@ The Python API (:mod:`privgraph.api`)::
     pg.list_methods()                                 # the registry
     pg.method_sources("gap-edp")                      # where its code, derivation, tests and benchmark live
     T.Compose([T.NormalizeFeatures(), pg.Privatize("lpgnn", epsilon=1.0)])   # as a PyG transform
-    pg.sweep("benchmarks/grids/lpgnn.toml", db="lpgnn.jsonl", workers=2)   # a paper's grid on Ray
-    pg.report("lpgnn.jsonl", "benchmarks/grids/lpgnn.toml", out="docs/results")
+    pg.sweep("src/privgraph/grids/lpgnn.toml", db="lpgnn.jsonl", workers=2)   # a paper's grid on Ray
+    pg.report("lpgnn.jsonl", "src/privgraph/grids/lpgnn.toml", out="docs/results")
     pg.compare(["lpgnn", "blink", "gap-edp"], dataset="cora", epsilons=[1, 4], trials=2, out="cmp")  # side by side
 
 Subpackages are layered, lowest first (docs/layout.md; nothing imports from a higher one):

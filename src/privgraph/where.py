@@ -8,7 +8,7 @@
 * **tests** — found in a source checkout by convention from the code's place (``tests/methods/<family>/``,
   ``tests/methods/test_<family>*.py``, ``tests/audit/test_audit_<family>*.py``; those that name the method
   or its class, when some do), with the extra files declared in :data:`TESTS`;
-* **benchmark** — the grids under ``benchmarks/grids`` that run it (``method = "NAME"``), their results pages
+* **benchmark** — the grids under ``src/privgraph/grids`` that run it (``method = "NAME"``), their results pages
   under ``docs/results``, and the scripts ``benchmarks/<family>*.py``.
 
 An installed package holds neither the tests nor the benchmarks: they are then ``None``.
@@ -81,7 +81,7 @@ def checkout_root() -> Path | None:
     """The source checkout this package runs from (the folder holding ``src/privgraph``, ``tests`` and
     ``benchmarks``), or None for an installed package."""
     root = Path(__file__).resolve().parents[2]
-    return root if (root / "tests").is_dir() and (root / "benchmarks" / "grids").is_dir() else None
+    return root if (root / "tests").is_dir() and (root / "src" / "privgraph" / "grids").is_dir() else None
 
 
 def family(code: str) -> str:
@@ -125,7 +125,9 @@ def benchmarks_of(name: str, code: str, root: Path) -> dict[str, list[str]]:
     """The grids that run method ``name`` (a ``method = "NAME"`` line), their results pages, and the
     family's benchmark scripts, in the checkout at ``root``."""
     line = re.compile(rf'^\s*method\s*=\s*"{re.escape(name)}"\s*(#.*)?$', re.MULTILINE)
-    grids = [g for g in sorted((root / "benchmarks" / "grids").glob("*.toml")) if line.search(g.read_text("utf-8"))]
+    grids = [
+        g for g in sorted((root / "src" / "privgraph" / "grids").glob("*.toml")) if line.search(g.read_text("utf-8"))
+    ]
     fam = family(code)
     scripts = sorted((root / "benchmarks").glob(f"{fam}.py")) + sorted((root / "benchmarks").glob(f"{fam}_*.py"))
     return {
@@ -141,6 +143,16 @@ def unknown_method(name: str) -> str:
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}?" if close else f"choose from {', '.join(names)}"
     return f"unknown method {name!r}; {hint} (privgraph methods lists them)"
+
+
+def derivation_text(page: str, code: str, in_checkout: bool) -> str:
+    """Where a method's derivation is written: ``docs/PAGE`` in a checkout; in an installed package (which
+    ships no docs folder) the page named in the source repository and the installed module's docstring, which
+    states the same guarantee and cites the same equations (``python -m pydoc MODULE``)."""
+    if in_checkout:
+        return f"docs/{page}"
+    module = code.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return f"docs/{page} in the source repository; installed: python -m pydoc {module}"
 
 
 def method_sources(name: str) -> dict[str, Any]:
@@ -162,10 +174,18 @@ def method_sources(name: str) -> dict[str, Any]:
         "code": in_checkout(code) if code else "",
         "class": where.get("class"),
         "mechanisms": [in_checkout(m) for m in where.get("mechanisms", [])],
-        "derivation": None if page is None else f"docs/{page}",
+        "derivation": None if page is None else derivation_text(page, code, root is not None),
         "tests": None if root is None or not code else tests_of(name, code, root, where.get("class")),
         "benchmarks": None if root is None or not code else benchmarks_of(name, code, root),
     }
 
 
-__all__ = ["DERIVATION", "NOT_IN_PACKAGE", "TESTS", "checkout_root", "method_sources", "unknown_method"]
+__all__ = [
+    "DERIVATION",
+    "NOT_IN_PACKAGE",
+    "TESTS",
+    "checkout_root",
+    "derivation_text",
+    "method_sources",
+    "unknown_method",
+]

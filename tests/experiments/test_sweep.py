@@ -458,7 +458,7 @@ def test_cli_sweep_dry_run_and_report(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------- the docs
-GRIDS = sorted((REPO / "benchmarks" / "grids").glob("*.toml"))
+GRIDS = sorted((REPO / "src" / "privgraph" / "grids").glob("*.toml"))
 
 
 @pytest.mark.parametrize("grid", GRIDS, ids=[g.stem for g in GRIDS])
@@ -480,10 +480,10 @@ def test_the_docs_tables_are_the_report_of_the_stored_trials(grid, tmp_path, mon
     db = Path("benchmarks/results") / f"{grid.stem}.jsonl"
     report(
         db,
-        Path("benchmarks/grids") / grid.name,
+        Path("src/privgraph/grids") / grid.name,
         tmp_path,
         figures=False,
-        command=f"privgraph report --db {db.as_posix()} --grid benchmarks/grids/{grid.name} -o docs/results",
+        command=f"privgraph report --db {db.as_posix()} --grid src/privgraph/grids/{grid.name} -o docs/results",
     )
     committed = REPO / "docs" / "results"
     for made in sorted(tmp_path.glob("*.md")):

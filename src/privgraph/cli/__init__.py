@@ -86,6 +86,7 @@ app.command("audit")(_audit.audit_command)
 app.command()(_run.demo)
 app.command("methods")(_info.list_methods_command)
 app.command()(_info.datasets)
+app.command()(_info.grids)
 
 
 def main() -> None:

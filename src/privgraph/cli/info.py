@@ -164,3 +164,29 @@ def datasets(
         kind = f"{SYNTHETIC} ({e.graph})" if e.synthetic else e.kind
         table.add_row(e.key, kind, ", ".join(e.tasks), escape(e.source), here)
     print_tsv(table) if format == DatasetsFormat.tsv else out_console.print(table)
+
+
+def grids(
+    format: DatasetsFormat = typer.Option(
+        DatasetsFormat.table, "--format", help="table, json, markdown or tsv (the table, tab-separated)"
+    ),
+) -> None:
+    """List the experiment grids shipped with privgraph (the papers' protocols, the quick start): run one by
+    name from any folder, ``privgraph sweep NAME``."""
+    from privgraph.grids import describe_grids
+
+    rows = describe_grids()
+    if format == DatasetsFormat.json:
+        print(json.dumps(rows, indent=2))
+        return
+    if format == DatasetsFormat.markdown:
+        lines = ["| grid | what | duration |", "|---|---|---|"]
+        lines += [f"| `{r['name']}` | {r['title']} | {r['duration']} |" for r in rows]
+        print("\n".join(lines))
+        return
+    table = Table(title="shipped grids (privgraph sweep NAME; privgraph sweep NAME --dry-run lists the trials)")
+    for col in ("name", "what", "duration"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["name"], escape(r["title"]), escape(r["duration"]))
+    print_tsv(table) if format == DatasetsFormat.tsv else out_console.print(table)

@@ -65,7 +65,7 @@ def trial_notes(progress: ConsoleProgress) -> tuple[Callable[..., None], Callabl
 
 
 def sweep(
-    grid: Path = typer.Argument(..., help="a grid file (benchmarks/grids/*.toml)"),
+    grid: Path = typer.Argument(..., help="a grid file, or a shipped grid's name (`privgraph grids` lists them)"),
     workers: int | None = typer.Option(
         None, help="trials at a time (default: all CPUs; 0 or 1 runs them in this process)"
     ),
@@ -188,7 +188,7 @@ def report(
     ),
     output: Path = typer.Option(Path("docs/results"), "-o", "--output", help="output folder"),
     published: Path | None = typer.Option(
-        None, help="the paper's numbers (default: the grid's benchmarks/published/NAME.toml)"
+        None, help="the paper's numbers (default: the grid's src/privgraph/published/NAME.toml)"
     ),
     figures: bool = typer.Option(True, "--figures/--no-figures", help="also draw the figures"),
 ) -> None:

@@ -11,7 +11,7 @@ homophilous graph recovers the class from the neighbours alone, so ε did not sh
 trials' link-stealing AUC: 0.82 against the GCN, 0.64 against the MLP (the features alone), LPGNN 0.69 / 0.70 /
 0.72 / 0.74 / 0.79 at the five ε (3 trials; ``privgraph demo`` took 80.6 s before the attack and 84.5 s with it,
 at a load average of 8–10 on 2 cores).  The quick-start
-grid (``benchmarks/grids/quickstart.toml``) uses the same graph."""
+grid (``src/privgraph/grids/quickstart.toml``) uses the same graph."""
 
 from __future__ import annotations
 

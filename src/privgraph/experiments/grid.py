@@ -1,11 +1,11 @@
 """Experiment grids: a paper's protocol as a TOML file, expanded into settings and trials.
 
 A grid is methods × datasets × models × ε × method parameters × trials, plus
-the tuning protocol.  The file (``benchmarks/grids/*.toml``)::
+the tuning protocol.  The file (``src/privgraph/grids/*.toml``)::
 
     name = "blink"                      # the grid's name (report file names)
     title = "Blink (Zhu et al. 2023), Table 3"
-    published = "blink"                 # benchmarks/published/blink.toml (beside the grids folder)
+    published = "blink"                 # src/privgraph/published/blink.toml (beside the grids folder)
     duration = "about 2 h with 2 workers on a 2-core machine"
     metric = "accuracy"                 # the metric the tables show (a table may list its own `metrics`)
 
@@ -49,6 +49,7 @@ from typing import Any
 
 from privgraph.device import parse_device
 from privgraph.experiments.pipeline import ExperimentSpec, config_hash
+from privgraph.grids import GRIDS_DIR, grid_file
 from privgraph.methods import method_class
 
 if sys.version_info >= (3, 11):
@@ -111,9 +112,8 @@ class Grid:
 
     @classmethod
     def load(cls, path: str | Path, data_root: str | None = None) -> Grid:
-        path = Path(path)
-        if not path.is_file():
-            raise ValueError(f"no grid file at {path}")
+        """A grid file, or the name of a grid shipped with privgraph (:func:`grid_file`)."""
+        path = grid_file(path)
         try:
             raw = tomllib.loads(path.read_text())
         except tomllib.TOMLDecodeError as err:
@@ -292,10 +292,10 @@ class Grid:
             raise ValueError(f"grid {self.name}: " + "; ".join(dict.fromkeys(missing)))
 
     def published_path(self) -> Path | None:
-        """``benchmarks/published/NAME.toml`` beside the grids folder, if the grid names one."""
+        """``src/privgraph/published/NAME.toml`` beside the grids folder, if the grid names one."""
         if self.published is None:
             return None
-        base = self.path.parent.parent if self.path is not None else Path("benchmarks")
+        base = self.path.parent.parent if self.path is not None else GRIDS_DIR.parent
         return base / "published" / f"{self.published}.toml"
 
 

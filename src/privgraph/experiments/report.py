@@ -6,7 +6,7 @@
 * ``OUT/NAME.md``: a page with one Markdown table per (table, dataset,
   metric) — every row's mean ± half-width of the 95% CI (Student t) at each
   ε, and its trial count — and, under it, the paper's numbers and the
-  difference (ours − paper) where ``benchmarks/published/NAME.toml`` has
+  difference (ours − paper) where ``src/privgraph/published/NAME.toml`` has
   them; and one figure per (table, dataset, metric): the metric against ε
   with 95% CI bands (:func:`~privgraph.experiments.plot.figure_from_points`);
 * ``OUT/_NAME-TABLE.md``: the same tables without the page around them, for
@@ -18,7 +18,7 @@ holds for them.  Nothing in the output depends on the time it was made: the
 same store gives the same files.  Without a grid, one table per (task,
 dataset, metric) of everything in the store.
 
-Published numbers (``benchmarks/published/NAME.toml``)::
+Published numbers (``src/privgraph/published/NAME.toml``)::
 
     [source]
     paper = "…"; where = "Table 3"; trials = 30; scale = 100   # percent
