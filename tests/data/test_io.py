@@ -448,3 +448,16 @@ def test_hetero_rejects_side_files(tmp_path):
     torch.save(data, tmp_path / "h.pt")
     _error("1 duplicate column", tmp_path / "h.pt")
     _error("apply to homogeneous graphs only", tmp_path / "h.pt", features=tmp_path / "x.npy")
+
+
+def test_read_graph_output_saved_with_torch_save_reads_back_with_weights_only(tmp_path):
+    """privgraph's own output read back (issue 52): PyG caches its attributes' kinds (``AttrType``) on a storage
+    once it has looked at them, and ``torch.save`` writes that cache; the enum is allow-listed, so the file reads
+    with ``weights_only=True`` and no ``--trust-pickle``."""
+    data, _ = read_graph(_tsv(tmp_path))
+    _ = data.num_nodes, data.edge_attrs(), data.is_undirected()  # fill PyG's caches, as any use does
+    torch.save(data, tmp_path / "mine.pt")
+    assert "AttrType" in str(torch.load(tmp_path / "mine.pt", weights_only=False)._store.__dict__)  # cached
+    again, notes = read_graph(tmp_path / "mine.pt")
+    assert torch.equal(again.edge_index, data.edge_index) and again.num_nodes == data.num_nodes
+    assert not any("trust" in note for note in notes)

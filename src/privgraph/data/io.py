@@ -75,6 +75,7 @@ from privgraph.data.safe_load import (
     allow_pyg_objects_in_torch_load,
     load_torch_file,
     pyg_safe_globals,
+    weights_only_caches,
 )
 from privgraph.data.splits import add_missing_split
 from privgraph.data.tables import (
@@ -391,7 +392,7 @@ def read_graph(
             hetero = _finish_hetero(
                 data, graph_path, features, labels, private_edges, domain, clip, self_loops, name, notes
             )
-            return GraphRead(*hetero)
+            return GraphRead(weights_only_caches(hetero[0]), hetero[1])
     tables = {
         role: table
         for role, file in (("features", features), ("labels", labels))
@@ -517,7 +518,7 @@ def read_graph(
         if added is not None:
             notes.append(added)
     data.name = name or graph_path.stem
-    return GraphRead(data, notes)
+    return GraphRead(weights_only_caches(data), notes)
 
 
 def _finish_hetero(

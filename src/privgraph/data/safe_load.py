@@ -19,10 +19,12 @@ from privgraph.data.files import first_line, input_error
 
 def pyg_safe_globals() -> list[type]:
     """PyG's data classes (``Data``, ``HeteroData`` and their storages): they hold tensors and plain
-    values only, so ``torch.load(weights_only=True)`` may rebuild them."""
+    values only, so ``torch.load(weights_only=True)`` may rebuild them.  ``AttrType`` is the enum a storage
+    caches its attributes' kinds under (``_cached_attr``) once PyG has looked at them: a ``Data`` that
+    privgraph or PyG has read names it when saved."""
     from torch_geometric.data import feature_store, graph_store
     from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
-    from torch_geometric.data.storage import BaseStorage, EdgeStorage, GlobalStorage, NodeStorage
+    from torch_geometric.data.storage import AttrType, BaseStorage, EdgeStorage, GlobalStorage, NodeStorage
 
     return [
         Data,
@@ -33,6 +35,7 @@ def pyg_safe_globals() -> list[type]:
         NodeStorage,
         EdgeStorage,
         BaseStorage,
+        AttrType,
         feature_store.TensorAttr,
         graph_store.EdgeAttr,
         graph_store.EdgeLayout,
@@ -45,6 +48,21 @@ def allow_pyg_objects_in_torch_load() -> None:
     ``HeteroData``: privgraph adds :func:`pyg_safe_globals` to torch's safe globals when
     :mod:`privgraph.data` is imported."""
     torch.serialization.add_safe_globals(pyg_safe_globals())
+
+
+def weights_only_caches(data: Data | HeteroData) -> Data | HeteroData:
+    """``data`` (changed in place) with each storage's attribute cache a plain ``dict`` holding every
+    ``AttrType`` key, so that ``torch.save(data)`` reads back with ``torch.load(weights_only=True)``.
+
+    PyG creates the cache lazily as ``defaultdict(set)``, which torch's safe unpickler cannot rebuild ("Can
+    only SETITEMS for dict"); a plain dict with all three keys behaves the same for PyG (it only ever indexes
+    those keys) and pickles as a dict of sets of strings."""
+    from torch_geometric.data.storage import AttrType
+
+    for store in data.stores:
+        cache = store.__dict__.get("_cached_attr") or {}
+        store.__dict__["_cached_attr"] = {kind: set(cache.get(kind, ())) for kind in AttrType}
+    return data
 
 
 TRUST_PICKLE_NOTE = (
