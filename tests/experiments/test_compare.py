@@ -133,3 +133,74 @@ def test_a_method_the_attack_does_not_apply_to_runs_without_it_and_shows_a_dash(
     auc = result.header().index("membership-confidence AUC")
     assert [row[auc] for row in result.cells()] == ["—", "—"]
     assert [r.attack_auc for r in result.rows] == [{}, None]
+
+
+def _own_graph_files(folder):
+    """A 120-node two-community graph as a user has it: an edge list, features in [0, 1] and labels."""
+    import numpy as np
+    import torch
+    from torch_geometric.utils import stochastic_blockmodel_graph
+
+    torch.manual_seed(0)
+    edges = stochastic_blockmodel_graph([60, 60], [[0.1, 0.01], [0.01, 0.1]]).t().tolist()
+    (folder / "edges.csv").write_text("source,target\n" + "".join(f"{u},{v}\n" for u, v in edges if u < v))
+    y = np.repeat([0, 1], 60)
+    np.save(folder / "y.npy", y)
+    rng = np.random.default_rng(0)
+    np.save(folder / "x.npy", (rng.random((120, 8)) < 0.2 + 0.4 * (np.arange(8) % 2 == y[:, None])).astype("float32"))
+    return ["--input", str(folder / "edges.csv"), "--features", str(folder / "x.npy")] + [
+        "--labels",
+        str(folder / "y.npy"),
+        "--domain",
+        "0,1",
+    ]
+
+
+def test_compare_runs_on_your_own_graph_and_stores_nothing_derived_from_it(tmp_path):
+    """``compare --input`` (issue 52): the user's graph read with ``release``'s rules, every method compared on
+    it; the store identifies its trials by a random id (never a function of the graph), so a second call runs
+    them again and the two calls' rows never mix."""
+    files = _own_graph_files(tmp_path)
+    db = tmp_path / "c.jsonl"
+    first = runner.invoke(app, ["compare", "mlp", "lpgnn", *ARGS, *files, "--db", str(db), "--format", "json"])
+    assert first.exit_code == 0, first.output
+    said = json.loads(first.stdout[first.stdout.index("{") :])
+    assert said["dataset"] == "edges" and said["sweep"]["ran"] == 2
+    assert all(r["accuracy"][0]["trials"] == 1 for r in said["rows"])
+    again = runner.invoke(app, ["compare", "mlp", "lpgnn", *ARGS, *files, "--db", str(db), "--format", "json"])
+    assert json.loads(again.stdout[again.stdout.index("{") :])["sweep"]["ran"] == 2  # a new identity: runs again
+    hashes = {r.config_hash for r in ResultsStore(db).records()}
+    assert len(hashes) == 4 and None not in hashes
+    no_domain = [f for f in files if f not in ("--domain", "0,1")]
+    refused = runner.invoke(app, ["compare", "lpgnn", *ARGS, *no_domain, "--db", str(db)])
+    assert refused.exit_code == 2 and "--domain" in refused.output  # release's rule, before any trial
+
+
+def test_pg_compare_takes_your_own_data(tmp_path):
+    import torch
+    from torch_geometric.data import Data
+
+    from privgraph.data import stratified_split
+
+    torch.manual_seed(0)
+    y = torch.arange(2).repeat_interleave(40)
+    edge_index = torch.tensor([[i, (i + 1) % 80] for i in range(80)]).t()
+    edge_index = torch.cat([edge_index, edge_index.flip(0)], 1)
+    data = stratified_split(Data(x=torch.rand(80, 6), edge_index=edge_index, y=y), seed=0)
+    data.feature_domain = (0.0, 1.0)
+    result = pg.compare(
+        ["lpgnn"], epsilons=[1], trials=1, db=tmp_path / "c.jsonl", hyperparameters=FAST, data=data, workers=0
+    )
+    assert result.rows[0].method == "lpgnn" and result.rows[0].accuracy[1.0][2] == 1
+
+
+def test_a_shipped_grid_sweeps_your_own_graph(tmp_path):
+    """``privgraph sweep GRID --input FILE`` (issue 52): every setting of the grid on the user's graph, named by
+    the file, under a random identity (so the store holds no function of the graph)."""
+    files = _own_graph_files(tmp_path)
+    db = tmp_path / "s.jsonl"
+    grid = ["quickstart", "--epsilon", "1", "--trials", "1", "--workers", "0", "--db", str(db)]
+    res = runner.invoke(app, ["sweep", *grid, *files])
+    assert res.exit_code == 0, res.output
+    rows = list(ResultsStore(db).records())
+    assert len(rows) == 1 and rows[0].dataset == "edges" and rows[0].config_hash

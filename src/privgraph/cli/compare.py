@@ -14,7 +14,15 @@ from rich.table import Table
 
 from privgraph.cli.checks import _assign, _check_declared, _epsilons, _method
 from privgraph.cli.console import OutputFormat, _fail, out_console, user_errors
-from privgraph.cli.options import DATA_ROOT_OPTION, DATASET_OPTION, FORMAT_OPTION, MODEL_OPTION, SEED_OPTION
+from privgraph.cli.inputs import read_for_methods
+from privgraph.cli.options import (
+    DATASET_OPTION,
+    FORMAT_OPTION,
+    MODEL_OPTION,
+    SEED_OPTION,
+    InputOptions,
+    input_options,
+)
 from privgraph.cli.render import print_tsv
 from privgraph.progress import console_progress
 
@@ -59,6 +67,7 @@ def _hyperparameters(items: list[str], methods: list[str]) -> dict[str, Any]:
     _fail("--set: none of the compared methods trains a model of its task's own (their settings are --param)")
 
 
+@input_options
 def compare(
     methods: list[str] = typer.Argument(
         None, help=f"the methods compared (`privgraph methods`; default: {' '.join(DEFAULT_METHODS)})"
@@ -91,13 +100,13 @@ def compare(
         None, help="trials at a time (default: the sweep's; 0 or 1 runs them in this process)"
     ),
     executor: str = typer.Option("auto", help="the sweep's: auto, local, processes or ray"),
-    data_root: Path | None = DATA_ROOT_OPTION,
+    inputs: InputOptions = InputOptions(),
     progress_every: float = typer.Option(
         10.0, "--progress-every", min=0.01, help="seconds between progress lines when the output is not a terminal"
     ),
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
-    """Compare several methods on one dataset across ε, grouped by privacy unit (feature LDP, link LDP, edge
+    """Compare several methods on one dataset (or your own graph, --input) across ε, grouped by privacy unit (feature LDP, link LDP, edge
     DP, node DP): accuracy ± 95% CI, an attack's AUC, seconds and peak memory (RSS) per trial.  The trials run
     as a sweep (stored, resumable: the same command runs nothing stored again); the table and the figure are
     built from the store."""
@@ -114,6 +123,8 @@ def compare(
         with user_errors():
             attack_entry(chosen_attack)
 
+    data = read_for_methods(inputs, methods, seed)
+    data_root = inputs.data_root
     from privgraph.cli.sweep import trial_notes
     from privgraph.experiments.compare import MEASURED_NOTE
     from privgraph.experiments.compare import compare as run_compare
@@ -141,6 +152,7 @@ def compare(
                     on_trial=show_trial,
                     on_error=show_error,
                     notify=progress.note,
+                    data=data,
                 )
         except KeyboardInterrupt:
             progress.close()

@@ -237,3 +237,21 @@ def _input_spec(
         **fields,
     )
     return spec, notes
+
+
+def read_for_methods(inputs: InputOptions, methods: list[str], seed: int) -> Any:
+    """``--input`` read once for every compared method, with ``release``'s rules and checks: each method's rules
+    the request decides, before the file is read; the graph read for the strictest of them (a simple graph when
+    one needs it: ``_read_input``); then each one's rules that need the data.  None without ``--input``."""
+    if inputs.input is None:
+        return None
+    from privgraph.catalogue import method_entry
+    from privgraph.methods import method_class
+
+    requests = {m: _check_request(m, inputs) for m in methods}
+    strictest = next((m for m in methods if method_entry(m).get("simple_graph")), methods[0])
+    data, _ = _read_input(inputs, strictest, request=requests[strictest], split_seed=seed)
+    for m in methods:
+        with user_errors(ValueError, TypeError):
+            method_class(m).check_input(requests[m], data)
+    return data

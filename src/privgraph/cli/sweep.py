@@ -14,7 +14,7 @@ from rich.table import Table
 
 from privgraph.cli.checks import _device, _resolve_device
 from privgraph.cli.console import OutputFormat, _fail, out_console, user_errors
-from privgraph.cli.options import DATA_ROOT_OPTION, DEVICE_HELP, FORMAT_OPTION, RAY_ADDRESS_HELP
+from privgraph.cli.options import DEVICE_HELP, FORMAT_OPTION, RAY_ADDRESS_HELP, InputOptions, input_options
 from privgraph.cli.render import _fmt_eps, print_tsv
 from privgraph.progress import ConsoleProgress, console_progress, format_duration
 
@@ -64,6 +64,7 @@ def trial_notes(progress: ConsoleProgress) -> tuple[Callable[..., None], Callabl
     return show_error, show_trial
 
 
+@input_options
 def sweep(
     grid: Path = typer.Argument(..., help="a grid file, or a shipped grid's name (`privgraph grids` lists them)"),
     workers: int | None = typer.Option(
@@ -96,7 +97,7 @@ def sweep(
     epsilon: list[str] = typer.Option([], help="only this ε, a number or none (repeatable)"),
     trials: int | None = typer.Option(None, help="trials per setting instead of the grid's"),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="run again the trials stored with an error"),
-    data_root: Path | None = DATA_ROOT_OPTION,
+    inputs: InputOptions = InputOptions(),
     dry_run: bool = typer.Option(False, "--dry-run", help="check the grid and list what would run"),
     progress_every: float = typer.Option(
         10.0, "--progress-every", min=0.01, help="seconds between progress lines when the output is not a terminal"
@@ -114,7 +115,14 @@ def sweep(
     from privgraph.experiments.sweep import sweep as run_sweep
 
     with user_errors():
-        chosen = Grid.load(grid, str(data_root) if data_root else None).select(table, dataset, row, trials, epsilon)
+        chosen = Grid.load(grid, inputs.root).select(table, dataset, row, trials, epsilon)
+        if inputs.input is not None:  # your own graph in place of every setting's dataset
+            from privgraph.cli.inputs import read_for_methods
+            from privgraph.experiments.pipeline import new_input_id
+
+            methods = list(dict.fromkeys(s.spec.method for s in chosen.settings))
+            own = read_for_methods(inputs, methods, seed=chosen.settings[0].spec.seed if chosen.settings else 0)
+            chosen = chosen.with_input(own, new_input_id(), name=inputs.dataset(None))
         chosen.validate()
         executor, device = placement(chosen, executor, workers, address, device, gpus_per_trial)
     if not address and not dry_run:  # a cluster's trials run on its machines' devices

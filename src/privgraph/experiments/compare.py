@@ -221,12 +221,16 @@ def build_grid(
     seed: int = 0,
     synthetic: dict[str, Any] | None = None,
     data_root: str | None = None,
+    data: Any = None,
 ) -> tuple[Grid, dict[str, str]]:
     """The comparison's grid, checked, and the methods the attack does not apply to (with the reason).
+    ``data``: the user's own graph instead of ``dataset`` (each setting's ``input``, under one fresh
+    :func:`~privgraph.experiments.pipeline.new_input_id`).
 
     Raises ``ValueError`` (one line) before any trial: an unknown or repeated method, a parameter of another
     method, a method that cannot run on the dataset (its spec's checks, and the degree bound of a node-level
     method on the graph: this loads the dataset)."""
+    from privgraph.experiments.pipeline import new_input_id
     from privgraph.methods import method_class
     from privgraph.request import method_name_and_params
 
@@ -254,6 +258,9 @@ def build_grid(
         fields["synthetic"] = dict(synthetic)
     if model is not None:
         fields["model"] = model
+    own = {"input": data, "input_id": new_input_id()} if data is not None else {}
+    if data is not None:
+        dataset = getattr(data, "name", None) or "input"
 
     no_attack: dict[str, str] = {}
     rows = []
@@ -261,7 +268,7 @@ def build_grid(
     for m in methods:
         private = getattr(method_class(m), "private", True)
         base = ExperimentSpec(
-            m, dataset, epsilons[:1] if private else [], dict(params.get(m, {})), data_root=data_root, **fields
+            m, dataset, epsilons[:1] if private else [], dict(params.get(m, {})), data_root=data_root, **fields, **own
         )
         try:
             method, task = base.build()
@@ -273,7 +280,7 @@ def build_grid(
             try:
                 with_attack = dict(params.get(m, {}))
                 ExperimentSpec(
-                    m, dataset, list(base.epsilons), with_attack, data_root=data_root, attack=attack, **fields
+                    m, dataset, list(base.epsilons), with_attack, data_root=data_root, attack=attack, **fields, **own
                 ).build()
                 row["attack"] = attack
             except ValueError as err:
@@ -287,6 +294,8 @@ def build_grid(
     }
     try:
         grid = Grid.from_dict(raw, data_root=data_root, where="compare")
+        if data is not None:  # the user's graph in every setting, identified by this call's input_id
+            grid = grid.with_input(**own)
         grid.validate()
     except ValueError as err:
         raise ValueError(str(err).replace("grid compare, table compare, ", "")) from None
@@ -414,8 +423,10 @@ def compare(
     on_trial: Callable[[GridSetting, TrialRecord, float], None] | None = None,
     on_error: Callable[[TrialRecord], None] | None = None,
     notify: Callable[[str], None] | None = None,
+    data: Any = None,
 ) -> Comparison:
-    """Compare ``methods`` on ``dataset`` at every ε of ``epsilons`` (module docstring).
+    """Compare ``methods`` on ``dataset`` (or on your own graph, ``data``) at every ε of ``epsilons`` (module
+    docstring).
 
     Args:
         methods: registered methods (``privgraph methods``) by name, ``Params`` object or built; each is one row.
@@ -437,12 +448,15 @@ def compare(
         on_trial: called with every trial that ran, once stored.
         on_error: called with every failed trial's record.
         notify: called with one line before a slow start.
+        data: your own graph (a PyG ``Data``, e.g. :func:`~privgraph.data.read_graph`'s, with the same checks as
+            :func:`~privgraph.privatize`) instead of ``dataset``.  Its trials are stored under a fresh random
+            identity (nothing derived from the graph is stored), so a second call runs them again.
 
     Returns:
         The comparison (:class:`Comparison`): its rows (grouped by unit), what the sweep did, the files written.
     """
     grid, _ = build_grid(
-        methods, dataset, epsilons, trials, attack, params, hyperparameters, model, seed, synthetic, data_root
+        methods, dataset, epsilons, trials, attack, params, hyperparameters, model, seed, synthetic, data_root, data
     )
     summary = sweep(
         grid,

@@ -59,6 +59,7 @@ else:  # pragma: no cover
 
 SPEC_FIELDS = {f.name for f in dataclasses.fields(ExperimentSpec)} - {
     "input",
+    "input_id",
     "method",
     "dataset",
     "epsilons",
@@ -290,6 +291,18 @@ class Grid:
         ]
         if missing:
             raise ValueError(f"grid {self.name}: " + "; ".join(dict.fromkeys(missing)))
+
+    def with_input(self, input: Any, input_id: str, name: str | None = None) -> Grid:
+        """This grid on the user's own graph: every setting's spec given ``input`` and ``input_id`` (its
+        identity in the store) in place of its dataset (named ``name``, default the graph's ``name`` or
+        ``input``), and its key recomputed (:func:`config_hash` hashes ``input_id``); settings that differed
+        only by their dataset become one."""
+        name = name or getattr(input, "name", None) or "input"
+        settings = []
+        for s in self.settings:
+            spec = dataclasses.replace(s.spec, dataset=name, input=input, input_id=input_id)
+            settings.append(dataclasses.replace(s, dataset=name, spec=spec, key=config_hash(spec, s.epsilon)))
+        return dataclasses.replace(self, settings=settings)
 
     def published_path(self) -> Path | None:
         """``src/privgraph/published/NAME.toml`` beside the grids folder, if the grid names one."""

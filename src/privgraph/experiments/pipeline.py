@@ -97,6 +97,10 @@ class ExperimentSpec:
         input: the user's own graph (a ``Data``/``HeteroData``) instead of a dataset; a labelled ``Data`` without a
             split gets the seeded 50/25/25 split of ``seed`` (:func:`~privgraph.data.add_missing_split`, as
             :func:`~privgraph.data.read_graph` and ``privgraph run --input``), the same in every trial.
+        input_id: the identity of ``input`` in a results store (part of the configuration hash): compare
+            and sweep on the user's own graph draw a fresh random one per call (:func:`new_input_id`), never a
+            function of the data, so the store holds nothing computed from the graph's content, and its
+            trials never mix with another graph's; empty: a run on ``input`` stores no configuration hash.
         attack: an attack (:data:`privgraph.attacks.ATTACKS`) run against every trial's target —
             the model trained on the release, or the released embedding; its metrics join the
             trial's (``privgraph attack``).
@@ -127,6 +131,7 @@ class ExperimentSpec:
     data_root: str | None = None
     synthetic: dict[str, Any] = field(default_factory=dict)
     input: Any = None
+    input_id: str = ""
     attack: str | None = None
     attack_params: dict[str, Any] = field(default_factory=dict)
     device: str | None = None
@@ -328,6 +333,14 @@ def _default(f: dataclasses.Field) -> Any:
     return dataclasses.MISSING
 
 
+def new_input_id() -> str:
+    """A fresh identity for the user's own graph in a results store (:attr:`ExperimentSpec.input_id`): random,
+    so that nothing derived from the graph's content is stored."""
+    import secrets
+
+    return "input-" + secrets.token_hex(8)
+
+
 def config_hash(spec: ExperimentSpec, eps: float | None, eps_index: int = 0) -> str:
     """A setting's identity: the SHA-256 (16 hex digits) of the spec's fields that change a trial's
     result (those left at their defaults are left out, so a field added later keeps old hashes), with
@@ -465,8 +478,9 @@ class Experiment:
         return record, report
 
     def config_hash(self, eps: float | None) -> str | None:
-        """The identity of ``eps``'s setting (:func:`config_hash`); None for the user's own graph."""
-        if self.spec.input is not None:
+        """The identity of ``eps``'s setting (:func:`config_hash`); None for the user's own graph without an
+        ``input_id``."""
+        if self.spec.input is not None and not self.spec.input_id:
             return None
         return config_hash(self.spec, eps, self.spec.setting_index(eps))
 
@@ -550,5 +564,6 @@ __all__ = [
     "Setting",
     "TunedSetting",
     "config_hash",
+    "new_input_id",
     "run_experiment",
 ]

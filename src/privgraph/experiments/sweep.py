@@ -124,6 +124,7 @@ def sweep(
     on_trial: Callable[[GridSetting, TrialRecord, float], None] | None = None,
     notify: Callable[[str], None] | None = None,
     check_data: bool = True,
+    data: Any = None,
 ) -> SweepSummary:
     """Run every trial of ``grid`` that ``db`` does not hold (module docstring).
 
@@ -152,6 +153,9 @@ def sweep(
         notify: called with one line before a slow start (a local Ray cluster).
         check_data: check that the datasets can be read here first (a cluster's machines may hold data that
             this one does not: ``False`` skips the check).
+        data: your own graph (a PyG ``Data``/``HeteroData``) in place of every setting's dataset
+            (:meth:`Grid.with_input <privgraph.experiments.grid.Grid.with_input>`), its trials stored under a
+            fresh random identity (nothing derived from the graph is stored; a second call runs them again).
 
     Returns:
         The sweep's :class:`SweepSummary`.
@@ -161,6 +165,10 @@ def sweep(
     """
     if isinstance(grid, (str, Path)):
         grid = Grid.load(grid)
+    if data is not None:
+        from privgraph.experiments.pipeline import new_input_id
+
+        grid = grid.with_input(data, new_input_id())
     if workers is not None and workers < 0:
         raise ValueError("workers must be >= 0")
     if workers == 0 and address:
