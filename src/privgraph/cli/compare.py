@@ -106,10 +106,10 @@ def compare(
     ),
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
-    """Compare several methods on one dataset (or your own graph, --input) across ε, grouped by privacy unit (feature LDP, link LDP, edge
-    DP, node DP): accuracy ± 95% CI, an attack's AUC, seconds and peak memory (RSS) per trial.  The trials run
-    as a sweep (stored, resumable: the same command runs nothing stored again); the table and the figure are
-    built from the store."""
+    """Compare several methods on one dataset (or your own graph, --input) across ε, grouped by privacy unit
+    (feature LDP, link LDP, edge DP, node DP): accuracy ± 95% CI, an attack's AUC, seconds and peak memory (RSS)
+    per trial.  The trials run as a sweep (stored, resumable: the same command runs nothing stored again; on
+    --input a new call runs them again); the table and the figure are built from the store."""
     methods = list(methods or DEFAULT_METHODS)
     for name in methods:
         _method(name)  # an unknown method: one line, before torch
