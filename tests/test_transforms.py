@@ -46,12 +46,21 @@ def test_second_application_refused_unless_composed(graph):
     assert [g.epsilon for g in privacy_report(again).guarantees] == [1.0, 2.0]
 
 
-def test_same_graph_twice_refused_and_composed_with_fresh_noise(graph):
+def test_same_graph_twice_gives_the_same_release_and_composes_with_fresh_noise(graph, tmp_path):
+    """PyG's habit (issue 52): ``dataset[0]`` read twice gives the same data.  An equal copy of the input (a
+    dataset's ``__getitem__``) through the same transform, or a fresh one of the same settings, returns the same
+    release: no new noise, no new charge on the ledger; ``compose=True`` asks for fresh noise, charged."""
     normalized = T.NormalizeFeatures()(copy.copy(graph))
-    once = Privatize("lpgnn", epsilon=1, seed=0)
-    once(normalized)
-    with pytest.raises(RepeatedReleaseError, match="already released the same graph"):
-        once(copy.copy(normalized))  # an equal copy (a dataset's __getitem__) is the same graph
+    ledger = pg.Ledger(tmp_path / "book.json", {Unit.NODE_FEATURES: 1.5}, dataset="sbm")
+    once = Privatize("lpgnn", epsilon=1, ledger=ledger)  # the OS source: a new release would differ
+    first = once(normalized)
+    again = once(copy.copy(normalized))
+    fresh = Privatize("lpgnn", epsilon=1, ledger=ledger)(copy.copy(normalized))
+    assert torch.equal(first.x, again.x) and torch.equal(first.x, fresh.x)
+    assert privacy_report(again).by_unit()[Unit.NODE_FEATURES].epsilon == 1.0
+    assert len(ledger.entries) == 1  # one release, charged once
+    again.x.zero_()  # the cached release is not shared: changing one copy changes no other
+    assert torch.equal(once(copy.copy(normalized)).x, first.x)
     composing = Privatize("lpgnn", epsilon=1, seed=0, compose=True)
     a, b, c = (composing(normalized) for _ in range(3))
     assert [privacy_report(r).by_unit()[Unit.NODE_FEATURES].epsilon for r in (a, b, c)] == [1.0, 2.0, 3.0]
@@ -181,9 +190,9 @@ def test_pre_transform_releases_once_and_survives_disk(graph, tmp_path):
 
 def test_transform_re_releases_on_each_access(graph, tmp_path):
     ds = TinyDataset(tmp_path, _two_graphs(graph), transform=T.Compose([T.NormalizeFeatures(), MultiBit(1.0)]))
-    ds[0], ds[1]  # one release of each graph
-    with pytest.raises(RepeatedReleaseError, match="pre_transform"):
-        ds[0]
+    first = ds[0]
+    ds[1]  # one release of each graph
+    assert torch.equal(ds[0].x, first.x)  # read again: the same release, no new noise
     counting = TinyDataset(
         tmp_path, _two_graphs(graph), transform=T.Compose([T.NormalizeFeatures(), MultiBit(1.0, compose=True)])
     )
@@ -199,13 +208,12 @@ def test_the_same_data_is_recognised_by_its_content_not_the_object(graph):
     once = Privatize("lpgnn", epsilon=1, seed=0)
     once(normalized)
     rebuilt = Data(**{k: v.clone() if torch.is_tensor(v) else v for k, v in normalized.items()})
-    rebuilt.comment = torch.tensor([1.0])  # one extra attribute
-    with pytest.raises(RepeatedReleaseError, match="already released the same graph"):
+    rebuilt.comment = torch.tensor([1.0])  # one extra attribute: not the same input, the same protected content
+    with pytest.raises(RepeatedReleaseError, match="already released the same protected content"):
         once(rebuilt)
     as_double = copy.copy(normalized)
-    as_double.x = normalized.x.double()  # the same values in another dtype
-    with pytest.raises(RepeatedReleaseError):
-        once(as_double)
+    as_double.x = normalized.x.double()  # the same values in another dtype: the same input, the same release
+    assert torch.equal(once(as_double).x, once(normalized).x)
     scaled = copy.copy(normalized)
     scaled.x = normalized.x.clone()
     scaled.x[0, 0] *= 0.999999
@@ -240,3 +248,40 @@ def test_transforms_with_a_ledger_are_refused_once_the_budget_is_spent(graph, tm
     with pytest.raises(pg.accounting.LedgerError, match="node count"):
         LabelRR(1.0, ledger=ledger)(smaller)
     assert len(ledger.entries) == 3
+
+
+def test_pygs_canonical_script_runs_with_one_transform_added(graph, tmp_path):
+    """PyG's GCN example as written (issue 52), with ``pg.Privatize`` added to its ``T.Compose``: the feature
+    domain declared on the transform (``domain=``), ``dataset.num_features`` (which reads ``dataset[0]``),
+    ``dataset[0]`` read again and a ``DataLoader``: one release, the same each time."""
+    from torch_geometric.loader import DataLoader
+
+    transform = T.Compose([T.NormalizeFeatures(), pg.Privatize("lpgnn", epsilon=1.0, domain=(0, 1))])
+    single = copy.copy(graph)
+    del single.feature_domain  # as a PyG dataset gives it: no domain on the data
+    dataset = TinyDataset(tmp_path, [single], transform=transform)
+    assert dataset.num_features == graph.num_features
+    data = dataset[0]
+    assert torch.equal(dataset[0].x, data.x) and privacy_report(data).by_unit()[Unit.NODE_FEATURES].epsilon == 1.0
+    batch = next(iter(DataLoader(dataset, batch_size=1)))
+    assert torch.equal(batch.x, data.x)
+    with pytest.raises(ValueError, match="takes no domain"):
+        pg.Privatize("blink", epsilon=1.0, domain=(0, 1))
+    with pytest.raises(ValueError, match="domain"):
+        pg.Privatize("lpgnn", epsilon=1.0, domain=(0, 1e300))
+
+
+def test_every_method_listed_for_node_classification_is_a_transform():
+    """Every method ``pg.list_methods("node classification")`` lists builds as a ``Privatize`` (issue 52:
+    ``hetedp-features``, a heterogeneous one, was refused as "not node classification"), and a HeteroData
+    release read twice through it is the same release."""
+    from privgraph.data.synthetic import hetero_sbm_graph
+
+    for name, info in pg.list_methods("node classification").items():
+        Privatize(name, epsilon=1.0 if info["private"] else None)
+    transform = Privatize("hetedp-features", epsilon=1.0)
+    data = hetero_sbm_graph(seed=0)
+    first, again = transform(data), transform(copy.copy(data))
+    assert all(torch.equal(first[t].x, again[t].x) for t in first.node_types if "x" in first[t])
+    with pytest.raises(ValueError, match="Privatize takes node-classification"):
+        Privatize("hetedp", epsilon=1.0)

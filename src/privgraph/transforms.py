@@ -17,18 +17,22 @@ plain object: it survives ``T.Compose``, ``InMemoryDataset`` collation, ``Datase
 ``torch.save``; importing this module allow-lists the report's two classes for
 ``torch.load(weights_only=True)``, so a processed dataset reloads without unpickling code).
 
-**A second release is refused unless told to compose.**  Two releases of the same graph with
-independent noise reveal more than one (their ε add up; averaging them removes noise), so a
-transform raises :class:`RepeatedReleaseError` when
+**The same input gives the same release; other input with the same protected content is refused.**
+PyG reads ``dataset[0]`` as often as it likes (``dataset.num_features`` reads it too), and expects the same
+data each time.  A transform that sees an input equal to one it has released (equal values in every field,
+whatever object holds them: a dataset's ``__getitem__`` copy, another dtype of the same values) returns
+that release again, as post-processing of it: no new noise, no new charge on a ledger.  The releases are
+cached in this process by the transform's settings (its ``repr``) and a keyed hash of the whole input, so
+a fresh transform of the same settings returns them too.  Two releases of the same protected content with
+independent noise reveal more than one (their ε add up; averaging them removes noise), so a transform
+raises :class:`RepeatedReleaseError` when
 
 * its input already carries a ``privacy_report`` (a privgraph transform ran on it), or
-* it has already released the same data: the same values in the fields the transform protects (``x``
-  for the feature randomizers, ``edge_index`` for :class:`LinkLDP`, ``y`` for :class:`LabelRR`, the
-  method's private fields for :class:`Privatize`), whatever object holds them — a copy, a copy with an
-  extra attribute or another dtype of the same values is the same data; a changed value (one feature
-  scaled by 0.999999) is different data.  The transform keeps a keyed hash of that content in memory
-  (:func:`~privgraph.accounting.ledger.content_digest`), e.g. for the same item of a dataset read twice
-  through ``transform=``,
+* it has already released the same protected content (``x`` for the feature randomizers, ``edge_index``
+  for :class:`LinkLDP`, ``y`` for :class:`LabelRR`, the method's private fields for :class:`Privatize`)
+  in an input that differs elsewhere (an extra attribute, other edges under LPGNN); a changed value (one
+  feature scaled by 0.999999) is different data.  The transform keeps a keyed hash of that content in
+  memory (:func:`~privgraph.accounting.ledger.content_digest`),
 
 unless built with ``compose=True``: the output's report then holds the earlier guarantees and the
 new one, and :meth:`PrivacyReport.by_unit <privgraph.accounting.PrivacyReport.by_unit>` composes
@@ -45,10 +49,10 @@ counted too, and a release over the budget raises :class:`~privgraph.accounting.
 **``pre_transform``, not ``transform``.**  A dataset applies ``pre_transform`` once, when it
 processes the raw files, and caches the result on disk: ``pre_transform=Privatize(...)`` is a
 one-time release, read as often as you like (post-processing).  ``transform`` runs at *every*
-``dataset[i]``: each access is a new release of the same graph, costing ε again.  The transforms
-refuse that repeat as above (or, with ``compose=True``, report the growing total), but their memory
-is per process: ``DataLoader(num_workers>0)`` copies the transform into each worker, which does not
-see the others' releases.  Use ``pre_transform``.
+``dataset[i]``: the same item gives the same release (above), but the cache is per process:
+``DataLoader(num_workers>0)`` copies the transform into each worker, which does not see the others'
+releases and draws its own (each a new release, costing ε again).  Use ``pre_transform`` for a dataset
+read by several processes.
 
 Randomness (``seed``, ``rng``) as in :func:`privgraph.privatize`: the OS cryptographic source by
 default.  A seeded transform draws its first release from the seed itself (the same noise as
@@ -60,6 +64,7 @@ its draws in each: keep the default source there.)
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 from typing import Any
@@ -70,6 +75,7 @@ from torch_geometric.transforms import BaseTransform
 
 from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
 from privgraph.accounting.ledger import Ledger, Spend, content_digest
+from privgraph.accounting.validation import check_domain
 from privgraph.api import release
 from privgraph.device import DeviceLike
 from privgraph.input_rules import declared_domain
@@ -87,6 +93,13 @@ REPORT = "privacy_report"  # the attribute of the returned Data that holds its P
 # the report holds strings and floats only: torch.load(weights_only=True) may rebuild it (a processed
 # dataset whose pre_transform attached it reloads without PyG's fallback to unpickling code)
 torch.serialization.add_safe_globals([PrivacyReport, PrivacyGuarantee])
+
+
+# The releases made in this process, by (the transform's repr, a keyed hash of the whole input): the same input
+# through an equal transform (a dataset item read again, a fresh instance of the same settings) gets the same
+# release back, as post-processing of it; the key is drawn per process, so the hashes tell nothing elsewhere.
+_CACHE_KEY = os.urandom(16)
+_RELEASED_OUTPUTS: dict[tuple[str, bytes], Data] = {}
 
 
 class RepeatedReleaseError(ValueError):
@@ -142,16 +155,24 @@ class PrivacyTransform(BaseTransform):
         raise NotImplementedError
 
     def forward(self, data: Data) -> Data:
-        """One release of ``data`` with the guarantees composed (module docstring); refused when ``data``
-        was released before and ``compose`` is off."""
+        """One release of ``data`` with the guarantees composed (module docstring).  The same input again (equal
+        values in every field, e.g. ``dataset[0]`` read twice through ``transform=``) returns the same release:
+        no new noise, no new charge; other input with the same protected content is refused unless
+        ``compose``."""
         attached = privacy_report(data)
         fingerprint = self.fingerprint(data)
+        whole = (repr(self), self._whole_fingerprint(data))
+        if not self.compose and attached is None and whole in _RELEASED_OUTPUTS:
+            out = _RELEASED_OUTPUTS[whole].clone()  # post-processing of the earlier release: nothing is spent
+            self._released.setdefault(fingerprint, list(getattr(out, REPORT).guarantees))
+            return out
         earlier = [*(attached.guarantees if attached else ()), *self._released.get(fingerprint, ())]
         if earlier and not self.compose:
             why = (
                 "it already carries a privgraph guarantee (data.privacy_report)"
                 if attached
-                else f"this {type(self).__name__} has already released the same graph"
+                else f"this {type(self).__name__} has already released the same protected content with other "
+                "values elsewhere"
             )
             raise RepeatedReleaseError(
                 f"refusing to release this graph again: {why}. A second release with independent noise "
@@ -164,12 +185,21 @@ class PrivacyTransform(BaseTransform):
         new = getattr(out, REPORT).guarantees
         self._released[fingerprint] = [*self._released.get(fingerprint, ()), *new]
         out[REPORT] = PrivacyReport([*earlier, *new])
+        if not self.compose and attached is None:
+            _RELEASED_OUTPUTS[whole] = out.clone()
         return out
+
+    @staticmethod
+    def _whole_fingerprint(data: Data) -> bytes:
+        """A keyed hash of every tensor of ``data`` and its node count: the key of the release cache."""
+        digest = content_digest(data, None, key=_CACHE_KEY)
+        return hashlib.blake2b(repr((digest, int(data.num_nodes or 0))).encode(), key=_CACHE_KEY).digest()
 
     def fingerprint(self, data: Data) -> bytes:
         """A keyed hash of the content ``data`` holds in :attr:`protects` and its node count (values, not
         dtypes or the object: :func:`~privgraph.accounting.ledger.content_digest`)."""
-        fields = [name for name in self.protects if name in data]
+        # a HeteroData holds its fields in its node and edge stores, not at the top level: hash them there
+        fields = list(self.protects) if hasattr(data, "node_types") else [n for n in self.protects if n in data]
         digest = content_digest(data, fields, key=self._key)
         return hashlib.blake2b(repr((digest, int(data.num_nodes))).encode(), key=self._key).digest()
 
@@ -199,6 +229,9 @@ class Privatize(PrivacyTransform):
         epsilon: the privacy budget ε (required by private methods, refused by the baselines).
         delta: the δ of the method's claim (its ``delta_param``; default: the method's own).
         label_epsilon: also release the training and validation labels by k-ary randomized response.
+        domain: the features' public range ``(lo, hi)``, declared for every graph the transform sees (as
+            ``--domain`` on the command line; otherwise each graph's ``feature_domain``), for a method whose
+            local mechanism needs one (LPGNN); e.g. ``(0, 1)`` after ``T.NormalizeFeatures()``.
         device: where the method trains and post-processes (:mod:`privgraph.device`).
         **params: the method's parameters.
     """
@@ -210,6 +243,7 @@ class Privatize(PrivacyTransform):
         epsilon: float | None = None,
         delta: float | None = None,
         label_epsilon: float | None = None,
+        domain: tuple[float, float] | None = None,
         seed: int | None = None,
         rng: RandomSource | None = None,
         device: DeviceLike = None,
@@ -228,13 +262,19 @@ class Privatize(PrivacyTransform):
         self.epsilon, self.label_epsilon = epsilon, label_epsilon
         self.params = {**params, **({} if delta is None else {"delta": delta})} if isinstance(method, str) else None
         self.protects = tuple(self.method.private_fields)
-        if self.method.task != Task.NODE_CLASSIFICATION or self.method.heterogeneous:
+        self.domain = None if domain is None else check_domain(domain)
+        if self.domain is not None and not self.method.needs_domain:
+            raise ValueError(f"{self.method.name} perturbs no features within a domain: it takes no domain=")
+        if self.method.task != Task.NODE_CLASSIFICATION:
             raise ValueError(
                 f"{self.method.name} releases for {self.method.task.value}: Privatize takes node-classification "
                 "methods (use privgraph.privatize for the others)"
             )
 
     def release(self, data: Data, seed: int | None, rng: RandomSource | None, stream: tuple[int, ...]) -> Data:
+        if self.domain is not None:  # declared here for every graph: the input itself is not changed
+            data = copy.copy(data)
+            data.feature_domain = self.domain
         rel = release(data, self.request.but(seed=seed, rng=rng, stream=stream))
         out = rel.data
         out[REPORT] = rel.report
@@ -247,6 +287,7 @@ class Privatize(PrivacyTransform):
             "method": self.method.name,
             "epsilon": self.epsilon,
             "label_epsilon": self.label_epsilon,
+            **({} if self.domain is None else {"domain": self.domain}),
             **(self.method.params.to_dict() if self.params is None else self.params),
             **super()._settings(),
         }
