@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -93,3 +94,20 @@ def test_the_command_line_sets_the_environment_before_torch_loads(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in (*ENV_VARS, "OMP_WAIT_POLICY")}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split()[-2:] == ["1", "PASSIVE"]  # torch alone would take every core
+
+
+def test_import_privgraph_chooses_the_threads_from_the_usable_cpus(tmp_path):
+    """The Python API as robust as the command line (issue 52): ``import privgraph`` before torch sets the
+    thread count from the CPUs the process may use (here ``$PRIVGRAPH_THREADS``, the override) and lets
+    OpenMP's waiting threads sleep; torch, loaded after, takes them.  A variable the caller set is kept."""
+    code = (
+        "import os, privgraph, torch; "
+        "print(torch.get_num_threads(), os.environ['OMP_WAIT_POLICY'], os.environ['MKL_NUM_THREADS'])"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY")}
+    env.update(PRIVGRAPH_THREADS="1", PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", "PASSIVE", "1"]
+    env.update(MKL_NUM_THREADS="3", OMP_WAIT_POLICY="ACTIVE")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split()[1:] == ["ACTIVE", "3"]

@@ -34,7 +34,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from privgraph.threads import set_default_threads as _set_default_threads
 from privgraph.version import __version__
+
+_set_default_threads()  # the CPUs this process may use, as the command line does ($PRIVGRAPH_THREADS overrides)
 
 if TYPE_CHECKING:  # the names as the docs and type checkers see them; _LAZY imports them at runtime
     from privgraph.accounting import Ledger, PrivacyGuarantee, PrivacyReport

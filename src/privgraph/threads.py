@@ -13,8 +13,8 @@ one-thread run.  So privgraph
   else ``$OMP_NUM_THREADS``, else the usable CPUs);
 * lets waiting OpenMP threads sleep (``OMP_WAIT_POLICY=PASSIVE``, unless the caller set a policy).
 
-The command line applies it before torch is imported (``privgraph --threads N …``); from Python,
-:func:`set_threads` sets torch's pool, the BLAS pools (threadpoolctl) and numba's, and the environment
+The command line applies it before torch is imported (``privgraph --threads N …``); ``import privgraph``
+applies the same count (:func:`set_default_threads`); :func:`set_threads` sets torch's pool, the BLAS pools (threadpoolctl) and numba's, and the environment
 for what starts later.  OpenMP reads its wait policy when torch first loads it: set it before
 ``import torch`` (:func:`configure_environment`), as the command line does.
 """
@@ -96,6 +96,25 @@ def set_threads(threads: int | None = None) -> int:
     loaded are resized; OpenMP's wait policy only applies where it was set before torch was imported."""
     n = thread_count(threads)
     configure_environment(n)
+    _resize_pools(n)
+    return n
+
+
+def set_default_threads() -> int:
+    """What ``import privgraph`` does (issue 52: the Python API as robust as the command line under load):
+    :func:`thread_count` threads for every pool already loaded, and the same count and a sleeping OpenMP
+    wait policy in the environment for what loads later, where the caller has not set them (a variable
+    already set is kept).  ``$PRIVGRAPH_THREADS`` overrides the count; :func:`set_threads` changes it later."""
+    n = thread_count()
+    for var in _THREAD_VARS:
+        os.environ.setdefault(var, str(n))
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    _resize_pools(n)
+    return n
+
+
+def _resize_pools(n: int) -> None:
+    """torch's intra-op pool, the BLAS pools and numba's, those already loaded, to ``n`` threads."""
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(n)
     if "numpy" in sys.modules:
@@ -105,7 +124,6 @@ def set_threads(threads: int | None = None) -> int:
     if "numba" in sys.modules:
         numba = sys.modules["numba"]
         numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-    return n
 
 
 __all__ = [
@@ -113,6 +131,7 @@ __all__ = [
     "cgroup_cpu_limit",
     "check_threads",
     "configure_environment",
+    "set_default_threads",
     "set_threads",
     "thread_count",
     "usable_cpus",
