@@ -14,9 +14,10 @@ one-thread run.  So privgraph
 * lets waiting OpenMP threads sleep (``OMP_WAIT_POLICY=PASSIVE``, unless the caller set a policy).
 
 The command line applies it before torch is imported (``privgraph --threads N …``); ``import privgraph``
-applies the same count (:func:`set_default_threads`); :func:`set_threads` sets torch's pool, the BLAS pools (threadpoolctl) and numba's, and the environment
-for what starts later.  OpenMP reads its wait policy when torch first loads it: set it before
-``import torch`` (:func:`configure_environment`), as the command line does.
+applies the same count (:func:`set_default_threads`); :func:`set_threads` sets torch's pool, the BLAS pools
+(threadpoolctl) and numba's, and the environment for what starts later.  OpenMP reads its wait policy when
+torch first loads it: set it before ``import torch`` (:func:`configure_environment`), as the command line
+and ``import privgraph`` do.
 """
 
 from __future__ import annotations
