@@ -50,6 +50,7 @@ from typing import Any, cast
 SIBLING_SUFFIXES = (".json", ".ids.csv", ".model.pt")
 CSV_SUFFIXES = (".edges.csv", ".nodes.csv", ".graph.csv")
 BACKUP = ".prev"  # .NAME.prev: a replaced file's previous content until the new report is in place
+BUFFER = 1 << 20  # bytes written at once to a temporary file
 MIN_FREE = 64 * 1024  # bytes: below this the folder cannot hold even the report
 _EXTENSION_ONLY = re.compile(r"\.[A-Za-z0-9]{1,8}")
 
@@ -234,7 +235,7 @@ class Staging:
         except BaseException:
             os.close(fd)
             raise
-        return io.BufferedWriter(_Fd(fd), 1 << 20)
+        return io.BufferedWriter(_Fd(fd), BUFFER)
 
     def torch_save(self, obj: Any, target: Path) -> None:
         """``torch.save`` to ``target``'s temporary file, a full disk raised as the ``OSError`` it is."""
@@ -273,25 +274,30 @@ class Staging:
             f.flush()
             os.fsync(f.fileno())
         _fsync_dir(self.folder)
+        names = {t.name for t in self.temps}
         with _deferred_signals():
-            check_output(self.path, overwrite=self.overwrite, names=[t.name for t in self.temps])
+            check_output(self.path, overwrite=self.overwrite, names=names)
             previous = _previous_files(report)
             if self.overwrite:
                 settle(self.path)
-            self._replace(report)
-        for name in previous - {t.name for t in self.temps}:  # the previous release's files the new one lacks
-            with contextlib.suppress(OSError):
-                self.path.with_name(name).unlink()
+            backups = self._replace(report)
+            _fsync_dir(self.folder)  # the commit durable before its backups go
+            # the backups, and the previous release's files that the new one lacks
+            for stale in [*backups, *(self.path.with_name(n) for n in previous - names)]:
+                with contextlib.suppress(OSError):
+                    stale.unlink()
         _fsync_dir(self.folder)
 
-    def _replace(self, report: Path) -> None:
-        backups: list[tuple[Path, Path]] = []
+    def _replace(self, report: Path) -> list[Path]:
+        """Back up the files in place, rename the new ones over them, the report last (the commit); before the
+        commit, any failure puts every file back as it was.  Returns the backups."""
+        backups: dict[Path, Path] = {}
         done: list[Path] = []
         order = [t for t in self.temps if t != report] + [report]
         try:
             for target in order:
                 if target.exists():
-                    backups.append((target, _backup(target)))
+                    backups[target] = _backup(target)
             _fsync_dir(self.folder)
             for target in order:
                 if target == report:
@@ -300,28 +306,26 @@ class Staging:
                 done.append(target)
             self.committed = True
         except BaseException:
-            if report not in done:  # before the commit: the previous release back as it was
-                saved = dict(backups)
-                for target in reversed(done):
-                    with contextlib.suppress(OSError):
-                        if target in saved:
-                            os.replace(saved.pop(target), target)
-                        else:
-                            target.unlink()
-                for target, backup in saved.items():
-                    with contextlib.suppress(OSError):
-                        if target.exists():
-                            backup.unlink()
-                        else:
-                            os.replace(backup, target)
-                _fsync_dir(self.folder)
+            self._undo(done, backups)
             raise
         finally:
             self.temps = {t: p for t, p in self.temps.items() if t not in done}
-        _fsync_dir(self.folder)
-        for _, backup in backups:
-            with contextlib.suppress(OSError):
-                backup.unlink()
+        return list(backups.values())
+
+    def _undo(self, done: list[Path], backups: dict[Path, Path]) -> None:
+        """Every file back from its backup (a file new to the folder removed): the release before the save."""
+        with contextlib.suppress(OSError):
+            for target in reversed(done):
+                if target in backups:
+                    os.replace(backups.pop(target), target)
+                else:
+                    target.unlink()
+            for target, backup in backups.items():
+                if target.exists():
+                    backup.unlink()
+                else:  # renamed aside (no hard links)
+                    os.replace(backup, target)
+            _fsync_dir(self.folder)
 
 
 def backup_path(target: Path) -> Path:
@@ -433,21 +437,28 @@ def _mismatch(p: Path, entry: dict[str, Any]) -> str:
 
 
 def settle(path: Path) -> None:
-    """After a save killed before its commit: each file of the release in place back from its backup where
-    it was replaced, and the backups removed (the same release as :func:`resolve` reads)."""
+    """After a save killed before its commit: each file of the release in place back from its backup where it
+    was replaced (the release :func:`resolve` reads), the backups removed, and the files the killed save added
+    beside it that its report does not list (the report's backup tells a save was interrupted)."""
     report = _report_of(path)
     meta = _read_report(report)
     located: dict[str, Path] = {}
     if meta is not None:
         with contextlib.suppress(DamagedRelease):
             located = resolve(path, meta)
-    for name in {*located, *_previous_files(report), path.name, report.name}:
+    interrupted = backup_path(report).is_file()
+    listed = {*located, *_previous_files(report), report.name}
+    if meta is not None and "checksums" not in meta:  # a report written before the checksums: its model too
+        listed.add(path.name + ".model.pt")
+    for name in listed | {*candidate_names(path.name, "pt"), *candidate_names(path.name, "csv")}:
         target = path.with_name(name)
         backup = backup_path(target)
         if located.get(name) == backup:
             os.replace(backup, target)
         elif backup.is_file() and not backup.is_symlink():
             backup.unlink()
+        if interrupted and name not in listed and target.is_file() and not target.is_symlink():
+            target.unlink()
 
 
 def verify_release(path: str | Path) -> tuple[dict[str, Any], dict[str, Path]]:
