@@ -378,3 +378,21 @@ def test_the_command_line_checks_its_target_before_any_noise_or_budget(sbm, tmp_
     res = runner.invoke(app, [*base, "old.pt", "--force"])
     assert res.exit_code == 0, res.output
     assert len(json.loads(book.read_text())["entries"]) == 2
+
+
+def test_release_file_checks_its_target_before_the_graph_or_the_noise(pair, tmp_path, monkeypatch):
+    import privgraph.experiments.release as experiments
+    from privgraph.experiments.pipeline import ExperimentSpec
+
+    pair[0].save(tmp_path / "r.pt")
+    calls = []
+    monkeypatch.setattr(ExperimentSpec, "build", lambda *a, **k: calls.append("read"))
+    monkeypatch.setattr(experiments, "release", lambda *a, **k: calls.append("release"))
+    spec = ExperimentSpec(method="lpgnn", dataset="sbm", synthetic=GRAPH, trials=1, secure=True)
+    with pytest.raises(TargetExists):
+        experiments.release_file(spec, tmp_path / "r.pt")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        experiments.release_file(spec, tmp_path / "missing" / "r.pt", overwrite=True)
+    with pytest.raises(OutputError, match="not a stream"):
+        experiments.release_file(spec, Path("-"), overwrite=True)
+    assert calls == []

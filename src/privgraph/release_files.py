@@ -24,8 +24,11 @@ holds its previous content either under its own name or in its ``.NAME.prev`` (t
 replacement, removed after the commit): :func:`verify_release` (``load_release``) reads that previous release, a
 mix is never read.  A failure (an exception, ENOSPC: one :class:`NoSpaceError` line) or a deferred signal before
 the commit undoes the renames and removes the temporary files: the previous release stays as it was.  A process
-killed outright (SIGKILL, power loss) leaves at worst temporary files (``.NAME….tmp``) and backups beside a
-release that still reads as the previous or the new one; the next save over it settles the backups first.
+killed outright (SIGKILL, power loss) between the renames leaves the previous report with some files already
+new and their backups: it still reads as the previous release through privgraph, while a reader that opens
+``OUTPUT`` directly sees a file whose SHA-256 is not the report's (check it: ``sha256sum``).  It leaves at worst
+temporary files (``.NAME….tmp``), backups and the files it added (unlisted) beside the release; the next save over
+it settles them first (:func:`settle`).  Unlisted files and temporary files are never read.
 """
 
 from __future__ import annotations
