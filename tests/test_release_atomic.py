@@ -13,6 +13,7 @@ import signal
 import time
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -245,6 +246,17 @@ def test_a_full_disk_leaves_the_old_release_and_says_so_in_one_line(pair, tmp_pa
         assert str(err.value).endswith(": nothing was replaced")
         assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
         assert which(folder / name, fmt, pair) == ("old", False)
+
+
+def test_a_pt_release_larger_than_the_free_space_is_refused_before_writing(pair, tmp_path, monkeypatch):
+    old, _ = pair
+    free = old._tensor_bytes() + release_files.MIN_FREE - 1  # one byte short
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: SimpleNamespace(free=free))
+    with pytest.raises(NoSpaceError, match=r"no space left on /.* MiB free\): nothing was written"):
+        old.save(tmp_path / "r.pt")
+    assert listing(tmp_path) == []
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: SimpleNamespace(free=free + 1))
+    old.save(tmp_path / "r.pt")
 
 
 def test_the_command_line_says_no_space_in_one_line(sbm, tmp_path, monkeypatch):

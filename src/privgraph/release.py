@@ -41,7 +41,7 @@ from torch_geometric.utils import is_undirected
 
 from privgraph.accounting import PrivacyReport
 from privgraph.data.safe_load import load_torch_file
-from privgraph.release_files import Staging, check_output, verify_release
+from privgraph.release_files import Staging, check_output, check_room, verify_release
 from privgraph.release_formats import (
     FILE_FORMATS,
     FORMAT,
@@ -166,6 +166,8 @@ class PrivateRelease:
         check_output(path, file_format=format, overwrite=overwrite, mkdir=mkdir, names=names)
         if mkdir:
             path.parent.mkdir(parents=True, exist_ok=True)
+        if format == "pt":  # its tensors are stored as they are: their bytes are what the files take at least
+            check_room(path, self._tensor_bytes())
         with Staging(path, overwrite=overwrite) as stage:
             files = write(self.data, path, format, self.method, self.node_ids, stage=stage)
             if self.node_ids is not None:
@@ -176,6 +178,16 @@ class PrivateRelease:
             stage.seal()
             stage.commit(_report_path(path), self.metadata(include_diagnostics, format, [f.name for f in files]))
         return files[0], _report_path(path)
+
+    def _tensor_bytes(self) -> int:
+        """The bytes of the release's tensors (the data's and a model's), a storage shared by views counted once."""
+        values = [v for store in self.data.stores for v in store.values()] + list((self.model_state or {}).values())
+        sizes: dict[int, int] = {}
+        for v in values:
+            if isinstance(v, Tensor):
+                key = v.untyped_storage().data_ptr()
+                sizes[key] = max(sizes.get(key, 0), v.numel() * v.element_size())
+        return sum(sizes.values())
 
     def files(self, path: str | Path, format: str = "pt") -> list[Path]:
         """Every file :meth:`save` writes for ``path`` and ``format``: the data, the report, the model."""

@@ -6,7 +6,8 @@ before the graph is read and again before any noise is drawn or any budget charg
 stream), a name that is only an extension (``.pt``), a missing or unwritable folder, a file name longer than the
 folder allows (the longest the release may write, e.g. ``NAME.edges.csv`` or the backup ``.NAME.model.pt.prev``),
 a symbolic link (never followed, even dangling) or anything but a regular file, an existing release unless
-``overwrite`` (``--force``), and a folder with no room for the report are refused, one line each.
+``overwrite`` (``--force``), and a folder with no room for the report are refused, one line each; ``save`` also
+refuses a ``pt`` release whose tensors exceed the free space (:func:`check_room`) before it writes.
 
 Writing (:class:`Staging`).  Every file (the data files, the id map, a model's weights, the report) is written to
 a temporary file in the target's folder, flushed and ``fsync``-ed, and its size and SHA-256 (and a csv table's
@@ -135,6 +136,18 @@ def check_output(
         where = _mount(existing)
         raise NoSpaceError(errno.ENOSPC, f"cannot write {path}: no space left on {where}: nothing was written")
     return path
+
+
+def check_room(path: Path, need: int) -> None:
+    """Refuse before writing when ``path``'s folder has less than ``need`` bytes (and :data:`MIN_FREE`) free: a
+    release that cannot fit does not fill the disk for everyone else first."""
+    free = shutil.disk_usage(path.parent).free
+    if free < need + MIN_FREE:
+        raise NoSpaceError(
+            errno.ENOSPC,
+            f"cannot write {path}: no space left on {_mount(path.parent)} (the release takes at least "
+            f"{need / 2**20:.1f} MiB, {free / 2**20:.1f} MiB free): nothing was written",
+        )
 
 
 def _existing_ancestor(folder: Path) -> Path | None:
@@ -486,6 +499,7 @@ __all__ = [
     "TargetExists",
     "candidate_names",
     "check_output",
+    "check_room",
     "settle",
     "verify_release",
 ]
