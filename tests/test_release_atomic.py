@@ -220,6 +220,10 @@ def test_real_sigkill_and_sigint_at_random_moments(pair, tmp_path, fmt, name):
         assert which(path, fmt, pair)[0] in ("old", "new")
 
 
+LINUX = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="finds a write's file by /proc/self/fd")
+
+
+@LINUX
 def test_a_full_disk_leaves_the_old_release_and_says_so_in_one_line(pair, tmp_path, monkeypatch):
     """os.write raises ENOSPC once the folder's files have taken 4 KiB, with a 64-byte buffer: inside torch.save
     (whose own 'enforce fail … unexpected pos' RuntimeError is replaced by it), numpy's and the csv writer."""
@@ -259,6 +263,7 @@ def test_a_pt_release_larger_than_the_free_space_is_refused_before_writing(pair,
     old.save(tmp_path / "r.pt")
 
 
+@LINUX
 def test_the_command_line_says_no_space_in_one_line(sbm, tmp_path, monkeypatch):
     from privgraph.cli import app
 
