@@ -1,6 +1,7 @@
 """Your own graph through the real command line (subprocess, or typer's runner in-process): each
 input format, and each bad input as one error line, exit code 2 and nothing written."""
 
+import hashlib
 import json
 import os
 import subprocess
@@ -387,6 +388,12 @@ def test_a_poisoned_pt_is_refused_and_trust_pickle_is_said(graph, tmp_path, invo
     report = json.loads((tmp_path / "o.pt.json").read_text())["report"]
     assert any("g.pt trusted with --trust-pickle" in line and "weights_only=False" in line for line in report)
     torch.save(Poison(marker), tmp_path / "o.pt")  # a release whose graph file was replaced
+    with pytest.raises(ValueError, match=r"o\.pt has \d+ bytes, its report says"):  # the report's checksum
+        pg.load_release(tmp_path / "o.pt")
+    meta = json.loads((tmp_path / "o.pt.json").read_text())  # whoever replaced it rewrites the report too
+    poison = (tmp_path / "o.pt").read_bytes()
+    meta["checksums"]["o.pt"] = {"bytes": len(poison), "sha256": hashlib.sha256(poison).hexdigest()}
+    (tmp_path / "o.pt.json").write_text(json.dumps(meta))
     with pytest.raises(ValueError, match="refusing to unpickle"):
         pg.load_release(tmp_path / "o.pt")
     assert not marker.exists()

@@ -48,7 +48,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("data",),
     ("nn",),
     ("train",),
-    ("release_formats", "release"),
+    ("release_files", "release_formats", "release"),
     ("methods",),
     ("attacks", "request"),
     ("api",),

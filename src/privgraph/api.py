@@ -169,7 +169,9 @@ def _on_cpu(data: Data | HeteroData) -> Data | HeteroData:
 
 
 def load_release(path: str | Path) -> PrivateRelease:
-    """Read a release written by :meth:`PrivateRelease.save`: its tensors with
+    """Read a release written by :meth:`PrivateRelease.save`, every file first checked against the size and
+    SHA-256 its report records (a file that does not match is refused by name:
+    :func:`privgraph.release_files.verify_release`), its tensors with
     ``torch.load(weights_only=True)`` (PyG's data classes allow-listed), so a tampered file that
     would run code is refused (``ValueError``) instead of unpickled.  The params are typed by the
     method's ``Params`` (JSON gives lists for tuples); an unknown method is refused."""

@@ -21,26 +21,27 @@ train on it as often as you like (post-processing).  The release holds
 (:mod:`privgraph.release_formats`): ``pt`` (default; ``torch.load(PATH)`` gives a dict of
 plain tensors), ``npz`` (``numpy.load``) or ``csv`` (edge lists and node tables); the rest as
 JSON beside it (``PATH.json``: the report, the status of every field, parameters, randomness,
-details), and a released model's weights to ``PATH.model.pt``.  ``load`` reads a ``pt``
+details, and each file's size and SHA-256), and a released model's weights to ``PATH.model.pt``; every file
+is written atomically, the report last, and an existing release is replaced only with ``overwrite=True``
+(:mod:`privgraph.release_files`).  ``load`` checks every file against the report, then reads a ``pt``
 release back with ``weights_only=True`` (a file that needs more, which could run code, is
 refused), and the pickled PyG object older releases hold (``privgraph-release/1``).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import torch
 from torch import Tensor
 from torch_geometric.data import Data, HeteroData
 from torch_geometric.utils import is_undirected
 
 from privgraph.accounting import PrivacyReport
 from privgraph.data.safe_load import load_torch_file
+from privgraph.release_files import Staging, check_output, check_room, verify_release
 from privgraph.release_formats import (
     FILE_FORMATS,
     FORMAT,
@@ -138,12 +139,22 @@ class PrivateRelease:
         return [name for name, status in self.fields.items() if status.startswith(IN_CLEAR)]
 
     def save(
-        self, path: str | Path, include_diagnostics: bool = False, format: str = "pt", mkdir: bool = False
+        self,
+        path: str | Path,
+        include_diagnostics: bool = False,
+        format: str = "pt",
+        mkdir: bool = False,
+        overwrite: bool = False,
     ) -> tuple[Path, Path]:
         """Write ``data`` to ``path`` in ``format`` (``pt``, ``npz`` or ``csv``: module docstring of
         :mod:`privgraph.release_formats`), the report and metadata to ``path.json`` and released
         model weights, if any, to ``path.model.pt``.  Returns the first data file and the report.
-        A missing folder is an error (``FileNotFoundError``) unless ``mkdir``.
+        A missing folder is an error (``FileNotFoundError``) unless ``mkdir``; an existing release
+        (``FileExistsError``) unless ``overwrite``; a symbolic link, ``-`` or a name too long always
+        (:func:`~privgraph.release_files.check_output`, checked before anything is written).  The files
+        are written atomically, the report last with each file's size and SHA-256: a failed or killed
+        save leaves the previous release or the new one (:mod:`privgraph.release_files`); a full disk
+        is one :class:`~privgraph.release_files.NoSpaceError` line.
 
         ``details`` are diagnostics computed on the raw data (e.g. how many rows were clipped,
         the exact number of private edges, the MCMC's likelihood trace): they are not covered by
@@ -151,19 +162,32 @@ class PrivateRelease:
         path = Path(path)
         if format not in FILE_FORMATS:
             raise ValueError(f"unknown release format {format!r}: one of {', '.join(FILE_FORMATS)}")
+        names = [f.name for f in self.files(path, format)]
+        check_output(path, file_format=format, overwrite=overwrite, mkdir=mkdir, names=names)
         if mkdir:
             path.parent.mkdir(parents=True, exist_ok=True)
-        elif not path.parent.is_dir():
-            raise FileNotFoundError(f"cannot write {path}: the folder {path.parent} does not exist")
-        files = write(self.data, path, format, self.method, self.node_ids)
-        if self.node_ids is not None:
-            files.append(write_ids(self.node_ids, _ids_path(path)))
-        if self.model_state is not None:
-            torch.save({k: v.detach().cpu() for k, v in self.model_state.items()}, _model_path(path))
-        report_path = _report_path(path)
-        meta = self.metadata(include_diagnostics, format, [f.name for f in files])
-        report_path.write_text(json.dumps(meta, indent=2))
-        return files[0], report_path
+        if format == "pt":  # its tensors are stored as they are: their bytes are what the files take at least
+            check_room(path, self._tensor_bytes())
+        with Staging(path, overwrite=overwrite) as stage:
+            files = write(self.data, path, format, self.method, self.node_ids, stage=stage)
+            if self.node_ids is not None:
+                write_ids(self.node_ids, stage.open(_ids_path(path)))
+                files.append(_ids_path(path))
+            if self.model_state is not None:
+                stage.torch_save({k: v.detach().cpu() for k, v in self.model_state.items()}, _model_path(path))
+            stage.seal()
+            stage.commit(_report_path(path), self.metadata(include_diagnostics, format, [f.name for f in files]))
+        return files[0], _report_path(path)
+
+    def _tensor_bytes(self) -> int:
+        """The bytes of the release's tensors (the data's and a model's), a storage shared by views counted once."""
+        values = [v for store in self.data.stores for v in store.values()] + list((self.model_state or {}).values())
+        sizes: dict[int, int] = {}
+        for v in values:
+            if isinstance(v, Tensor):
+                key = v.untyped_storage().data_ptr()
+                sizes[key] = max(sizes.get(key, 0), v.numel() * v.element_size())
+        return sum(sizes.values())
 
     def files(self, path: str | Path, format: str = "pt") -> list[Path]:
         """Every file :meth:`save` writes for ``path`` and ``format``: the data, the report, the model."""
@@ -182,9 +206,7 @@ class PrivateRelease:
         ``npz`` and ``csv`` releases are for recipients without privgraph, not read back."""
         path = Path(path)
         report_path = _report_path(path)
-        if not report_path.exists():
-            raise ValueError(f"{path} has no {report_path.name} beside it: not a release written by privgraph")
-        meta = json.loads(report_path.read_text())
+        meta, located = verify_release(path)  # every file against the report's size and SHA-256
         if meta.get("format") not in (FORMAT, FORMAT_V1):
             raise ValueError(f"{report_path} is not a privgraph release report (format {meta.get('format')!r})")
         file_format = meta.get("file_format", "pt")
@@ -193,7 +215,9 @@ class PrivateRelease:
                 f"{path} is a release in the {file_format} format, written for recipients without privgraph "
                 "(numpy.load, a csv reader); privgraph reads a release back from the pt format"
             )
-        data = load_torch_file(path, hint=UNTRUSTED_RELEASE)
+        if located and path.name not in located:
+            raise ValueError(f"{report_path} does not list {path.name}: not the report of this release")
+        data = load_torch_file(located.get(path.name, path), hint=UNTRUSTED_RELEASE)
         if meta["format"] == FORMAT:
             try:
                 data = from_payload(data)
@@ -201,9 +225,11 @@ class PrivateRelease:
                 raise ValueError(f"{path}: {err}; {UNTRUSTED_RELEASE}") from None
         elif not isinstance(data, (Data, HeteroData)):
             raise ValueError(f"{path} holds a {type(data).__name__}, not a PyG object; {UNTRUSTED_RELEASE}")
-        model = load_torch_file(_model_path(path), hint=UNTRUSTED_RELEASE) if _model_path(path).exists() else None
+        model_file = located.get(_model_path(path).name) if located else _model_path(path)  # listed, if checked
+        model = load_torch_file(model_file, hint=UNTRUSTED_RELEASE) if model_file and model_file.exists() else None
         details = meta["details"] if isinstance(meta["details"], dict) else {}
-        node_ids = read_ids(path.with_name(meta["node_ids"]), data.num_nodes) if meta.get("node_ids") else None
+        ids = meta.get("node_ids")
+        node_ids = read_ids(located.get(ids, path.with_name(ids)), data.num_nodes) if ids else None
         return cls(
             meta["method"],
             meta["params"],

@@ -46,15 +46,18 @@ nodes by its own ids (:func:`privgraph.data.read_graph`'s ``data.node_ids``) has
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
-import torch
 from torch import Tensor
 from torch_geometric.data import Data, HeteroData
 
 from privgraph.nn.dense import BlockwiseAdjacency
+
+if TYPE_CHECKING:
+    from privgraph.release_files import Staging
 
 FORMAT_V1 = "privgraph-release/1"  # the pickled PyG object (PyG's classes allow-listed); still read
 FORMAT = "privgraph-release/2"
@@ -225,17 +228,16 @@ def _text(a: np.ndarray) -> np.ndarray:
     return np.char.mod("%.9g", a.astype(np.float32))
 
 
-def _write_table(path: Path, columns: list[tuple[str, np.ndarray]]) -> None:
-    with path.open("w", newline="") as f:
+def _write_table(file: BinaryIO, columns: list[tuple[str, np.ndarray]]) -> None:
+    with io.TextIOWrapper(file, encoding="utf-8", newline="") as f:
         out = csv.writer(f, lineterminator="\n")
         out.writerow([name for name, _ in columns])
         out.writerows(zip(*(_text(a) for _, a in columns)))
 
 
-def write_ids(node_ids: list[str], path: Path) -> Path:
-    """The id map ``PATH.ids.csv``: ``node,id`` rows, node i's own id (as the input file wrote it)."""
-    _write_table(path, [("node", np.arange(len(node_ids))), ("id", np.asarray(node_ids, dtype=str))])
-    return path
+def write_ids(node_ids: list[str], file: BinaryIO) -> None:
+    """The id map ``PATH.ids.csv`` to ``file``: ``node,id`` rows, node i's own id (as the input file wrote it)."""
+    _write_table(file, [("node", np.arange(len(node_ids))), ("id", np.asarray(node_ids, dtype=str))])
 
 
 def read_ids(path: Path, num_nodes: int | None) -> list[str]:
@@ -251,9 +253,10 @@ def read_ids(path: Path, num_nodes: int | None) -> list[str]:
     return [r[1] for r in rows[1:]]
 
 
-def write_csv(data: Data | HeteroData, path: Path, node_ids: list[str] | None = None) -> list[Path]:
-    """The csv tables of ``data`` (module docstring); returns the files written.  With ``node_ids`` (a
-    ``Data``'s), the ``node``, ``source`` and ``target`` columns hold the nodes' own ids."""
+def write_csv(data: Data | HeteroData, path: Path, stage: Staging, node_ids: list[str] | None = None) -> list[Path]:
+    """The csv tables of ``data`` (module docstring), each to its temporary file of ``stage``; returns the
+    files they will be.  With ``node_ids`` (a ``Data``'s), the ``node``, ``source`` and ``target`` columns hold
+    the nodes' own ids."""
     names = None if node_ids is None else np.asarray(node_ids, dtype=str)
     own = (lambda a: a) if names is None else (lambda a: names[np.asarray(a, dtype=np.int64)])  # noqa: E731
     tables = []
@@ -287,7 +290,7 @@ def write_csv(data: Data | HeteroData, path: Path, node_ids: list[str] | None = 
                 cols += _columns(k, v, e, "edge", f"{where}: {k}")
         tables.append((file, cols))
     for file, cols in tables:  # every table checked before any is written
-        _write_table(file, cols)
+        _write_table(stage.open(file), cols)
     return [file for file, _ in tables]
 
 
@@ -297,18 +300,25 @@ def data_files(data: Data | HeteroData, path: Path, file_format: str) -> list[Pa
 
 
 def write(
-    data: Data | HeteroData, path: Path, file_format: str, method: str, node_ids: list[str] | None = None
+    data: Data | HeteroData,
+    path: Path,
+    file_format: str,
+    method: str,
+    node_ids: list[str] | None = None,
+    *,
+    stage: Staging,
 ) -> list[Path]:
-    """Write ``data`` to ``path`` in ``file_format`` (module docstring); returns the files written
+    """Write ``data`` for ``path`` in ``file_format`` (module docstring) to temporary files of ``stage``
+    (:mod:`privgraph.release_files`: renamed into place by its commit); returns the files they will be
     (``node_ids``: the csv tables name the nodes by them)."""
     if file_format == "pt":
-        torch.save(to_payload(data, method), path)
+        stage.torch_save(to_payload(data, method), path)
         return [path]
     if file_format == "npz":
         arrays: dict[str, Any] = npz_arrays(data)  # every name an array: none is savez's allow_pickle
-        with path.open("wb") as f:  # a file object: numpy adds no ".npz" to the name
+        with stage.open(path) as f:  # a file object: numpy adds no ".npz" to the name
             np.savez_compressed(f, **arrays)
         return [path]
     if file_format == "csv":
-        return write_csv(data, path, node_ids)
+        return write_csv(data, path, stage, node_ids)
     raise ValueError(f"unknown release format {file_format!r}: one of {', '.join(FILE_FORMATS)}")

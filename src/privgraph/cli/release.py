@@ -31,6 +31,7 @@ from privgraph.cli.options import (
 )
 from privgraph.cli.render import print_report
 from privgraph.progress import console_progress
+from privgraph.release_files import check_output
 
 
 class ReleaseFormat(str, Enum):
@@ -59,6 +60,13 @@ def release(
         rich_help_panel=OUTPUT,
     ),
     mkdir: bool = typer.Option(False, "--mkdir", help="create OUTPUT's folder if missing", rich_help_panel=OUTPUT),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="replace an existing release at OUTPUT (atomically: a failed write leaves the previous one); "
+        "refused without it",
+        rich_help_panel=OUTPUT,
+    ),
     dataset: str = DATASET_OPTION,
     inputs: InputOptions = InputOptions(),
     private_ratio: float | None = typer.Option(
@@ -147,6 +155,8 @@ def release(
         _fail(f"cannot write {output}: the folder {output.parent} is not writable")
     if output.is_dir():
         _fail(f"cannot write {output}: it is a folder (give the release's file name)")
+    with user_errors(failures=(OSError,)):  # the target (exists, a link, '-', a name too long), before any noise
+        check_output(output, file_format=release_format.value, overwrite=force, mkdir=mkdir)
     # the ledger (damaged, an unknown unit, another dataset), before the graph is read; with --input it is named by
     # its own recorded name (or --ledger-name), not the file's.  Its fingerprint is checked once the graph is read.
     if ledger_name is not None and ledger is None:
@@ -168,8 +178,9 @@ def release(
 
     with user_errors():
         check_release(spec, allow_non_private)
-    # what the input or the options do not allow: a user error (2); a RuntimeError: the release failed (1)
-    with user_errors(failures=(RuntimeError,)):
+    # what the input or the options do not allow: a user error (2); a RuntimeError or the disk (a full one: "no
+    # space left on …: nothing was replaced"): the release failed (1)
+    with user_errors(failures=(RuntimeError, OSError)):
         with console_progress(heartbeat=True) as progress:
             path, report_path, rel = release_file(
                 spec,
@@ -180,6 +191,7 @@ def release(
                 notes,
                 release_format.value,
                 book and book.for_file(output),
+                overwrite=force,
             )
     print_report(rel.report)
     raw = [name for name, status in rel.fields.items() if not status.startswith(("privatized", "withheld"))]

@@ -34,6 +34,7 @@ from privgraph.data.validation import input_graph_notes
 from privgraph.experiments.pipeline import ExperimentSpec
 from privgraph.progress import ProgressHook
 from privgraph.release import PrivateRelease
+from privgraph.release_files import check_output
 from privgraph.request import ReleaseRequest
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ def release_file(
     input_notes: Sequence[str] = (),
     format: str = "pt",
     ledger: Ledger | None = None,
+    *,
+    overwrite: bool = False,
 ) -> tuple[Path, Path, PrivateRelease]:
     """Release ``spec``'s graph once (its first ε) and write it (module docstring).
 
@@ -78,10 +81,14 @@ def release_file(
             (``input_file``) with them.
         format: ``pt``, ``npz`` or ``csv`` (:mod:`privgraph.release_formats`).
         ledger: the dataset's :class:`~privgraph.Ledger`, checked before the noise and recorded after.
+        overwrite: replace an existing release at ``output`` (refused otherwise); the target is checked
+            (:func:`~privgraph.release_files.check_output`) before the graph is read, any budget charged or
+            any noise drawn.
 
     Returns:
         The two paths and the :class:`~privgraph.release.PrivateRelease`.
     """
+    check_output(output, file_format=format, overwrite=overwrite)
     method, task = check_release(spec, allow_non_private, progress)
     eps = spec.epsilons[0]
     data = task.load()
@@ -100,6 +107,7 @@ def release_file(
         ledger=ledger,
         progress=progress,
     )
+    check_output(output, file_format=format, overwrite=overwrite)  # again: the graph may have taken long to read
     rel = release(data, request)
     for note in input_graph_notes(input_notes):
         rel.report.guarantees[0] = rel.report.guarantees[0].with_note(note)
@@ -110,7 +118,7 @@ def release_file(
         "data_seed": spec.seed,
         "private_ratio": spec.private_ratio,
     }
-    path, report = rel.save(output, include_diagnostics=diagnostics, format=format)
+    path, report = rel.save(output, include_diagnostics=diagnostics, format=format, overwrite=overwrite)
     return path, report, rel
 
 
