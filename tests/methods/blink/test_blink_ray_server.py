@@ -284,3 +284,20 @@ def test_hybrid_over_several_rounds_keeps_the_same_graph(reports, reference, mon
         assert torch.equal(got.edge_index, want.edge_index) and torch.equal(got.edge_weight, want.edge_weight)
         assert got.threshold == want.threshold
     assert min(rounds) > 1
+
+
+def test_a_task_failure_names_the_node_that_left():
+    from privgraph.ray_cluster import ray_task_failure
+
+    class Cluster:  # what ray.nodes() says after a machine was lost
+        @staticmethod
+        def nodes():
+            return [
+                {"NodeManagerAddress": "10.0.0.7", "Alive": False},
+                {"NodeManagerAddress": "10.0.0.1", "Alive": True},
+            ]
+
+    err = RuntimeError("The node died.\n" + "traceback line\n" * 150)
+    line = ray_task_failure(err, Cluster, retries=3, what="Blink's server", local="run with --param server=local")
+    assert "\n" not in line and "failed 4 time(s)" in line and "node 10.0.0.7 left the cluster" in line
+    assert "10.0.0.1" not in line and "RuntimeError: The node died." in line and "server=local" in line

@@ -26,7 +26,8 @@ The output equals the single-process server's bit for bit: the server draws no r
 noise is the client's, drawn before), every block computes what one pass computes for its rows, and every
 sum is reduced in a fixed order that does not depend on the cut.  For the same reason a task whose worker
 is lost is run again (``max_retries`` times, :data:`MAX_RETRIES` by default) with the same result; a task
-that still fails stops the server with one line naming the node and the fix (:func:`worker_lost`).
+that still fails stops the server with one line naming the node and the fix
+(:func:`~privgraph.ray_cluster.ray_task_failure`).
 """
 
 from __future__ import annotations
@@ -122,8 +123,11 @@ class RayRunner:
         """``fn(*block, *shared)`` for each block as a Ray task, at most :attr:`parts` in flight (``blocks``
         is read as tasks end: a generator's shards are drawn just in time); the results in block order,
         each fetched as its task ends (``ray.wait``; numpy arrays stay in the object store, zero-copy, until
-        the reduce releases them).  A task that fails after its retries raises :func:`worker_lost`'s line."""
+        the reduce releases them).  A task that fails after its retries raises one line
+        (:func:`~privgraph.ray_cluster.ray_task_failure`)."""
         from ray.exceptions import RayError, RayTaskError
+
+        from privgraph.ray_cluster import ray_task_failure
 
         todo = iter(blocks)
         out: dict[int, Any] = {}
@@ -149,7 +153,9 @@ class RayRunner:
         except RayError as err:
             for ref in pending:
                 self.ray.cancel(ref, force=True)
-            raise RuntimeError(worker_lost(err, self.ray, self.max_retries)) from None
+            local = "run the server in one process (--param server=local)"
+            line = ray_task_failure(err, self.ray, retries=self.max_retries, what="Blink's server", local=local)
+            raise RuntimeError(line) from None
         return [out[k] for k in range(len(out))]
 
     def close(self) -> None:
@@ -162,26 +168,3 @@ class RayRunner:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def worker_lost(err: BaseException, ray: Any, retries: int) -> str:
-    """One line for a Blink server task that failed ``retries`` + 1 times: Ray's reason, the node (one that
-    left the cluster, else the live ones), and what to do."""
-    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
-    reason = f"{type(err).__name__}: {lines[0] if lines else ''}".rstrip(": ")
-    try:
-        nodes = ray.nodes()
-    except Exception:  # noqa: BLE001 - the cluster may be gone with the worker
-        nodes = []
-    dead = sorted({str(n.get("NodeManagerAddress")) for n in nodes if not n.get("Alive")})
-    alive = sorted({str(n.get("NodeManagerAddress")) for n in nodes if n.get("Alive")})
-    if dead:
-        where = f"node {', '.join(dead)} left the cluster"
-    else:
-        where = f"its worker died on node {', '.join(alive) or 'unknown'}"
-    return (
-        f"a Ray task of Blink's server failed {retries + 1} time(s) ({where}; {reason}): most often the worker ran "
-        "out of memory — give each worker more memory (fewer workers per machine, a larger object store) or "
-        "run the server in one process (--param server=local); the worker's log: "
-        "/tmp/ray/session_latest/logs/python-core-worker-*.log on that node"
-    )
