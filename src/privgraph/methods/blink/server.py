@@ -25,8 +25,10 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import torch
 
-from privgraph.methods.blink import kernels
+from privgraph.methods.blink import kernels, shards
 from privgraph.methods.blink.client import LinkLDPReports
+from privgraph.methods.blink.kernels import sigmoid as _sigmoid
+from privgraph.methods.blink.kernels import split_rows
 
 # ------------------------------------------------------------ blocks of rows
 T = TypeVar("T")
@@ -60,18 +62,6 @@ class LocalRunner:
 
 
 LOCAL = LocalRunner()
-
-
-def split_rows(n: int, parts: int, align: int = 1, work: np.ndarray | None = None) -> list[tuple[int, int]]:
-    """[0, n) cut into at most ``parts`` ranges [lo, hi) at multiples of ``align``, of about equal ``work``
-    (per row; equal rows when None)."""
-    if parts <= 1 or n <= align:
-        return [(0, n)]
-    total = np.cumsum(np.ones(n) if work is None else np.asarray(work, np.float64))
-    cuts = np.searchsorted(total, total[-1] * np.arange(1, parts) / parts, side="right")
-    cuts = np.unique(np.clip((cuts + align // 2) // align * align, 0, n))
-    bounds = [0, *(int(c) for c in cuts if 0 < c < n), n]
-    return list(zip(bounds[:-1], bounds[1:]))
 
 
 # ----------------------------------------------------------------- β-model MLE
@@ -126,10 +116,6 @@ def _expected_degrees_binned(beta: np.ndarray, bins: int = 4096, grid: int = 409
     on a grid of β_i values, interpolate log E linearly."""
     table = _binned_table(beta, bins, grid)
     return (beta.size - 1) * _sigmoid(2 * beta) if table is None else _binned_rows(beta, table)
-
-
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
 def expected_degrees(beta: np.ndarray, exact_limit: int = 20_000, runner: BlockRunner = LOCAL) -> np.ndarray:
@@ -320,8 +306,6 @@ class BandScan:
         total = int(np.maximum(self.b.size - np.maximum(start, np.arange(1, self.b.size + 1)), 0).sum())
         per_visit = expected / max(total, 1)
         if self.band is not None:
-            from privgraph.methods.blink import shards  # (imports this module)
-
             blocks = shards.report_shards(self.band, lower=lower, upper=float(np.max(high)), blocks=self.runner.parts)
             return kernels.interleave(self.runner.map(shards.shard_collect, blocks, self.public, low, high, per_visit))
         parts = self.runner.map(kernels.block_collect, self.blocks, self.shared, low, high, per_visit)
@@ -331,8 +315,6 @@ class BandScan:
         """Σ (P_ij − p_ij) over pairs with β-sum > ``lower`` (rows' sums added in sorted-β order), and the
         pairs visited."""
         if self.band is not None:
-            from privgraph.methods.blink import shards
-
             blocks = shards.report_shards(self.band, lower=lower, upper=math.inf, blocks=self.runner.parts)
             parts = self.runner.map(shards.shard_excess, blocks, self.public, 2.0 * epsilon_a)
         else:
@@ -435,8 +417,6 @@ def posterior_norm(
         beta, args = np.asarray(beta, np.float64), reports.kernel_args()
         fn: Callable[..., list[float]] = _exact_norm_rows
         if runner.reports_only:  # the tasks get every node's report, not its key and edges
-            from privgraph.methods.blink import shards
-
             fn, shared = shards.exact_norm_rows, runner.share((beta, shards.reported_matrix(args), eps_a))
         else:
             shared = runner.share((beta, *args, eps_a))

@@ -27,9 +27,17 @@ import numba as nb
 import numpy as np
 
 from privgraph.mechanisms.prf import philox_uniform as _prf
-from privgraph.methods.blink.kernels import _CHUNKS, SortedBand, _first_above, _first_row, _in_row, _is_edge, _sigmoid
-from privgraph.methods.blink.server import _sigmoid as _sigmoid_np
-from privgraph.methods.blink.server import split_rows
+from privgraph.methods.blink.kernels import (
+    _CHUNKS,
+    SortedBand,
+    _first_above,
+    _first_row,
+    _in_row,
+    _is_edge,
+    _sigmoid,
+    split_rows,
+)
+from privgraph.methods.blink.kernels import sigmoid as _sigmoid_np
 
 SHARD_BYTES = 64 * 2**20  # a shard's packed bits at most (about): more blocks than workers on a wide band
 
