@@ -301,3 +301,30 @@ def test_a_task_failure_names_the_node_that_left():
     line = ray_task_failure(err, Cluster, retries=3, what="Blink's server", local="run with --param server=local")
     assert "\n" not in line and "failed 4 time(s)" in line and "node 10.0.0.7 left the cluster" in line
     assert "10.0.0.1" not in line and "RuntimeError: The node died." in line and "server=local" in line
+
+
+@ray_missing
+def test_the_command_line_prints_a_lost_worker_as_one_line(ray_session, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from privgraph.cli import app
+    from privgraph.methods.blink.distributed import RayRunner
+
+    def dies(fn, *args):
+        import os
+
+        os._exit(1)
+
+    start = RayRunner.__post_init__
+
+    def dying(self):  # every task of the release's runner kills its worker; no retry
+        self.task, self.max_retries = dies, 0
+        start(self)
+
+    monkeypatch.setattr(RayRunner, "__post_init__", dying)
+    args = ["release", "blink", "--dataset", "sbm", "--epsilon", "2", "--param", "server=ray"]
+    res = CliRunner().invoke(app, [*args, "--param", "workers=1", "-o", str(tmp_path / "g.pt")])
+    assert res.exit_code == 1, res.output
+    errors = [line for line in res.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "a Ray task of Blink's server failed 1 time(s)" in errors[0], res.output
+    assert "Traceback" not in res.output and not (tmp_path / "g.pt").exists()

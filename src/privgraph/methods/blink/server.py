@@ -280,7 +280,9 @@ class BandScan:
     """The reports in sorted-β order for one β (:class:`~privgraph.methods.blink.kernels.SortedBand`), cut
     into the ``runner``'s blocks of sorted rows of about equal work (pairs in the band β_i + β_j > −2ε_a,
     plus edges) and shared once; every pass (Hard, Hybrid's rounds, the posterior mass, truncated Soft)
-    maps over these blocks and puts their outputs back in the order of one pass over all rows."""
+    maps over these blocks and puts their outputs back in the order of one pass over all rows.  For a
+    ``reports_only`` runner the band (keys, edges) stays here and each pass maps over the reports' bits of
+    its window instead (:func:`~privgraph.methods.blink.shards.report_shards`, cut per pass)."""
 
     def __init__(self, reports: LinkLDPReports, beta: np.ndarray, runner: BlockRunner = LOCAL):
         keys, indptr, indices, p_flip, stream = reports.kernel_args()
