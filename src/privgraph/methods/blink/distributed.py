@@ -15,12 +15,15 @@ pass's window of β-sums, drawn on the driver just before the task is submitted)
 ‖P‖ (n ≤ 20,000), every node's whole report (n²/8 bytes, ≤ 50 MB).  So the server is post-processing of
 the reports wherever it runs (``tests/methods/blink/test_blink_ray_server.py`` captures every payload).
 
-Memory: a pass's shards hold 2 bits per pair it visits, against 8 B per node and 16 B per edge that the
-keys and the edges would take, so :meth:`RayRunner.map` keeps at most :attr:`RayRunner.parts` tasks in
-flight and the shards are cut to at most :data:`~privgraph.methods.blink.shards.SHARD_BYTES` each: the
-object store holds about ``parts`` × 64 MiB of reports at once, however wide the band.  The price is
-CPU: the PRF draws of the band (in a deployment, each node's own work) run on the driver; the tasks
-only threshold the bits.
+Memory: a pass's shards hold 2 bits per pair in its window — far more, all together, than the keys and
+edges the tasks used to read (Hybrid visits ≈ 8.8·10¹⁰ pairs at n = 10⁷: 22 GB of shards over its rounds,
+against 16 B per node and per edge) — so they are never all held: :meth:`RayRunner.map` reads the shards
+from a generator, keeps at most :attr:`RayRunner.parts` tasks in flight, and a shard is at most about
+:data:`~privgraph.methods.blink.shards.SHARD_BYTES` (the band is cut into more blocks where needed); a
+finished task's shard leaves the object store (Ray does not pin a task's arguments for its result), so
+the store holds about ``parts`` × 64 MiB of reports at once, however wide the band.  The price is CPU:
+the PRF draws of the band (in a deployment, each node's own work) run on the driver, and the tasks only
+threshold the bits.
 
 The output equals the single-process server's bit for bit: the server draws no randomness (the reports'
 noise is the client's, drawn before), every block computes what one pass computes for its rows, and every
