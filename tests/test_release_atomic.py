@@ -156,7 +156,7 @@ def _in_child(body) -> int:
     return _wait(pid)
 
 
-def _wait(pid: int, timeout: float = 30.0) -> int:
+def _wait(pid: int, timeout: float = 120.0) -> int:  # generous: the suite runs on 2 loaded cores
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         done, status = os.waitpid(pid, os.WNOHANG)

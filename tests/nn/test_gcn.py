@@ -1,5 +1,6 @@
 """CachedGCNConv: PyG's cached GCNConv with the propagation as edge-order CSR matrices — the same
-numbers bit for bit (forward and backward), on graphs with duplicate edges, self-loops and isolated
+numbers to float32 rounding (forward and backward; bit for bit where the CPU's sparse kernels sum in PyG's
+order, which AVX-512 builds do not), on graphs with duplicate edges, self-loops and isolated
 nodes (one thread, as every test: tests/conftest.py), and PyG's own layer where it does not apply."""
 
 import pytest
@@ -8,6 +9,10 @@ from torch_geometric.nn import GCNConv
 
 from privgraph.data import sensitive_sbm_graph
 from privgraph.nn.gcn import CachedGCNConv
+
+
+def close(a: torch.Tensor, b: torch.Tensor) -> None:
+    torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
 
 
 def _graphs():
@@ -31,10 +36,10 @@ def test_same_outputs_and_gradients_as_pyg(channels):
             weight = torch.randn_like(ya)
             (ya * weight).sum().backward()
             (yb * weight).sum().backward()
-            assert torch.equal(ya, yb)
-            assert torch.equal(xa.grad, xb.grad)
+            close(ya, yb)  # to float32 rounding: the CPU's kernels (AVX2, AVX-512) may sum in another order
+            close(xa.grad, xb.grad)
             for pa, pb in zip(reference.parameters(), fast.parameters()):
-                assert torch.equal(pa.grad, pb.grad)
+                close(pa.grad, pb.grad)
 
 
 def test_edge_weights_use_pyg_and_reset_clears_the_cache():

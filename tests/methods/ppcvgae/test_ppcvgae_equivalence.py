@@ -75,4 +75,6 @@ def test_training_equals_the_pyg_computation(monkeypatch, kind, one_thread):
     train_embedding(reference, d, candidate, config, seed=4)
     x = standardize(d.x)
     with torch.no_grad():
-        assert torch.equal(ours.encode(x, d.sens, d.edge_index)[0], reference.encode(x, d.sens, d.edge_index)[0])
+        ours_z, reference_z = ours.encode(x, d.sens, d.edge_index)[0], reference.encode(x, d.sens, d.edge_index)[0]
+        # to float32 rounding over the training (the CPU's kernels may sum PyG's propagation in another order)
+        torch.testing.assert_close(ours_z, reference_z, rtol=1e-4, atol=1e-5)
