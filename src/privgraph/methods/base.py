@@ -39,7 +39,7 @@ from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.methods.hyperparameters import SEARCH_SPACE as SEARCH_SPACE  # re-exported: methods import it here
 from privgraph.methods.hyperparameters import Hyperparameters
 from privgraph.methods.hyperparameters import Settings as Settings
-from privgraph.methods.label_ldp import denoise_labels, label_spend, report_labels
+from privgraph.methods.label_ldp import check_labels, denoise_labels, label_spend, release_labels, report_labels
 from privgraph.methods.registry import RESERVED, MethodRegistry
 from privgraph.methods.request_view import RequestView
 from privgraph.nn import NodeClassifier
@@ -366,7 +366,7 @@ class Method:
         from privgraph.train import train_node_classifier
 
         torch.manual_seed(seed)
-        num_classes = int(data.y.max()) + 1
+        num_classes = int(data.y.max()) + 1 if labels is None else labels.mechanism.k  # label LDP: the declared k
         x = release.features(data)
         net = self.build_model(model, x.shape[1], num_classes, hp, release)
         y_obs, transition = (data.y, None) if labels is None else denoise_labels(data, labels, hp.label_steps)
@@ -546,6 +546,8 @@ def node_classification_release(method: Method, data: Data, request: RequestView
         raise TypeError(f"{method.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
     method.check_input(data=data)
     data, graph_notes = validate_graph(data, undirected=method.simple_graph, self_loops=not method.simple_graph)
+    if label_epsilon is not None:  # the declared label set, and every label in it, before any noise
+        check_labels(data)
     release = method.release(data, epsilon, rng, request.progress)
     guarantees = [release.guarantee, *release.extra_guarantees]
     if labels is not None:
@@ -577,12 +579,7 @@ def node_classification_release(method: Method, data: Data, request: RequestView
             "; the public edges are written as given" if any(g.unit == Unit.PRIVATE_EDGE for g in guarantees) else ""
         )
     if labels is not None:
-        out.y_reported, out.label_epsilon, out.num_classes = (
-            labels.reported,
-            labels.mechanism.epsilon,
-            labels.mechanism.k,
-        )
-        fields["y"] = "privatized (as y_reported): " + labels.guarantee().describe()
+        fields["y"] = release_labels(out, labels)
     for name in method.public_fields:
         if name in data and name not in out and not (name == "y" and labels is not None):
             out[name] = data[name]
