@@ -27,7 +27,7 @@ from privgraph.mechanisms import RandomizedResponse, RandomSource
 from privgraph.methods import METHODS, Hyperparameters, LabelReports, Task, get_method, method_class
 from privgraph.methods.base import Release, fit_method
 from privgraph.progress import ProgressHook, console_progress, counts_only
-from privgraph.release import NODE_IDS_NOTE, PrivateRelease
+from privgraph.release import NODE_IDS_NOTE, PrivateRelease, hides_node_set
 from privgraph.request import MethodLike, ReleaseRequest
 from privgraph.train import TrainResult
 
@@ -138,7 +138,7 @@ def release(data: Data | HeteroData, request: ReleaseRequest) -> PrivateRelease:
             receipt.done(rel.report)
     rel.report.guarantees = [g.with_note(note) if g.is_private else g for g in rel.report.guarantees]
     rel.randomness = {**randomness, **rel.randomness}
-    if node_ids is not None:
+    if node_ids is not None and not hides_node_set(method.unit):  # node-level DP: the ids would publish the node set
         rel.node_ids = [str(i) for i in node_ids]
         rel.report.guarantees[0] = rel.report.guarantees[0].with_note(NODE_IDS_NOTE)
     return rel

@@ -46,7 +46,7 @@ from privgraph.nn import NodeClassifier
 from privgraph.nn.dense import BlockwiseAdjacency
 from privgraph.param_checks import check_bound, check_params
 from privgraph.progress import ProgressHook, takes_keyword
-from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
+from privgraph.release import NODE_SET_WITHHELD, PUBLIC, WITHHELD, PrivateRelease, hides_node_set, input_fields
 
 if TYPE_CHECKING:
     from privgraph.train import TrainResult
@@ -559,7 +559,8 @@ def node_classification_release(method: Method, data: Data, request: RequestView
         guarantees.append(labels.guarantee())
     for note in input_graph_notes(graph_notes):  # without the counts (statistics of the input): in the details
         guarantees[0] = guarantees[0].with_note(note)
-    out = Data(num_nodes=data.num_nodes)
+    hidden = hides_node_set(method.unit)  # node-level DP: no node count, no per-node field in the release
+    out = Data() if hidden else Data(num_nodes=data.num_nodes)
     fields = {name: WITHHELD for name in input_fields(data)}
     feature_status = _privatized(guarantees, (Unit.NODE_FEATURES,))
     out.x = release.x  # None (no x in the release) when the input has no features and the method reads none
@@ -582,8 +583,9 @@ def node_classification_release(method: Method, data: Data, request: RequestView
         fields["y"] = release_labels(out, labels)
     for name in method.public_fields:
         if name in data and name not in out and not (name == "y" and labels is not None):
-            out[name] = data[name]
-            fields[name] = PUBLIC
+            fields[name] = NODE_SET_WITHHELD if hidden else PUBLIC
+            if not hidden:
+                out[name] = data[name]
     return PrivateRelease(
         method.name,
         method.params.to_dict(),
