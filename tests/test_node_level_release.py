@@ -17,6 +17,7 @@ import torch
 
 import privgraph as pg
 from privgraph.accounting import Ledger, Unit
+from privgraph.audit.neighbours import with_isolated_node
 from privgraph.audit.runner import default_input
 from privgraph.methods import METHODS
 from privgraph.release import NODE_SET_WITHHELD, hides_node_set
@@ -28,20 +29,6 @@ FAST = {"epochs": 1, "encoder_epochs": 1, "batch_size": 8, "hidden": 4}  # where
 def test_the_node_level_methods_are_found():
     assert {"gap-ndp", "node-dpsgd"} <= set(NODE_LEVEL)
     assert not hides_node_set(Unit.EDGE) and not hides_node_set(Unit.NODE_FEATURES)
-
-
-def with_isolated_node(data):
-    """``data`` with node v = n appended: no edges, in no training set (a test node), every per-node tensor
-    extended by a row."""
-    n, out = data.num_nodes, data.clone()
-    for key, value in data.items():
-        if torch.is_tensor(value) and value.dim() >= 1 and value.shape[0] == n and not key.startswith("edge"):
-            row = torch.zeros_like(value[:1])
-            if key == "test_mask":
-                row = torch.ones_like(value[:1])
-            out[key] = torch.cat([value, row])
-    out.num_nodes = n + 1
-    return out
 
 
 def _method(name):

@@ -33,7 +33,7 @@ from torch_geometric.data import Data
 from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
 from privgraph.accounting.ledger import Spend, gaussian_event
 from privgraph.data.transforms import one_hot_counts, one_hot_degree
-from privgraph.data.validation import input_graph_notes, validate_graph
+from privgraph.data.validation import cleaned_for_release
 from privgraph.input_rules import InputRequest, check_data, check_request
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.methods.hyperparameters import SEARCH_SPACE as SEARCH_SPACE  # re-exported: methods import it here
@@ -545,7 +545,7 @@ def node_classification_release(method: Method, data: Data, request: RequestView
     if not isinstance(data, Data):
         raise TypeError(f"{method.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
     method.check_input(data=data)
-    data, graph_notes = validate_graph(data, undirected=method.simple_graph, self_loops=not method.simple_graph)
+    data, cleaned, graph_notes = cleaned_for_release(data, simple=method.simple_graph)  # graph_notes: counts
     if label_epsilon is not None:  # the declared label set, and every label in it, before any noise
         check_labels(data)
     release = method.release(data, epsilon, rng, request.progress)
@@ -557,8 +557,7 @@ def node_classification_release(method: Method, data: Data, request: RequestView
     elif label_epsilon is not None:
         labels = report_labels(data, label_epsilon, rng)
         guarantees.append(labels.guarantee())
-    for note in input_graph_notes(graph_notes):  # without the counts (statistics of the input): in the details
-        guarantees[0] = guarantees[0].with_note(note)
+    guarantees[0] = guarantees[0].with_note(cleaned)  # the same words on every input; the counts: in the details
     hidden = hides_node_set(method.unit)  # node-level DP: no node count, no per-node field in the release
     out = Data() if hidden else Data(num_nodes=data.num_nodes)
     fields = {name: WITHHELD for name in input_fields(data)}
