@@ -21,7 +21,7 @@ from privgraph.audit.definitions import AuditInput, definition
 from privgraph.audit.runner import default_input
 from privgraph.mechanisms import make_generator
 from privgraph.methods import METHODS, Task
-from privgraph.release import PUBLIC, PrivateRelease
+from privgraph.release import DIAGNOSTICS_WITHHELD, PUBLIC, PrivateRelease
 from privgraph.request import ReleaseRequest
 
 EPSILON = 2.0
@@ -215,3 +215,44 @@ def test_saved_releases_of_neighbours_read_the_same(name, tmp_path):
         other = _release_view(method, neighbour, label, tmp_path / f"N{i}")
         for key in base:
             assert base[key] == other[key], f"{name}, {what}: the release's {key} differs between neighbours"
+
+
+# the store's fields measured on the data as given (MEASURED_NOTE, printed under every table): not a release
+MEASURED = {"metrics", "wall_time", "peak_rss_mib", "created_at", "run_id"}
+
+
+def _stored(method, data, label, db, diagnostics: bool = False) -> list[dict]:
+    from dataclasses import asdict
+
+    from privgraph.experiments import ExperimentSpec, ResultsStore, run_experiment
+
+    spec = ExperimentSpec(
+        method=method.name,
+        params={k: v for k, v in method.params.to_dict().items() if v != getattr(type(method.params)(), k)},
+        input=data,
+        epsilons=[EPSILON] if method.private else [],
+        label_epsilon=label,
+        trials=1,
+        hyperparameters={"epochs": 1, "patience": 1},
+        diagnostics=diagnostics,
+    )
+    run_experiment(spec, ResultsStore(db))
+    return [{k: v for k, v in asdict(r).items() if k not in MEASURED} for r in ResultsStore(db).records()]
+
+
+@pytest.mark.parametrize("name", ["edgerr", "gap-ndp", "gap-edp", "lpgnn"])  # data-dependent details, each unit
+def test_stored_records_of_neighbours_are_the_same(name, tmp_path):
+    method, data = _fast_method(name)
+    label = 1.0 if name == "lpgnn" else None
+    base = _stored(method, data, label, tmp_path / "D.jsonl")
+    assert base and all(r["config"]["release"] == DIAGNOSTICS_WITHHELD for r in base)
+    for i, (what, neighbour) in enumerate(_relation(method, data)):
+        other = _stored(method, neighbour, label, tmp_path / f"N{i}.jsonl")
+        for key in base[0]:
+            assert base[0][key] == other[0][key], f"{name}, {what}: the stored record's {key} differs"
+    if name == "edgerr":  # the curator's copy keeps EdgeRR's exact private-edge count, which tells them apart
+        (_, neighbour), *_ = _relation(method, data)
+        kept = [
+            _stored(method, d, label, tmp_path / f"diag{i}.jsonl", True)[0] for i, d in enumerate((data, neighbour))
+        ]
+        assert kept[0]["config"]["release"]["private_edges"] + 1 == kept[1]["config"]["release"]["private_edges"]

@@ -114,8 +114,8 @@ def compare(
         with user_errors():
             attack_entry(chosen_attack)
 
+    from privgraph.cli.render import print_measured_note
     from privgraph.cli.sweep import trial_notes
-    from privgraph.experiments.compare import MEASURED_NOTE
     from privgraph.experiments.compare import compare as run_compare
 
     with console_progress(interval=progress_every, heartbeat=True) as progress:
@@ -163,7 +163,7 @@ def compare(
             print_tsv(table)
         else:
             out_console.print(table)
-            out_console.print(f"[dim]{escape(MEASURED_NOTE)}[/dim]")
+            print_measured_note()
             out_console.print(
                 f"{summary.ran} trials ran, {summary.skipped} were stored already, {summary.failed} failed; "
                 f"store {db}" + "".join(f"; wrote {p}" for p in result.files)

@@ -133,6 +133,13 @@ FORMAT_OPTION = typer.Option(
     help="table, json (everything) or tsv (the table, tab-separated)",
     rich_help_panel=OUTPUT,
 )
+DIAGNOSTICS_OPTION = typer.Option(
+    False,
+    "--diagnostics",
+    help="keep each release's details (exact counts, clipping rates, within-bound bits) in the results store: "
+    "data-dependent, not covered by the guarantee — for the curator's own copy",
+    rich_help_panel=OUTPUT,
+)
 DEVICE_HELP = "cpu, cuda, cuda:N or mps; default $PRIVGRAPH_DEVICE, else cpu"
 DEVICE_OPTION = typer.Option(None, "--device", help=DEVICE_HELP, rich_help_panel=TRAINING)
 
