@@ -76,7 +76,8 @@ def privatize(
             default: the method's own).
         label_epsilon: also protect the labels of the training and validation nodes by k-ary
             randomized response with this ε (LPGNN's label LDP; node-classification methods):
-            the release then holds ``y_reported`` instead of ``y``.
+            the release then holds ``y_reported`` instead of ``y``.  k is the declared public label set,
+            ``data.num_classes`` (a registry dataset declares its own; refused without one).
         seed: draw the noise from a generator seeded with it — reproducible, and then anyone
             who knows the seed can remove the noise (the report says so): for research only.
         rng: a ``torch.Generator`` or :class:`~privgraph.SecureRandom`.  Without ``seed`` and
