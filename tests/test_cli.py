@@ -71,6 +71,9 @@ def test_run_table_baseline_and_plot(tmp_path):
     res = runner.invoke(app, ["run", "mlp", "--dataset", "sbm", "--trials", "2", "--db", str(db), *FAST])
     assert res.exit_code == 0, res.output
     assert "Privacy report" in res.stdout and "no protection" in res.stdout
+    from privgraph.experiments.compare import MEASURED_NOTE  # under run's table as under compare's (issue 50)
+
+    assert " ".join(MEASURED_NOTE.split()) in " ".join(res.stdout.split())
     res = runner.invoke(
         app,
         [

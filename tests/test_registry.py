@@ -276,6 +276,7 @@ def test_label_privacy_through_the_api(tmp_path):
     """LPGNN's label LDP on the user's graph: the release holds the reports, never y; the report
     composes features and labels per node; fit trains on the denoised reports."""
     data = user_graph(150)
+    data.num_classes = 3  # the public label set, declared (never read from the labels)
     rel = pg.privatize(data, "lpgnn", epsilon=2.0, label_epsilon=1.0, seed=0)
     assert "y" not in rel.data and rel.fields["y"].startswith("privatized")
     reported = rel.data.y_reported

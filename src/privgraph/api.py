@@ -27,7 +27,7 @@ from privgraph.mechanisms import RandomizedResponse, RandomSource
 from privgraph.methods import METHODS, Hyperparameters, LabelReports, Task, get_method, method_class
 from privgraph.methods.base import Release, fit_method
 from privgraph.progress import ProgressHook, console_progress, counts_only
-from privgraph.release import NODE_IDS_NOTE, PrivateRelease
+from privgraph.release import NODE_IDS_NOTE, PrivateRelease, hides_node_set
 from privgraph.request import MethodLike, ReleaseRequest
 from privgraph.train import TrainResult
 
@@ -76,7 +76,8 @@ def privatize(
             default: the method's own).
         label_epsilon: also protect the labels of the training and validation nodes by k-ary
             randomized response with this ε (LPGNN's label LDP; node-classification methods):
-            the release then holds ``y_reported`` instead of ``y``.
+            the release then holds ``y_reported`` instead of ``y``.  k is the declared public label set,
+            ``data.num_classes`` (a registry dataset declares its own; refused without one).
         seed: draw the noise from a generator seeded with it — reproducible, and then anyone
             who knows the seed can remove the noise (the report says so): for research only.
         rng: a ``torch.Generator`` or :class:`~privgraph.SecureRandom`.  Without ``seed`` and
@@ -139,7 +140,7 @@ def release(data: Data | HeteroData, request: ReleaseRequest) -> PrivateRelease:
             receipt.done(rel.report)
     rel.report.guarantees = [g.with_note(note) if g.is_private else g for g in rel.report.guarantees]
     rel.randomness = {**randomness, **rel.randomness}
-    if node_ids is not None:
+    if node_ids is not None and not hides_node_set(method.unit):  # node-level DP: the ids would publish the node set
         rel.node_ids = [str(i) for i in node_ids]
         rel.report.guarantees[0] = rel.report.guarantees[0].with_note(NODE_IDS_NOTE)
     return rel

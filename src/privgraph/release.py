@@ -39,7 +39,7 @@ from torch import Tensor
 from torch_geometric.data import Data, HeteroData
 from torch_geometric.utils import is_undirected
 
-from privgraph.accounting import PrivacyReport
+from privgraph.accounting import PrivacyReport, Unit
 from privgraph.data.safe_load import load_torch_file
 from privgraph.release_files import Staging, check_output, check_room, verify_release
 from privgraph.release_formats import (
@@ -67,6 +67,18 @@ NODE_IDS_NOTE = (
     "beside the release"
 )
 IN_CLEAR = ("public", "written in clear", "derived without protection")  # statuses of unprotected fields
+# node-level DP (a node added or removed with all its data): the node set itself is private
+NODE_SET_UNITS = (Unit.NODE_WITH_EDGES,)
+NODE_SET_WITHHELD = (
+    "withheld: under node-level DP the node set is private (a per-node field, the node count or the node ids "
+    "would tell a graph from the graph with one more node)"
+)
+
+
+def hides_node_set(unit: str) -> bool:
+    """Whether a release protecting ``unit`` must publish nothing of the node set: no node count, no per-node
+    field, no id map (node-level DP; its metadata is the same on G and G − v)."""
+    return unit in NODE_SET_UNITS
 
 
 @dataclass

@@ -85,7 +85,7 @@ from privgraph.methods.base import gaussian_multiplier_event
 from privgraph.methods.blink.baselines import RandomizedResponseGraph, reported_pairs
 from privgraph.methods.blink.client import check_degree_share, link_ldp
 from privgraph.methods.blink.method import DEFAULT_DEGREE_SHARE
-from privgraph.methods.label_ldp import report_labels
+from privgraph.methods.label_ldp import release_labels, report_labels
 from privgraph.request import MethodLike, Randomness, ReleaseRequest
 
 REPORT = "privacy_report"  # the attribute of the returned Data that holds its PrivacyReport
@@ -479,7 +479,8 @@ class LabelRR(LocalRandomizer):
 
     Args:
         epsilon: ε per node label.
-        num_classes: k (default: the largest label + 1).
+        num_classes: k, the public label set {0, …, k−1} (default: the declared ``data.num_classes``; never
+            read from the labels).
     """
 
     def __init__(
@@ -504,11 +505,7 @@ class LabelRR(LocalRandomizer):
     def randomize(self, data: Data, source: RandomSource) -> PrivacyGuarantee:
         labels = report_labels(data, self.epsilon, source, self.num_classes)
         del data["y"]
-        data.y_reported, data.label_epsilon, data.num_classes = (
-            labels.reported,
-            labels.mechanism.epsilon,
-            labels.mechanism.k,
-        )
+        release_labels(data, labels)
         return labels.guarantee()
 
     def _settings(self) -> dict[str, Any]:

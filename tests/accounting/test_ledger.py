@@ -37,6 +37,7 @@ def small_graph(n: int = 40) -> Data:
         val_mask=masks[1],
         test_mask=masks[2],
         feature_domain=(0.0, 1.0),  # declared: LPGNN refuses a graph without one
+        num_classes=3,  # the public label set label LDP reads
     )
 
 

@@ -11,6 +11,7 @@ from torch_geometric.data import Data, HeteroData
 
 from privgraph.data import GraphInputError, read_graph
 from privgraph.data.splits import split_note
+from privgraph.data.validation import public_note
 
 # An undirected triangle plus the edge 2-3, both directions, with the 0-1 edge private.
 EDGES = [(0, 1), (1, 0), (1, 2), (2, 1), (0, 2), (2, 0), (2, 3), (3, 2)]
@@ -99,7 +100,11 @@ def test_csv_with_header_and_private_column(tmp_path):
     data, notes = read_graph(_csv(tmp_path), private_column="private", self_loops=False)
     assert data.edge_index.t().tolist() == [list(e) for e in EDGES]
     assert data.private_edge_mask.tolist() == PRIVATE and data.private_edge_mask.dtype == torch.bool
-    assert data.num_nodes == 4 and data.name == "edges" and notes == []
+    assert data.num_nodes == 4 and data.name == "edges"
+    # issue 50: the report says the same whether or not an edge was added (the console tells the curator)
+    (note,) = notes
+    assert note.startswith("undirected: every edge is listed in both directions, none added")
+    assert public_note(note).startswith("undirected: added the reverse direction of the edges listed one way only")
 
 
 def test_tsv_without_header_and_private_column_index(tmp_path):
@@ -222,8 +227,12 @@ def test_domain_clip_note(tmp_path):
     np.save(tmp_path / "x.npy", np.array([[0.5, 1.5], [-1.0, 0.0], [0.2, 0.3], [1.0, 1.0]]))
     data, notes = read_graph(_tsv(tmp_path), features=tmp_path / "x.npy", domain=(0, 1), clip=True)
     assert torch.allclose(data.x, torch.tensor([[0.5, 1.0], [0.0, 0.0], [0.2, 0.3], [1.0, 1.0]]))
-    assert notes == ["the features clipped to [0, 1]: 2 values changed"]
+    assert notes[-1] == "the features clipped to [0, 1]: 2 values changed"
     assert data.feature_domain == (0.0, 1.0)
+    np.save(tmp_path / "x.npy", np.array([[0.5, 1.0], [0.0, 0.0], [0.2, 0.3], [1.0, 1.0]]))  # nothing outside
+    _, notes = read_graph(_tsv(tmp_path), features=tmp_path / "x.npy", domain=(0, 1), clip=True)
+    assert notes[-1] == "the features clipped to [0, 1]: 0 values changed"  # the report's note all the same
+    assert public_note(notes[-1]) == "the features clipped to [0, 1]"
 
 
 # ---------------------------------------------------------------------------------------- bad input
@@ -461,3 +470,12 @@ def test_read_graph_output_saved_with_torch_save_reads_back_with_weights_only(tm
     again, notes = read_graph(tmp_path / "mine.pt")
     assert torch.equal(again.edge_index, data.edge_index) and again.num_nodes == data.num_nodes
     assert not any("trust" in note for note in notes)
+
+
+def test_the_report_notes_of_reading_are_the_same_on_neighbouring_files(tmp_path):
+    """Issue 50, item 3: an edge list and the same list with one more edge written one way only (the reverse is
+    added: the undirected graph with one more edge) give the same public notes; only the console's differ."""
+    d, notes_d = read_graph(_tsv(tmp_path, name="d.tsv"))
+    n, notes_n = read_graph(_tsv(tmp_path, rows=[*EDGES, (0, 3)], name="n.tsv"))
+    assert n.edge_index.shape[1] == d.edge_index.shape[1] + 2
+    assert [public_note(x) for x in notes_d] == [public_note(x) for x in notes_n] and notes_d != notes_n

@@ -15,7 +15,9 @@ SMALL_DPSGD = {"batch_size": 256, "epochs": 5}
 def test_node_classification_hetedp_and_baselines():
     clean = run_experiment(ExperimentSpec(method="hetedp", task="nc", trials=1, hyperparameters={"epochs": 60}))
     noisy = run_experiment(
-        ExperimentSpec(method="hetedp", task="nc", epsilons=[0.1], trials=1, hyperparameters={"epochs": 60})
+        ExperimentSpec(
+            method="hetedp", task="nc", epsilons=[0.1], trials=1, hyperparameters={"epochs": 60}, diagnostics=True
+        )
     )
     out = {r["metric"]: r["mean"] for r in clean.to_json()["results"]}
     assert set(out) == {"micro_f1", "macro_f1"} and out["micro_f1"] > 0.8
@@ -29,7 +31,9 @@ def test_node_classification_hetedp_and_baselines():
 
 def test_link_prediction_reports_both_units_and_the_budget_search():
     res = run_experiment(
-        ExperimentSpec(method="hetedp", task="lp", epsilons=[2.0], trials=1, params=SMALL_DPSGD, tune=True)
+        ExperimentSpec(
+            method="hetedp", task="lp", epsilons=[2.0], trials=1, params=SMALL_DPSGD, tune=True, diagnostics=True
+        )
     )
     row = res.to_json()["results"][0]
     assert row["metric"] == "roc_auc" and 0.0 <= row["mean"] <= 1.0
@@ -142,6 +146,7 @@ def test_the_papers_calibration_runs_in_the_pipeline_and_says_it_is_not_dp():
                 epsilons=[1.0],
                 trials=1,
                 params={**SMALL_DPSGD, "feature_share": 0.5, **({"calibration": cal} if cal else {})},
+                diagnostics=True,
             )
         )
         for cal in (None, "paper")

@@ -126,6 +126,18 @@ def feature_domain(data: Data) -> tuple[float, float]:
     return lo, hi
 
 
+def with_isolated_node(data: Data) -> Data:
+    """``data`` with one more node v = n: no edges, in no training set (a test node), every per-node tensor
+    extended by a row of zeros (node-level DP's neighbour of G − v = ``data``)."""
+    n, out = data.num_nodes, data.clone()
+    for key, value in data.items():
+        if torch.is_tensor(value) and value.dim() >= 1 and value.shape[0] == n and not key.startswith("edge"):
+            row = torch.ones_like(value[:1]) if key == "test_mask" else torch.zeros_like(value[:1])
+            out[key] = torch.cat([value, row])
+    out.num_nodes = n + 1
+    return out
+
+
 def with_row(data: Data, u: int, row: Tensor) -> Data:
     out = data.clone()
     out.x = data.x.clone()

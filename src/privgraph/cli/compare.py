@@ -125,8 +125,8 @@ def compare(
 
     data = read_for_methods(inputs, methods, seed)
     data_root = inputs.data_root
+    from privgraph.cli.render import print_measured_note
     from privgraph.cli.sweep import trial_notes
-    from privgraph.experiments.compare import MEASURED_NOTE
     from privgraph.experiments.compare import compare as run_compare
 
     with console_progress(interval=progress_every, heartbeat=True) as progress:
@@ -175,7 +175,7 @@ def compare(
             print_tsv(table)
         else:
             out_console.print(table)
-            out_console.print(f"[dim]{escape(MEASURED_NOTE)}[/dim]")
+            print_measured_note()
             out_console.print(
                 f"{summary.ran} trials ran, {summary.skipped} were stored already, {summary.failed} failed; "
                 f"store {db}" + "".join(f"; wrote {p}" for p in result.files)

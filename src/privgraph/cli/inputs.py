@@ -86,6 +86,7 @@ def _input_files(inputs: InputOptions) -> tuple[float, float] | None:
         "--private-edges": private_edges,
         "--private-column": private_column,
         "--domain": domain,
+        "--num-classes": inputs.num_classes,
         "--clip": clip or None,
         "--directed": directed or None,
         "--trust-pickle": trust_pickle or None,
@@ -189,6 +190,11 @@ def _read_input(
                 private_edge_mask=data.get("private_edge_mask"),
                 what=f"the graph in {path.name}",
             )
+    if inputs.num_classes is not None and isinstance(data, Data):
+        stored = getattr(data, "num_classes", None)
+        if stored is not None and stored != inputs.num_classes:
+            _fail(f"--num-classes {inputs.num_classes} differs from num_classes={stored} stored in {path.name}")
+        data.num_classes = inputs.num_classes  # the public label set (label LDP's k), declared
     for note in notes:
         err_console.print(f"[dim]{escape(str(path))}: {escape(note)}[/dim]")
     return data, notes

@@ -1,4 +1,4 @@
-"""The command's shared options, declared once: their help texts and panels, and :class:`InputOptions`, the ten
+"""The command's shared options, declared once: their help texts and panels, and :class:`InputOptions`, the
 options that describe the user's own graph (``--input`` and its companions), which :func:`input_options` adds to
 run, attack, release and audit."""
 
@@ -43,6 +43,13 @@ PRIVATE_COLUMN_OPTION = typer.Option(
     None,
     "--private-column",
     help="the edge list's 0/1 column marking private edges (name, or index without header)",
+    rich_help_panel=DATA,
+)
+NUM_CLASSES_OPTION = typer.Option(
+    None,
+    "--num-classes",
+    min=2,
+    help="--input's public label set {0..K-1}: label LDP's k (--label-epsilon), never read from the labels",
     rich_help_panel=DATA,
 )
 DOMAIN_OPTION = typer.Option(None, help="the features' declared domain LO,HI (e.g. 0,1)", rich_help_panel=DATA)
@@ -126,6 +133,13 @@ FORMAT_OPTION = typer.Option(
     help="table, json (everything) or tsv (the table, tab-separated)",
     rich_help_panel=OUTPUT,
 )
+DIAGNOSTICS_OPTION = typer.Option(
+    False,
+    "--diagnostics",
+    help="keep each release's details (exact counts, clipping rates, within-bound bits) in the results store: "
+    "data-dependent, not covered by the guarantee — for the curator's own copy",
+    rich_help_panel=OUTPUT,
+)
 DEVICE_HELP = "cpu, cuda, cuda:N or mps; default $PRIVGRAPH_DEVICE, else cpu"
 DEVICE_OPTION = typer.Option(None, "--device", help=DEVICE_HELP, rich_help_panel=TRAINING)
 
@@ -140,6 +154,7 @@ class InputOptions:
     private_edges: Path | None = None
     private_column: str | None = None
     domain: str | None = None
+    num_classes: int | None = None
     clip: bool = False
     directed: bool = False
     trust_pickle: bool = False
@@ -167,6 +182,7 @@ _INPUT_OPTIONS: dict[str, Any] = {
     "private_edges": PRIVATE_EDGES_OPTION,
     "private_column": PRIVATE_COLUMN_OPTION,
     "domain": DOMAIN_OPTION,
+    "num_classes": NUM_CLASSES_OPTION,
     "clip": CLIP_OPTION,
     "directed": DIRECTED_OPTION,
     "trust_pickle": TRUST_PICKLE_OPTION,
@@ -176,7 +192,7 @@ _INPUT_OPTIONS: dict[str, Any] = {
 
 def input_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """A command that takes ``inputs: InputOptions`` as typer sees it: the parameter is replaced, in its
-    place, by :class:`InputOptions`' ten options (the same names, types, defaults and help as where each
+    place, by :class:`InputOptions`' options (the same names, types, defaults and help as where each
     command declared them), gathered back into one :class:`InputOptions` for the call."""
     signature = inspect.signature(command, eval_str=True)
     hints = get_type_hints(InputOptions)

@@ -94,6 +94,14 @@ def _budgets(row: dict) -> str:
     return spent + (f" ({k} × {_fmt_eps(row['epsilon'])})" if k > 1 else "")
 
 
+def print_measured_note(console: Console = out_console) -> None:
+    """The line under every table of measured trials (``run``, ``attack``, ``compare``): what no guarantee
+    covers (:data:`~privgraph.experiments.compare.MEASURED_NOTE`)."""
+    from privgraph.experiments.compare import MEASURED_NOTE
+
+    console.print(f"[dim]{escape(MEASURED_NOTE)}[/dim]")
+
+
 def print_result(result, console: Console = out_console) -> None:
     """A run's summary: one row per ε, one column per metric of its task (%, mean ± 95% CI), within 80
     columns (an attack's run: the target's utility and the attack's headline metrics, all of them in
@@ -101,6 +109,7 @@ def print_result(result, console: Console = out_console) -> None:
     attack's threat model below."""
     table, choices = result_table(result)
     console.print(table)
+    print_measured_note(console)
     rows = result.summary()
     by_eps: dict = {}
     for r in rows:

@@ -20,6 +20,7 @@ from privgraph.cli.options import (
     DB_OPTION,
     DEVICE_HELP,
     DEVICE_OPTION,
+    DIAGNOSTICS_OPTION,
     EPSILON_OPTION,
     FORMAT_OPTION,
     HPARAM_OPTION,
@@ -76,6 +77,7 @@ def run(
     ),
     device: str | None = DEVICE_OPTION,
     db: Path = DB_OPTION,
+    diagnostics: bool = DIAGNOSTICS_OPTION,
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
     """Run a method over one or more ε and several seeded trials: release, train the task's model,
@@ -83,7 +85,7 @@ def run(
     _experiment(
         method, param, hparam, task, epsilon, label_epsilon, dataset, inputs, device, db, format,
         model=model, trials=trials, seed=seed, tune=tune, tune_budget=tune_budget, split=split, secure=secure,
-        private_ratio=private_ratio, case=case, balance=balance,
+        private_ratio=private_ratio, case=case, balance=balance, diagnostics=diagnostics,
     )  # fmt: skip
 
 
@@ -117,6 +119,7 @@ def attack(
     hparam: list[str] = HPARAM_OPTION,
     device: str | None = DEVICE_OPTION,
     db: Path = DB_OPTION,
+    diagnostics: bool = DIAGNOSTICS_OPTION,
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
     """Attack a method: per ε and seeded trial, release, train the target exactly as `run` does, run the
@@ -130,7 +133,7 @@ def attack(
     _experiment(
         method, param, hparam, task, epsilon, label_epsilon, dataset, inputs, device, db, format,
         model=model, trials=trials, seed=seed, split=split, secure=secure, private_ratio=private_ratio,
-        attack=name, attack_params=values,
+        attack=name, attack_params=values, diagnostics=diagnostics,
     )  # fmt: skip
 
 

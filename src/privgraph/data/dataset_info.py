@@ -31,6 +31,7 @@ INHERITED = (
     "hetero",
     "metapaths",
     "download",
+    "classes",
 )  # what a variant takes from its base
 
 EdgeType = tuple[str, str, str]
@@ -61,7 +62,8 @@ class DatasetInfo:
     sensitive attribute; ``hetero`` and ``metapaths`` (edge-type sequences from the classified type)
     are the heterogeneous task; ``base`` the dataset this is another version of.  ``download`` is the
     address its loader fetches the raw files from when they are not under ``$PRIVGRAPH_DATA`` (None:
-    never downloaded)."""
+    never downloaded).  ``classes`` is the size k of its public label set {0, …, k−1} (its published schema;
+    :func:`~privgraph.data.load` sets ``data.num_classes``), what label LDP reads instead of the labels."""
 
     key: str
     graph: str
@@ -79,6 +81,7 @@ class DatasetInfo:
     base: str | None = None
     public_split: bool = False
     download: str | None = None
+    classes: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("tasks", "files", "aliases"):

@@ -84,6 +84,7 @@ _register_pyg(
     DatasetSpec("Cora", "Cora", _planetoid("Cora")),
     "PyG Planetoid",
     ("ind.cora.*",),
+    classes=7,
     public_split=True,
     download=PLANETOID_URL,
 )
@@ -92,6 +93,7 @@ _register_pyg(
     DatasetSpec("CiteSeer", "CiteSeer", _planetoid("CiteSeer")),
     "PyG Planetoid",
     ("ind.citeseer.*",),
+    classes=6,
     public_split=True,
     download=PLANETOID_URL,
 )
@@ -100,6 +102,7 @@ _register_pyg(
     DatasetSpec("PubMed", "PubMed", _planetoid("PubMed")),
     "PyG Planetoid",
     ("ind.pubmed.*",),
+    classes=3,
     public_split=True,
     download=PLANETOID_URL,
 )
@@ -108,6 +111,7 @@ _register_pyg(
     DatasetSpec("FacebookPagePage", "FacebookPagePage", _single("FacebookPagePage")),
     "PyG FacebookPagePage (MUSAE)",
     ("facebook.npz",),
+    classes=4,
     aliases=("facebookpagepage",),
     download=f"{MUSAE_URL}/facebook.npz",
 )
@@ -116,6 +120,7 @@ _register_pyg(
     DatasetSpec("GitHub", "GitHub", _single("GitHub")),
     "PyG GitHub (MUSAE)",
     ("github.npz",),
+    classes=2,
     download=f"{MUSAE_URL}/github.npz",
 )
 _register_pyg(
@@ -123,6 +128,7 @@ _register_pyg(
     DatasetSpec("LastFMAsia", "LastFMAsia", _single("LastFMAsia")),
     "PyG LastFMAsia",
     ("lastfm_asia.npz",),
+    classes=18,
     aliases=("lastfmasia",),
     download=f"{MUSAE_URL}/lastfm_asia.npz",
 )
@@ -246,6 +252,7 @@ def load(
     data.edge_index = edge_index
     data, _ = validate_graph(data, undirected=False, duplicates="coalesce")
     data.merged_duplicate_edges = int(edge_index.shape[1] - data.edge_index.shape[1])
+    data.num_classes = info.classes  # the published label set (label LDP's k), never read from the labels
     return data
 
 

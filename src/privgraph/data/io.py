@@ -136,7 +136,7 @@ def _apply_domain(
                 f"[{float(x.min()):g}, {float(x.max()):g}]); rescale them, or clip them into "
                 "the domain (clip=True / --clip)"
             )
-        if count:
+        if clip:  # the report's note whether or not a value moved (that is a statistic of the input)
             x = x.clamp(lo, hi)
             notes.append(Note(f"{what} clipped to {shown}: {count} values changed", f"{what} clipped to {shown}"))
         out[what] = x
@@ -147,7 +147,10 @@ def _symmetrize(data: Data, notes: list[str]) -> Data:
     """Add the reverse of every edge listed in one direction only; the reverse copies its edge's
     per-edge values (private flag, weights)."""
     one_way = one_way_edges(data.edge_index, int(data.num_nodes)).nonzero().view(-1)
-    if one_way.numel() == 0:
+    keep = "directed=True / --directed keeps the file as given"
+    public = f"undirected: added the reverse direction of the edges listed one way only ({keep})"
+    if one_way.numel() == 0:  # the same report whether or not an edge was added (that is a statistic of the input)
+        notes.append(Note(f"undirected: every edge is listed in both directions, none added ({keep})", public))
         return data
     num_edges = data.edge_index.shape[1]
     for key in set(data.edge_attrs()) | ({"private_edge_mask"} & set(data.keys())):
@@ -156,12 +159,11 @@ def _symmetrize(data: Data, notes: list[str]) -> Data:
             data[key] = torch.cat([value, value[:, one_way].flip(0)], dim=1)
         elif "index" not in key and isinstance(value, Tensor) and value.dim() and value.shape[0] == num_edges:
             data[key] = torch.cat([value, value[one_way]], dim=0)
-    keep = "directed=True / --directed keeps the file as given"
     notes.append(
         Note(
             f"undirected: added the reverse direction of {plural(one_way.numel(), 'edge')} listed one way "
             f"only ({num_edges} → {data.edge_index.shape[1]} columns; {keep})",
-            f"undirected: added the reverse direction of the edges listed one way only ({keep})",
+            public,
         )
     )
     return data
@@ -187,14 +189,14 @@ def _check_edges(data: Data, directed: bool, symmetrize: bool, self_loops: bool,
         if symmetrize:
             data = _symmetrize(data, notes)
         one_way = int(one_way_edges(data.edge_index, int(data.num_nodes)).sum())
-        if one_way:
-            notes.append(
-                Note(
-                    f"directed: {plural(one_way, 'edge has', 'edges have')} no reverse (kept as given)",
-                    "directed: edges without their reverse kept as given",
-                )
+        if one_way or directed:  # --directed: the same report whether or not an edge lacks its reverse
+            counted = (
+                f"{plural(one_way, 'edge has', 'edges have')} no reverse" if one_way else "every edge has its reverse"
             )
-        elif not directed:  # undirected: one private flag per edge
+            notes.append(
+                Note(f"directed: {counted} (kept as given)", "directed: edges without their reverse kept as given")
+            )
+        else:  # undirected: one private flag per edge
             check_graph(
                 data.edge_index,
                 data.num_nodes,

@@ -240,4 +240,5 @@ def _read(spec: SensitiveSpec, root: str | os.PathLike | None) -> Data:
     data.name = spec.name
     data.feature_names = [h for h, col in zip(feature_names, x.T) if col.max() > col.min()]
     data.sensitive_name = spec.sensitive
+    data.num_classes = 2  # each dataset's binary prediction task (its schema), never read from the labels
     return data

@@ -89,6 +89,7 @@ def sbm_graph(
     data = Data(x=x, edge_index=edge_index, y=y, num_nodes=num_nodes)
     data.name = "SBM"
     data.feature_domain = (0.0, 1.0)
+    data.num_classes = num_classes  # the public label set: a parameter of the generator
     return stratified_split(data, train_ratio, val_ratio, seed=seed)
 
 
@@ -140,6 +141,7 @@ def sensitive_sbm_graph(
     x[:, :planted_features] += attribute_signal * proxy[:, None]
     x[:, planted_features : 2 * planted_features] += label_signal * y[:, None]
     data = Data(x=torch.from_numpy(x).float(), edge_index=edge_index, y=torch.from_numpy(y).long(), num_nodes=num_nodes)
+    data.num_classes = 2  # a binary label by construction (the public label set)
     data.sens = torch.from_numpy(sens)
     data.name = "SBM (planted attribute)"
     data.sensitive_name = "planted"

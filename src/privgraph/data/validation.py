@@ -295,4 +295,42 @@ def validate_graph(
     return out, list(checked.notes)
 
 
-__all__ = ["CheckedGraph", "DUPLICATE_MODES", "check_graph", "validate_graph"]
+# what every release states about the clean-up at its boundary: the same words on every input (whether the
+# input had a duplicate or a self-loop is a statistic of it), so a neighbour with one duplicate edge or one
+# self-loop more, which the clean-up removes, gets the same report
+CLEANED_NOTE = "input graph: duplicate edges merged before the release, on every input (whether it had any is not said)"
+SIMPLE_CLEANED_NOTE = (
+    "input graph: duplicate edges merged and self-loops dropped before the release, on every input (whether it "
+    "had any is not said)"
+)
+
+
+def cleaned_for_release(data: Data, *, simple: bool) -> tuple[Data, str, list[str]]:
+    """The clean-up at a release's boundary, which commutes with the neighbouring relations (adding a duplicate
+    edge or a self-loop changes nothing after it): a simple graph's self-loops dropped (a node is not its own
+    link), then :func:`validate_graph` (duplicates merged; a simple graph must be undirected).  Returns the
+    graph, the constant public note (:data:`SIMPLE_CLEANED_NOTE` or :data:`CLEANED_NOTE`) and the curator's
+    notes with the counts (diagnostics: never in a report)."""
+    counted: list[str] = []
+    if simple and data.edge_index is not None and data.edge_index.numel():
+        loops = data.edge_index[0] == data.edge_index[1]
+        if bool(loops.any()):
+            count, keep = int(loops.sum()), ~loops
+            data = copy.copy(data)
+            for key in data.edge_attrs():  # edge_index, private_edge_mask and every per-edge row
+                if isinstance(data[key], Tensor) and data[key].shape[-1 if key == "edge_index" else 0] == keep.numel():
+                    data[key] = data[key][:, keep] if key == "edge_index" else data[key][keep]
+            counted.append(Note(f"{plural(count, 'self-loop')} dropped", "self-loops dropped"))
+    data, notes = validate_graph(data, undirected=simple, self_loops=not simple)
+    return data, SIMPLE_CLEANED_NOTE if simple else CLEANED_NOTE, [*counted, *notes]
+
+
+__all__ = [
+    "CLEANED_NOTE",
+    "DUPLICATE_MODES",
+    "SIMPLE_CLEANED_NOTE",
+    "CheckedGraph",
+    "check_graph",
+    "cleaned_for_release",
+    "validate_graph",
+]

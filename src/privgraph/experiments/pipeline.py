@@ -55,7 +55,7 @@ from privgraph.experiments.tasks import EvaluationTask, Released, task_for
 from privgraph.mechanisms import derive_seed
 from privgraph.methods import METHODS, Method, get_method, method_class
 from privgraph.progress import ProgressHook
-from privgraph.release import json_safe
+from privgraph.release import DIAGNOSTICS_WITHHELD, json_safe
 from privgraph.version import __version__
 
 DEFAULT_EPSILON = 1.0  # a private method's ε when none is given (not for methods where ε is optional)
@@ -108,6 +108,9 @@ class ExperimentSpec:
         device: where the trials train and post-process (``cpu``, ``cuda``, ``cuda:N``, ``mps``; default
             ``$PRIVGRAPH_DEVICE``, else the CPU; :mod:`privgraph.device`).  Not part of a setting's
             identity: the noise does not depend on it, and each trial records the device it ran on.
+        diagnostics: keep each release's details (data-dependent diagnostics: exact counts, clipping rates,
+            within-bound bits) in the trial records and the store (``--diagnostics``: the curator's own copy);
+            by default a record holds what a release may publish.  Not part of a setting's identity.
     """
 
     method: str  # a Params object or a built method is turned into its name and params (__post_init__)
@@ -135,6 +138,7 @@ class ExperimentSpec:
     attack: str | None = None
     attack_params: dict[str, Any] = field(default_factory=dict)
     device: str | None = None
+    diagnostics: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.method, str):  # a Params object or a built method: its name and non-default values
@@ -320,7 +324,7 @@ class Setting:
 
 # The spec's fields that do not change a trial's result: where the data lies, how many trials run,
 # the user's own graph (not hashable; its runs get no configuration hash).
-_NOT_HASHED = ("data_root", "trials", "input", "epsilons", "device")
+_NOT_HASHED = ("data_root", "trials", "input", "epsilons", "device", "diagnostics")
 HASHED_AS = {"label_epsilon": "epsilon_y"}  # renamed fields, hashed under the name their stored settings have
 
 
@@ -463,7 +467,7 @@ class Experiment:
                 "selection": [{"values": v, "score": s} for v, s in selection.scores] if selection else [],
                 "secure": spec.secure,
                 "device": device,
-                "release": released.details,
+                "release": released.details if spec.diagnostics else DIAGNOSTICS_WITHHELD,  # curator-only
                 **task.record_config(released),
                 "normalization": getattr(data, "normalization", None) if not isinstance(data, tuple) else None,
                 **({"attack": attacked} if attacked is not None else {}),

@@ -33,20 +33,20 @@ from torch_geometric.data import Data
 from privgraph.accounting import PrivacyGuarantee, PrivacyReport, Unit
 from privgraph.accounting.ledger import Spend, gaussian_event
 from privgraph.data.transforms import one_hot_counts, one_hot_degree
-from privgraph.data.validation import input_graph_notes, validate_graph
+from privgraph.data.validation import cleaned_for_release
 from privgraph.input_rules import InputRequest, check_data, check_request
 from privgraph.mechanisms import RandomSource, check_epsilon
 from privgraph.methods.hyperparameters import SEARCH_SPACE as SEARCH_SPACE  # re-exported: methods import it here
 from privgraph.methods.hyperparameters import Hyperparameters
 from privgraph.methods.hyperparameters import Settings as Settings
-from privgraph.methods.label_ldp import denoise_labels, label_spend, report_labels
+from privgraph.methods.label_ldp import check_labels, denoise_labels, label_spend, release_labels, report_labels
 from privgraph.methods.registry import RESERVED, MethodRegistry
 from privgraph.methods.request_view import RequestView
 from privgraph.nn import NodeClassifier
 from privgraph.nn.dense import BlockwiseAdjacency
 from privgraph.param_checks import check_bound, check_params
 from privgraph.progress import ProgressHook, takes_keyword
-from privgraph.release import PUBLIC, WITHHELD, PrivateRelease, input_fields
+from privgraph.release import NODE_SET_WITHHELD, PUBLIC, WITHHELD, PrivateRelease, hides_node_set, input_fields
 
 if TYPE_CHECKING:
     from privgraph.train import TrainResult
@@ -366,7 +366,7 @@ class Method:
         from privgraph.train import train_node_classifier
 
         torch.manual_seed(seed)
-        num_classes = int(data.y.max()) + 1
+        num_classes = int(data.y.max()) + 1 if labels is None else labels.mechanism.k  # label LDP: the declared k
         x = release.features(data)
         net = self.build_model(model, x.shape[1], num_classes, hp, release)
         y_obs, transition = (data.y, None) if labels is None else denoise_labels(data, labels, hp.label_steps)
@@ -545,7 +545,9 @@ def node_classification_release(method: Method, data: Data, request: RequestView
     if not isinstance(data, Data):
         raise TypeError(f"{method.name} takes a torch_geometric.data.Data, got {type(data).__name__}")
     method.check_input(data=data)
-    data, graph_notes = validate_graph(data, undirected=method.simple_graph, self_loops=not method.simple_graph)
+    data, cleaned, graph_notes = cleaned_for_release(data, simple=method.simple_graph)  # graph_notes: counts
+    if label_epsilon is not None:  # the declared label set, and every label in it, before any noise
+        check_labels(data)
     release = method.release(data, epsilon, rng, request.progress)
     guarantees = [release.guarantee, *release.extra_guarantees]
     if labels is not None:
@@ -555,9 +557,9 @@ def node_classification_release(method: Method, data: Data, request: RequestView
     elif label_epsilon is not None:
         labels = report_labels(data, label_epsilon, rng)
         guarantees.append(labels.guarantee())
-    for note in input_graph_notes(graph_notes):  # without the counts (statistics of the input): in the details
-        guarantees[0] = guarantees[0].with_note(note)
-    out = Data(num_nodes=data.num_nodes)
+    guarantees[0] = guarantees[0].with_note(cleaned)  # the same words on every input; the counts: in the details
+    hidden = hides_node_set(method.unit)  # node-level DP: no node count, no per-node field in the release
+    out = Data() if hidden else Data(num_nodes=data.num_nodes)
     fields = {name: WITHHELD for name in input_fields(data)}
     feature_status = _privatized(guarantees, (Unit.NODE_FEATURES,))
     out.x = release.x  # None (no x in the release) when the input has no features and the method reads none
@@ -577,16 +579,12 @@ def node_classification_release(method: Method, data: Data, request: RequestView
             "; the public edges are written as given" if any(g.unit == Unit.PRIVATE_EDGE for g in guarantees) else ""
         )
     if labels is not None:
-        out.y_reported, out.label_epsilon, out.num_classes = (
-            labels.reported,
-            labels.mechanism.epsilon,
-            labels.mechanism.k,
-        )
-        fields["y"] = "privatized (as y_reported): " + labels.guarantee().describe()
+        fields["y"] = release_labels(out, labels)
     for name in method.public_fields:
         if name in data and name not in out and not (name == "y" and labels is not None):
-            out[name] = data[name]
-            fields[name] = PUBLIC
+            fields[name] = NODE_SET_WITHHELD if hidden else PUBLIC
+            if not hidden:
+                out[name] = data[name]
     return PrivateRelease(
         method.name,
         method.params.to_dict(),

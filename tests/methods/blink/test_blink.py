@@ -379,6 +379,7 @@ def test_blink_method_in_runner_uses_the_private_graph():
             trials=2,
             synthetic=synth,
             hyperparameters=fast,
+            diagnostics=True,
         )
         res = run_experiment(spec)
         for row in res.summary():
@@ -408,6 +409,7 @@ def test_tune_chooses_the_degree_share_from_the_grid_and_states_the_selection_co
         hyperparameters={"epochs": 30, "patience": 10},
         tune=True,
         tune_budget=1,
+        diagnostics=True,
     )
     res = run_experiment(spec)
     chosen = {r.config["params"]["degree_share"] for r in res.records}
@@ -442,6 +444,7 @@ def test_tune_chooses_the_degree_share_from_the_grid_and_states_the_selection_co
         hyperparameters={"epochs": 30, "patience": 10},
         tune=True,
         tune_budget=1,
+        diagnostics=True,
     )
     rec = run_experiment(spec).records[0]
     assert rec.config["release"]["degree_share"] == 0.7 and rec.config["selection_releases"] == 0

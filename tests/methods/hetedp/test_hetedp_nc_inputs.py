@@ -30,7 +30,9 @@ def short_han(monkeypatch):
 
 def _run(inputs: str, eps: float | None = 1.0):
     return run_experiment(
-        ExperimentSpec(method="hetedp", task="nc", epsilons=[eps], trials=1, params={**LINK, "nc_inputs": inputs})
+        ExperimentSpec(
+            method="hetedp", task="nc", epsilons=[eps], trials=1, params={**LINK, "nc_inputs": inputs}, diagnostics=True
+        )
     )
 
 

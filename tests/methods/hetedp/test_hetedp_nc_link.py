@@ -144,7 +144,14 @@ def test_the_task_classifies_the_link_models_embeddings(monkeypatch, kept_links,
     real_nc = nc_module.classify_epochs
     monkeypatch.setattr(nc_module, "classify_epochs", spy_classify)
     res = run_experiment(
-        ExperimentSpec(method="hetedp", task="nc", epsilons=[1.0], trials=1, params={**LINK, "gradient_step": step})
+        ExperimentSpec(
+            method="hetedp",
+            task="nc",
+            epsilons=[1.0],
+            trials=1,
+            params={**LINK, "gradient_step": step},
+            diagnostics=True,
+        )
     )
     (link,), (epochs,) = kept_links, classified
     assert len(epochs) == 3
@@ -166,6 +173,7 @@ def test_the_guarantee_of_the_authors_step_says_not_dp():
             epsilons=[1.0],
             trials=1,
             params={**LINK, "gradient_step": "paper", "nc_selection": "best-test"},
+            diagnostics=True,
         )
     )
     record = res.records[0]

@@ -270,7 +270,9 @@ def test_dpgcn_removes_the_sensitive_direction_but_not_all_linear_information():
 
 
 def test_experiment_json_has_one_entry_per_metric_and_dp_rows():
-    spec = ExperimentSpec(method="ppcvgae", epsilons=[None, 0.01, 0.5], trials=2, params={"case": "b", "epochs": 20})
+    spec = ExperimentSpec(
+        method="ppcvgae", epsilons=[None, 0.01, 0.5], trials=2, params={"case": "b", "epochs": 20}, diagnostics=True
+    )
     result = run_experiment(spec)
     out = result.to_json()
     got = {(r["metric"], r["epsilon"]) for r in out["results"]}
@@ -280,7 +282,9 @@ def test_experiment_json_has_one_entry_per_metric_and_dp_rows():
     dp = [r for r in out["results"] if r["epsilon"] == 0.01][0]["privacy"]["guarantees"][0]
     assert dp["epsilon"] == 0.01 and dp["delta"] == 1e-4 and dp["unit"] == "sensitive attribute"
     again = run_experiment(
-        ExperimentSpec(method="ppcvgae", epsilons=[None, 0.01, 0.5], trials=2, params={"case": "b", "epochs": 20})
+        ExperimentSpec(
+            method="ppcvgae", epsilons=[None, 0.01, 0.5], trials=2, params={"case": "b", "epochs": 20}, diagnostics=True
+        )
     )
     # seeded: the same releases up to CPU float rounding (~1e-7, which the downstream classifiers,
     # trained on noise-dominated inputs, may amplify — so their scores are not compared)
@@ -335,7 +339,11 @@ def test_analytic_spec_accepts_epsilon_above_one():
 def test_experiment_passes_the_calibration_to_the_release():
     for calibration in ("analytic", "classical"):
         spec = ExperimentSpec(
-            method="ppcvgae", epsilons=[0.5], trials=1, params={"case": "b", "calibration": calibration, "epochs": 5}
+            method="ppcvgae",
+            epsilons=[0.5],
+            trials=1,
+            params={"case": "b", "calibration": calibration, "epochs": 5},
+            diagnostics=True,
         )
         result = run_experiment(spec)
         release = [r for r in result.records if r.epsilon == 0.5][0].config["release"]

@@ -79,8 +79,8 @@ class NodeClassification(EvaluationTask):
             raise ValueError(f"{self.spec.method} reads the node features: the input graph has none (--features FILE)")
 
     def load(self):
-        from privgraph.data import add_missing_split, load, load_sensitive, mark_private_edges, validate_graph
-        from privgraph.data.validation import input_graph_notes
+        from privgraph.data import add_missing_split, load, load_sensitive, mark_private_edges
+        from privgraph.data.validation import cleaned_for_release, input_graph_notes
 
         spec = self.spec
         split_note = None
@@ -96,9 +96,8 @@ class NodeClassification(EvaluationTask):
         if spec.private_ratio is not None:
             mark_private_edges(data, spec.private_ratio, seed=derive_seed(spec.seed, 5))
         simple = self.method.simple_graph
-        data, notes = validate_graph(data, undirected=simple, self_loops=not simple)
-        read = [*notes, *([split_note] if split_note else [])]
-        self.notes = input_graph_notes(read)  # no counts: the input may be the user's private graph
+        data, _, _ = cleaned_for_release(data, simple=simple)  # the release states its constant note itself
+        self.notes = input_graph_notes([split_note] if split_note else [])  # whether a split was added: public
         return data
 
     def trial_data(self, data, trial_seed):
