@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import dp_accounting
 import pytest
@@ -83,27 +84,64 @@ def _try(ledger: Ledger, name: str, eps: float, data: Data, **params) -> bool:
     return True
 
 
-def test_the_issues_star_budget_no_longer_accepts_three_releases_of_one_node(tmp_path):
+def test_the_audits_star_budget_refuses_every_release_that_is_not_node_dp(tmp_path, monkeypatch):
+    from privgraph.methods import LPGNN
+
     data = small_graph()
-    book = Ledger(tmp_path / "star.json", {"*": 1.0}, dataset="mine")
-    # GAP-EDP, GAP-NDP and LPGNN at ε = 1: the node-level release also spends the edge budget GAP-EDP spent
-    assert _try(book, "gap-edp", 1.0, data, delta=1e-6)
-    assert not _try(book, "gap-ndp", 1.0, data, delta=1e-6)
-    assert _try(book, "lpgnn", 1.0, data)  # the features: untouched so far
-    assert [e.method for e in book.entries] == ["gap-edp", "lpgnn"]
+    book = Ledger(tmp_path / "star.json", {"*": 5.0}, dataset="mine")
+    rng = torch.Generator().manual_seed(1)
+    state = rng.get_state().clone()
+
+    def no_noise(*args, **kwargs):
+        raise AssertionError("noise drawn for a refused release")
+
+    monkeypatch.setattr(LPGNN, "release", no_noise)  # through the API: refused before the method runs
+    with pytest.raises(BudgetExceeded, match="node \\(features, label and edges\\): .*does not bound it"):
+        pg.privatize(data, "lpgnn", epsilon=1.0, rng=rng, ledger=book)
+    assert torch.equal(rng.get_state(), state) and book.entries == []
+    monkeypatch.undo()
+    # "*" budgets every unit, the node-level one too: an edge-, feature- or link-level release is not node-DP at
+    # any finite ε (ε = ∞ on the node unit), so each is refused before any noise
+    for name, params in (("gap-edp", {"delta": 1e-6}), ("lpgnn", {}), ("blink", {})):
+        assert not _try(book, name, 1.0, data, **params), name
+    assert _try(book, "gap-ndp", 1.0, data, delta=1e-6)
+    assert [e.method for e in book.entries] == ["gap-ndp"]
+    totals = book.totals()
+    assert totals[Unit.NODE_WITH_EDGES].epsilon == 1.0 and totals[Unit.NODE_WITH_EDGES].releases == 1
+    assert totals[Unit.EDGE].epsilon == 2.0 and totals[Unit.NODE_FEATURES].epsilon == 2.0  # group privacy, k = 2
     # node level first: at ε = 0.5 it spends 2 × 0.5 on each part (group privacy), so what follows is refused
     node_first = Ledger(tmp_path / "node.json", {"*": (1.0, 1e-3)}, dataset="mine")
     assert _try(node_first, "gap-ndp", 0.5, data, delta=1e-6)
-    assert not _try(node_first, "gap-edp", 0.5, data, delta=1e-6)
-    assert not _try(node_first, "lpgnn", 0.5, data)  # the third release is refused
+    assert not _try(node_first, "gap-ndp", 0.5, data, delta=1e-6)
     totals = node_first.totals()
     assert totals[Unit.NODE_WITH_EDGES].epsilon == 0.5
     assert totals[Unit.EDGE].epsilon == 1.0 and totals[Unit.NODE_FEATURES].epsilon == 1.0
     assert totals[Unit.EDGE].delta == pytest.approx(1e-6 * (1 + math.exp(0.5)))
-    # a release of a part says nothing about the whole node: ∞ on a node-level budget the owner names
+    # a release of a part says nothing about the whole node: ∞ on a node-level budget
     named = Ledger(tmp_path / "named.json", {Unit.NODE_WITH_EDGES: 4.0}, dataset="mine")
     assert not _try(named, "lpgnn", 1.0, data)
     assert named.totals()[Unit.NODE_WITH_EDGES].releases == 0
+
+
+# per unit: a release on the unit itself, or on one that covers it, bounds it; any other release does not
+BOUNDING = {u: [u, *(p for p in UNIT_HIERARCHY if u in covered_units(p))] for u in Unit.known()}
+
+
+@pytest.mark.parametrize("unit", Unit.known())
+def test_every_unit_fails_closed_both_ways(tmp_path, unit):
+    for i, bounding in enumerate(BOUNDING[unit]):
+        book = Ledger(tmp_path / f"ok{i}.json", {unit: 10.0}, dataset="mine")
+        book.reserve([Spend(bounding, 1.0)], "m")  # accepted
+        assert math.isfinite(book.totals()[unit].epsilon)
+    if unit == Unit.NODE:  # exactly its parts: features and label spent together bound it
+        book = Ledger(tmp_path / "parts.json", {unit: 10.0}, dataset="mine")
+        book.reserve([Spend(Unit.NODE_FEATURES, 1.0), Spend(Unit.NODE_LABEL, 0.5)], "m")
+        assert book.totals()[unit].epsilon == 1.5
+    for other in set(Unit.known()) - set(BOUNDING[unit]):
+        book = Ledger(tmp_path / "no.json", {unit: 10.0}, dataset="mine")
+        with pytest.raises(BudgetExceeded, match=f"{re.escape(unit)}: .*does not bound it"):
+            book.reserve([Spend(other, 1.0)], "m")
+        assert book.entries == []
 
 
 def test_a_ledger_is_bound_to_one_dataset_and_graph_before_any_noise(tmp_path, monkeypatch):

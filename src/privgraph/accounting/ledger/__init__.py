@@ -16,8 +16,10 @@ the graph's fingerprint differs.  A damaged file (not JSON, not a ledger, missin
 
 Units form a hierarchy (:data:`~privgraph.accounting.guarantee.UNIT_HIERARCHY`): a node-level release
 (unit ``"node (features, label and edges)"``) also spends, by group privacy at distance 2, the edge,
-feature-vector, adjacency-list, label and sensitive-attribute budgets; a release of a part counts as
-ε = ∞ on a parent unit that the budget names explicitly (``"*"`` does not name it).
+feature-vector, adjacency-list, label and sensitive-attribute budgets.  Fails closed per unit, matched
+exactly: every unit the budget limits (those named; with ``"*"`` every known unit and the dataset's relations)
+that a release neither spends nor covers counts ε = ∞ (:func:`expand`): a release of a part is not node-DP,
+and what a release does not name it may write in clear.
 
 The ledger's ideas, one module each:
 

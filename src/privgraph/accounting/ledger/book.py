@@ -29,7 +29,16 @@ from privgraph.accounting.ledger.errors import LedgerError
 from privgraph.accounting.ledger.fingerprint import fingerprint_of
 from privgraph.accounting.ledger.spend import Spend, exceeds, spends_of
 from privgraph.accounting.ledger.storage import FORMAT, locked_update, read_state
-from privgraph.accounting.ledger.totals import Total, budget_json, budget_text, check_budget, parse_budget, totals_of
+from privgraph.accounting.ledger.totals import (
+    Total,
+    budget_json,
+    budget_text,
+    check_budget,
+    check_units,
+    parse_budget,
+    relation_units,
+    totals_of,
+)
 
 
 class Ledger:
@@ -112,22 +121,26 @@ class Ledger:
         return [] if state is None else [Entry.from_dict(e) for e in state["entries"]]
 
     def totals(self) -> dict[str, Total]:
-        """Every unit's total (each unit spent or budgeted; ``"*"`` is not a unit), by :func:`compose`."""
+        """Every unit's total (each unit spent or budgeted; ``"*"`` budgets every unit), by :func:`compose`."""
         state = self._state()
         return totals_of(
             [Entry.from_dict(e) for e in state["entries"]],
             parse_budget(state.get("budget") or {}),
             state.get("advanced_delta"),
+            relation_units(state),
         )
 
     def check(self, planned: Iterable[Spend]) -> None:
         """Raise :class:`BudgetExceeded` if ``planned`` on top of the ledger's spend exceeds a budget."""
         state = self._state()
+        planned = list(planned)
+        check_units(state, planned, None, self.path)
         check_budget(
             [Entry.from_dict(e) for e in state["entries"]],
             parse_budget(state.get("budget") or {}),
-            list(planned),
+            planned,
             state.get("advanced_delta"),
+            relation_units(state),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -151,6 +164,7 @@ class Ledger:
         """Replace the ledger's budget (a deliberate change; the constructor refuses a different one)."""
         self._budget = parse_budget(budget)
         with self._transaction() as state:
+            check_units(state, [], None, self.path, self._budget)
             state["budget"] = budget_json(self._budget)
 
     def bind(self, data: Any) -> None:
@@ -174,6 +188,7 @@ class Ledger:
         entry = Entry(uuid.uuid4().hex, method, PENDING, planned, time.time(), dict(params or {}), file=self.file)
         with self._transaction() as state:
             self._bind(state, data)
+            check_units(state, planned, data, self.path)
             if data is not None and state.get("fingerprint") is None:
                 state["fingerprint"] = fingerprint_of(data, self._content_hash or bool(state.get("content_hash")))
             check_budget(
@@ -181,6 +196,7 @@ class Ledger:
                 parse_budget(state["budget"]),
                 planned,
                 state.get("advanced_delta"),
+                relation_units(state, data),
             )
             state["entries"].append(entry.to_dict())
         return entry.id
@@ -253,9 +269,15 @@ class Ledger:
         held = state.get("fingerprint")
         if data is None or held is None:
             return
-        seen = fingerprint_of(data, "content_sha256" in held)
+        seen = {k: v for k, v in fingerprint_of(data, "content_sha256" in held).items() if k in held}
         if seen != held:
-            what = "node count" if seen["num_nodes"] != held["num_nodes"] else "content hash"
+            what = (
+                "node count"
+                if seen["num_nodes"] != held["num_nodes"]
+                else "relations"
+                if seen.get("relations") != held.get("relations")
+                else "content hash"
+            )
             raise LedgerError(
                 f"refused before any noise: the ledger {self.path} is bound to dataset {name!r} with "
                 f"{held['num_nodes']} nodes"

@@ -5,15 +5,16 @@ and the check that refuses a release before any noise when a total would exceed 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from privgraph.accounting.budget import Budget
-from privgraph.accounting.guarantee import Unit, _json_float
+from privgraph.accounting.guarantee import Unit, _json_float, canonical_unit, relation_of, relation_unit
 from privgraph.accounting.ledger.composition import BASIC, compose
 from privgraph.accounting.ledger.entries import Entry
 from privgraph.accounting.ledger.errors import BudgetExceeded, LedgerError
+from privgraph.accounting.ledger.fingerprint import data_relations
 from privgraph.accounting.ledger.spend import Spend, expand
 
 ANY_UNIT = "*"  # a budget key that applies to every unit the budget does not name
@@ -52,34 +53,52 @@ class Total:
         }
 
 
-def _named(budget: Mapping[str, Budget]) -> set[str]:
-    return {u for u in budget if u != ANY_UNIT}
+def _named(budget: Mapping[str, Budget], relations: Iterable[str] = ()) -> set[str]:
+    """The units the budget limits: those it names, and with ``"*"`` every unit privgraph knows and each of the
+    data's relation units (``relations``)."""
+    named = {u for u in budget if u != ANY_UNIT}
+    if ANY_UNIT in budget:
+        named |= set(Unit.known()) | set(relations)
+    return named
 
 
-def _spent_by_unit(entries: list[Entry], budget: Mapping[str, Budget]) -> dict[str, list[tuple[int, Spend]]]:
-    spent: dict[str, list[tuple[int, Spend]]] = {u: [] for u in _named(budget)}
+def _spent_by_unit(
+    entries: list[Entry], budget: Mapping[str, Budget], relations: Iterable[str] = ()
+) -> dict[str, list[tuple[int, Spend]]]:
+    named = _named(budget, relations)
+    spent: dict[str, list[tuple[int, Spend]]] = {u: [] for u in named}
     for i, entry in enumerate(entries):
-        for s in expand(entry.counted, _named(budget)):
+        for s in expand(entry.counted, named):
             spent.setdefault(s.unit, []).append((i, s))
     return spent
 
 
-def totals_of(entries: list[Entry], budget: dict[str, Budget], advanced_delta: float | None = None) -> dict[str, Total]:
+def totals_of(
+    entries: list[Entry],
+    budget: dict[str, Budget],
+    advanced_delta: float | None = None,
+    relations: Iterable[str] = (),
+) -> dict[str, Total]:
     """Per unit (its own releases and those the hierarchy adds), the total by :func:`compose`."""
     out = {}
-    for unit, pairs in _spent_by_unit(entries, budget).items():
+    for unit, pairs in _spent_by_unit(entries, budget, relations).items():
         eps, delta, rule = compose([s for _, s in pairs], advanced_delta)
         out[unit] = Total(unit, eps, delta, len({i for i, _ in pairs}), budget.get(unit, budget.get(ANY_UNIT)), rule)
     return out
 
 
 def check_budget(
-    entries: list[Entry], budget: dict[str, Budget], planned: list[Spend], advanced_delta: float | None = None
+    entries: list[Entry],
+    budget: dict[str, Budget],
+    planned: list[Spend],
+    advanced_delta: float | None = None,
+    relations: Iterable[str] = (),
 ) -> None:
-    """Refuse ``planned`` when a unit's total after it (hierarchy included) would exceed that unit's budget."""
-    before = _spent_by_unit(entries, budget)
+    """Refuse ``planned`` when a unit's total after it (hierarchy included, ∞ on a budgeted unit it does not
+    bound: :func:`expand`) would exceed that unit's budget."""
+    before = _spent_by_unit(entries, budget, relations)
     new: dict[str, list[Spend]] = {}
-    for s in expand(planned, _named(budget)):
+    for s in expand(planned, _named(budget, relations)):
         new.setdefault(s.unit, []).append(s)
     over = []
     for unit, adds in new.items():
@@ -91,7 +110,7 @@ def check_budget(
         eps, delta, rule = compose(old + adds, advanced_delta)
         tol = 1e-12 * max(1.0, limit.epsilon)  # ten releases at ε = 0.1 fit a budget of 1
         if eps > limit.epsilon + tol or (limit.delta < 1.0 and delta > limit.delta + 1e-15):
-            this = _compose_text(adds)
+            this = _compose_text(adds) if all(math.isfinite(s.epsilon) for s in adds) else "does not bound it (ε = ∞)"
             allowed = f"ε = {limit.epsilon:g}" + (f", δ = {limit.delta:g}" if limit.delta < 1 else "")
             over.append(
                 f"{unit}: spent ({b_eps:g}, {b_delta:g}), this release {this}, total ({eps:g}, {delta:g}) by "
@@ -100,6 +119,41 @@ def check_budget(
     if over:
         raise BudgetExceeded(
             "the release would exceed the ledger's budget (refused before any noise): " + "; ".join(over)
+        )
+
+
+def _relations(state: Mapping[str, Any], data: Any = None) -> list[tuple[str, ...]] | None:
+    """The dataset's relations: ``data``'s, else those its first release recorded; None when neither tells (or
+    a homogeneous graph: then ``[]`` when ``data`` is given)."""
+    if data is not None:
+        return data_relations(data) or []
+    held = (state.get("fingerprint") or {}).get("relations")
+    return None if held is None else [tuple(r) for r in held]
+
+
+def relation_units(state: Mapping[str, Any], data: Any = None) -> list[str]:
+    """The units ``"edge of (src, rel, dst)"`` of the dataset's relations (what ``"*"`` budgets besides
+    :meth:`~privgraph.accounting.Unit.known`)."""
+    return [relation_unit(r) for r in _relations(state, data) or []]
+
+
+def check_units(
+    state: Mapping[str, Any], planned: list[Spend], data: Any, path: Any, budget: Mapping[str, Budget] | None = None
+) -> None:
+    """Refuse (one :class:`LedgerError` line) a relation unit ``"edge of (src, rel, dst)"`` of the budget or of
+    ``planned`` that is not one of the dataset's relations (``data``'s, else the recorded ones; unchecked until
+    the first release tells them)."""
+    relations = _relations(state, data)
+    if relations is None:
+        return
+    held = budget if budget is not None else parse_budget(state.get("budget") or {})
+    units = [u for u in held if relation_of(u) is not None] + [s.unit for s in planned if relation_of(s.unit)]
+    wrong = sorted({u for u in units if relation_of(u) not in relations})
+    if wrong:
+        known = ", ".join(relation_unit(r) for r in relations) or "none: the graph is homogeneous"
+        raise LedgerError(
+            f"the ledger {path} names {', '.join(repr(u) for u in wrong)}, not a relation of its dataset "
+            f"(its relations: {known})"
         )
 
 
@@ -112,6 +166,7 @@ def parse_budget(budget: Mapping[str, Any]) -> dict[str, Budget]:
     """A budget's units checked (known units, or ``"*"``) and values read: ε, (ε, δ) or a Budget."""
     out = {}
     for unit, value in budget.items():
+        unit = canonical_unit(unit) if isinstance(unit, str) else unit
         if unit != ANY_UNIT and not Unit.is_known(unit):
             known = ", ".join(repr(u) for u in Unit.known())
             raise LedgerError(
@@ -146,4 +201,4 @@ def budget_text(budget: Mapping[str, Budget]) -> str:
     )
 
 
-__all__ = ["ANY_UNIT", "Total"]
+__all__ = ["ANY_UNIT", "Total", "check_units", "relation_units"]
