@@ -66,3 +66,20 @@ def test_a_relation_unit_on_a_homogeneous_graph_and_star_on_a_heterogeneous_one(
     spend = get_method("hetedp", edge_type=("paper", "to", "author"), edge_count=3, batch_size=2).planned_spend(1.0)
     with pytest.raises(BudgetExceeded, match="edge of \\('author', 'rev_to', 'paper'\\): .*does not bound it"):
         star.reserve(spend, "hetedp", data=hetero())
+
+
+def test_edgerr_charges_what_it_writes(tmp_path):
+    """EdgeRR writes every public edge in clear: ε = ∞ on the plain edge unit (declared and reported), ε on the
+    private edges; privHRG, with every edge private, writes none."""
+    edgerr = get_method("edgerr")
+    spend = {s.unit: s.epsilon for s in edgerr.planned_spend(1.0)}
+    assert spend == {Unit.PRIVATE_EDGE: 1.0, Unit.EDGE: float("inf")}
+    assert Unit.EDGE not in {s.unit for s in get_method("privhrg").planned_spend(1.0)}
+    book = Ledger(tmp_path / "edge.json", {Unit.EDGE: 5.0}, dataset="mine")
+    with pytest.raises(BudgetExceeded, match="edge: spent \\(0, 0\\), this release does not bound it"):
+        book.reserve(edgerr.planned_spend(1.0), "edgerr")
+    private = Ledger(tmp_path / "private.json", {Unit.PRIVATE_EDGE: 1.0}, dataset="mine")
+    private.reserve(edgerr.planned_spend(1.0), "edgerr")
+    assert private.totals()[Unit.PRIVATE_EDGE].epsilon == 1.0
+    with pytest.raises(BudgetExceeded, match="private edge"):
+        private.reserve(edgerr.planned_spend(0.1), "edgerr")

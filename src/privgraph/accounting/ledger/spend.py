@@ -74,9 +74,9 @@ def spends_of(report: PrivacyReport | Iterable[PrivacyGuarantee]) -> list[Spend]
 
 
 def expand(spends: Iterable[Spend], named: Iterable[str] = ()) -> list[Spend]:
-    """``spends`` with what the unit hierarchy adds, failing closed per unit: on every unit a spend's unit covers,
-    its group-privacy spend (a Gaussian event on the whole data keeps its event with z/k: k neighbouring steps move
-    the output by at most k sensitivities); on every budgeted unit in ``named`` that the release neither spends
+    """``spends`` with what the unit hierarchy adds, failing closed per unit: on every unit a finite spend's unit
+    covers, its group-privacy spend (a Gaussian event on the whole data keeps its event with z/k: k neighbouring
+    steps move the output by at most k sensitivities); on every budgeted unit in ``named`` the release neither spends
     nor covers, the basic composition of its parts when the unit is exactly its parts (:data:`UNIT_PARTS`) and
     the release spends each of them, else ε = ∞ (the release does not bound it: a part's release says nothing of
     the whole node, and what a release does not name it may hold in clear).  Units match exactly."""
@@ -84,7 +84,8 @@ def expand(spends: Iterable[Spend], named: Iterable[str] = ()) -> list[Spend]:
     out: dict[str, list[Spend]] = {}
     for s in spends:
         out.setdefault(s.unit, []).append(s)
-        for unit, k in covered_units(s.unit).items():
+        # ε = ∞ on a unit says nothing of its parts (EdgeRR: every public edge in clear, ε on the private ones)
+        for unit, k in covered_units(s.unit).items() if math.isfinite(s.epsilon) else ():
             eps, delta = group_spend(s.epsilon, s.delta, k)
             event = s.event
             if event is not None and k > 1:
