@@ -10,6 +10,7 @@ guarantees held by the same node.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -103,6 +104,11 @@ UNIT_PARTS: dict[str, tuple[str, ...]] = {Unit.NODE: (Unit.NODE_FEATURES, Unit.N
 def covered_units(unit: str) -> dict[str, int]:
     """The units a release of ``unit`` also spends on, with their group distance (:data:`UNIT_HIERARCHY`,
     followed transitively, the largest distance product kept)."""
+    return dict(_covered(unit))
+
+
+@functools.lru_cache(maxsize=256)
+def _covered(unit: str) -> tuple[tuple[str, int], ...]:
     out: dict[str, int] = {}
     todo = [(unit, 1)]
     while todo:
@@ -111,7 +117,7 @@ def covered_units(unit: str) -> dict[str, int]:
             if out.get(child, 0) < k * step:
                 out[child] = k * step
                 todo.append((child, k * step))
-    return out
+    return tuple(out.items())
 
 
 def parent_units(unit: str) -> set[str]:

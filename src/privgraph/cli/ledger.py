@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -91,7 +90,9 @@ def ledger_command(
     with user_errors(prefix=f"cannot use the ledger {path}: "):
         state = book.to_dict()
     if format == OutputFormat.json:
-        print(json.dumps(state, indent=2))
+        from privgraph.accounting.ledger.storage import dumps_ledger
+
+        print(dumps_ledger(state), end="")  # one line per release: O(releases)
         return
     if format == OutputFormat.tsv:
         _fail("privgraph ledger prints its tables or --format json")

@@ -41,7 +41,7 @@ from privgraph.accounting.ledger.errors import BudgetExceeded, LedgerError
 from privgraph.accounting.ledger.fingerprint import CONTENT_FIELDS, content_digest, fingerprint_of
 from privgraph.accounting.ledger.spend import GAUSSIAN, Spend, expand, gaussian_event, spends_of
 from privgraph.accounting.ledger.storage import FORMAT
-from privgraph.accounting.ledger.totals import ANY_UNIT, Total
+from privgraph.accounting.ledger.totals import ANY_UNIT, Remaining, Total
 
 __all__ = [
     "CONTENT_FIELDS",
@@ -61,6 +61,7 @@ __all__ = [
     "Ledger",
     "LedgerError",
     "Spend",
+    "Remaining",
     "Total",
     "advanced_epsilon",
     "compose",

@@ -12,6 +12,7 @@ counted too.
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 import warnings
@@ -70,6 +71,7 @@ class Ledger:
         advanced_delta: float | None = None,
     ):
         self.path = Path(path)
+        self._cache: tuple[tuple[int, int, int], dict[str, Any] | None, list[Entry]] | None = None
         self.file = None if file is None else str(file)
         self._budget = None if budget is None else parse_budget(budget)
         self._dataset = dataset
@@ -145,18 +147,34 @@ class Ledger:
 
     def to_dict(self) -> dict[str, Any]:
         """The ledger as JSON: the dataset and its fingerprint, the budget, every release and the totals per
-        unit with the rule of each."""
+        unit with the rule of each.  The file is read and parsed once (O(releases))."""
+        held, entries = self._read_parsed()
+        state = held or self._state()
+        budget = parse_budget(state.get("budget") or {})
+        totals = totals_of(entries, budget, state.get("advanced_delta"), relation_units(state))
         return {
             "format": FORMAT,
             "path": str(self.path),
-            "dataset": self.dataset,
-            "fingerprint": self.fingerprint,
-            "budget": budget_json(self.budget),
-            "advanced_delta": self.advanced_delta,
+            "dataset": state.get("dataset"),
+            "fingerprint": state.get("fingerprint"),
+            "budget": budget_json(budget),
+            "advanced_delta": state.get("advanced_delta"),
             "composition": "per unit (totals' composition); " + BASIC + " where nothing tighter applies",
-            "entries": [e.to_dict() for e in self.entries],
-            "totals": [t.to_dict() for t in self.totals().values()],
+            "entries": state["entries"],  # as stored (each validated when read)
+            "totals": [t.to_dict() for t in totals.values()],
         }
+
+    def __repr__(self) -> str:
+        """``Ledger('PATH', dataset=…, budget=…, releases=N)`` (a damaged file says so; nothing private)."""
+        try:
+            state = self._state()
+        except LedgerError:
+            return f"Ledger({str(self.path)!r}, damaged)"
+        budget = budget_text(parse_budget(state.get("budget") or {})) or "none"
+        return (
+            f"Ledger({str(self.path)!r}, dataset={state.get('dataset')!r}, budget={{{budget}}}, "
+            f"releases={len(state['entries'])})"
+        )
 
     # ---- writing
 
@@ -246,7 +264,10 @@ class Ledger:
             yield receipt
         except BaseException as err:
             if not receipt.finished:
-                self.fail(receipt.id, f"{type(err).__name__}: the release did not finish (counted as planned)")
+                try:
+                    self.fail(receipt.id, f"{type(err).__name__}: the release did not finish (counted as planned)")
+                except LedgerError:  # the file cannot be written (a full disk): the entry stays pending, counted
+                    pass
             raise
 
     # ---- internals
@@ -315,7 +336,23 @@ class Ledger:
         raise KeyError(f"no entry {entry_id!r} in the ledger {self.path}")
 
     def _read(self) -> dict[str, Any] | None:
-        return read_state(self.path)
+        """The file's state, read and validated once per version of the file (its inode, time and size)."""
+        state, _ = self._read_parsed()
+        return state
+
+    def _read_parsed(self) -> tuple[dict[str, Any] | None, list[Entry]]:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return None, []
+        except OSError as err:
+            raise LedgerError(f"cannot read the ledger {self.path}: {err}") from None
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if self._cache is None or self._cache[0] != key:
+            parsed: list[Entry] = []
+            state = read_state(self.path, parsed)
+            self._cache = (key, state, parsed)
+        return self._cache[1], self._cache[2]
 
     @contextmanager
     def _transaction(self) -> Iterator[dict[str, Any]]:

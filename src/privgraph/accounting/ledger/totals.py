@@ -21,6 +21,17 @@ ANY_UNIT = "*"  # a budget key that applies to every unit the budget does not na
 
 
 @dataclass(frozen=True)
+class Remaining:
+    """What a unit's budget leaves: ε, and δ (None when the budget limits ε only: no δ budget, not applicable)."""
+
+    epsilon: float
+    delta: float | None
+
+    def __str__(self) -> str:
+        return f"ε = {self.epsilon:g} left; " + ("no δ budget" if self.delta is None else f"δ = {self.delta:g} left")
+
+
+@dataclass(frozen=True)
 class Total:
     """A unit's spend over the ledger's releases (by :attr:`composition`, the rule :func:`compose` used),
     its budget and what remains."""
@@ -33,12 +44,12 @@ class Total:
     composition: str = BASIC
 
     @property
-    def remaining(self) -> Budget | None:
-        """The budget left (never below 0), or None when the unit has no budget."""
+    def remaining(self) -> Remaining | None:
+        """The budget left (never below 0; δ None for an ε-only budget), or None when the unit has no budget."""
         if self.budget is None:
             return None
         eps = max(0.0, self.budget.epsilon - self.epsilon) if math.isfinite(self.epsilon) else 0.0
-        return Budget(eps, max(0.0, self.budget.delta - self.delta))
+        return Remaining(eps, None if self.budget.delta >= 1 else max(0.0, self.budget.delta - self.delta))
 
     def to_dict(self) -> dict[str, Any]:
         left = self.remaining
@@ -47,8 +58,8 @@ class Total:
             "epsilon": _json_float(self.epsilon),
             "delta": self.delta,
             "releases": self.releases,
-            "budget": None if self.budget is None else budget_dict(self.budget),
-            "remaining": None if left is None else budget_dict(left),
+            "budget": None if self.budget is None else _limit_dict(self.budget),
+            "remaining": None if left is None else {"epsilon": left.epsilon, "delta": left.delta},
             "composition": self.composition,
         }
 
@@ -187,6 +198,11 @@ def parse_budget(budget: Mapping[str, Any]) -> dict[str, Budget]:
     return out
 
 
+def _limit_dict(b: Budget) -> dict[str, float | None]:
+    """A unit's budget as the totals show it: δ None where it limits ε only (no δ budget)."""
+    return {"epsilon": b.epsilon, "delta": None if b.delta >= 1 else b.delta}
+
+
 def budget_dict(b: Budget) -> dict[str, float]:
     return {"epsilon": b.epsilon, "delta": b.delta}
 
@@ -201,4 +217,4 @@ def budget_text(budget: Mapping[str, Budget]) -> str:
     )
 
 
-__all__ = ["ANY_UNIT", "Total", "check_units", "relation_units"]
+__all__ = ["ANY_UNIT", "Remaining", "Total", "check_units", "relation_units"]
