@@ -18,6 +18,7 @@ import privgraph as pg
 from privgraph.accounting import BudgetExceeded, Ledger, LedgerError, Spend, Unit, gaussian_event
 from privgraph.accounting.guarantee import UNIT_HIERARCHY, covered_units, group_spend
 from privgraph.accounting.ledger import advanced_epsilon, compose
+from privgraph.accounting.ledger.filters import BASIC_FILTER, RENYI_FILTER
 from privgraph.accounting.rdp import RDP_ORDERS
 from privgraph.methods import get_method
 
@@ -230,7 +231,7 @@ def _dp_accounting_pld(parts: list[tuple[float, int]], delta: float) -> float:
     return accountant.get_epsilon(delta)
 
 
-def test_gaussian_releases_compose_exactly_as_dp_accountings_pld(tmp_path):
+def test_gaussian_releases_compose_by_the_renyi_filter_never_below_dp_accounting(tmp_path):
     data = small_graph()
     book = Ledger(tmp_path / "g.json", {Unit.NODE_FEATURES: (20.0, 1e-3)}, dataset="mine")
     lpgnn = get_method("lpgnn", mechanism="gaussian", delta=1e-5)
@@ -243,14 +244,15 @@ def test_gaussian_releases_compose_exactly_as_dp_accountings_pld(tmp_path):
     planned = [e.planned[0] for e in book.entries]
     assert all(s.event["kind"] == "gaussian" for s in planned)
     total = book.totals()[Unit.NODE_FEATURES]
-    delta = 9e-5
     parts = [(s.event["noise_multiplier"], s.event["count"]) for s in planned]
-    assert total.delta == pytest.approx(delta)
-    # Gaussians on the whole data compose exactly (μ-GDP): dp-accounting's PLD accountant (pessimistic, fine
-    # discretisation) agrees, and its RDP accountant is looser
-    assert total.epsilon == pytest.approx(_dp_accounting_pld(parts, delta), rel=1e-5)
-    assert total.epsilon < _dp_accounting_rdp(parts, delta) < 8.5
-    assert total.composition == "exact Gaussian composition (μ-GDP) over 9 Gaussian"
+    # the filter (adaptive ε): the Rényi certificate at δ_R = δ_g / 2, never below dp-accounting's accountants
+    # for the same sequence fixed in advance (RDP at the same δ; PLD, the exact composition, below it)
+    assert total.delta == 5e-4 and total.composition.startswith(RENYI_FILTER)
+    assert _dp_accounting_pld(parts, 5e-4) < _dp_accounting_rdp(parts, 5e-4) <= total.epsilon < 8.5
+    # the fixed sequence's exact composition (μ-GDP) stays available, and agrees with the PLD accountant
+    eps, delta, rule = compose(planned)
+    assert eps == pytest.approx(_dp_accounting_pld(parts, 9e-5), rel=1e-5) and delta == pytest.approx(9e-5)
+    assert rule == "exact Gaussian composition (μ-GDP) over 9 Gaussian"
     # the event is declared before the noise and kept on the report's spend
     assert json.loads((tmp_path / "g.json").read_text())["entries"][0]["planned"][0]["event"]["count"] == 1
 
@@ -289,11 +291,12 @@ def test_pure_releases_compose_by_advanced_composition_at_the_ledgers_delta(tmp_
     assert delta == 1e-6 and rule == "advanced at δ′ = 1e-06 over 100 pure" and eps < 6
     # few large releases: basic is smaller, and kept (δ stays 0)
     assert compose([Spend(Unit.ADJACENCY_LIST, 2.0)] * 3, advanced_delta=1e-6) == (6.0, 0.0, "basic over 3 pure")
-    # the ledger applies it with its documented δ′, and the budget sees the tighter total
-    book = Ledger(tmp_path / "p.json", {Unit.ADJACENCY_LIST: (7.0, 1e-5)}, dataset="mine", advanced_delta=1e-6)
+    # the ledger's filter: under an ε-only budget, the Rényi certificate at its δ′ (the fully adaptive form of
+    # advanced composition, min(ε, αε²/2) per release), looser than the fixed sequence's but far below basic
+    book = Ledger(tmp_path / "p.json", {Unit.ADJACENCY_LIST: 7.0}, dataset="mine", advanced_delta=1e-6)
     book.reserve([Spend(Unit.ADJACENCY_LIST, 0.1)] * 100, "rr")  # 100 releases' worth, checked as one step
     total = book.totals()[Unit.ADJACENCY_LIST]
-    assert total.epsilon == pytest.approx(formula) and total.composition.startswith("advanced")
+    assert formula < total.epsilon < 7 and total.delta == 1e-6 and total.composition.startswith(RENYI_FILTER)
     assert Ledger(tmp_path / "p.json").advanced_delta == 1e-6
 
 
@@ -346,7 +349,7 @@ def test_the_command_line_records_a_content_hash_when_asked(tmp_path, monkeypatc
     assert ok.exit_code == 0, ok.output
     state = json.loads(runner.invoke(app, ["ledger", "book.json", "--format", "json"]).stdout)
     assert set(state["fingerprint"]) == {"num_nodes", "content_sha256"}
-    assert state["totals"][0]["composition"] == "basic over 1 pure"
+    assert state["totals"][0]["composition"] == f"{BASIC_FILTER} over 1"
 
 
 def test_hetedps_dp_sgd_declares_its_subsampled_gaussian_from_public_numbers():

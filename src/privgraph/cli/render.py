@@ -206,10 +206,11 @@ def print_ledger(state: dict, console: Console = out_console) -> None:
     console.print(totals)
     adv = state.get("advanced_delta")
     console.print(
-        "[dim]rule: how each unit's total was composed (exact μ-GDP or RDP over the Gaussian releases, "
-        + (f"advanced composition at δ′ = {adv:g}" if adv else "basic composition")
-        + " over the pure ones, basic over the rest; the groups add up); a unit without a budget is recorded, "
-        "not limited[/dim]"
+        "[dim]rule: each unit is a privacy filter (a release may be chosen after seeing the last): the smaller of "
+        "basic composition (Σ ε, Σ δ within half a δ budget) and the Rényi filter of its Gaussian and pure releases "
+        "(at half the δ budget"
+        + (f", or δ′ = {adv:g} for an ε-only budget" if adv else "; an ε-only budget: basic alone")
+        + "); a unit without a budget is recorded, not limited[/dim]"
     )
 
 

@@ -25,8 +25,10 @@ The ledger's ideas, one module each:
 
 * :mod:`~privgraph.accounting.ledger.spend` — what a release spends per unit (:class:`Spend`, its Gaussian
   event) and what the unit hierarchy adds (:func:`expand`);
-* :mod:`~privgraph.accounting.ledger.composition` — one unit's spends composed (:func:`compose`: exact
-  Gaussian/RDP, advanced, basic; the derivation);
+* :mod:`~privgraph.accounting.ledger.filters` — the privacy filter that holds a unit's releases to its budget
+  when each is chosen after the last (:func:`filter_total`: the Rényi filter, basic composition);
+* :mod:`~privgraph.accounting.ledger.composition` — one unit's spends composed as a sequence fixed in advance
+  (:func:`compose`: exact Gaussian/RDP, advanced, basic);
 * :mod:`~privgraph.accounting.ledger.totals` — the budget per unit, the totals held to it (:class:`Total`);
 * :mod:`~privgraph.accounting.ledger.entries` — one release's record (:class:`Entry`: pending, done, failed);
 * :mod:`~privgraph.accounting.ledger.fingerprint` — the dataset's public fingerprint;
@@ -38,6 +40,7 @@ from privgraph.accounting.ledger.book import Ledger
 from privgraph.accounting.ledger.composition import ADVANCED, BASIC, COMPOSITION, GDP, RDP, advanced_epsilon, compose
 from privgraph.accounting.ledger.entries import DONE, FAILED, PENDING, Entry
 from privgraph.accounting.ledger.errors import BudgetExceeded, LedgerError
+from privgraph.accounting.ledger.filters import BASIC_FILTER, RENYI_FILTER, filter_fits, filter_total
 from privgraph.accounting.ledger.fingerprint import CONTENT_FIELDS, content_digest, fingerprint_of
 from privgraph.accounting.ledger.spend import GAUSSIAN, Spend, expand, gaussian_event, spends_of
 from privgraph.accounting.ledger.storage import FORMAT
@@ -56,6 +59,8 @@ __all__ = [
     "COMPOSITION",
     "GDP",
     "RDP",
+    "BASIC_FILTER",
+    "RENYI_FILTER",
     "BudgetExceeded",
     "Entry",
     "Ledger",
@@ -67,6 +72,8 @@ __all__ = [
     "compose",
     "content_digest",
     "expand",
+    "filter_fits",
+    "filter_total",
     "fingerprint_of",
     "gaussian_event",
     "spends_of",

@@ -24,9 +24,9 @@ from typing import Any
 
 from privgraph.accounting.budget import Budget
 from privgraph.accounting.guarantee import PrivacyGuarantee, PrivacyReport
-from privgraph.accounting.ledger.composition import BASIC
 from privgraph.accounting.ledger.entries import DONE, FAILED, PENDING, Entry, jsonable
 from privgraph.accounting.ledger.errors import LedgerError
+from privgraph.accounting.ledger.filters import FILTERS
 from privgraph.accounting.ledger.fingerprint import fingerprint_of
 from privgraph.accounting.ledger.spend import Spend, exceeds, spends_of
 from privgraph.accounting.ledger.storage import FORMAT, locked_update, read_state
@@ -159,7 +159,7 @@ class Ledger:
             "fingerprint": state.get("fingerprint"),
             "budget": budget_json(budget),
             "advanced_delta": state.get("advanced_delta"),
-            "composition": "per unit (totals' composition); " + BASIC + " where nothing tighter applies",
+            "composition": "per unit, a privacy filter (each release may be chosen after the last): " + FILTERS,
             "entries": state["entries"],  # as stored (each validated when read)
             "totals": [t.to_dict() for t in totals.values()],
         }

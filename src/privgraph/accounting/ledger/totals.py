@@ -11,9 +11,10 @@ from typing import Any
 
 from privgraph.accounting.budget import Budget
 from privgraph.accounting.guarantee import Unit, _json_float, canonical_unit, relation_of, relation_unit
-from privgraph.accounting.ledger.composition import BASIC, compose
+from privgraph.accounting.ledger.composition import BASIC
 from privgraph.accounting.ledger.entries import Entry
 from privgraph.accounting.ledger.errors import BudgetExceeded, LedgerError
+from privgraph.accounting.ledger.filters import filter_fits, filter_total
 from privgraph.accounting.ledger.fingerprint import data_relations
 from privgraph.accounting.ledger.spend import Spend, expand
 
@@ -93,8 +94,9 @@ def totals_of(
     """Per unit (its own releases and those the hierarchy adds), the total by :func:`compose`."""
     out = {}
     for unit, pairs in _spent_by_unit(entries, budget, relations).items():
-        eps, delta, rule = compose([s for _, s in pairs], advanced_delta)
-        out[unit] = Total(unit, eps, delta, len({i for i, _ in pairs}), budget.get(unit, budget.get(ANY_UNIT)), rule)
+        limit = budget.get(unit, budget.get(ANY_UNIT))
+        eps, delta, rule = filter_total([s for _, s in pairs], limit, advanced_delta)
+        out[unit] = Total(unit, eps, delta, len({i for i, _ in pairs}), limit, rule)
     return out
 
 
@@ -117,10 +119,9 @@ def check_budget(
         if limit is None:
             continue
         old = [s for _, s in before.get(unit, [])]
-        b_eps, b_delta, _ = compose(old, advanced_delta) if old else (0.0, 0.0, "")
-        eps, delta, rule = compose(old + adds, advanced_delta)
-        tol = 1e-12 * max(1.0, limit.epsilon)  # ten releases at ε = 0.1 fit a budget of 1
-        if eps > limit.epsilon + tol or (limit.delta < 1.0 and delta > limit.delta + 1e-15):
+        b_eps, b_delta, _ = filter_total(old, limit, advanced_delta)
+        if not filter_fits(old + adds, limit, advanced_delta):
+            eps, delta, rule = filter_total(old + adds, limit, advanced_delta)
             this = _compose_text(adds) if all(math.isfinite(s.epsilon) for s in adds) else "does not bound it (ε = ∞)"
             allowed = f"ε = {limit.epsilon:g}" + (f", δ = {limit.delta:g}" if limit.delta < 1 else "")
             over.append(
