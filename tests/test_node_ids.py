@@ -114,7 +114,7 @@ def _release(files, graph, out, *extra):
 
 
 def test_ledger_follows_the_dataset_not_the_file(files):
-    assert _invoke("ledger", files / "ledger.json", "--dataset", "mine", "--budget", "*=10").exit_code == 0
+    assert _invoke("ledger", files / "ledger.json", "--dataset", "mine", "--budget", "private edge=10").exit_code == 0
     assert _release(files, "edges.csv", "a.pt").exit_code == 0
     (files / "renamed.csv").write_text(EDGES)  # the same graph under another name
     res = _release(files, "renamed.csv", "b.pt")

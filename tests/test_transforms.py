@@ -227,7 +227,7 @@ def test_the_same_data_is_recognised_by_its_content_not_the_object(graph):
 
 def test_transforms_with_a_ledger_are_refused_once_the_budget_is_spent(graph, tmp_path):
     normalized = T.NormalizeFeatures()(copy.copy(graph))
-    ledger = pg.Ledger(tmp_path / "book.json", {Unit.NODE_FEATURES: 2.0, Unit.ADJACENCY_LIST: 1.0}, dataset="sbm")
+    ledger = pg.Ledger(tmp_path / "book.json", {Unit.NODE_FEATURES: 2.0}, dataset="sbm")
     composing = Privatize("lpgnn", epsilon=1, seed=0, compose=True, ledger=ledger)
     composing(normalized)
     composing(normalized)
@@ -238,16 +238,20 @@ def test_transforms_with_a_ledger_are_refused_once_the_budget_is_spent(graph, tm
     scaled.x = normalized.x * 0.999999
     with pytest.raises(pg.accounting.BudgetExceeded):
         MultiBit(0.5, seed=1, ledger=ledger)(scaled)
-    LinkLDP(1.0, seed=2, ledger=ledger)(copy.copy(graph))
+    # LinkLDP writes the features in clear: it does not bound the feature budget (fail closed per unit)
+    with pytest.raises(pg.accounting.BudgetExceeded, match="node feature vector: .*does not bound it"):
+        LinkLDP(0.1, seed=2, ledger=ledger)(copy.copy(graph))
+    links = pg.Ledger(tmp_path / "links.json", {Unit.ADJACENCY_LIST: 1.0}, dataset="sbm")
+    LinkLDP(1.0, seed=2, ledger=links)(copy.copy(graph))
     with pytest.raises(pg.accounting.BudgetExceeded, match="adjacency list"):
-        LinkLDP(0.5, seed=3, ledger=ledger)(copy.copy(graph))
-    assert [e.method for e in ledger.entries] == ["lpgnn", "lpgnn", "LinkLDP"]
+        LinkLDP(0.5, seed=3, ledger=links)(copy.copy(graph))
+    assert [e.method for e in ledger.entries] == ["lpgnn", "lpgnn"] and len(links.entries) == 1
     assert ledger.totals()[Unit.NODE_FEATURES].epsilon == 2.0
     # a graph of another size is refused before any noise
     smaller = Data(x=normalized.x[:50], y=normalized.y[:50], train_mask=normalized.train_mask[:50], num_nodes=50)
     with pytest.raises(pg.accounting.LedgerError, match="node count"):
         LabelRR(1.0, ledger=ledger)(smaller)
-    assert len(ledger.entries) == 3
+    assert len(ledger.entries) == 2
 
 
 def test_pygs_canonical_script_runs_with_one_transform_added(graph, tmp_path):

@@ -72,8 +72,8 @@ def test_the_fifth_release_over_budget_is_refused_before_any_noise(tmp_path, mon
         exact.reserve([Spend(Unit.NODE_FEATURES, 0.01)], "m")
 
 
-def test_two_units_are_totalled_apart_and_an_untouched_budget_is_fine(tmp_path):
-    budget = {Unit.NODE_FEATURES: 3.0, Unit.NODE_LABEL: 1.0, Unit.PRIVATE_EDGE: 0.5}
+def test_two_units_are_totalled_apart_and_a_unit_the_release_does_not_bound_is_refused(tmp_path):
+    budget = {Unit.NODE_FEATURES: 3.0, Unit.NODE_LABEL: 1.0}
     ledger = Ledger(tmp_path / "book.json", budget, dataset="mine")
     data = small_graph()
     for seed in range(2):
@@ -81,13 +81,18 @@ def test_two_units_are_totalled_apart_and_an_untouched_budget_is_fine(tmp_path):
         assert {g.unit for g in rel.report.guarantees} == {Unit.NODE_FEATURES, Unit.NODE_LABEL}
     totals = ledger.totals()
     assert (totals[Unit.NODE_FEATURES].epsilon, totals[Unit.NODE_LABEL].epsilon) == (2.0, 1.0)
-    # the private-edge budget: untouched by lpgnn, listed with nothing spent
-    assert (totals[Unit.PRIVATE_EDGE].epsilon, totals[Unit.PRIVATE_EDGE].releases) == (0.0, 0)
     # the labels are spent: a third release is refused although the features have room
     with pytest.raises(BudgetExceeded, match="node label"):
         pg.privatize(data, "lpgnn", epsilon=1.0, label_epsilon=0.5, seed=3, ledger=ledger)
-    pg.privatize(data, "lpgnn", epsilon=1.0, seed=3, ledger=ledger)  # without label LDP it fits
-    assert ledger.totals()[Unit.NODE_FEATURES].epsilon == 3.0
+    # without label LDP the labels are used as given: ε = ∞ on the label budget, refused before any noise
+    with pytest.raises(BudgetExceeded, match="node label: .*this release does not bound it"):
+        pg.privatize(data, "lpgnn", epsilon=1.0, seed=3, ledger=ledger)
+    assert ledger.totals()[Unit.NODE_FEATURES].epsilon == 2.0 and len(ledger.entries) == 2
+    # LPGNN writes the edges in clear: a private-edge budget is never met by it (fail closed per unit)
+    edges = Ledger(tmp_path / "edges.json", {Unit.NODE_FEATURES: 3.0, Unit.PRIVATE_EDGE: 0.5}, dataset="mine")
+    with pytest.raises(BudgetExceeded, match="private edge: .*does not bound it"):
+        pg.privatize(data, "lpgnn", epsilon=1.0, seed=0, ledger=edges)
+    assert edges.entries == [] and edges.totals()[Unit.PRIVATE_EDGE].releases == 0
     entry = ledger.entries[0]
     assert entry.method == "lpgnn" and entry.params["epsilon"] == 1.0 and entry.params["label_epsilon"] == 0.5
     assert entry.description == ["1-LDP per node feature vector [multibit; local (untrusted server)]"] + [
@@ -96,17 +101,19 @@ def test_two_units_are_totalled_apart_and_an_untouched_budget_is_fine(tmp_path):
 
 
 def test_delta_adds_up_and_a_delta_budget_refuses(tmp_path):
-    ledger = Ledger(tmp_path / "book.json", {Unit.SENSITIVE_ATTRIBUTE: (10.0, 2.5e-5)}, dataset="mine")
+    # the filter gives basic composition half the δ budget (the Rényi certificate the other half)
+    ledger = Ledger(tmp_path / "book.json", {Unit.SENSITIVE_ATTRIBUTE: (10.0, 5e-5)}, dataset="mine")
     for _ in range(2):
         entry = ledger.reserve([Spend(Unit.SENSITIVE_ATTRIBUTE, 1.0, 1e-5)], "ppcvgae")
         ledger.complete(entry, [guarantee(Unit.SENSITIVE_ATTRIBUTE, 1.0, 1e-5)])
     total = ledger.totals()[Unit.SENSITIVE_ATTRIBUTE]
-    assert total.epsilon == 2.0 and total.delta == pytest.approx(2e-5) and total.composition == "basic over 2"
+    assert total.epsilon == 2.0 and total.delta == pytest.approx(2e-5)
+    assert total.composition.startswith("basic composition filter") and total.composition.endswith("over 2")
     with pytest.raises(BudgetExceeded, match="sensitive attribute"):
         ledger.reserve([Spend(Unit.SENSITIVE_ATTRIBUTE, 1.0, 1e-5)], "ppcvgae")  # ε fits, δ does not
     # ε only: δ is recorded, not limited; an unprotected release (ε = ∞) never fits a budget
-    eps_only = Ledger(tmp_path / "eps.json", {"*": 5.0}, dataset="mine")
-    eps_only.reserve([Spend(Unit.NODE_FEATURES, 1.0, 0.5)], "m")
+    eps_only = Ledger(tmp_path / "eps.json", {Unit.NODE_FEATURES: 5.0, Unit.EDGE: 5.0}, dataset="mine")
+    eps_only.reserve([Spend(Unit.NODE_FEATURES, 1.0, 0.5), Spend(Unit.EDGE, 1.0)], "m")
     with pytest.raises(BudgetExceeded):
         eps_only.reserve([Spend(Unit.EDGE, math.inf)], "gcn-raw")
     assert eps_only.totals()[Unit.NODE_FEATURES].delta == 0.5
@@ -262,7 +269,9 @@ def test_privgraph_ledger_and_release_with_a_ledger(tmp_path, monkeypatch):
     assert entry["spent"] == [{"unit": "node feature vector", "epsilon": 1.0, "delta": 0.0}]
     (total,) = state["totals"]
     assert (
-        total["epsilon"] == 1.0 and total["remaining"]["epsilon"] == 0.5 and total["composition"] == "basic over 1 pure"
+        total["epsilon"] == 1.0
+        and total["remaining"]["epsilon"] == 0.5
+        and total["composition"].startswith("basic composition filter")
     )
     table = runner.invoke(app, ["ledger", str(book)], env={"COLUMNS": "200"})
     assert table.exit_code == 0 and "lpgnn" in table.output and "a.pt" in table.output

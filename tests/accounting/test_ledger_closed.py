@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import dp_accounting
 import pytest
@@ -17,6 +18,7 @@ import privgraph as pg
 from privgraph.accounting import BudgetExceeded, Ledger, LedgerError, Spend, Unit, gaussian_event
 from privgraph.accounting.guarantee import UNIT_HIERARCHY, covered_units, group_spend
 from privgraph.accounting.ledger import advanced_epsilon, compose
+from privgraph.accounting.ledger.filters import BASIC_FILTER, RENYI_FILTER
 from privgraph.accounting.rdp import RDP_ORDERS
 from privgraph.methods import get_method
 
@@ -83,27 +85,64 @@ def _try(ledger: Ledger, name: str, eps: float, data: Data, **params) -> bool:
     return True
 
 
-def test_the_issues_star_budget_no_longer_accepts_three_releases_of_one_node(tmp_path):
+def test_the_audits_star_budget_refuses_every_release_that_is_not_node_dp(tmp_path, monkeypatch):
+    from privgraph.methods import LPGNN
+
     data = small_graph()
-    book = Ledger(tmp_path / "star.json", {"*": 1.0}, dataset="mine")
-    # GAP-EDP, GAP-NDP and LPGNN at ε = 1: the node-level release also spends the edge budget GAP-EDP spent
-    assert _try(book, "gap-edp", 1.0, data, delta=1e-6)
-    assert not _try(book, "gap-ndp", 1.0, data, delta=1e-6)
-    assert _try(book, "lpgnn", 1.0, data)  # the features: untouched so far
-    assert [e.method for e in book.entries] == ["gap-edp", "lpgnn"]
+    book = Ledger(tmp_path / "star.json", {"*": 5.0}, dataset="mine")
+    rng = torch.Generator().manual_seed(1)
+    state = rng.get_state().clone()
+
+    def no_noise(*args, **kwargs):
+        raise AssertionError("noise drawn for a refused release")
+
+    monkeypatch.setattr(LPGNN, "release", no_noise)  # through the API: refused before the method runs
+    with pytest.raises(BudgetExceeded, match="node \\(features, label and edges\\): .*does not bound it"):
+        pg.privatize(data, "lpgnn", epsilon=1.0, rng=rng, ledger=book)
+    assert torch.equal(rng.get_state(), state) and book.entries == []
+    monkeypatch.undo()
+    # "*" budgets every unit, the node-level one too: an edge-, feature- or link-level release is not node-DP at
+    # any finite ε (ε = ∞ on the node unit), so each is refused before any noise
+    for name, params in (("gap-edp", {"delta": 1e-6}), ("lpgnn", {}), ("blink", {})):
+        assert not _try(book, name, 1.0, data, **params), name
+    assert _try(book, "gap-ndp", 1.0, data, delta=1e-6)
+    assert [e.method for e in book.entries] == ["gap-ndp"]
+    totals = book.totals()
+    assert totals[Unit.NODE_WITH_EDGES].epsilon == 1.0 and totals[Unit.NODE_WITH_EDGES].releases == 1
+    assert totals[Unit.EDGE].epsilon == 2.0 and totals[Unit.NODE_FEATURES].epsilon == 2.0  # group privacy, k = 2
     # node level first: at ε = 0.5 it spends 2 × 0.5 on each part (group privacy), so what follows is refused
     node_first = Ledger(tmp_path / "node.json", {"*": (1.0, 1e-3)}, dataset="mine")
     assert _try(node_first, "gap-ndp", 0.5, data, delta=1e-6)
-    assert not _try(node_first, "gap-edp", 0.5, data, delta=1e-6)
-    assert not _try(node_first, "lpgnn", 0.5, data)  # the third release is refused
+    assert not _try(node_first, "gap-ndp", 0.5, data, delta=1e-6)
     totals = node_first.totals()
     assert totals[Unit.NODE_WITH_EDGES].epsilon == 0.5
     assert totals[Unit.EDGE].epsilon == 1.0 and totals[Unit.NODE_FEATURES].epsilon == 1.0
     assert totals[Unit.EDGE].delta == pytest.approx(1e-6 * (1 + math.exp(0.5)))
-    # a release of a part says nothing about the whole node: ∞ on a node-level budget the owner names
+    # a release of a part says nothing about the whole node: ∞ on a node-level budget
     named = Ledger(tmp_path / "named.json", {Unit.NODE_WITH_EDGES: 4.0}, dataset="mine")
     assert not _try(named, "lpgnn", 1.0, data)
     assert named.totals()[Unit.NODE_WITH_EDGES].releases == 0
+
+
+# per unit: a release on the unit itself, or on one that covers it, bounds it; any other release does not
+BOUNDING = {u: [u, *(p for p in UNIT_HIERARCHY if u in covered_units(p))] for u in Unit.known()}
+
+
+@pytest.mark.parametrize("unit", Unit.known())
+def test_every_unit_fails_closed_both_ways(tmp_path, unit):
+    for i, bounding in enumerate(BOUNDING[unit]):
+        book = Ledger(tmp_path / f"ok{i}.json", {unit: 10.0}, dataset="mine")
+        book.reserve([Spend(bounding, 1.0)], "m")  # accepted
+        assert math.isfinite(book.totals()[unit].epsilon)
+    if unit == Unit.NODE:  # exactly its parts: features and label spent together bound it
+        book = Ledger(tmp_path / "parts.json", {unit: 10.0}, dataset="mine")
+        book.reserve([Spend(Unit.NODE_FEATURES, 1.0), Spend(Unit.NODE_LABEL, 0.5)], "m")
+        assert book.totals()[unit].epsilon == 1.5
+    for other in set(Unit.known()) - set(BOUNDING[unit]):
+        book = Ledger(tmp_path / "no.json", {unit: 10.0}, dataset="mine")
+        with pytest.raises(BudgetExceeded, match=f"{re.escape(unit)}: .*does not bound it"):
+            book.reserve([Spend(other, 1.0)], "m")
+        assert book.entries == []
 
 
 def test_a_ledger_is_bound_to_one_dataset_and_graph_before_any_noise(tmp_path, monkeypatch):
@@ -192,7 +231,7 @@ def _dp_accounting_pld(parts: list[tuple[float, int]], delta: float) -> float:
     return accountant.get_epsilon(delta)
 
 
-def test_gaussian_releases_compose_exactly_as_dp_accountings_pld(tmp_path):
+def test_gaussian_releases_compose_by_the_renyi_filter_never_below_dp_accounting(tmp_path):
     data = small_graph()
     book = Ledger(tmp_path / "g.json", {Unit.NODE_FEATURES: (20.0, 1e-3)}, dataset="mine")
     lpgnn = get_method("lpgnn", mechanism="gaussian", delta=1e-5)
@@ -205,14 +244,15 @@ def test_gaussian_releases_compose_exactly_as_dp_accountings_pld(tmp_path):
     planned = [e.planned[0] for e in book.entries]
     assert all(s.event["kind"] == "gaussian" for s in planned)
     total = book.totals()[Unit.NODE_FEATURES]
-    delta = 9e-5
     parts = [(s.event["noise_multiplier"], s.event["count"]) for s in planned]
-    assert total.delta == pytest.approx(delta)
-    # Gaussians on the whole data compose exactly (μ-GDP): dp-accounting's PLD accountant (pessimistic, fine
-    # discretisation) agrees, and its RDP accountant is looser
-    assert total.epsilon == pytest.approx(_dp_accounting_pld(parts, delta), rel=1e-5)
-    assert total.epsilon < _dp_accounting_rdp(parts, delta) < 8.5
-    assert total.composition == "exact Gaussian composition (μ-GDP) over 9 Gaussian"
+    # the filter (adaptive ε): the Rényi certificate at δ_R = δ_g / 2, never below dp-accounting's accountants
+    # for the same sequence fixed in advance (RDP at the same δ; PLD, the exact composition, below it)
+    assert total.delta == 5e-4 and total.composition.startswith(RENYI_FILTER)
+    assert _dp_accounting_pld(parts, 5e-4) < _dp_accounting_rdp(parts, 5e-4) <= total.epsilon < 8.5
+    # the fixed sequence's exact composition (μ-GDP) stays available, and agrees with the PLD accountant
+    eps, delta, rule = compose(planned)
+    assert eps == pytest.approx(_dp_accounting_pld(parts, 9e-5), rel=1e-5) and delta == pytest.approx(9e-5)
+    assert rule == "exact Gaussian composition (μ-GDP) over 9 Gaussian"
     # the event is declared before the noise and kept on the report's spend
     assert json.loads((tmp_path / "g.json").read_text())["entries"][0]["planned"][0]["event"]["count"] == 1
 
@@ -251,11 +291,12 @@ def test_pure_releases_compose_by_advanced_composition_at_the_ledgers_delta(tmp_
     assert delta == 1e-6 and rule == "advanced at δ′ = 1e-06 over 100 pure" and eps < 6
     # few large releases: basic is smaller, and kept (δ stays 0)
     assert compose([Spend(Unit.ADJACENCY_LIST, 2.0)] * 3, advanced_delta=1e-6) == (6.0, 0.0, "basic over 3 pure")
-    # the ledger applies it with its documented δ′, and the budget sees the tighter total
-    book = Ledger(tmp_path / "p.json", {Unit.ADJACENCY_LIST: (7.0, 1e-5)}, dataset="mine", advanced_delta=1e-6)
+    # the ledger's filter: under an ε-only budget, the Rényi certificate at its δ′ (the fully adaptive form of
+    # advanced composition, min(ε, αε²/2) per release), looser than the fixed sequence's but far below basic
+    book = Ledger(tmp_path / "p.json", {Unit.ADJACENCY_LIST: 7.0}, dataset="mine", advanced_delta=1e-6)
     book.reserve([Spend(Unit.ADJACENCY_LIST, 0.1)] * 100, "rr")  # 100 releases' worth, checked as one step
     total = book.totals()[Unit.ADJACENCY_LIST]
-    assert total.epsilon == pytest.approx(formula) and total.composition.startswith("advanced")
+    assert formula < total.epsilon < 7 and total.delta == 1e-6 and total.composition.startswith(RENYI_FILTER)
     assert Ledger(tmp_path / "p.json").advanced_delta == 1e-6
 
 
@@ -308,7 +349,7 @@ def test_the_command_line_records_a_content_hash_when_asked(tmp_path, monkeypatc
     assert ok.exit_code == 0, ok.output
     state = json.loads(runner.invoke(app, ["ledger", "book.json", "--format", "json"]).stdout)
     assert set(state["fingerprint"]) == {"num_nodes", "content_sha256"}
-    assert state["totals"][0]["composition"] == "basic over 1 pure"
+    assert state["totals"][0]["composition"] == f"{BASIC_FILTER} over 1"
 
 
 def test_hetedps_dp_sgd_declares_its_subsampled_gaussian_from_public_numbers():

@@ -10,7 +10,9 @@ guarantees held by the same node.
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -39,7 +41,33 @@ class Unit:
 
     @classmethod
     def is_known(cls, unit: str) -> bool:
-        return unit in cls.known() or unit.startswith(f"{cls.EDGE} of (")
+        """Exactly a unit of :meth:`known`, or a well-formed ``"edge of (src, rel, dst)"`` (:func:`relation_of`)."""
+        return unit in cls.known() or relation_of(unit) is not None
+
+
+_RELATION = re.compile(r"^edge of \(\s*(.+?)\s*,\s*(.+?)\s*,\s*(.+?)\s*\)$")
+
+
+def relation_unit(edge_type: tuple[str, ...] | list[str]) -> str:
+    """The unit of one edge of relation ``edge_type``: ``"edge of ('src', 'rel', 'dst')"`` (the methods' form)."""
+    return f"{Unit.EDGE} of {tuple(str(t) for t in edge_type)}"
+
+
+def relation_of(unit: str) -> tuple[str, str, str] | None:
+    """The relation ``(src, rel, dst)`` a unit ``"edge of (src, rel, dst)"`` names (quoted or not), else None."""
+    m = _RELATION.match(unit) if isinstance(unit, str) else None
+    if m is None:
+        return None
+    names = tuple(t.strip().strip("'\"").strip() for t in m.groups())
+    if not all(names) or any(c in n for n in names for c in "(),'\""):
+        return None
+    return names  # type: ignore[return-value]
+
+
+def canonical_unit(unit: str) -> str:
+    """``unit`` in the form the methods' reports name it (a relation unit as :func:`relation_unit`)."""
+    rel = relation_of(unit)
+    return unit if rel is None else relation_unit(rel)
 
 
 # The units' hierarchy, in one table: a release protecting the unit on the left spends, on each unit on the
@@ -67,9 +95,20 @@ UNIT_HIERARCHY: dict[str, dict[str, int]] = {
 }
 
 
+# The units that are exactly the union of their parts at distance 1 (a release spending every part spends their
+# basic composition on the unit): the per-node local unit is one node's features and its label.  No other unit
+# is: the private edges are not every edge (EdgeRR writes the public ones in clear).
+UNIT_PARTS: dict[str, tuple[str, ...]] = {Unit.NODE: (Unit.NODE_FEATURES, Unit.NODE_LABEL)}
+
+
 def covered_units(unit: str) -> dict[str, int]:
     """The units a release of ``unit`` also spends on, with their group distance (:data:`UNIT_HIERARCHY`,
     followed transitively, the largest distance product kept)."""
+    return dict(_covered(unit))
+
+
+@functools.lru_cache(maxsize=256)
+def _covered(unit: str) -> tuple[tuple[str, int], ...]:
     out: dict[str, int] = {}
     todo = [(unit, 1)]
     while todo:
@@ -78,7 +117,7 @@ def covered_units(unit: str) -> dict[str, int]:
             if out.get(child, 0) < k * step:
                 out[child] = k * step
                 todo.append((child, k * step))
-    return out
+    return tuple(out.items())
 
 
 def parent_units(unit: str) -> set[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -53,7 +52,7 @@ def ledger_command(
     advanced_delta: float | None = typer.Option(
         None,
         "--advanced-delta",
-        help="δ′ of advanced composition for a unit's pure ε-DP releases (set once; default: basic composition)",
+        help="δ′ of the Rényi filter for a unit with an ε-only budget (set once; default: basic composition there)",
     ),
     content_hash: bool = typer.Option(
         False,
@@ -64,9 +63,9 @@ def ledger_command(
     format: OutputFormat = FORMAT_OPTION,
 ) -> None:
     """Print a dataset's ledger: every release (method, ε and δ per unit, time, file), then each unit's
-    total by the composition rule that applies (exact or RDP for Gaussian releases, advanced composition at
-    δ′ for pure ones, basic otherwise) against its budget and what remains; --budget, --dataset and
-    --advanced-delta set them."""
+    total by its privacy filter (valid when each release is chosen after the last: the Rényi filter of the
+    Gaussian and pure releases, or basic composition; the rule is printed per unit) against its budget and what
+    remains; --budget, --dataset and --advanced-delta set them."""
     if not budget and dataset is None and not path.exists():
         _fail(f"no ledger at {path} (create one with --dataset NAME --budget 'UNIT=EPS')")
     book = _open_ledger(path, dataset, advanced_delta=advanced_delta, content_hash=content_hash)
@@ -91,7 +90,9 @@ def ledger_command(
     with user_errors(prefix=f"cannot use the ledger {path}: "):
         state = book.to_dict()
     if format == OutputFormat.json:
-        print(json.dumps(state, indent=2))
+        from privgraph.accounting.ledger.storage import dumps_ledger
+
+        print(dumps_ledger(state), end="")  # one line per release: O(releases)
         return
     if format == OutputFormat.tsv:
         _fail("privgraph ledger prints its tables or --format json")

@@ -16,15 +16,19 @@ the graph's fingerprint differs.  A damaged file (not JSON, not a ledger, missin
 
 Units form a hierarchy (:data:`~privgraph.accounting.guarantee.UNIT_HIERARCHY`): a node-level release
 (unit ``"node (features, label and edges)"``) also spends, by group privacy at distance 2, the edge,
-feature-vector, adjacency-list, label and sensitive-attribute budgets; a release of a part counts as
-ε = ∞ on a parent unit that the budget names explicitly (``"*"`` does not name it).
+feature-vector, adjacency-list, label and sensitive-attribute budgets.  Fails closed per unit, matched
+exactly: every unit the budget limits (those named; with ``"*"`` every known unit and the dataset's relations)
+that a release neither spends nor covers counts ε = ∞ (:func:`expand`): a release of a part is not node-DP,
+and what a release does not name it may write in clear.
 
 The ledger's ideas, one module each:
 
 * :mod:`~privgraph.accounting.ledger.spend` — what a release spends per unit (:class:`Spend`, its Gaussian
   event) and what the unit hierarchy adds (:func:`expand`);
-* :mod:`~privgraph.accounting.ledger.composition` — one unit's spends composed (:func:`compose`: exact
-  Gaussian/RDP, advanced, basic; the derivation);
+* :mod:`~privgraph.accounting.ledger.filters` — the privacy filter that holds a unit's releases to its budget
+  when each is chosen after the last (:func:`filter_total`: the Rényi filter, basic composition);
+* :mod:`~privgraph.accounting.ledger.composition` — one unit's spends composed as a sequence fixed in advance
+  (:func:`compose`: exact Gaussian/RDP, advanced, basic);
 * :mod:`~privgraph.accounting.ledger.totals` — the budget per unit, the totals held to it (:class:`Total`);
 * :mod:`~privgraph.accounting.ledger.entries` — one release's record (:class:`Entry`: pending, done, failed);
 * :mod:`~privgraph.accounting.ledger.fingerprint` — the dataset's public fingerprint;
@@ -36,10 +40,11 @@ from privgraph.accounting.ledger.book import Ledger
 from privgraph.accounting.ledger.composition import ADVANCED, BASIC, COMPOSITION, GDP, RDP, advanced_epsilon, compose
 from privgraph.accounting.ledger.entries import DONE, FAILED, PENDING, Entry
 from privgraph.accounting.ledger.errors import BudgetExceeded, LedgerError
+from privgraph.accounting.ledger.filters import BASIC_FILTER, RENYI_FILTER, filter_fits, filter_total
 from privgraph.accounting.ledger.fingerprint import CONTENT_FIELDS, content_digest, fingerprint_of
 from privgraph.accounting.ledger.spend import GAUSSIAN, Spend, expand, gaussian_event, spends_of
 from privgraph.accounting.ledger.storage import FORMAT
-from privgraph.accounting.ledger.totals import ANY_UNIT, Total
+from privgraph.accounting.ledger.totals import ANY_UNIT, Remaining, Total
 
 __all__ = [
     "CONTENT_FIELDS",
@@ -54,16 +59,21 @@ __all__ = [
     "COMPOSITION",
     "GDP",
     "RDP",
+    "BASIC_FILTER",
+    "RENYI_FILTER",
     "BudgetExceeded",
     "Entry",
     "Ledger",
     "LedgerError",
     "Spend",
+    "Remaining",
     "Total",
     "advanced_epsilon",
     "compose",
     "content_digest",
     "expand",
+    "filter_fits",
+    "filter_total",
     "fingerprint_of",
     "gaussian_event",
     "spends_of",

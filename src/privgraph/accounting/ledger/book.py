@@ -12,6 +12,7 @@ counted too.
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 import warnings
@@ -23,13 +24,22 @@ from typing import Any
 
 from privgraph.accounting.budget import Budget
 from privgraph.accounting.guarantee import PrivacyGuarantee, PrivacyReport
-from privgraph.accounting.ledger.composition import BASIC
 from privgraph.accounting.ledger.entries import DONE, FAILED, PENDING, Entry, jsonable
 from privgraph.accounting.ledger.errors import LedgerError
+from privgraph.accounting.ledger.filters import FILTERS
 from privgraph.accounting.ledger.fingerprint import fingerprint_of
 from privgraph.accounting.ledger.spend import Spend, exceeds, spends_of
 from privgraph.accounting.ledger.storage import FORMAT, locked_update, read_state
-from privgraph.accounting.ledger.totals import Total, budget_json, budget_text, check_budget, parse_budget, totals_of
+from privgraph.accounting.ledger.totals import (
+    Total,
+    budget_json,
+    budget_text,
+    check_budget,
+    check_units,
+    parse_budget,
+    relation_units,
+    totals_of,
+)
 
 
 class Ledger:
@@ -61,6 +71,7 @@ class Ledger:
         advanced_delta: float | None = None,
     ):
         self.path = Path(path)
+        self._cache: tuple[tuple[int, int, int], dict[str, Any] | None, list[Entry]] | None = None
         self.file = None if file is None else str(file)
         self._budget = None if budget is None else parse_budget(budget)
         self._dataset = dataset
@@ -112,38 +123,58 @@ class Ledger:
         return [] if state is None else [Entry.from_dict(e) for e in state["entries"]]
 
     def totals(self) -> dict[str, Total]:
-        """Every unit's total (each unit spent or budgeted; ``"*"`` is not a unit), by :func:`compose`."""
+        """Every unit's total (each unit spent or budgeted; ``"*"`` budgets every unit), by :func:`compose`."""
         state = self._state()
         return totals_of(
             [Entry.from_dict(e) for e in state["entries"]],
             parse_budget(state.get("budget") or {}),
             state.get("advanced_delta"),
+            relation_units(state),
         )
 
     def check(self, planned: Iterable[Spend]) -> None:
         """Raise :class:`BudgetExceeded` if ``planned`` on top of the ledger's spend exceeds a budget."""
         state = self._state()
+        planned = list(planned)
+        check_units(state, planned, None, self.path)
         check_budget(
             [Entry.from_dict(e) for e in state["entries"]],
             parse_budget(state.get("budget") or {}),
-            list(planned),
+            planned,
             state.get("advanced_delta"),
+            relation_units(state),
         )
 
     def to_dict(self) -> dict[str, Any]:
         """The ledger as JSON: the dataset and its fingerprint, the budget, every release and the totals per
-        unit with the rule of each."""
+        unit with the rule of each.  The file is read and parsed once (O(releases))."""
+        held, entries = self._read_parsed()
+        state = held or self._state()
+        budget = parse_budget(state.get("budget") or {})
+        totals = totals_of(entries, budget, state.get("advanced_delta"), relation_units(state))
         return {
             "format": FORMAT,
             "path": str(self.path),
-            "dataset": self.dataset,
-            "fingerprint": self.fingerprint,
-            "budget": budget_json(self.budget),
-            "advanced_delta": self.advanced_delta,
-            "composition": "per unit (totals' composition); " + BASIC + " where nothing tighter applies",
-            "entries": [e.to_dict() for e in self.entries],
-            "totals": [t.to_dict() for t in self.totals().values()],
+            "dataset": state.get("dataset"),
+            "fingerprint": state.get("fingerprint"),
+            "budget": budget_json(budget),
+            "advanced_delta": state.get("advanced_delta"),
+            "composition": "per unit, a privacy filter (each release may be chosen after the last): " + FILTERS,
+            "entries": state["entries"],  # as stored (each validated when read)
+            "totals": [t.to_dict() for t in totals.values()],
         }
+
+    def __repr__(self) -> str:
+        """``Ledger('PATH', dataset=…, budget=…, releases=N)`` (a damaged file says so; nothing private)."""
+        try:
+            state = self._state()
+        except LedgerError:
+            return f"Ledger({str(self.path)!r}, damaged)"
+        budget = budget_text(parse_budget(state.get("budget") or {})) or "none"
+        return (
+            f"Ledger({str(self.path)!r}, dataset={state.get('dataset')!r}, budget={{{budget}}}, "
+            f"releases={len(state['entries'])})"
+        )
 
     # ---- writing
 
@@ -151,6 +182,7 @@ class Ledger:
         """Replace the ledger's budget (a deliberate change; the constructor refuses a different one)."""
         self._budget = parse_budget(budget)
         with self._transaction() as state:
+            check_units(state, [], None, self.path, self._budget)
             state["budget"] = budget_json(self._budget)
 
     def bind(self, data: Any) -> None:
@@ -174,6 +206,7 @@ class Ledger:
         entry = Entry(uuid.uuid4().hex, method, PENDING, planned, time.time(), dict(params or {}), file=self.file)
         with self._transaction() as state:
             self._bind(state, data)
+            check_units(state, planned, data, self.path)
             if data is not None and state.get("fingerprint") is None:
                 state["fingerprint"] = fingerprint_of(data, self._content_hash or bool(state.get("content_hash")))
             check_budget(
@@ -181,6 +214,7 @@ class Ledger:
                 parse_budget(state["budget"]),
                 planned,
                 state.get("advanced_delta"),
+                relation_units(state, data),
             )
             state["entries"].append(entry.to_dict())
         return entry.id
@@ -230,7 +264,10 @@ class Ledger:
             yield receipt
         except BaseException as err:
             if not receipt.finished:
-                self.fail(receipt.id, f"{type(err).__name__}: the release did not finish (counted as planned)")
+                try:
+                    self.fail(receipt.id, f"{type(err).__name__}: the release did not finish (counted as planned)")
+                except LedgerError:  # the file cannot be written (a full disk): the entry stays pending, counted
+                    pass
             raise
 
     # ---- internals
@@ -253,9 +290,15 @@ class Ledger:
         held = state.get("fingerprint")
         if data is None or held is None:
             return
-        seen = fingerprint_of(data, "content_sha256" in held)
+        seen = {k: v for k, v in fingerprint_of(data, "content_sha256" in held).items() if k in held}
         if seen != held:
-            what = "node count" if seen["num_nodes"] != held["num_nodes"] else "content hash"
+            what = (
+                "node count"
+                if seen["num_nodes"] != held["num_nodes"]
+                else "relations"
+                if seen.get("relations") != held.get("relations")
+                else "content hash"
+            )
             raise LedgerError(
                 f"refused before any noise: the ledger {self.path} is bound to dataset {name!r} with "
                 f"{held['num_nodes']} nodes"
@@ -293,7 +336,23 @@ class Ledger:
         raise KeyError(f"no entry {entry_id!r} in the ledger {self.path}")
 
     def _read(self) -> dict[str, Any] | None:
-        return read_state(self.path)
+        """The file's state, read and validated once per version of the file (its inode, time and size)."""
+        state, _ = self._read_parsed()
+        return state
+
+    def _read_parsed(self) -> tuple[dict[str, Any] | None, list[Entry]]:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return None, []
+        except OSError as err:
+            raise LedgerError(f"cannot read the ledger {self.path}: {err}") from None
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if self._cache is None or self._cache[0] != key:
+            parsed: list[Entry] = []
+            state = read_state(self.path, parsed)
+            self._cache = (key, state, parsed)
+        return self._cache[1], self._cache[2]
 
     @contextmanager
     def _transaction(self) -> Iterator[dict[str, Any]]:

@@ -20,11 +20,10 @@ the groups, sound for any mix):
   spend the report raised above its declaration): basic sequential composition (Dwork & Roth, Thm. 3.16):
   ε and δ add up, δ capped at 1.
 
-The RDP and advanced totals are those of the sequence of releases the ledger records, with the parameters
-each was declared with, fixed in advance; basic composition also holds when each ε was chosen after seeing
-earlier outputs (the RDP and advanced bounds then need their privacy-filter forms: Rogers et al. 2016;
-Feldman & Zrnic 2021).  Every total is reported with the rule that gave it
-(:attr:`~privgraph.accounting.ledger.totals.Total.composition`).
+These are the totals of a sequence fixed in advance.  The ledger's budgets use their privacy-filter forms,
+valid when each release is chosen after seeing the earlier outputs
+(:mod:`~privgraph.accounting.ledger.filters`); :func:`compose` states what the same releases would total had
+they been fixed in advance.
 """
 
 from __future__ import annotations

@@ -31,6 +31,12 @@ def content_digest(data: Any, fields: Iterable[str] | None = None, key: bytes | 
     return h.hexdigest()
 
 
+def data_relations(data: Any) -> list[tuple[str, ...]] | None:
+    """A heterogeneous graph's relations ``(src, rel, dst)``, sorted; None for a homogeneous one."""
+    types = getattr(data, "edge_types", None) if hasattr(data, "node_types") else None
+    return None if types is None else sorted(tuple(str(t) for t in r) for r in types)
+
+
 # the fields whose values are the graph's content for a ledger's content hash (not the split, not annotations)
 CONTENT_FIELDS = ("x", "edge_index", "y", "sens", "edge_attr", "edge_weight")
 
@@ -40,9 +46,12 @@ def fingerprint_of(data: Any, content_hash: bool = False) -> dict[str, Any]:
     the SHA-256 of the graph's content (:data:`CONTENT_FIELDS` by :func:`content_digest`: the owner's choice
     to record it)."""
     out: dict[str, Any] = {"num_nodes": int(data.num_nodes)}
+    relations = data_relations(data)
+    if relations is not None:  # a heterogeneous graph's schema (public): its relation units are checked against it
+        out["relations"] = [list(r) for r in relations]
     if content_hash:
         out["content_sha256"] = content_digest(data, CONTENT_FIELDS)
     return out
 
 
-__all__ = ["CONTENT_FIELDS", "content_digest", "fingerprint_of"]
+__all__ = ["CONTENT_FIELDS", "content_digest", "data_relations", "fingerprint_of"]

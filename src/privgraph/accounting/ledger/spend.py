@@ -9,13 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from privgraph.accounting.guarantee import (
-    UNIT_HIERARCHY,
+    UNIT_PARTS,
     PrivacyGuarantee,
     PrivacyReport,
     _json_float,
     covered_units,
     group_spend,
-    parent_units,
 )
 from privgraph.accounting.ledger.errors import LedgerError
 
@@ -75,16 +74,18 @@ def spends_of(report: PrivacyReport | Iterable[PrivacyGuarantee]) -> list[Spend]
 
 
 def expand(spends: Iterable[Spend], named: Iterable[str] = ()) -> list[Spend]:
-    """``spends`` with what the unit hierarchy adds: on every unit a spend's unit covers, its group-privacy
-    spend (a Gaussian event on the whole data keeps its event with z/k: k neighbouring steps move the output
-    by at most k sensitivities); on every parent unit in ``named`` that the release does not spend, the basic
-    composition of its parts when the release spends every part at distance 1 (features and label make the
-    per-node local unit), else ε = ∞ (a part's release says nothing about the whole)."""
+    """``spends`` with what the unit hierarchy adds, failing closed per unit: on every unit a finite spend's unit
+    covers, its group-privacy spend (a Gaussian event on the whole data keeps its event with z/k: k neighbouring
+    steps move the output by at most k sensitivities); on every budgeted unit in ``named`` the release neither spends
+    nor covers, the basic composition of its parts when the unit is exactly its parts (:data:`UNIT_PARTS`) and
+    the release spends each of them, else ε = ∞ (the release does not bound it: a part's release says nothing of
+    the whole node, and what a release does not name it may hold in clear).  Units match exactly."""
     spends = list(spends)
     out: dict[str, list[Spend]] = {}
     for s in spends:
         out.setdefault(s.unit, []).append(s)
-        for unit, k in covered_units(s.unit).items():
+        # ε = ∞ on a unit says nothing of its parts (EdgeRR: every public edge in clear, ε on the private ones)
+        for unit, k in covered_units(s.unit).items() if math.isfinite(s.epsilon) else ():
             eps, delta = group_spend(s.epsilon, s.delta, k)
             event = s.event
             if event is not None and k > 1:
@@ -92,18 +93,14 @@ def expand(spends: Iterable[Spend], named: Iterable[str] = ()) -> list[Spend]:
                     None if event["sampling_rate"] < 1 else {**event, "noise_multiplier": event["noise_multiplier"] / k}
                 )
             out.setdefault(unit, []).append(Spend(unit, eps, delta, event))
-    named = set(named)
     own = {s.unit: s for s in spends}
-    for s in spends:
-        for parent in parent_units(s.unit) & named:
-            if parent in out:
-                continue
-            parts = UNIT_HIERARCHY.get(parent, {})
-            if parts and all(k == 1 and unit in own for unit, k in parts.items()):
-                eps, delta = sum(own[u].epsilon for u in parts), min(1.0, sum(own[u].delta for u in parts))
-                out[parent] = [Spend(parent, eps, delta)]
-            else:
-                out[parent] = [Spend(parent, math.inf)]
+    for unit in sorted(set(named) - set(out)):
+        parts = UNIT_PARTS.get(unit, ())
+        if parts and all(u in own for u in parts):
+            eps, delta = sum(own[u].epsilon for u in parts), min(1.0, sum(own[u].delta for u in parts))
+            out[unit] = [Spend(unit, eps, delta)]
+        else:
+            out[unit] = [Spend(unit, math.inf)]
     return [s for ss in out.values() for s in ss]
 
 

@@ -5,18 +5,31 @@ and the check that refuses a release before any noise when a total would exceed 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from privgraph.accounting.budget import Budget
-from privgraph.accounting.guarantee import Unit, _json_float
-from privgraph.accounting.ledger.composition import BASIC, compose
+from privgraph.accounting.guarantee import Unit, _json_float, canonical_unit, relation_of, relation_unit
+from privgraph.accounting.ledger.composition import BASIC
 from privgraph.accounting.ledger.entries import Entry
 from privgraph.accounting.ledger.errors import BudgetExceeded, LedgerError
+from privgraph.accounting.ledger.filters import filter_fits, filter_total
+from privgraph.accounting.ledger.fingerprint import data_relations
 from privgraph.accounting.ledger.spend import Spend, expand
 
 ANY_UNIT = "*"  # a budget key that applies to every unit the budget does not name
+
+
+@dataclass(frozen=True)
+class Remaining:
+    """What a unit's budget leaves: ε, and δ (None when the budget limits ε only: no δ budget, not applicable)."""
+
+    epsilon: float
+    delta: float | None
+
+    def __str__(self) -> str:
+        return f"ε = {self.epsilon:g} left; " + ("no δ budget" if self.delta is None else f"δ = {self.delta:g} left")
 
 
 @dataclass(frozen=True)
@@ -32,12 +45,12 @@ class Total:
     composition: str = BASIC
 
     @property
-    def remaining(self) -> Budget | None:
-        """The budget left (never below 0), or None when the unit has no budget."""
+    def remaining(self) -> Remaining | None:
+        """The budget left (never below 0; δ None for an ε-only budget), or None when the unit has no budget."""
         if self.budget is None:
             return None
         eps = max(0.0, self.budget.epsilon - self.epsilon) if math.isfinite(self.epsilon) else 0.0
-        return Budget(eps, max(0.0, self.budget.delta - self.delta))
+        return Remaining(eps, None if self.budget.delta >= 1 else max(0.0, self.budget.delta - self.delta))
 
     def to_dict(self) -> dict[str, Any]:
         left = self.remaining
@@ -46,40 +59,59 @@ class Total:
             "epsilon": _json_float(self.epsilon),
             "delta": self.delta,
             "releases": self.releases,
-            "budget": None if self.budget is None else budget_dict(self.budget),
-            "remaining": None if left is None else budget_dict(left),
+            "budget": None if self.budget is None else _limit_dict(self.budget),
+            "remaining": None if left is None else {"epsilon": left.epsilon, "delta": left.delta},
             "composition": self.composition,
         }
 
 
-def _named(budget: Mapping[str, Budget]) -> set[str]:
-    return {u for u in budget if u != ANY_UNIT}
+def _named(budget: Mapping[str, Budget], relations: Iterable[str] = ()) -> set[str]:
+    """The units the budget limits: those it names, and with ``"*"`` every unit privgraph knows and each of the
+    data's relation units (``relations``)."""
+    named = {u for u in budget if u != ANY_UNIT}
+    if ANY_UNIT in budget:
+        named |= set(Unit.known()) | set(relations)
+    return named
 
 
-def _spent_by_unit(entries: list[Entry], budget: Mapping[str, Budget]) -> dict[str, list[tuple[int, Spend]]]:
-    spent: dict[str, list[tuple[int, Spend]]] = {u: [] for u in _named(budget)}
+def _spent_by_unit(
+    entries: list[Entry], budget: Mapping[str, Budget], relations: Iterable[str] = ()
+) -> dict[str, list[tuple[int, Spend]]]:
+    named = _named(budget, relations)
+    spent: dict[str, list[tuple[int, Spend]]] = {u: [] for u in named}
     for i, entry in enumerate(entries):
-        for s in expand(entry.counted, _named(budget)):
+        for s in expand(entry.counted, named):
             spent.setdefault(s.unit, []).append((i, s))
     return spent
 
 
-def totals_of(entries: list[Entry], budget: dict[str, Budget], advanced_delta: float | None = None) -> dict[str, Total]:
+def totals_of(
+    entries: list[Entry],
+    budget: dict[str, Budget],
+    advanced_delta: float | None = None,
+    relations: Iterable[str] = (),
+) -> dict[str, Total]:
     """Per unit (its own releases and those the hierarchy adds), the total by :func:`compose`."""
     out = {}
-    for unit, pairs in _spent_by_unit(entries, budget).items():
-        eps, delta, rule = compose([s for _, s in pairs], advanced_delta)
-        out[unit] = Total(unit, eps, delta, len({i for i, _ in pairs}), budget.get(unit, budget.get(ANY_UNIT)), rule)
+    for unit, pairs in _spent_by_unit(entries, budget, relations).items():
+        limit = budget.get(unit, budget.get(ANY_UNIT))
+        eps, delta, rule = filter_total([s for _, s in pairs], limit, advanced_delta)
+        out[unit] = Total(unit, eps, delta, len({i for i, _ in pairs}), limit, rule)
     return out
 
 
 def check_budget(
-    entries: list[Entry], budget: dict[str, Budget], planned: list[Spend], advanced_delta: float | None = None
+    entries: list[Entry],
+    budget: dict[str, Budget],
+    planned: list[Spend],
+    advanced_delta: float | None = None,
+    relations: Iterable[str] = (),
 ) -> None:
-    """Refuse ``planned`` when a unit's total after it (hierarchy included) would exceed that unit's budget."""
-    before = _spent_by_unit(entries, budget)
+    """Refuse ``planned`` when a unit's total after it (hierarchy included, ∞ on a budgeted unit it does not
+    bound: :func:`expand`) would exceed that unit's budget."""
+    before = _spent_by_unit(entries, budget, relations)
     new: dict[str, list[Spend]] = {}
-    for s in expand(planned, _named(budget)):
+    for s in expand(planned, _named(budget, relations)):
         new.setdefault(s.unit, []).append(s)
     over = []
     for unit, adds in new.items():
@@ -87,11 +119,10 @@ def check_budget(
         if limit is None:
             continue
         old = [s for _, s in before.get(unit, [])]
-        b_eps, b_delta, _ = compose(old, advanced_delta) if old else (0.0, 0.0, "")
-        eps, delta, rule = compose(old + adds, advanced_delta)
-        tol = 1e-12 * max(1.0, limit.epsilon)  # ten releases at ε = 0.1 fit a budget of 1
-        if eps > limit.epsilon + tol or (limit.delta < 1.0 and delta > limit.delta + 1e-15):
-            this = _compose_text(adds)
+        b_eps, b_delta, _ = filter_total(old, limit, advanced_delta)
+        if not filter_fits(old + adds, limit, advanced_delta):
+            eps, delta, rule = filter_total(old + adds, limit, advanced_delta)
+            this = _compose_text(adds) if all(math.isfinite(s.epsilon) for s in adds) else "does not bound it (ε = ∞)"
             allowed = f"ε = {limit.epsilon:g}" + (f", δ = {limit.delta:g}" if limit.delta < 1 else "")
             over.append(
                 f"{unit}: spent ({b_eps:g}, {b_delta:g}), this release {this}, total ({eps:g}, {delta:g}) by "
@@ -100,6 +131,41 @@ def check_budget(
     if over:
         raise BudgetExceeded(
             "the release would exceed the ledger's budget (refused before any noise): " + "; ".join(over)
+        )
+
+
+def _relations(state: Mapping[str, Any], data: Any = None) -> list[tuple[str, ...]] | None:
+    """The dataset's relations: ``data``'s, else those its first release recorded; None when neither tells (or
+    a homogeneous graph: then ``[]`` when ``data`` is given)."""
+    if data is not None:
+        return data_relations(data) or []
+    held = (state.get("fingerprint") or {}).get("relations")
+    return None if held is None else [tuple(r) for r in held]
+
+
+def relation_units(state: Mapping[str, Any], data: Any = None) -> list[str]:
+    """The units ``"edge of (src, rel, dst)"`` of the dataset's relations (what ``"*"`` budgets besides
+    :meth:`~privgraph.accounting.Unit.known`)."""
+    return [relation_unit(r) for r in _relations(state, data) or []]
+
+
+def check_units(
+    state: Mapping[str, Any], planned: list[Spend], data: Any, path: Any, budget: Mapping[str, Budget] | None = None
+) -> None:
+    """Refuse (one :class:`LedgerError` line) a relation unit ``"edge of (src, rel, dst)"`` of the budget or of
+    ``planned`` that is not one of the dataset's relations (``data``'s, else the recorded ones; unchecked until
+    the first release tells them)."""
+    relations = _relations(state, data)
+    if relations is None:
+        return
+    held = budget if budget is not None else parse_budget(state.get("budget") or {})
+    units = [u for u in held if relation_of(u) is not None] + [s.unit for s in planned if relation_of(s.unit)]
+    wrong = sorted({u for u in units if relation_of(u) not in relations})
+    if wrong:
+        known = ", ".join(relation_unit(r) for r in relations) or "none: the graph is homogeneous"
+        raise LedgerError(
+            f"the ledger {path} names {', '.join(repr(u) for u in wrong)}, not a relation of its dataset "
+            f"(its relations: {known})"
         )
 
 
@@ -112,6 +178,7 @@ def parse_budget(budget: Mapping[str, Any]) -> dict[str, Budget]:
     """A budget's units checked (known units, or ``"*"``) and values read: ε, (ε, δ) or a Budget."""
     out = {}
     for unit, value in budget.items():
+        unit = canonical_unit(unit) if isinstance(unit, str) else unit
         if unit != ANY_UNIT and not Unit.is_known(unit):
             known = ", ".join(repr(u) for u in Unit.known())
             raise LedgerError(
@@ -132,6 +199,11 @@ def parse_budget(budget: Mapping[str, Any]) -> dict[str, Budget]:
     return out
 
 
+def _limit_dict(b: Budget) -> dict[str, float | None]:
+    """A unit's budget as the totals show it: δ None where it limits ε only (no δ budget)."""
+    return {"epsilon": b.epsilon, "delta": None if b.delta >= 1 else b.delta}
+
+
 def budget_dict(b: Budget) -> dict[str, float]:
     return {"epsilon": b.epsilon, "delta": b.delta}
 
@@ -146,4 +218,4 @@ def budget_text(budget: Mapping[str, Budget]) -> str:
     )
 
 
-__all__ = ["ANY_UNIT", "Total"]
+__all__ = ["ANY_UNIT", "Remaining", "Total", "check_units", "relation_units"]

@@ -30,6 +30,8 @@ from torch_geometric.data import Data
 from torch_geometric.utils import coalesce
 
 from privgraph.accounting import Budget, PrivacyGuarantee, TrustModel, Unit, check_share
+from privgraph.accounting.guarantee import unprotected
+from privgraph.accounting.ledger import Spend
 from privgraph.data.annotations import private_nodes, split_edges
 from privgraph.data.synthetic import unrank_lower_triangle
 from privgraph.data.validation import check_graph
@@ -422,3 +424,16 @@ def lap_graph(
         "edges": int(released.shape[1] // 2),
     }
     return released, _guarantee(epsilon, "LapGraph", notes), details
+
+
+def public_edges(all_private: bool) -> list[PrivacyGuarantee]:
+    """What a private-edge release writes of the plain edge unit: the public edges in clear, so ε = ∞ per edge
+    (none when every edge is private: privHRG)."""
+    if all_private:
+        return []
+    return [unprotected(Unit.EDGE, "public edges as given", "the public edges are released as they are")]
+
+
+def public_edge_spend(all_private: bool) -> list[Spend]:
+    """:func:`public_edges` as the ledger's declared spend (before the noise)."""
+    return [Spend(g.unit, g.epsilon) for g in public_edges(all_private)]

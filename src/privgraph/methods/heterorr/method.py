@@ -62,6 +62,8 @@ from privgraph.methods.heterorr.edges import (
     edge_rand,
     edge_rr,
     lap_graph,
+    public_edge_spend,
+    public_edges,
 )
 from privgraph.methods.heterorr.scores import budget_shares, importance_scores, sensitivity_scores
 from privgraph.methods.label_ldp import label_spend
@@ -391,12 +393,17 @@ class _EdgeMethod(Method):
         """``(edge_index, guarantee, details)``: the released graph, public edges included."""
         raise NotImplementedError
 
+    def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
+        """ε per private edge, and ε = ∞ per edge: the public edges are written as given (:func:`public_edges`)."""
+        return [*super().planned_spend(epsilon, label_epsilon, data=data), *public_edge_spend(self.all_private)]
+
     def release(
         self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None
     ) -> Release:
-        """The raw features with the :meth:`edges` graph and its private-edge guarantee."""
+        """The raw features with the :meth:`edges` graph, its private-edge guarantee and ε = ∞ per edge (the
+        public edges as given)."""
         edge_index, g, details = self.edges(data, self.check_epsilon_given(epsilon), rng, progress)
-        return Release(public_features(data), g, details, edge_index)
+        return Release(public_features(data), g, details, edge_index, extra_guarantees=public_edges(self.all_private))
 
 
 @register_method
@@ -419,9 +426,13 @@ class EdgeRRMethod(_EdgeMethod):
     release_search = {"noise_floor": [0.0, 2.0, 4.0]}
 
     def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
-        """ε per private edge; ∞ with the private MCMC's convergence='waive' (the claim is dropped if the MCMC
-        does not converge)."""
-        return [self._spend(Unit.PRIVATE_EDGE, waived(self.params, epsilon)), *label_spend(label_epsilon)]
+        """ε per private edge (∞ with the private MCMC's convergence='waive': the claim is dropped if the MCMC
+        does not converge); ∞ per edge, the public edges written as given (:func:`public_edges`)."""
+        return [
+            self._spend(Unit.PRIVATE_EDGE, waived(self.params, epsilon)),
+            *public_edge_spend(self.all_private),
+            *label_spend(label_epsilon),
+        ]
 
     def edges(self, data, epsilon, rng, progress):
         """EdgeRR's graph: public edges plus the sampled private subgraph (every edge private for privHRG)."""
@@ -526,6 +537,7 @@ class PublicEdgesOnly(_EdgeMethod):
                 "dropped_private_edges": int(private.shape[1]),
             },
             public,
+            extra_guarantees=public_edges(False),
         )
 
 
@@ -551,11 +563,13 @@ class HeteroRR(Method):
     public_fields = (*SPLIT_FIELDS, "private_node_mask")
 
     def planned_spend(self, epsilon: float | None, label_epsilon: float | None = None, data: Any = None) -> list[Spend]:
-        """ε_f per node feature vector and ε_e per private edge (each ``epsilon`` unless given apart)."""
+        """ε_f per node feature vector and ε_e per private edge (each ``epsilon`` unless given apart); ∞ per edge
+        (the public edges as given)."""
         p = self.params
         return [
             self._spend(Unit.NODE_FEATURES, p.epsilon_f or epsilon),
             self._spend(Unit.PRIVATE_EDGE, waived(p, p.epsilon_e or epsilon)),
+            *public_edge_spend(False),
             *label_spend(label_epsilon),
         ]
 
@@ -569,4 +583,4 @@ class HeteroRR(Method):
         x, g_f, d_f = feature_rr_release(data, eps_f, rng, p)
         edge_index, g_e, d_e = edge_rr(data, eps_e, rng, progress=progress, **p.edge_rr_options())
         details = {"mechanism": "heterorr", "epsilon_f": eps_f, "epsilon_e": eps_e, "features": d_f, "edges": d_e}
-        return Release(x, g_f, details, edge_index, extra_guarantees=[g_e])
+        return Release(x, g_f, details, edge_index, extra_guarantees=[g_e, *public_edges(False)])
