@@ -89,6 +89,10 @@ def _input_files(inputs: InputOptions) -> tuple[float, float] | None:
         "--clip": clip or None,
         "--directed": directed or None,
         "--trust-pickle": trust_pickle or None,
+        "--comment": inputs.comment,
+        "--strict": inputs.strict or None,
+        "--drop-unknown": inputs.drop_unknown or None,
+        "--missing-label": inputs.missing_label,
     }
     if path is None:
         stray = [flag for flag, v in given.items() if v is not None]
@@ -172,6 +176,10 @@ def _read_input(
             self_loops=not cls.simple_graph,
             trust_pickle=trust_pickle,
             split_seed=split_seed,
+            comment=inputs.comment,
+            strict=inputs.strict,
+            drop_unknown=inputs.drop_unknown,
+            missing_label=inputs.missing_label,
         )
     with user_errors(ValueError, TypeError):
         cls.check_input(request, data)  # the rules that need the data (privgraph.input_rules.check_data)

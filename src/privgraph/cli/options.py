@@ -1,4 +1,4 @@
-"""The command's shared options, declared once: their help texts and panels, and :class:`InputOptions`, the ten
+"""The command's shared options, declared once: their help texts and panels, and :class:`InputOptions`, the
 options that describe the user's own graph (``--input`` and its companions), which :func:`input_options` adds to
 run, attack, release and audit."""
 
@@ -65,6 +65,31 @@ TRUST_PICKLE_OPTION = typer.Option(
     "torch.load(weights_only=False): the file can run any code, so only for a file "
     "you trust (the report says it was trusted); by default only tensors, plain "
     "values and PyG's data classes are read",
+    rich_help_panel=DATA,
+)
+# how --input's text files are read (privgraph.data.read_graph's comment, strict, drop_unknown, missing_label)
+COMMENT_OPTION = typer.Option(
+    None,
+    "--comment",
+    help="skip --input's text lines starting with this prefix (e.g. '#'); none by default: a # line is data",
+    rich_help_panel=DATA,
+)
+STRICT_OPTION = typer.Option(
+    False,
+    "--strict",
+    help="refuse an --input edge list's repeated rows instead of merging them (said on stderr)",
+    rich_help_panel=DATA,
+)
+DROP_UNKNOWN_OPTION = typer.Option(
+    False,
+    "--drop-unknown",
+    help="drop the --input edges naming ids of no node-table row (counted) instead of refusing",
+    rich_help_panel=DATA,
+)
+MISSING_LABEL_OPTION = typer.Option(
+    None,
+    "--missing-label",
+    help="the --labels value of a node without a label (e.g. NA; an empty cell is one too)",
     rich_help_panel=DATA,
 )
 DATA_ROOT_OPTION = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)", rich_help_panel=DATA)
@@ -143,6 +168,10 @@ class InputOptions:
     clip: bool = False
     directed: bool = False
     trust_pickle: bool = False
+    comment: str | None = None
+    strict: bool = False
+    drop_unknown: bool = False
+    missing_label: str | None = None
     data_root: Path | None = None
 
     def dataset(self, dataset: str | None) -> str | None:
@@ -170,13 +199,17 @@ _INPUT_OPTIONS: dict[str, Any] = {
     "clip": CLIP_OPTION,
     "directed": DIRECTED_OPTION,
     "trust_pickle": TRUST_PICKLE_OPTION,
+    "comment": COMMENT_OPTION,
+    "strict": STRICT_OPTION,
+    "drop_unknown": DROP_UNKNOWN_OPTION,
+    "missing_label": MISSING_LABEL_OPTION,
     "data_root": DATA_ROOT_OPTION,
 }
 
 
 def input_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """A command that takes ``inputs: InputOptions`` as typer sees it: the parameter is replaced, in its
-    place, by :class:`InputOptions`' ten options (the same names, types, defaults and help as where each
+    place, by :class:`InputOptions`' options (the same names, types, defaults and help as where each
     command declared them), gathered back into one :class:`InputOptions` for the call."""
     signature = inspect.signature(command, eval_str=True)
     hints = get_type_hints(InputOptions)
