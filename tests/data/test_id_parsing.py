@@ -118,3 +118,24 @@ def test_header_rule_always_said(tmp_path):
         read_graph(_write(tmp_path / "h.csv", "a,b\n"))
     _, notes = read_graph(_write(tmp_path / "k.csv", "0,1\n1,2\n"))
     assert not any("header" in n for n in notes)
+
+
+def test_missing_labels_are_unlabelled_and_in_no_split(tmp_path):
+    """An empty label cell or the declared marker is a node without a label: y = -1, in no split."""
+    edges = "".join(f"n{i},n{(i + 1) % 20}\n" for i in range(20))
+    rows = "".join(f"n{i},{'' if i % 10 == 3 else 'NA' if i % 10 == 7 else i % 2}\n" for i in range(20))
+    _write(tmp_path / "y.csv", "id,label\n" + rows)
+    graph = _write(tmp_path / "g.csv", "a,b\n" + edges)
+    with pytest.raises(GraphInputError, match=r"y.csv, line 9: label 'NA' is not an integer"):
+        read_graph(graph, labels=tmp_path / "y.csv")
+    data, _ = read_graph(graph, labels=tmp_path / "y.csv", missing_label="NA")
+    unlabelled = [data.node_ids[i] for i in (data.y == -1).nonzero().flatten().tolist()]
+    assert sorted(unlabelled) == ["n13", "n17", "n3", "n7"]
+    split = data.train_mask | data.val_mask | data.test_mask
+    assert not split[data.y == -1].any() and split[data.y >= 0].all()
+    _write(tmp_path / "y.txt", "".join(f"{'-' if i in (2, 5) else i % 2}\n" for i in range(6)))
+    data, _ = read_graph(_write(tmp_path / "p.tsv", "0 1\n1 2\n"), labels=tmp_path / "y.txt", missing_label="-")
+    assert data.y.tolist() == [0, 1, -1, 1, 0, -1]
+    _write(tmp_path / "neg.txt", "0\n-1\n")
+    with pytest.raises(GraphInputError, match=r"neg.txt, line 2: labels must be >= 0, got -1 .*--missing-label"):
+        read_graph(_write(tmp_path / "q.tsv", "0 1\n"), labels=tmp_path / "neg.txt")

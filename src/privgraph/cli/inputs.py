@@ -29,7 +29,7 @@ def _input_request(
         return InputRequest(private_edges=False, private_ratio=private_ratio, ratio_applies=ratio_applies)
     torch_file = path.suffix.lower() in TORCH_SUFFIXES
     marked = inputs.private_column is not None or inputs.private_edges is not None
-    if not marked and not torch_file and _names_private(path):
+    if not marked and not torch_file and _names_private(path, inputs.comment):
         marked = None  # a header column named `private` may be the flag (privgraph.data.tables): the data will tell
     return InputRequest(
         source=path.name,
@@ -42,11 +42,16 @@ def _input_request(
     )
 
 
-def _names_private(path: Path) -> bool:
-    """Whether the first line of an edge list (its header, if any; nothing more is read) names ``private``."""
+def _names_private(path: Path, comment: str | None = None) -> bool:
+    """Whether the first line of an edge list (its header, if any; after blank lines and ``--comment`` lines,
+    nothing more is read) names ``private``."""
+    prefix = comment.encode() if comment else None
     try:
         with path.open("rb") as f:
-            first = f.readline(1 << 16)
+            for _ in range(1 << 12):
+                first = f.readline(1 << 16)
+                if not first or (first.strip() and not (prefix and first.strip().startswith(prefix))):
+                    break
     except OSError:
         return True  # unreadable here: the reader says why
     return b"private" in first.lower()

@@ -12,17 +12,21 @@ The graph file's suffix picks its format:
   notes say that it was trusted;
 * ``.csv`` (comma) and ``.tsv`` / ``.txt`` / ``.edges`` (any whitespace) — an
   edge list: one edge per row, source and target node ids in the first two
-  columns, an optional header row (detected: a non-numeric first row), blank
-  lines and lines starting with ``#`` or ``%`` skipped.  Node ids that are
-  all non-negative integers, with plain side files, are the node indices
-  0..n−1; n is the features' (or else the labels') row count, or the largest
-  id + 1.  Other ids (any text; or integers keyed by a node table) are mapped
-  to 0..n−1 in sorted order (by value when all are integers, else by text: the
-  id set alone decides the order, not the rows' order), kept as
-  ``data.node_ids``; a features or labels text file whose header has an
-  ``id`` column is a node table keyed by id (every node has a row; a node in
-  a table only is kept, isolated).  A header column named ``private`` is the private-edge flag unless
-  another column or a mask file is given;
+  columns, an optional header row (:data:`~privgraph.data.tables.HEADER_RULE`,
+  the same for every text file, said in the notes whenever taken), blank lines
+  skipped, comment lines only when declared (``comment``).  Ids are parsed
+  without guessing (:mod:`privgraph.data.ids`): integer ids are ASCII digits
+  only, anything else is text.  Ids written as indices (no leading zero), with
+  plain side files and a plausible count, are the node indices 0..n−1; n is the
+  features' (or else the labels') row count, or the largest id + 1.  Other ids
+  (text; integers keyed by a node table, or too large or sparse to be an array
+  size) are mapped to 0..n−1 in sorted order (by value when all are integers,
+  else by text: the id set alone decides the order, not the rows' order), kept
+  as ``data.node_ids``; a features or labels text file whose header has an
+  ``id`` column is a node table keyed by id (the tables agree on the nodes; an
+  edge naming an id of no row is refused, or dropped with ``drop_unknown``).
+  A header column named ``private`` is the private-edge flag unless another
+  column or a mask file is given;
 * ``.npz`` — a SciPy sparse adjacency matrix (``scipy.sparse.save_npz``);
   every stored nonzero (equal to 1) is an edge, read in row-major order.
 
@@ -43,10 +47,12 @@ Split: a labelled ``Data`` without ``train_mask``/``val_mask``/``test_mask`` get
 50/25/25 split (``split_seed``, the command line's ``--seed``: :func:`~privgraph.data.splits.add_missing_split`,
 the one rule of both), and the notes say so.
 
-Files are not cleaned otherwise: duplicate edges, self-loops when not allowed,
-and an edge whose two directions carry different private flags are errors
-(messages from :func:`~privgraph.data.check_graph`).  Every change made is in
-the notes.
+An edge list's rows are checked in file order (:mod:`privgraph.data.edge_rows`):
+a repeated row is merged unless ``strict``; self-loops when not allowed, copies
+of an edge with different private flags, and an undirected edge whose two
+rows carry different flags are errors naming the line and the ids as written.
+A ``.pt`` graph's duplicates are errors (:func:`~privgraph.data.check_graph`).
+Every change made is in the notes.
 """
 
 from __future__ import annotations

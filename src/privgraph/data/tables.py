@@ -446,15 +446,17 @@ def read_node_table(
 
 def table_values(table: NodeTable, order: list[int], missing: str | None = None) -> Tensor:
     """The table's values in node order (``order``: the table's row of each node): features float32
-    [n, d], labels long [n] (integers >= 0; an empty cell or ``missing``: :data:`UNLABELLED`)."""
-    flat = [f for i in order for f in table.values[i]]
-    numbers = [table.lines[i] for i in order for _ in table.values[i]]
+    [n, d], labels long [n] (integers >= 0; an empty cell or ``missing``: :data:`UNLABELLED`).  Parsed in the
+    file's row order, so a bad value is named by the first bad line."""
+    flat = [f for row in table.values for f in row]
+    numbers = [line for line, row in zip(table.lines, table.values) for _ in row]
+    rows = np.asarray(order, dtype=np.int64)
     if table.role == "features":
-        array = _parse(flat, numbers, float, table.path, "feature value").reshape(len(order), len(table.names))
-        x = torch.from_numpy(np.ascontiguousarray(array)).float()
+        array = _parse(flat, numbers, float, table.path, "feature value").reshape(len(table.ids), len(table.names))
+        x = torch.from_numpy(np.ascontiguousarray(array[rows])).float()
         check_finite(x, f"features in {table.path.name}")
         return x
-    return torch.from_numpy(_labels(flat, numbers, table.path, missing))
+    return torch.from_numpy(_labels(flat, numbers, table.path, missing)[rows])
 
 
 def _npz_header(path: Path) -> tuple[int, int, int]:
