@@ -44,9 +44,16 @@ def check_finite(x: Tensor, what: str) -> None:
 # ---------------------------------------------------------------------------------------- files
 
 
+SPACES = " \t\f\v"  # the spaces around a field and between a whitespace file's fields: ASCII only
+_SPLIT = re.compile(r"[ \t\f\v]+")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the csv module's line breaks only (not \x85, \u2028, \x0c, ...)
+
+
 def _lines(path: Path, role: str) -> list[str]:
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
+        lines = _LINE_BREAK.split(path.read_text(encoding="utf-8-sig"))
+        if lines and lines[-1] == "":
+            lines.pop()  # the file's last line break ends a line, it does not start one
         if any("\x00" in line for line in lines):
             number = next(i for i, line in enumerate(lines, start=1) if "\x00" in line)
             raise input_error(f"{path.name}, line {number}: a NUL character; {role} files are text")
@@ -58,24 +65,30 @@ def _lines(path: Path, role: str) -> list[str]:
 
 
 def _rows(path: Path, role: str, comment: str | None = None) -> list[tuple[int, list[str]]]:
-    """The data rows of a text table as (line number, stripped fields): comma-separated for ``.csv`` (the
-    csv module's quoting, ``skipinitialspace``: `` "u" `` is ``u``), whitespace-separated otherwise (quotes
-    are part of the text); blank lines skipped, and lines starting with ``comment`` when one is declared
+    """The data rows of a text table as (line number, fields stripped of ASCII spaces): comma-separated for
+    ``.csv`` (the csv module's quoting, ``skipinitialspace``: `` "u" `` is ``u``), separated by ASCII spaces
+    and tabs otherwise (quotes are part of the text; ``\xa0`` or ``\u3000`` are not spaces); lines end at
+    ``\n``, ``\r\n`` or ``\r`` only; blank lines skipped, and lines starting with ``comment`` when one is declared
     (none by default: a ``#`` line is data)."""
     lines = _lines(path, role)
     if path.suffix.lower() == ".csv":
+        parsed = csv.reader(lines, skipinitialspace=True)
+        fields_per_line = []
         try:
-            parsed = csv.reader(lines, skipinitialspace=True)
-            fields_per_line = [[f.strip() for f in row] for row in parsed]
+            for row in parsed:
+                if parsed.line_num != len(fields_per_line) + 1:  # a quoted field spanning lines
+                    raise input_error(
+                        f"{path.name}, line {len(fields_per_line) + 1}: malformed CSV (a quoted field is not closed "
+                        "on its line)"
+                    )
+                fields_per_line.append([f.strip(SPACES) for f in row])
         except csv.Error as exc:
-            raise input_error(f"{path.name}: malformed CSV: {first_line(exc)}") from exc
-        if len(fields_per_line) != len(lines):  # a quoted field spanning lines
-            raise input_error(f"{path.name}: malformed CSV (a quoted field spans several lines)")
+            raise input_error(f"{path.name}, line {parsed.line_num}: malformed CSV: {first_line(exc)}") from exc
     else:
-        fields_per_line = [line.split() for line in lines]
+        fields_per_line = [_SPLIT.split(line.strip(SPACES)) if line.strip(SPACES) else [] for line in lines]
     rows = []
     for number, (line, fields) in enumerate(zip(lines, fields_per_line), start=1):
-        stripped = line.strip()
+        stripped = line.strip(SPACES)
         if not stripped or (comment and stripped.startswith(comment)):
             continue
         rows.append((number, fields))
@@ -84,6 +97,7 @@ def _rows(path: Path, role: str, comment: str | None = None) -> list[tuple[int, 
 
 _NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|nan|inf|infinity)", re.ASCII | re.I)
 _INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_NEGATIVE = re.compile(r"-0*[1-9][0-9]*", re.ASCII)
 COMMENT_HINT = "if it is a comment, declare comment lines (comment='#' / --comment '#')"
 
 
@@ -94,7 +108,7 @@ def _is_number(text: str, kind: type = float) -> bool:
 
 
 def _hint(text: str) -> str:
-    return f" ({COMMENT_HINT})" if text.lstrip().startswith(("#", "%")) else ""
+    return f" ({COMMENT_HINT})" if text.startswith(("#", "%")) else ""
 
 
 def _parse(values: list[str], numbers: list[int], kind: type, path: Path, what: str) -> np.ndarray:
@@ -215,17 +229,17 @@ def _labels(values: list[str], numbers: list[int], path: Path, missing: str | No
     absent = np.asarray([v == "" or v == missing for v in values], dtype=np.bool_)
     given = [v for v, a in zip(values, absent) if not a]
     lines = [n for n, a in zip(numbers, absent) if not a]
-    y = np.full(len(values), UNLABELLED, dtype=np.int64)
-    parsed = _parse(given, lines, int, path, "label")
-    y[~absent] = parsed
-    negative = np.flatnonzero(parsed < 0)
-    if negative.size:
-        i = int(negative[0])
+    negative = [i for i, v in enumerate(given) if _NEGATIVE.fullmatch(v)]
+    if negative:
+        i = negative[0]
+        _parse(given[:i], lines[:i], int, path, "label")  # a bad value on an earlier line is named first
         marker = "" if missing is not None else "; a node without a label: leave the cell empty, or --missing-label"
         raise input_error(
-            f"{path.name}, line {lines[i]}: labels must be >= 0, got {given[i]} ({plural(negative.size, 'negative')}"
+            f"{path.name}, line {lines[i]}: labels must be >= 0, got {given[i]} ({plural(len(negative), 'negative')}"
             f"{marker})"
         )
+    y = np.full(len(values), UNLABELLED, dtype=np.int64)
+    y[~absent] = _parse(given, lines, int, path, "label")
     return y
 
 
