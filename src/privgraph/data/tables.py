@@ -46,6 +46,7 @@ def check_finite(x: Tensor, what: str) -> None:
 
 SPACES = " \t\f\v"  # the spaces around a field and between a whitespace file's fields: ASCII only
 _SPLIT = re.compile(r"[ \t\f\v]+")
+_SPACED = re.compile(r"[ \t\f\v]")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the csv module's line breaks only (not \x85, \u2028, \x0c, ...)
 
 
@@ -73,23 +74,28 @@ def _rows(path: Path, role: str, comment: str | None = None) -> list[tuple[int, 
     lines = _lines(path, role)
     if path.suffix.lower() == ".csv":
         parsed = csv.reader(lines, skipinitialspace=True)
-        fields_per_line = []
         try:
-            for row in parsed:
-                if parsed.line_num != len(fields_per_line) + 1:  # a quoted field spanning lines
-                    raise input_error(
-                        f"{path.name}, line {len(fields_per_line) + 1}: malformed CSV (a quoted field is not closed "
-                        "on its line)"
-                    )
-                fields_per_line.append([f.strip(SPACES) for f in row])
+            fields_per_line = list(parsed)
         except csv.Error as exc:
             raise input_error(f"{path.name}, line {parsed.line_num}: malformed CSV: {first_line(exc)}") from exc
+        if len(fields_per_line) != len(lines):  # a quoted field spanning lines: find where it starts
+            tracked = csv.reader(lines, skipinitialspace=True)
+            for number, _ in enumerate(tracked, start=1):
+                if tracked.line_num != number:
+                    raise input_error(
+                        f"{path.name}, line {number}: malformed CSV (a quoted field is not closed on its line)"
+                    )
+        spaced = _SPACED.search
+        fields_per_line = [
+            [f.strip(SPACES) for f in row] if spaced(line) else row for line, row in zip(lines, fields_per_line)
+        ]
     else:
         fields_per_line = [_SPLIT.split(line.strip(SPACES)) if line.strip(SPACES) else [] for line in lines]
     rows = []
     for number, (line, fields) in enumerate(zip(lines, fields_per_line), start=1):
-        stripped = line.strip(SPACES)
-        if not stripped or (comment and stripped.startswith(comment)):
+        if not fields or not (line.strip(SPACES) if _SPACED.search(line) else line):
+            continue
+        if comment and line.lstrip(SPACES).startswith(comment):
             continue
         rows.append((number, fields))
     return rows
