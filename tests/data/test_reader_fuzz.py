@@ -151,6 +151,7 @@ def test_node_table_matches_the_csv_module(tmp_path_factory, table, edges, stran
     parsed = _reference_rows(edge_buffer.getvalue())[1:]
 
     empty_id = "" in table_ids or len(table_ids) != len(table)  # stripped to "" or merged by stripping
+    empty_edge = [n for n, (a, b) in parsed if not a or not b]  # a stranger of spaces only
     unknown = [n for n, (a, b) in parsed if a not in table_ids or b not in table_ids]
     try:
         data, notes = read_graph(folder / "g.csv", labels=folder / "y.csv", drop_unknown=drop)
@@ -159,13 +160,16 @@ def test_node_table_matches_the_csv_module(tmp_path_factory, table, edges, stran
         if empty_id:
             assert message.startswith("y.csv, line "), message
             return
+        if empty_edge:
+            assert message.startswith(f"g.csv, line {empty_edge[0]}: empty node id"), message
+            return
         if unknown and drop and len(unknown) == len(parsed):
             assert "holds no edges" in message
             return
         assert unknown and not drop, f"refused a good file: {exc}"
         assert message.startswith(f"g.csv, line {unknown[0]}: node id "), (unknown, message)
         return
-    assert not empty_id and (drop or not unknown)
+    assert not empty_id and not empty_edge and (drop or not unknown)
     kept = [(a, b) for n, (a, b) in parsed if n not in unknown]
     assert _pairs(data) == {(a, b) for a, b in kept} | {(b, a) for a, b in kept}
     assert data.node_ids == _order(set(table_ids))
