@@ -159,5 +159,11 @@ def test_cli_reading_options(files):
     res = _invoke("release", "edgerand", "--input", files / "edges.csv", "--labels", files / "miss.csv",
                   "--missing-label", "?", "--epsilon", "1", "-o", files / "z.pt")  # fmt: skip
     assert res.exit_code == 0, res.output
+    (files / "both.csv").write_text(FEATURES.replace("id,f1,f2", "id,f1,cls").replace("lonely,8,9", "lonely,8,"))
+    res = _invoke("release", "edgerand", "--input", files / "edges.csv", "--features", files / "both.csv",
+                  "--label-column", "cls", "--epsilon", "1", "-o", files / "v.pt")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    released = pg.load_release(files / "v.pt").data
+    assert released.x.shape == (5, 1) and released.y.tolist() == [1, -1, 3, 5, 7]
     res = _invoke("release", "edgerand", "--strict", "--epsilon", "1", "-o", files / "w.pt")
     assert res.exit_code == 2 and "--strict describes an --input file" in " ".join(res.output.split())

@@ -139,3 +139,19 @@ def test_missing_labels_are_unlabelled_and_in_no_split(tmp_path):
     _write(tmp_path / "neg.txt", "0\n-1\n")
     with pytest.raises(GraphInputError, match=r"neg.txt, line 2: labels must be >= 0, got -1 .*--missing-label"):
         read_graph(_write(tmp_path / "q.tsv", "0 1\n"), labels=tmp_path / "neg.txt")
+
+
+def test_one_node_table_carries_features_and_labels(tmp_path):
+    """label_column: the features node table's named column is the label (empty: unlabelled); the rest features."""
+    _write(tmp_path / "nodes.csv", "id,age,class,score\nzed,0.1,1,5\nbob,0.2,,6\nann,0.3,0,7\n")
+    graph = _write(tmp_path / "g.csv", "a,b\nann,bob\nbob,zed\n")
+    data, _ = read_graph(graph, features=tmp_path / "nodes.csv", label_column="class")
+    assert data.node_ids == ["ann", "bob", "zed"]
+    assert data.x.flatten().tolist() == pytest.approx([0.3, 7, 0.2, 6, 0.1, 5]) and data.y.tolist() == [0, -1, 1]
+    _write(tmp_path / "only.csv", "id,class\nzed,1\nbob,0\nann,0\n")
+    data, _ = read_graph(graph, features=tmp_path / "only.csv", label_column="class")
+    assert data.x is None and data.y.tolist() == [0, 0, 1]
+    with pytest.raises(GraphInputError, match=r"nodes.csv has no column 'kind' for the labels \(columns: age, class"):
+        read_graph(graph, features=tmp_path / "nodes.csv", label_column="kind")
+    with pytest.raises(GraphInputError, match=r"label_column \(--label-column\) names the label column of a features"):
+        read_graph(graph, features=tmp_path / "nodes.csv", labels=tmp_path / "only.csv", label_column="class")

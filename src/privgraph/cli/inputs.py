@@ -98,6 +98,7 @@ def _input_files(inputs: InputOptions) -> tuple[float, float] | None:
         "--strict": inputs.strict or None,
         "--drop-unknown": inputs.drop_unknown or None,
         "--missing-label": inputs.missing_label,
+        "--label-column": inputs.label_column,
     }
     if path is None:
         stray = [flag for flag, v in given.items() if v is not None]
@@ -185,6 +186,7 @@ def _read_input(
             strict=inputs.strict,
             drop_unknown=inputs.drop_unknown,
             missing_label=inputs.missing_label,
+            label_column=inputs.label_column,
         )
     with user_errors(ValueError, TypeError):
         cls.check_input(request, data)  # the rules that need the data (privgraph.input_rules.check_data)

@@ -92,6 +92,12 @@ MISSING_LABEL_OPTION = typer.Option(
     help="the --labels value of a node without a label (e.g. NA; an empty cell is one too)",
     rich_help_panel=DATA,
 )
+LABEL_COLUMN_OPTION = typer.Option(
+    None,
+    "--label-column",
+    help="the --features node table's column (by header name) holding the labels, instead of --labels",
+    rich_help_panel=DATA,
+)
 DATA_ROOT_OPTION = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)", rich_help_panel=DATA)
 DATASET_OPTION = typer.Option("sbm", help="a dataset (`privgraph datasets`), or sbm (synthetic)", rich_help_panel=DATA)
 
@@ -172,6 +178,7 @@ class InputOptions:
     strict: bool = False
     drop_unknown: bool = False
     missing_label: str | None = None
+    label_column: str | None = None
     data_root: Path | None = None
 
     def dataset(self, dataset: str | None) -> str | None:
@@ -203,6 +210,7 @@ _INPUT_OPTIONS: dict[str, Any] = {
     "strict": STRICT_OPTION,
     "drop_unknown": DROP_UNKNOWN_OPTION,
     "missing_label": MISSING_LABEL_OPTION,
+    "label_column": LABEL_COLUMN_OPTION,
     "data_root": DATA_ROOT_OPTION,
 }
 

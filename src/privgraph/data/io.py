@@ -92,6 +92,7 @@ from privgraph.data.tables import (
     read_labels,
     read_node_table,
     read_npz,
+    split_label_column,
 )
 from privgraph.data.validation import Note, check_graph, one_way_edges, plural, public_note
 
@@ -283,6 +284,7 @@ def read_graph(
     strict: bool = False,
     drop_unknown: bool = False,
     missing_label: str | None = None,
+    label_column: str | None = None,
 ) -> GraphRead:
     """Read a graph (``.pt``/``.pth``, an edge list ``.csv``/``.tsv``/``.txt``/``.edges``, or an
     ``.npz`` adjacency matrix) with optional features, labels and private-edge flags (a mask
@@ -303,7 +305,8 @@ def read_graph(
     header rule is :data:`~privgraph.data.tables.HEADER_RULE`, said in the notes whenever a row is taken.  An
     edge list's repeated rows are merged (the notes name the first) unless ``strict``; an edge naming an id of
     no node-table row is refused unless ``drop_unknown`` (dropped, counted); ``missing_label`` (or an empty
-    cell) marks a node without a label: in no split.
+    cell) marks a node without a label: in no split.  ``label_column`` names the column of a features node
+    table (keyed by id) that holds the labels, instead of a labels file.
 
     Returns a :class:`GraphRead`, ``(data, notes)``: the graph (with ``data.name``, and
     ``data.feature_domain`` when a domain applies) and notes on every change made.  Raises
@@ -340,6 +343,16 @@ def read_graph(
         for role, file in (("features", features), ("labels", labels))
         if file is not None and (table := read_node_table(file, role, comment=comment, notes=notes)) is not None
     }
+    if label_column is not None:
+        if labels is not None or "features" not in tables:
+            raise input_error(
+                "label_column (--label-column) names the label column of a features node table (a header with an "
+                "id column), given instead of a labels file"
+            )
+        rest, tables["labels"] = split_label_column(tables.pop("features"), label_column)
+        if rest is not None:
+            tables["features"] = rest
+        features, labels = (features if rest is not None else None), features
     if tables and suffix not in EDGE_LIST_SUFFIXES:
         table = next(iter(tables.values()))
         raise input_error(

@@ -464,6 +464,23 @@ def read_node_table(
     return NodeTable(path, role, ids, lines, names, values)
 
 
+def split_label_column(table: NodeTable, column: str) -> tuple[NodeTable | None, NodeTable]:
+    """A features node table that also carries the label (``column``, by its header name) as (the features
+    table without it, or None when it was the only other column; the labels table)."""
+    if column not in table.names:
+        raise input_error(
+            f"the features file {table.path.name} has no column {column!r} for the labels (columns: "
+            f"{', '.join(table.names)})"
+        )
+    j = table.names.index(column)
+    labels = NodeTable(table.path, "labels", table.ids, table.lines, [column], [[row[j]] for row in table.values])
+    names = [n for i, n in enumerate(table.names) if i != j]
+    if not names:
+        return None, labels
+    values = [[f for i, f in enumerate(row) if i != j] for row in table.values]
+    return NodeTable(table.path, "features", table.ids, table.lines, names, values), labels
+
+
 def table_values(table: NodeTable, order: list[int], missing: str | None = None) -> Tensor:
     """The table's values in node order (``order``: the table's row of each node): features float32
     [n, d], labels long [n] (integers >= 0; an empty cell or ``missing``: :data:`UNLABELLED`).  Parsed in the
