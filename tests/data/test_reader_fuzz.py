@@ -96,8 +96,40 @@ def test_edge_list_csv_matches_the_csv_module(tmp_path_factory, rows, header):
         writer.writerow(["src", "dst"])
     writer.writerows(rows)
     path.write_text(buffer.getvalue(), encoding="utf-8")
+    _check_edge_list(path, _reference_rows(buffer.getvalue()), header)
 
-    parsed = _reference_rows(buffer.getvalue())
+
+def _word_ids():
+    """Ids of a whitespace-separated file: anything but its ASCII separators and line breaks."""
+    alphabet = st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\x00" + SPACES)
+    return st.one_of(
+        st.sampled_from([t for t in TRICKY if not any(c in t for c in SPACES)]),
+        st.text(alphabet=alphabet, min_size=1, max_size=6),
+    )
+
+
+@given(
+    rows=st.lists(st.tuples(_word_ids(), _word_ids(), st.sampled_from(["\t", " ", " \t ", "\f"])), max_size=12),
+    header=st.booleans(),
+    blank=st.integers(0, 3),
+)
+def test_edge_list_tsv_matches_ascii_whitespace(tmp_path_factory, rows, header, blank):
+    """A whitespace-separated file: fields split at ASCII spaces/tabs only (``\xa0``, ``\u3000`` are id text)."""
+    path = tmp_path_factory.mktemp("fuzz") / "g.tsv"
+    lines = (["src\tdst"] if header else []) + [f"{a}{sep}{b}" for a, b, sep in rows]
+    lines.insert(min(blank, len(lines)), "  ")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    parsed = [(n, re.split(r"[ \t\f\v]+", line.strip(SPACES))) for n, line in enumerate(lines, 1) if line.strip(SPACES)]
+    if not parsed:
+        with pytest.raises(GraphInputError, match="no edges in"):
+            read_graph(path)
+        return
+    _check_edge_list(path, parsed, header)
+
+
+def _check_edge_list(path, parsed: list[tuple[int, list[str]]], header: bool) -> None:
+    """``read_graph(path)`` against the reference rows ``parsed`` and the documented header rule."""
+    file = path.name
     first = parsed[0][1] if parsed else []
     takes_header = bool(first) and not first[0].startswith(("#", "%")) and not all(_is_number(c) for c in first[:2])
     assert takes_header or not header  # a written header is always taken (src is not a number)
@@ -110,7 +142,7 @@ def test_edge_list_csv_matches_the_csv_module(tmp_path_factory, rows, header):
             assert "no edges in" in str(exc)
             return
         assert bad is not None, f"refused a good file: {exc}"
-        _expect_error(exc, "g.csv", bad)
+        _expect_error(exc, file, bad)
         return
     assert bad is None and data_rows, "read a file the reference refuses"
     assert takes_header == any("read as the header row" in n for n in notes)  # the header is always said
