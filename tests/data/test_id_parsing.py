@@ -155,3 +155,14 @@ def test_one_node_table_carries_features_and_labels(tmp_path):
         read_graph(graph, features=tmp_path / "nodes.csv", label_column="kind")
     with pytest.raises(GraphInputError, match=r"label_column \(--label-column\) names the label column of a features"):
         read_graph(graph, features=tmp_path / "nodes.csv", labels=tmp_path / "only.csv", label_column="class")
+
+
+def test_non_finite_text_features_name_their_line(tmp_path):
+    """NaN/inf in a text table is refused at its first line in file order (a node table: not its node's row)."""
+    graph = _write(tmp_path / "g.csv", "a,b\nzed,ann\n")
+    _write(tmp_path / "x.csv", "id,f\nzed,1\nann,inf\n")
+    with pytest.raises(GraphInputError, match=r"x.csv, line 3: feature value 'inf' is not finite \(1 NaN/inf value"):
+        read_graph(graph, features=tmp_path / "x.csv")
+    _write(tmp_path / "p.csv", "f,g\n1,2\n3,nan\n")
+    with pytest.raises(GraphInputError, match=r"p.csv, line 3: feature value 'nan' is not finite"):
+        read_graph(_write(tmp_path / "h.tsv", "0 1\n"), features=tmp_path / "p.csv")

@@ -118,8 +118,21 @@ def _hint(text: str) -> str:
 
 
 def _parse(values: list[str], numbers: list[int], kind: type, path: Path, what: str) -> np.ndarray:
-    """``values`` (strings, one per row) as an int64 or float64 array of ASCII numbers (:func:`_is_number`);
-    the first bad entry (file order) is named with its line."""
+    """``values`` (strings, one per row) as an int64 or float64 array of ASCII numbers (:func:`_is_number`),
+    floats finite; the first bad entry (file order) is named with its line."""
+    out = _parse_numbers(values, numbers, kind, path, what)
+    if kind is float and out.size:
+        bad = np.flatnonzero(~np.isfinite(out))
+        if bad.size:
+            i = int(bad[0])
+            raise input_error(
+                f"{path.name}, line {numbers[i]}: {what} {values[i]!r} is not finite "
+                f"({plural(bad.size, 'NaN/inf value')} in the file); fill or drop them before privatizing"
+            )
+    return out
+
+
+def _parse_numbers(values: list[str], numbers: list[int], kind: type, path: Path, what: str) -> np.ndarray:
     dtype = np.int64 if kind is int else np.float64
     if not values:
         return np.empty(0, dtype=dtype)
