@@ -350,7 +350,7 @@ def test_node_table_refusals(tmp_path):
         features=tmp_path / "x.npy",
     )
     _write(tmp_path / "y3.csv", "id,label,other\nbob,0,1\n")
-    _error(r"labels file y3.csv must have two columns, id and the label", graph, labels=tmp_path / "y3.csv")
+    _error(r"y3.csv, line 1: a labels node table has two columns, id and the label", graph, labels=tmp_path / "y3.csv")
     torch.save(Data(edge_index=torch.tensor([[0], [1]]), num_nodes=2), tmp_path / "g.pt")
     _error(r"x4.csv is keyed by an id column", tmp_path / "g.pt", features=tmp_path / "x4.csv")
 

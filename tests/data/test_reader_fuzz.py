@@ -221,17 +221,22 @@ def test_labels_are_integers_or_one_clear_error(tmp_path_factory, cells):
     values = parsed[1:] if takes_header else parsed
     good = lambda f: len(f) == 1 and re.fullmatch(r"[+-]?[0-9]+", f[0], re.ASCII) and 0 <= int(f[0]) < 2**63  # noqa: E731
     bad = next((n for n, f in values if not good(f)), None)
+    keyed = bool(parsed) and "id" in [c.strip().strip('"').strip("'").lower() for c in parsed[0][1]]
     try:
         data, _ = read_graph(folder / "g.tsv", labels=folder / "y.csv", split_seed=None)
     except GraphInputError as exc:
         message = str(exc)
+        if keyed:  # a header naming an id column: a node table with no label column
+            expected = f"y.csv, line {parsed[0][0]}: the header of this labels file names an id"
+            assert message.startswith(expected), message
+            return
         if not values:
             assert "holds no labels" in message
             return
         assert bad is not None, f"refused good labels: {exc}"
         assert message.startswith(f"y.csv, line {bad}:"), (bad, message)
         return
-    assert bad is None and values
+    assert bad is None and values and not keyed
     assert data.y.tolist() == [int(f[0]) for _, f in values]
 
 

@@ -445,6 +445,7 @@ def read_node_table(
     if not rows or ID_COLUMN not in [f.strip().strip('"').strip("'").lower() for f in rows[0][1]]:
         return None
     number, fields = rows.pop(0)
+    header_line = number
     header = [f.strip().strip('"').strip("'") for f in fields]
     if notes is not None:
         shown = ", ".join(header)
@@ -471,9 +472,14 @@ def read_node_table(
         values.append([f for j, f in enumerate(fields) if j != column])
     names = [h for j, h in enumerate(header) if j != column]
     if not names:
-        raise input_error(f"{role} file {path.name} has an id column and no other")
+        raise input_error(
+            f"{path.name}, line {header_line}: the header of this {role} file names an id column and no other"
+        )
     if role == "labels" and len(names) != 1:
-        raise input_error(f"labels file {path.name} must have two columns, id and the label, got {', '.join(header)}")
+        raise input_error(
+            f"{path.name}, line {header_line}: a labels node table has two columns, id and the label, got "
+            f"{', '.join(header)}"
+        )
     return NodeTable(path, role, ids, lines, names, values)
 
 
