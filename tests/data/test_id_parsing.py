@@ -166,3 +166,13 @@ def test_non_finite_text_features_name_their_line(tmp_path):
     _write(tmp_path / "p.csv", "f,g\n1,2\n3,nan\n")
     with pytest.raises(GraphInputError, match=r"p.csv, line 3: feature value 'nan' is not finite"):
         read_graph(_write(tmp_path / "h.tsv", "0 1\n"), features=tmp_path / "p.csv")
+
+
+def test_npy_labels_with_a_declared_missing_marker(tmp_path):
+    np.save(tmp_path / "y.npy", np.array([0, -1, 1, 1, -1, 0]))
+    graph = _write(tmp_path / "g.tsv", "0 1\n2 3\n4 5\n")
+    with pytest.raises(GraphInputError, match=r"labels in y.npy must be >= 0: 2 are negative \(e.g. -1 at entry 1\)"):
+        read_graph(graph, labels=tmp_path / "y.npy")
+    data, _ = read_graph(graph, labels=tmp_path / "y.npy", missing_label="-1")
+    assert data.y.tolist() == [0, -1, 1, 1, -1, 0]
+    assert not (data.train_mask | data.val_mask | data.test_mask)[data.y == -1].any()
