@@ -176,3 +176,11 @@ def test_npy_labels_with_a_declared_missing_marker(tmp_path):
     data, _ = read_graph(graph, labels=tmp_path / "y.npy", missing_label="-1")
     assert data.y.tolist() == [0, -1, 1, 1, -1, 0]
     assert not (data.train_mask | data.val_mask | data.test_mask)[data.y == -1].any()
+
+
+def test_a_plain_side_file_beside_a_node_table_is_refused(tmp_path):
+    """A keyed features table and plain labels (rows in no id order) cannot be matched: refused, not aligned."""
+    _write(tmp_path / "x.csv", "id,f\nb,1\na,2\n")
+    _write(tmp_path / "y.txt", "0\n1\n")
+    with pytest.raises(GraphInputError, match=r"x.csv is keyed by an id column, but the labels file y.txt has no id"):
+        read_graph(_write(tmp_path / "g.csv", "s,t\na,b\n"), features=tmp_path / "x.csv", labels=tmp_path / "y.txt")

@@ -80,7 +80,15 @@ def map_nodes(
     if indices is not None:
         edge_index, num_nodes = _positional(indices, tokens, lines, size, path, side)
         return NodeMap(edge_index, num_nodes, None, x, y, None)
-    if side is not None and not tables:
+    if side is not None and tables:
+        role, file = side
+        keyed = next(iter(tables.values()))
+        raise input_error(
+            f"the {keyed.role} file {keyed.path.name} is keyed by an id column, but the {role} file "
+            f"{Path(file).name} has no id column: key its rows by a header column named id too "
+            "(docs/usage.md#your-own-graph)"
+        )
+    if side is not None:
         col = _not_index(tokens)
         role, file = side
         raise input_error(
