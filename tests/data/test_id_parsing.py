@@ -184,3 +184,14 @@ def test_a_plain_side_file_beside_a_node_table_is_refused(tmp_path):
     _write(tmp_path / "y.txt", "0\n1\n")
     with pytest.raises(GraphInputError, match=r"x.csv is keyed by an id column, but the labels file y.txt has no id"):
         read_graph(_write(tmp_path / "g.csv", "s,t\na,b\n"), features=tmp_path / "x.csv", labels=tmp_path / "y.txt")
+
+
+def test_drop_unknown_keeps_the_mask_file_aligned(tmp_path):
+    """A private-edge mask file has one entry per edge row of the file; dropped rows take theirs along."""
+    _write(tmp_path / "x.csv", "id,f\na,1\nb,2\nc,3\n")
+    graph = _write(tmp_path / "g.csv", "s,t\na,b\nb,zz\nb,c\n")
+    np.save(tmp_path / "m.npy", np.array([True, False, False]))
+    data, _ = read_graph(graph, features=tmp_path / "x.csv", private_edges=tmp_path / "m.npy", drop_unknown=True)
+    pairs = [(data.node_ids[u], data.node_ids[v]) for u, v in data.edge_index.t().tolist()]
+    flags = dict(zip(pairs, data.private_edge_mask.tolist()))
+    assert flags == {("a", "b"): True, ("b", "a"): True, ("b", "c"): False, ("c", "b"): False}
