@@ -105,7 +105,8 @@ def test_cli_refusal_names_the_features_file(files):
     assert res.exit_code == 2
     text = " ".join(res.output.split())
     assert "edges.csv, line 2: node id 'user9228' has no row in the features file short.csv" in text
-    assert "it has 2 rows, expected one per node: 4" in text and not (files / "x.pt").exists()
+    assert "(3 edge rows name ids of no row; it has 2 rows)" in text and "--drop-unknown" in text
+    assert not (files / "x.pt").exists()
 
 
 def _release(files, graph, out, *extra):
@@ -142,3 +143,32 @@ def test_new_ledger_takes_the_file_stem(files):
 def test_transform_keeps_the_ids(files):
     out = pg.Privatize("edgerand", epsilon=1.0, seed=0)(_read(files))
     assert out.node_ids == IDS and out.num_nodes == len(IDS)
+
+
+def test_cli_reading_options(files):
+    """--drop-unknown, --strict, --comment and --missing-label reach the reader; without --input they are refused."""
+    (files / "short.csv").write_text("id,f1,f2\nbob,0,1\nuser17,2,3\n")
+    res = _invoke("release", "edgerand", "--input", files / "edges.csv", "--features", files / "short.csv",
+                  "--drop-unknown", "--epsilon", "1", "-o", files / "x.pt")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "3 edge rows naming node ids of no features row dropped (first: line 2, id 'user9228'" in text
+    assert pg.load_release(files / "x.pt").node_ids == ["bob", "user17"]
+    (files / "rep.csv").write_text("# a comment\n" + EDGES + "bob,user9228,1\n")
+    base = ("release", "edgerand", "--input", files / "rep.csv", "--epsilon", "1", "--comment", "#")
+    res = _invoke(*base, "--strict", "-o", files / "y.pt")
+    assert res.exit_code == 2 and "rep.csv, line 7: edge (bob, user9228) repeats line 5" in " ".join(res.output.split())
+    res = _invoke(*base, "-o", files / "y.pt")
+    assert res.exit_code == 0 and "1 repeated edge row merged" in " ".join(res.output.split()), res.output
+    (files / "miss.csv").write_text(LABELS.replace("zed,1", "zed,?"))
+    res = _invoke("release", "edgerand", "--input", files / "edges.csv", "--labels", files / "miss.csv",
+                  "--missing-label", "?", "--epsilon", "1", "-o", files / "z.pt")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    (files / "both.csv").write_text(FEATURES.replace("id,f1,f2", "id,f1,cls").replace("lonely,8,9", "lonely,8,"))
+    res = _invoke("release", "edgerand", "--input", files / "edges.csv", "--features", files / "both.csv",
+                  "--label-column", "cls", "--epsilon", "1", "-o", files / "v.pt")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    released = pg.load_release(files / "v.pt").data
+    assert released.x.shape == (5, 1) and released.y.tolist() == [1, -1, 3, 5, 7]
+    res = _invoke("release", "edgerand", "--strict", "--epsilon", "1", "-o", files / "w.pt")
+    assert res.exit_code == 2 and "--strict describes an --input file" in " ".join(res.output.split())

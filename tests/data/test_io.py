@@ -11,6 +11,7 @@ from torch_geometric.data import Data, HeteroData
 
 from privgraph.data import GraphInputError, read_graph
 from privgraph.data.splits import split_note
+from privgraph.data.tables import HEADER_RULE
 from privgraph.data.validation import public_note
 
 # An undirected triangle plus the edge 2-3, both directions, with the 0-1 edge private.
@@ -101,15 +102,25 @@ def test_csv_with_header_and_private_column(tmp_path):
     assert data.edge_index.t().tolist() == [list(e) for e in EDGES]
     assert data.private_edge_mask.tolist() == PRIVATE and data.private_edge_mask.dtype == torch.bool
     assert data.num_nodes == 4 and data.name == "edges"
+    header, undirected = (
+        [n for n in notes if "header row" in str(n)],
+        [n for n in notes if str(n).startswith("undirected")],
+    )
+    assert [str(n) for n in header] == [f"line 1 (src, dst, private) read as the header row ({HEADER_RULE})"]
+    assert public_note(header[0]) == f"the first row read as the header row ({HEADER_RULE})"  # no cells released
     # issue 50: the report says the same whether or not an edge was added (the console tells the curator)
-    (note,) = notes
+    (note,) = undirected
     assert note.startswith("undirected: every edge is listed in both directions, none added")
     assert public_note(note).startswith("undirected: added the reverse direction of the edges listed one way only")
+    assert len(notes) == 2
 
 
 def test_tsv_without_header_and_private_column_index(tmp_path):
     text = "# comment\n\n" + "".join(f"{u} \t{v}\t{'true' if f else 'FALSE'}\n" for (u, v), f in zip(EDGES, PRIVATE))
-    data, _ = read_graph(_write(tmp_path / "g.edges", text), private_column="2")
+    path = _write(tmp_path / "g.edges", text)
+    hint = r"g.edges, line 3: expected 2 columns, got 3 \(line 1 starts with #: if it is a comment, declare"
+    _error(hint, path, private_column="2")
+    data, _ = read_graph(path, private_column="2", comment="#")
     assert data.edge_index.t().tolist() == [list(e) for e in EDGES]
     assert data.private_edge_mask.tolist() == PRIVATE
     data, _ = read_graph(_tsv(tmp_path))
@@ -160,14 +171,14 @@ def test_a_column_named_private_is_the_private_flag(tmp_path):
     path = _write(tmp_path / "edges.csv", "source,target,weight,private\n0,1,5,1\n1,2,3,0\n")
     data, notes = read_graph(path)
     assert data.private_edge_mask.tolist() == [True, False, True, False]  # the reverses copy their edge's flag
-    assert notes[:2] == [
+    assert notes[1:3] == [
         "column 'private' read as the private-edge flag (choose another with --private-column)",
         "column weight ignored (only source and target are read, and the private flags from column private)",
     ]  # neither note repeats the file name (the CLI prefixes it)
     np.save(tmp_path / "m.npy", np.array([0, 1]))
     data, notes = read_graph(path, private_edges=tmp_path / "m.npy")  # a mask file wins, and the column says so
     assert data.private_edge_mask.tolist() == [False, True, False, True]
-    assert notes[0] == (
+    assert notes[1] == (
         "columns weight, private ignored (only source and target are read, and the private flags "
         "from the private-edge mask file)"
     )
@@ -272,13 +283,14 @@ def test_malformed_rows(tmp_path):
 def test_ids_out_of_range(tmp_path):
     """A side file too short for the edge list's node indices is blamed: its row count and the count expected."""
     np.save(tmp_path / "x.npy", np.zeros((3, 2)))
-    message = _error(
-        r"the features file x.npy has 3 rows, expected one per node", _tsv(tmp_path), features=tmp_path / "x.npy"
-    )
-    assert "edges.tsv names node ids up to 3 (line 7), so 4 nodes" in message
-    np.save(tmp_path / "y.npy", np.zeros(2, dtype=np.int64))
     _error(
-        r"the labels file y.npy has 2 labels, expected one per node: .* up to 3",
+        r"edges.tsv, line 7: node id 3 is past the features file x.npy, which has 3 rows, one per node 0..2",
+        _tsv(tmp_path),
+        features=tmp_path / "x.npy",
+    )
+    np.save(tmp_path / "y.npy", np.zeros(2, dtype=np.int64))
+    _error(  # the first line in file order (1-2), not the largest id's
+        r"edges.tsv, line 3: node id 2 is past the labels file y.npy, which has 2 labels",
         _tsv(tmp_path),
         labels=tmp_path / "y.npy",
     )
@@ -304,9 +316,9 @@ def test_string_ids_sorted_by_text(tmp_path):
 
 
 def test_integer_ids_not_indices(tmp_path):
-    """Integer ids with a negative one, or keyed by a node table, are sorted by value."""
+    """Ids with a sign are text (no sign games): sorted by text; integer ids keyed by a node table, by value."""
     data, _ = read_graph(_write(tmp_path / "g.tsv", "10 -3\n-3 7\n"))
-    assert data.node_ids == ["-3", "7", "10"]
+    assert data.node_ids == ["-3", "10", "7"]
     _write(tmp_path / "x.csv", "id,a\n1001,1\n7,2\n50,3\n")
     data, _ = read_graph(_write(tmp_path / "h.csv", "1001,50\n"), features=tmp_path / "x.csv")
     assert data.node_ids == ["7", "50", "1001"] and data.x[:, 0].tolist() == [2.0, 3.0, 1.0]
@@ -329,7 +341,10 @@ def test_node_table_refusals(tmp_path):
     message = _error(
         r"g.csv, line 5: node id 'zed' has no row in the features file x.csv", graph, features=tmp_path / "x.csv"
     )
-    assert "it has 3 rows, expected one per node: 4" in message
+    assert "(1 edge row names ids of no row" in message and "--drop-unknown" in message
+    data, notes = read_graph(graph, features=tmp_path / "x.csv", drop_unknown=True)
+    assert data.node_ids == ["bob", "user17", "user9228"] and data.edge_index.shape[1] == 6  # zed,bob dropped
+    assert any("1 edge row naming node ids of no features row dropped (first: line 5, id 'zed'" in n for n in notes)
     _write(tmp_path / "y.csv", "id,label\nbob,0\nuser17,1\nuser9228,0\nzed,1\nextra,0\n")
     _write(tmp_path / "x4.csv", "id,f\nbob,0\nuser17,1\nuser9228,2\nzed,3\n")
     _error(
@@ -342,10 +357,13 @@ def test_node_table_refusals(tmp_path):
     _error(r"dup.csv, line 3: node id 'bob' already has a row \(line 2\)", graph, features=tmp_path / "dup.csv")
     np.save(tmp_path / "x.npy", np.zeros((4, 2)))
     _error(
-        r"g.csv names its nodes by ids .* the features file x.npy has no id column", graph, features=tmp_path / "x.npy"
+        r"g.csv, line 2: node id 'user9228' \(or 'user17'\) is not a node index 0..n-1, but the features file "
+        r"x.npy has no id column",
+        graph,
+        features=tmp_path / "x.npy",
     )
     _write(tmp_path / "y3.csv", "id,label,other\nbob,0,1\n")
-    _error(r"labels file y3.csv must have two columns, id and the label", graph, labels=tmp_path / "y3.csv")
+    _error(r"y3.csv, line 1: a labels node table has two columns, id and the label", graph, labels=tmp_path / "y3.csv")
     torch.save(Data(edge_index=torch.tensor([[0], [1]]), num_nodes=2), tmp_path / "g.pt")
     _error(r"x4.csv is keyed by an id column", tmp_path / "g.pt", features=tmp_path / "x4.csv")
 
@@ -415,27 +433,29 @@ def test_empty_edge_list(tmp_path):
     _error("no edges in", tmp_path / "z.npz")
 
 
-def test_duplicates_are_an_error(tmp_path):
-    _error(
-        r"the edge list g.tsv has 1 duplicate column: 1 edge is listed more than once \(e.g. \(0, 1\), 2 times\)",
-        _tsv(tmp_path, EDGES + [(0, 1)], name="g.tsv"),
-    )
-    _error(
-        r"has 2 duplicate columns: 2 edges are listed more than once",
-        _tsv(tmp_path, EDGES + [(0, 1), (1, 2)], name="g.tsv"),
-    )
+def test_duplicates_merged_unless_strict(tmp_path):
+    """A repeated row is merged (its first row kept), the curator told which line repeats which; strict refuses."""
+    path = _tsv(tmp_path, EDGES + [(0, 1), (1, 2)], name="g.tsv")
+    data, notes = read_graph(path)
+    assert data.edge_index.t().tolist() == [list(e) for e in EDGES]
+    note = next(n for n in notes if "repeated" in n)
+    assert "2 repeated edge rows merged" in note and "first: line 9, edge (0, 1), repeats line 1" in note
+    assert public_note(note) == "repeated edge rows merged, the first row of each edge kept"  # no ids, no count
+    _error(r"g.tsv, line 9: edge \(0, 1\) repeats line 1 \(2 repeated rows\)", path, strict=True)
+    named = _write(tmp_path / "n.csv", "a,b\nu,v\nv,u\n u , v\n")  # the third row repeats the first
+    _error(r"n.csv, line 4: edge \(u, v\) repeats line 2", named, strict=True)
 
 
 def test_self_loops_when_not_allowed(tmp_path):
     path = _tsv(tmp_path, EDGES + [(3, 3)])
     read_graph(path)  # allowed by default
-    _error(r"has 1 self-loop \(e.g. \(3, 3\)\)", path, self_loops=False)
+    _error(r"edges.tsv, line 9: self-loop \(3, 3\) \(1 self-loop in the file\)", path, self_loops=False)
 
 
 def test_flags_that_disagree_between_directions(tmp_path):
     flags = PRIVATE[:-1] + [False]  # 2-3 private, 3-2 public
     _error(
-        "not symmetric: 1 undirected edge is private in one direction only",
+        r"edges.csv, line 9: edge \(3, 2\) has another private flag than its reverse on line 8",
         _csv(tmp_path, flags=flags),
         private_column="private",
     )

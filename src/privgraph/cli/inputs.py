@@ -29,7 +29,7 @@ def _input_request(
         return InputRequest(private_edges=False, private_ratio=private_ratio, ratio_applies=ratio_applies)
     torch_file = path.suffix.lower() in TORCH_SUFFIXES
     marked = inputs.private_column is not None or inputs.private_edges is not None
-    if not marked and not torch_file and _names_private(path):
+    if not marked and not torch_file and _names_private(path, inputs.comment):
         marked = None  # a header column named `private` may be the flag (privgraph.data.tables): the data will tell
     return InputRequest(
         source=path.name,
@@ -42,11 +42,16 @@ def _input_request(
     )
 
 
-def _names_private(path: Path) -> bool:
-    """Whether the first line of an edge list (its header, if any; nothing more is read) names ``private``."""
+def _names_private(path: Path, comment: str | None = None) -> bool:
+    """Whether the first line of an edge list (its header, if any; after blank lines and ``--comment`` lines,
+    nothing more is read) names ``private``."""
+    prefix = comment.encode() if comment else None
     try:
         with path.open("rb") as f:
-            first = f.readline(1 << 16)
+            for _ in range(1 << 12):
+                first = f.readline(1 << 16)
+                if not first or (first.strip() and not (prefix and first.strip().startswith(prefix))):
+                    break
     except OSError:
         return True  # unreadable here: the reader says why
     return b"private" in first.lower()
@@ -90,6 +95,11 @@ def _input_files(inputs: InputOptions) -> tuple[float, float] | None:
         "--clip": clip or None,
         "--directed": directed or None,
         "--trust-pickle": trust_pickle or None,
+        "--comment": inputs.comment,
+        "--strict": inputs.strict or None,
+        "--drop-unknown": inputs.drop_unknown or None,
+        "--missing-label": inputs.missing_label,
+        "--label-column": inputs.label_column,
     }
     if path is None:
         stray = [flag for flag, v in given.items() if v is not None]
@@ -173,6 +183,11 @@ def _read_input(
             self_loops=not cls.simple_graph,
             trust_pickle=trust_pickle,
             split_seed=split_seed,
+            comment=inputs.comment,
+            strict=inputs.strict,
+            drop_unknown=inputs.drop_unknown,
+            missing_label=inputs.missing_label,
+            label_column=inputs.label_column,
         )
     with user_errors(ValueError, TypeError):
         cls.check_input(request, data)  # the rules that need the data (privgraph.input_rules.check_data)

@@ -74,6 +74,37 @@ TRUST_PICKLE_OPTION = typer.Option(
     "values and PyG's data classes are read",
     rich_help_panel=DATA,
 )
+# how --input's text files are read (privgraph.data.read_graph's comment, strict, drop_unknown, missing_label)
+COMMENT_OPTION = typer.Option(
+    None,
+    "--comment",
+    help="skip --input's text lines starting with this prefix (e.g. '#'); none by default: a # line is data",
+    rich_help_panel=DATA,
+)
+STRICT_OPTION = typer.Option(
+    False,
+    "--strict",
+    help="refuse an --input edge list's repeated rows instead of merging them (said on stderr)",
+    rich_help_panel=DATA,
+)
+DROP_UNKNOWN_OPTION = typer.Option(
+    False,
+    "--drop-unknown",
+    help="drop the --input edges naming ids of no node-table row (counted) instead of refusing",
+    rich_help_panel=DATA,
+)
+MISSING_LABEL_OPTION = typer.Option(
+    None,
+    "--missing-label",
+    help="the --labels value of a node without a label (e.g. NA; an empty cell is one too)",
+    rich_help_panel=DATA,
+)
+LABEL_COLUMN_OPTION = typer.Option(
+    None,
+    "--label-column",
+    help="the --features node table's column (by header name) holding the labels, instead of --labels",
+    rich_help_panel=DATA,
+)
 DATA_ROOT_OPTION = typer.Option(None, help="raw-data folder (default: $PRIVGRAPH_DATA)", rich_help_panel=DATA)
 DATASET_OPTION = typer.Option("sbm", help="a dataset (`privgraph datasets`), or sbm (synthetic)", rich_help_panel=DATA)
 
@@ -158,6 +189,11 @@ class InputOptions:
     clip: bool = False
     directed: bool = False
     trust_pickle: bool = False
+    comment: str | None = None
+    strict: bool = False
+    drop_unknown: bool = False
+    missing_label: str | None = None
+    label_column: str | None = None
     data_root: Path | None = None
 
     def dataset(self, dataset: str | None) -> str | None:
@@ -186,6 +222,11 @@ _INPUT_OPTIONS: dict[str, Any] = {
     "clip": CLIP_OPTION,
     "directed": DIRECTED_OPTION,
     "trust_pickle": TRUST_PICKLE_OPTION,
+    "comment": COMMENT_OPTION,
+    "strict": STRICT_OPTION,
+    "drop_unknown": DROP_UNKNOWN_OPTION,
+    "missing_label": MISSING_LABEL_OPTION,
+    "label_column": LABEL_COLUMN_OPTION,
     "data_root": DATA_ROOT_OPTION,
 }
 

@@ -12,17 +12,21 @@ The graph file's suffix picks its format:
   notes say that it was trusted;
 * ``.csv`` (comma) and ``.tsv`` / ``.txt`` / ``.edges`` (any whitespace) — an
   edge list: one edge per row, source and target node ids in the first two
-  columns, an optional header row (detected: a non-numeric first row), blank
-  lines and lines starting with ``#`` or ``%`` skipped.  Node ids that are
-  all non-negative integers, with plain side files, are the node indices
-  0..n−1; n is the features' (or else the labels') row count, or the largest
-  id + 1.  Other ids (any text; or integers keyed by a node table) are mapped
-  to 0..n−1 in sorted order (by value when all are integers, else by text: the
-  id set alone decides the order, not the rows' order), kept as
-  ``data.node_ids``; a features or labels text file whose header has an
-  ``id`` column is a node table keyed by id (every node has a row; a node in
-  a table only is kept, isolated).  A header column named ``private`` is the private-edge flag unless
-  another column or a mask file is given;
+  columns, an optional header row (:data:`~privgraph.data.tables.HEADER_RULE`,
+  the same for every text file, said in the notes whenever taken), blank lines
+  skipped, comment lines only when declared (``comment``).  Ids are parsed
+  without guessing (:mod:`privgraph.data.ids`): integer ids are ASCII digits
+  only, anything else is text.  Ids written as indices (no leading zero), with
+  plain side files and a plausible count, are the node indices 0..n−1; n is the
+  features' (or else the labels') row count, or the largest id + 1.  Other ids
+  (text; integers keyed by a node table, or too large or sparse to be an array
+  size) are mapped to 0..n−1 in sorted order (by value when all are integers,
+  else by text: the id set alone decides the order, not the rows' order), kept
+  as ``data.node_ids``; a features or labels text file whose header has an
+  ``id`` column is a node table keyed by id (the tables agree on the nodes; an
+  edge naming an id of no row is refused, or dropped with ``drop_unknown``).
+  A header column named ``private`` is the private-edge flag unless another
+  column or a mask file is given;
 * ``.npz`` — a SciPy sparse adjacency matrix (``scipy.sparse.save_npz``);
   every stored nonzero (equal to 1) is an edge, read in row-major order.
 
@@ -43,10 +47,12 @@ Split: a labelled ``Data`` without ``train_mask``/``val_mask``/``test_mask`` get
 50/25/25 split (``split_seed``, the command line's ``--seed``: :func:`~privgraph.data.splits.add_missing_split`,
 the one rule of both), and the notes say so.
 
-Files are not cleaned otherwise: duplicate edges, self-loops when not allowed,
-and an edge whose two directions carry different private flags are errors
-(messages from :func:`~privgraph.data.check_graph`).  Every change made is in
-the notes.
+An edge list's rows are checked in file order (:mod:`privgraph.data.edge_rows`):
+a repeated row is merged unless ``strict``; self-loops when not allowed, copies
+of an edge with different private flags, and an undirected edge whose two
+rows carry different flags are errors naming the line and the ids as written.
+A ``.pt`` graph's duplicates are errors (:func:`~privgraph.data.check_graph`).
+Every change made is in the notes.
 """
 
 from __future__ import annotations
@@ -55,11 +61,11 @@ import math
 from pathlib import Path
 from typing import NamedTuple
 
-import numpy as np
 import torch
 from torch import Tensor
 from torch_geometric.data import Data, HeteroData
 
+from privgraph.data.edge_rows import EdgeRows, check_rows
 from privgraph.data.files import (
     EDGE_LIST_SUFFIXES,
     FEATURE_SUFFIXES,
@@ -70,6 +76,7 @@ from privgraph.data.files import (
     existing_file,
     input_error,
 )
+from privgraph.data.node_map import map_nodes
 from privgraph.data.safe_load import (
     TRUST_PICKLE_NOTE,
     allow_pyg_objects_in_torch_load,
@@ -80,15 +87,13 @@ from privgraph.data.safe_load import (
 from privgraph.data.splits import add_missing_split
 from privgraph.data.tables import (
     check_finite,
-    id_order,
-    index_ids,
     read_edge_list,
     read_edge_mask,
     read_features,
     read_labels,
     read_node_table,
     read_npz,
-    table_values,
+    split_label_column,
 )
 from privgraph.data.validation import Note, check_graph, one_way_edges, plural, public_note
 
@@ -256,77 +261,6 @@ def _size_from(features: Tensor | None, labels: Tensor | None) -> tuple[int | No
     return None, ""
 
 
-ORDER_NOTE = "by integer value when every id is an integer, else by text"
-
-
-def _positional(
-    indices: np.ndarray, lines: np.ndarray, size: int | None, path: Path, features, labels
-) -> tuple[Tensor, int]:
-    """An edge list of node indices 0..n-1 (the side files' rows in node order): n is their row count, or
-    the largest id + 1.  An id past the rows blames the side file (its row count, the count expected)."""
-    edge_index = torch.from_numpy(indices)
-    top = int(edge_index.max())
-    if size is None:
-        return edge_index, top + 1
-    if top >= size:
-        hit = int((edge_index.max(0).values == top).nonzero()[0, 0])
-        file = Path(features if features is not None else labels).name
-        role = "features" if features is not None else "labels"
-        unit = "rows" if role == "features" else "labels"
-        raise input_error(
-            f"the {role} file {file} has {size} {unit}, expected one per node: {path.name} names node ids up to "
-            f"{top} (line {int(lines[hit])}), so {top + 1} nodes (node ids are 0..n-1 and row i is node i; "
-            "or key the rows by an id column: docs/usage.md#your-own-graph)"
-        )
-    return edge_index, size
-
-
-def _by_id(tokens: np.ndarray, lines: np.ndarray, tables: dict, x, y, path: Path, features, labels):
-    """An edge list naming its nodes by ids: the nodes are the ids of the edge list and of the node tables
-    (keyed features/labels), in :func:`id_order`; a table misses none.  Returns (edge_index, n, the ids in
-    node order, x, y)."""
-    for role, value, file in (("features", x, features), ("labels", y, labels)):
-        if value is not None:
-            first = tokens[0, 0] if index_ids(tokens) is None else None
-            example = f" (e.g. {first!r}, line {int(lines[0])})" if first is not None else ""
-            raise input_error(
-                f"{path.name} names its nodes by ids that are not 0..n-1{example}, but the {role} file "
-                f"{Path(file).name} has no id column: key its rows by a header column named id "
-                "(docs/usage.md#your-own-graph)"
-            )
-    seen = set(tokens.reshape(-1).tolist())
-    for table in tables.values():
-        seen.update(table.ids)
-    node_ids = id_order(seen)
-    index = {node: i for i, node in enumerate(node_ids)}
-    for table in tables.values():
-        rows = table.index()
-        if len(rows) == len(node_ids):
-            continue
-        missing = [node for node in node_ids if node not in rows]
-        node = missing[0]
-        hit = (tokens == node).any(0).nonzero()[0]
-        if hit.size:
-            where = f"{path.name}, line {int(lines[hit[0]])}: node id {node!r}"
-        else:
-            other = next(t for t in tables.values() if node in t.index())
-            where = f"{other.path.name}, line {other.lines[other.index()[node]]}: node id {node!r}"
-        raise input_error(
-            f"{where} has no row in the {table.role} file {table.path.name} ({plural(len(missing), 'node')} "
-            f"missing; it has {len(rows)} rows, expected one per node: {len(node_ids)})"
-        )
-    for table in tables.values():
-        rows = table.index()
-        value = table_values(table, [rows[node] for node in node_ids])
-        if table.role == "features":
-            x = value
-        else:
-            y = value
-    flat = np.fromiter((index[t] for t in tokens.reshape(-1).tolist()), dtype=np.int64, count=tokens.size)
-    edge_index = torch.from_numpy(flat.reshape(2, -1))
-    return edge_index, len(node_ids), node_ids, x, y
-
-
 class GraphRead(NamedTuple):
     """What :func:`read_graph` returns: the graph and the notes on every change reading made (or assumed).  A
     named pair: ``data, notes = read_graph(...)`` unpacks it, ``read_graph(...).data`` names it."""
@@ -349,6 +283,11 @@ def read_graph(
     trust_pickle: bool = False,
     name: str | None = None,
     split_seed: int | None = 0,
+    comment: str | None = None,
+    strict: bool = False,
+    drop_unknown: bool = False,
+    missing_label: str | None = None,
+    label_column: str | None = None,
 ) -> GraphRead:
     """Read a graph (``.pt``/``.pth``, an edge list ``.csv``/``.tsv``/``.txt``/``.edges``, or an
     ``.npz`` adjacency matrix) with optional features, labels and private-edge flags (a mask
@@ -364,6 +303,13 @@ def read_graph(
     A homogeneous graph with labels and no ``train_mask``/``val_mask``/``test_mask`` gets the seeded
     stratified 50/25/25 split of ``split_seed`` (:func:`~privgraph.data.splits.add_missing_split`, said in
     the notes; the command line's ``--seed``); ``split_seed=None`` leaves it without one.
+
+    Text files: ``comment`` declares the comment-line prefix (none by default: a ``#`` row is data); the
+    header rule is :data:`~privgraph.data.tables.HEADER_RULE`, said in the notes whenever a row is taken.  An
+    edge list's repeated rows are merged (the notes name the first) unless ``strict``; an edge naming an id of
+    no node-table row is refused unless ``drop_unknown`` (dropped, counted); ``missing_label`` (or an empty
+    cell) marks a node without a label: in no split.  ``label_column`` names the column of a features node
+    table (keyed by id) that holds the labels, instead of a labels file.
 
     Returns a :class:`GraphRead`, ``(data, notes)``: the graph (with ``data.name``, and
     ``data.feature_domain`` when a domain applies) and notes on every change made.  Raises
@@ -398,16 +344,32 @@ def read_graph(
     tables = {
         role: table
         for role, file in (("features", features), ("labels", labels))
-        if file is not None and (table := read_node_table(file, role)) is not None
+        if file is not None and (table := read_node_table(file, role, comment=comment, notes=notes)) is not None
     }
+    if label_column is not None:
+        if labels is not None or "features" not in tables:
+            raise input_error(
+                "label_column (--label-column) names the label column of a features node table (a header with an "
+                "id column), given instead of a labels file"
+            )
+        rest, tables["labels"] = split_label_column(tables.pop("features"), label_column)
+        if rest is not None:
+            tables["features"] = rest
+        features, labels = (features if rest is not None else None), features
     if tables and suffix not in EDGE_LIST_SUFFIXES:
         table = next(iter(tables.values()))
         raise input_error(
             f"the {table.role} file {table.path.name} is keyed by an id column, which names the nodes of an edge "
             f"list; the nodes of {graph_path.name} are 0..n-1: give one row per node in that order, without ids"
         )
-    x = read_features(features) if features is not None and "features" not in tables else None
-    y = read_labels(labels) if labels is not None and "labels" not in tables else None
+    plain_features = features is not None and "features" not in tables
+    x = read_features(features, comment=comment, notes=notes) if plain_features else None
+    y = (
+        read_labels(labels, comment=comment, missing=missing_label, notes=notes)
+        if labels is not None and "labels" not in tables
+        else None
+    )
+    rows = None
     what = f"the edge list {graph_path.name}"
 
     if suffix in TORCH_SUFFIXES:
@@ -464,21 +426,31 @@ def read_graph(
                 )
             num_nodes = order
         else:
-            tokens, column_mask, lines = read_edge_list(graph_path, private_column, private_edges is not None, notes)
-            indices = None if tables else index_ids(tokens)
-            if indices is not None:
-                edge_index, num_nodes = _positional(indices, lines, size, graph_path, features, labels)
-            else:
-                edge_index, num_nodes, node_ids, x, y = _by_id(
-                    tokens, lines, tables, x, y, graph_path, features, labels
-                )
-                notes.append(
-                    Note(
-                        f"node ids mapped to 0..{num_nodes - 1} in the order of the ids ({ORDER_NOTE}); "
-                        "the map is released beside the graph",
-                        f"node ids mapped to 0..n-1 in the order of the ids ({ORDER_NOTE})",
-                    )
-                )
+            tokens, column_mask, lines = read_edge_list(
+                graph_path, private_column, private_edges is not None, notes, comment
+            )
+            side = None
+            if size is not None:
+                side = ("features", features) if x is not None else ("labels", labels)
+            mapped = map_nodes(
+                tokens,
+                lines,
+                tables=tables,
+                x=x,
+                y=y,
+                size=size,
+                side=side,
+                path=graph_path,
+                drop_unknown=drop_unknown,
+                missing=missing_label,
+                notes=notes,
+            )
+            edge_index, num_nodes, node_ids, x, y, kept = mapped
+            dropped = 0 if kept is None else tokens.shape[1] - kept.size
+            if kept is not None:
+                tokens, lines = tokens[:, kept], lines[kept]
+                column_mask = None if column_mask is None else column_mask[torch.from_numpy(kept)]
+            rows = EdgeRows(edge_index, column_mask, lines, tokens)
         data = Data(edge_index=edge_index, num_nodes=num_nodes)
         if x is not None:
             data.x = x
@@ -491,7 +463,7 @@ def read_graph(
 
     if private_edges is not None:
         mask = read_edge_mask(private_edges)
-        expected = data.edge_index.shape[1]
+        expected = data.edge_index.shape[1] if rows is None else int(rows.lines.size + dropped)
         unit = {".npz": "stored nonzero of the matrix"}.get(suffix, "edge row of the edge list")
         if suffix in TORCH_SUFFIXES:
             unit = "column of edge_index"
@@ -502,7 +474,23 @@ def read_graph(
             )
         if getattr(data, "private_edge_mask", None) is not None:
             notes.append(f"the private-edge mask file replaces the mask stored in {graph_path.name}")
+        if rows is not None and mapped.kept is not None:
+            mask = mask[torch.from_numpy(mapped.kept)]
         data.private_edge_mask = mask
+    if rows is not None:  # an edge list: its rows checked in file order, by line and written id
+        rows = rows._replace(mask=getattr(data, "private_edge_mask", None))
+        checked = check_rows(
+            rows,
+            num_nodes=int(data.num_nodes),
+            self_loops=self_loops,
+            strict=strict,
+            directed=directed,
+            name=graph_path.name,
+            notes=notes,
+        )
+        data.edge_index = checked.edge_index
+        if checked.mask is not None:
+            data.private_edge_mask = checked.mask
 
     data = _check_edges(data, directed, not directed and suffix not in TORCH_SUFFIXES, self_loops, what, notes)
     if data.x is not None:

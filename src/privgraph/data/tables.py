@@ -7,6 +7,7 @@ the file (and the line); the graph checks are :mod:`privgraph.data.io`'s."""
 from __future__ import annotations
 
 import csv
+import re
 import zipfile
 from pathlib import Path
 
@@ -22,8 +23,8 @@ from privgraph.data.files import (
     first_line,
     input_error,
 )
+from privgraph.data.validation import Note, plural
 
-_COMMENTS = ("#", "%")
 _TRUE = ("1", "true")
 _FALSE = ("0", "false")
 
@@ -43,75 +44,150 @@ def check_finite(x: Tensor, what: str) -> None:
 # ---------------------------------------------------------------------------------------- files
 
 
+SPACES = " \t\f\v"  # the spaces around a field and between a whitespace file's fields: ASCII only
+_SPLIT = re.compile(r"[ \t\f\v]+")
+_SPACED = re.compile(r"[ \t\f\v]")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the csv module's line breaks only (not \x85, \u2028, \x0c, ...)
+
+
 def _lines(path: Path, role: str) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8-sig").splitlines()
+        lines = _LINE_BREAK.split(path.read_text(encoding="utf-8-sig"))
+        if lines and lines[-1] == "":
+            lines.pop()  # the file's last line break ends a line, it does not start one
+        if any("\x00" in line for line in lines):
+            number = next(i for i, line in enumerate(lines, start=1) if "\x00" in line)
+            raise input_error(f"{path.name}, line {number}: a NUL character; {role} files are text")
+        return lines
     except UnicodeDecodeError as exc:
         raise input_error(f"cannot read {role} file {path} as UTF-8 text: {first_line(exc)}") from exc
     except OSError as exc:
         raise input_error(f"cannot read {role} file {path}: {first_line(exc)}") from exc
 
 
-def _rows(path: Path, role: str) -> list[tuple[int, list[str]]]:
-    """The data rows of a text table as (line number, stripped fields): comma-separated for
-    ``.csv``, whitespace-separated otherwise; blank and comment lines skipped."""
+def _rows(path: Path, role: str, comment: str | None = None) -> list[tuple[int, list[str]]]:
+    """The data rows of a text table as (line number, fields stripped of ASCII spaces): comma-separated for
+    ``.csv`` (the csv module's quoting, ``skipinitialspace``: `` "u" `` is ``u``), separated by ASCII spaces
+    and tabs otherwise (quotes are part of the text; ``\xa0`` or ``\u3000`` are not spaces); lines end at
+    ``\n``, ``\r\n`` or ``\r`` only; blank lines skipped, and lines starting with ``comment`` when one is declared
+    (none by default: a ``#`` line is data)."""
     lines = _lines(path, role)
     if path.suffix.lower() == ".csv":
+        parsed = csv.reader(lines, skipinitialspace=True)
         try:
-            parsed = csv.reader(lines)
-            fields_per_line = [[f.strip() for f in row] for row in parsed]
+            fields_per_line = list(parsed)
         except csv.Error as exc:
-            raise input_error(f"{path.name}: malformed CSV: {first_line(exc)}") from exc
-        if len(fields_per_line) != len(lines):  # a quoted field spanning lines
-            raise input_error(f"{path.name}: malformed CSV (a quoted field spans several lines)")
+            raise input_error(f"{path.name}, line {parsed.line_num}: malformed CSV: {first_line(exc)}") from exc
+        if len(fields_per_line) != len(lines):  # a quoted field spanning lines: find where it starts
+            tracked = csv.reader(lines, skipinitialspace=True)
+            for number, _ in enumerate(tracked, start=1):
+                if tracked.line_num != number:
+                    raise input_error(
+                        f"{path.name}, line {number}: malformed CSV (a quoted field is not closed on its line)"
+                    )
+        spaced = _SPACED.search
+        fields_per_line = [
+            [f.strip(SPACES) for f in row] if spaced(line) else row for line, row in zip(lines, fields_per_line)
+        ]
     else:
-        fields_per_line = [line.split() for line in lines]
+        fields_per_line = [_SPLIT.split(line.strip(SPACES)) if line.strip(SPACES) else [] for line in lines]
     rows = []
     for number, (line, fields) in enumerate(zip(lines, fields_per_line), start=1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith(_COMMENTS):
+        if not fields or not (line.strip(SPACES) if _SPACED.search(line) else line):
+            continue
+        if comment and line.lstrip(SPACES).startswith(comment):
             continue
         rows.append((number, fields))
     return rows
 
 
+_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|nan|inf|infinity)", re.ASCII | re.I)
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_NEGATIVE = re.compile(r"-0*[1-9][0-9]*", re.ASCII)
+COMMENT_HINT = "if it is a comment, declare comment lines (comment='#' / --comment '#')"
+
+
 def _is_number(text: str, kind: type = float) -> bool:
-    try:
-        kind(text)
-    except ValueError:
-        return False
-    return True
+    """Whether ``text`` is a number written in ASCII (digits, sign, point, exponent; no ``_``): ``１``, ``²``
+    and ``1_0`` are not."""
+    return (_NUMBER if kind is float else _INTEGER).fullmatch(text) is not None
+
+
+def _hint(text: str) -> str:
+    return f" ({COMMENT_HINT})" if text.startswith(("#", "%")) else ""
 
 
 def _parse(values: list[str], numbers: list[int], kind: type, path: Path, what: str) -> np.ndarray:
-    """``values`` (strings, one per row) as an int64 or float64 array; the first bad
-    entry is named with its line."""
-    dtype = np.int64 if kind is int else np.float64
-    try:
-        return np.asarray(values, dtype=str).astype(dtype) if values else np.empty(0, dtype=dtype)
-    except (ValueError, OverflowError):
-        pass
-    out = np.empty(len(values), dtype=dtype)
-    for i, (text, number) in enumerate(zip(values, numbers)):
-        try:
-            out[i] = kind(text)
-        except (ValueError, OverflowError):
-            expected = "an integer" if kind is int else "a number"
-            raise input_error(f"{path.name}, line {number}: {what} {text!r} is not {expected}") from None
+    """``values`` (strings, one per row) as an int64 or float64 array of ASCII numbers (:func:`_is_number`),
+    floats finite; the first bad entry (file order) is named with its line."""
+    out = _parse_numbers(values, numbers, kind, path, what)
+    if kind is float and out.size:
+        bad = np.flatnonzero(~np.isfinite(out))
+        if bad.size:
+            i = int(bad[0])
+            raise input_error(
+                f"{path.name}, line {numbers[i]}: {what} {values[i]!r} is not finite "
+                f"({plural(bad.size, 'NaN/inf value')} in the file); fill or drop them before privatizing"
+            )
     return out
 
 
-def _header(rows: list[tuple[int, list[str]]], columns: int) -> list[str] | None:
-    """The header row (popped from ``rows``) when one of its first ``columns`` fields is not a number."""
-    if rows and not all(_is_number(f) for f in rows[0][1][:columns]):
-        return [f.strip().strip('"').strip("'") for f in rows.pop(0)[1]]
-    return None
+def _parse_numbers(values: list[str], numbers: list[int], kind: type, path: Path, what: str) -> np.ndarray:
+    dtype = np.int64 if kind is int else np.float64
+    if not values:
+        return np.empty(0, dtype=dtype)
+    joined = "".join(values)
+    if joined.isascii() and "_" not in joined:
+        try:
+            return np.asarray(values, dtype=str).astype(dtype)
+        except (ValueError, OverflowError):
+            pass
+    out = np.empty(len(values), dtype=dtype)
+    for i, (text, number) in enumerate(zip(values, numbers)):
+        try:
+            if not _is_number(text, kind):
+                raise ValueError(text)
+            out[i] = kind(text)
+        except (ValueError, OverflowError):
+            expected = "an integer" if kind is int else "a number"
+            if _INTEGER.fullmatch(text):
+                expected += " in the int64 range"
+            raise input_error(f"{path.name}, line {number}: {what} {text!r} is not {expected}{_hint(text)}") from None
+    return out
+
+
+HEADER_RULE = (
+    "a first row with a cell that is not an ASCII number, among the columns read (an edge list: its two id "
+    "columns), is the header, unless it starts with # or %"
+)
+
+
+def _header(rows: list[tuple[int, list[str]]], columns: int, notes: list | None, shown: str = "") -> list[str] | None:
+    """The header row (popped from ``rows``) by :data:`HEADER_RULE`, the same for every text file: one of its
+    first ``columns`` fields is not a number.  Taken, it is said in ``notes`` (the curator's: the cells; the
+    public text: none), every time, naming the line; ``shown`` names the file."""
+    if not rows or all(_is_number(f) for f in rows[0][1][:columns]) or _hint(rows[0][1][0] if rows[0][1] else ""):
+        return None  # a row starting with # or % is data unless comments are declared: never a header
+    number, fields = rows.pop(0)
+    header = [f.strip().strip('"').strip("'") for f in fields]
+    if notes is not None:
+        where = f"{shown}: " if shown else ""
+        notes.append(
+            Note(
+                f"{where}line {number} ({', '.join(header)}) read as the header row ({HEADER_RULE})",
+                f"{where}the first row read as the header row ({HEADER_RULE})",
+            )
+        )
+    return header
 
 
 def _check_widths(rows: list[tuple[int, list[str]]], width: int, path: Path, unit: str) -> None:
     for number, fields in rows:
         if len(fields) != width:
-            raise input_error(f"{path.name}, line {number}: expected {width} {unit}, got {len(fields)}")
+            hint = _hint(fields[0]) if fields else ""
+            if not hint and rows[0][1] and _hint(rows[0][1][0]):
+                hint = f" (line {rows[0][0]} starts with {rows[0][1][0][0]}: {COMMENT_HINT})"
+            raise input_error(f"{path.name}, line {number}: expected {width} {unit}, got {len(fields)}{hint}")
 
 
 # ---------------------------------------------------------------------------------------- side files
@@ -134,9 +210,10 @@ def _load_npy(path: Path, role: str) -> np.ndarray:
     return array
 
 
-def read_features(path: str | Path) -> Tensor:
-    """Node features [n, d] (float32) from a 2-D ``.npy`` array or a numeric text table
-    (one row per node, header optional); NaN/inf are refused."""
+def read_features(path: str | Path, *, comment: str | None = None, notes: list | None = None) -> Tensor:
+    """Node features [n, d] (float32) from a 2-D ``.npy`` array or a numeric text table (one row per node,
+    header optional: :data:`HEADER_RULE`, said in ``notes``); NaN/inf are refused.  ``comment``: the
+    declared comment-line prefix (none by default)."""
     path = existing_file(path, "features", FEATURE_SUFFIXES)
     if path.suffix.lower() == ".npy":
         array = _load_npy(path, "features")
@@ -147,9 +224,9 @@ def read_features(path: str | Path) -> Tensor:
         if array.ndim != 2:
             raise input_error(f"features in {path.name} must be a 2-D array [nodes, features], got shape {array.shape}")
     else:
-        rows = _rows(path, "features")
+        rows = _rows(path, "features", comment)
         if rows:
-            _header(rows, len(rows[0][1]))
+            _header(rows, len(rows[0][1]), notes, path.name)
         if not rows:
             raise input_error(f"features file {path.name} holds no rows")
         width = len(rows[0][1])
@@ -162,39 +239,67 @@ def read_features(path: str | Path) -> Tensor:
     return x
 
 
-def read_labels(path: str | Path) -> Tensor:
-    """Node labels [n] (long) from a 1-D ``.npy`` array or a text file with one integer per
-    line (header optional); labels must be integers >= 0."""
-    path = existing_file(path, "labels", LABEL_SUFFIXES)
-    if path.suffix.lower() == ".npy":
-        array = _load_npy(path, "labels")
-        if array.ndim == 2 and array.shape[1] == 1:
-            array = array[:, 0]
-        if array.ndim != 1:
-            raise input_error(f"labels in {path.name} must be a 1-D array (one per node), got shape {array.shape}")
-        if np.issubdtype(array.dtype, np.floating):
-            if not np.isfinite(array).all() or not (array == np.round(array)).all():
-                raise input_error(f"labels in {path.name} must be integers, got non-integer values")
-        elif not np.issubdtype(array.dtype, np.integer):
-            raise input_error(f"labels file {path.name} holds {array.dtype} values; expected integers")
-        y = torch.from_numpy(array.astype(np.int64))
-        where = lambda i: f"entry {i}"  # noqa: E731
-    else:
-        rows = _rows(path, "labels")
-        _header(rows, 1)
-        _check_widths(rows, 1, path, "value (one label per line)")
-        numbers = [number for number, _ in rows]
-        y = torch.from_numpy(_parse([fields[0] for _, fields in rows], numbers, int, path, "label"))
-        where = lambda i: f"line {numbers[i]}"  # noqa: E731
-    if y.numel() == 0:
-        raise input_error(f"labels file {path.name} holds no labels")
-    negative = (y < 0).nonzero()
-    if negative.numel():
-        i = int(negative[0, 0])
+UNLABELLED = -1  # the label of a node without one (an empty cell, or the declared missing-label marker)
+
+
+def _labels(values: list[str], numbers: list[int], path: Path, missing: str | None) -> np.ndarray:
+    """Labels as written (one string per node) as int64, :data:`UNLABELLED` for an empty cell or ``missing``;
+    the others integers >= 0 (the first bad one named by its line)."""
+    absent = np.asarray([v == "" or v == missing for v in values], dtype=np.bool_)
+    given = [v for v, a in zip(values, absent) if not a]
+    lines = [n for n, a in zip(numbers, absent) if not a]
+    negative = [i for i, v in enumerate(given) if _NEGATIVE.fullmatch(v)]
+    if negative:
+        i = negative[0]
+        _parse(given[:i], lines[:i], int, path, "label")  # a bad value on an earlier line is named first
+        marker = "" if missing is not None else "; a node without a label: leave the cell empty, or --missing-label"
         raise input_error(
-            f"labels in {path.name} must be >= 0: {negative.shape[0]} are negative (e.g. {int(y[i])} at {where(i)})"
+            f"{path.name}, line {lines[i]}: labels must be >= 0, got {given[i]} ({plural(len(negative), 'negative')}"
+            f"{marker})"
         )
+    y = np.full(len(values), UNLABELLED, dtype=np.int64)
+    y[~absent] = _parse(given, lines, int, path, "label")
     return y
+
+
+def read_labels(
+    path: str | Path, *, comment: str | None = None, missing: str | None = None, notes: list | None = None
+) -> Tensor:
+    """Node labels [n] (long) from a 1-D ``.npy`` array or a text file with one integer per line (header
+    optional: :data:`HEADER_RULE`); labels are integers >= 0, and ``missing`` (a declared marker, e.g.
+    ``NA``; for ``.npy`` an integer) or an empty cell is a node without one (:data:`UNLABELLED`, in no split).
+    Blank lines are skipped, so a text file marks a missing label with ``missing`` or an empty quoted cell."""
+    path = existing_file(path, "labels", LABEL_SUFFIXES)
+    if path.suffix.lower() != ".npy":
+        rows = _rows(path, "labels", comment)
+        _header(rows, 1, notes, path.name)
+        _check_widths(rows, 1, path, "value (one label per line)")
+        if not rows:
+            raise input_error(f"labels file {path.name} holds no labels")
+        y = _labels([fields[0] for _, fields in rows], [number for number, _ in rows], path, missing)
+        return torch.from_numpy(y)
+    array = _load_npy(path, "labels")
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise input_error(f"labels in {path.name} must be a 1-D array (one per node), got shape {array.shape}")
+    if np.issubdtype(array.dtype, np.floating):
+        if not np.isfinite(array).all() or not (array == np.round(array)).all():
+            raise input_error(f"labels in {path.name} must be integers, got non-integer values")
+    elif not np.issubdtype(array.dtype, np.integer):
+        raise input_error(f"labels file {path.name} holds {array.dtype} values; expected integers")
+    y = array.astype(np.int64)
+    absent = y == int(missing) if missing is not None and _is_number(missing, int) else np.zeros(y.size, np.bool_)
+    negative = np.flatnonzero((y < 0) & ~absent)
+    y[absent] = UNLABELLED
+    if y.size == 0:
+        raise input_error(f"labels file {path.name} holds no labels")
+    if negative.size:
+        i = int(negative[0])
+        raise input_error(
+            f"labels in {path.name} must be >= 0: {negative.size} are negative (e.g. {int(y[i])} at entry {i})"
+        )
+    return torch.from_numpy(y)
 
 
 def read_edge_mask(path: str | Path) -> Tensor:
@@ -247,29 +352,26 @@ PRIVATE_HEADER = "private"  # a header column of this name is the private flag b
 
 
 def read_edge_list(
-    path: Path, private_column: str | None, mask_file: bool, notes: list[str]
+    path: Path, private_column: str | None, mask_file: bool, notes: list, comment: str | None = None
 ) -> tuple[np.ndarray, Tensor | None, np.ndarray]:
     """(the node ids as written [2, E] (strings), the private column's mask or None, the line of each
-    edge).  Without ``private_column`` (and no ``mask_file``) a header column named ``private`` is the
-    flag.  :func:`privgraph.data.io.read_graph` turns the ids into 0..n−1."""
-    rows = _rows(path, "graph")
-    first = rows[0][0] if rows else None
-    header = _header(rows, 2)
-    named_nodes = any(not (f[0].isdigit() and f[1].isdigit()) for _, f in rows if len(f) >= 2)
-    if header is not None and named_nodes:  # the ids are names too: say which row was taken as the header
-        notes.append(
-            f"line {first} ({', '.join(header)}) read as the header row (a first row whose ids are not both "
-            "numbers is a header: give an edge list of named nodes a header row)"
-        )
+    edge).  The header row by :data:`HEADER_RULE` (said in ``notes``); without ``private_column`` (and no
+    ``mask_file``) a header column named ``private`` is the flag.  ``comment``: the declared comment-line
+    prefix (none by default: a row starting with ``#`` is an edge, and the notes say so).
+    :func:`privgraph.data.io.read_graph` turns the ids into 0..n−1."""
+    rows = _rows(path, "graph", comment)
+    header = _header(rows, 2, notes)
     named = [h for h in header or [] if h.lower() == PRIVATE_HEADER]
     if private_column is None and not mask_file and named and header.index(named[0]) >= 2:
         private_column = named[0]
         notes.append(f"column {named[0]!r} read as the private-edge flag (choose another with --private-column)")
     if not rows:
-        raise input_error(f"no edges in {path}: the edge list is empty")
+        taken = "" if header is None else f" (its only row, {', '.join(header)}, was read as the header: {HEADER_RULE})"
+        raise input_error(f"no edges in {path}: the edge list is empty{taken}")
     width = len(header) if header is not None else len(rows[0][1])
     if width < 2:
-        raise input_error(f"{path.name}, line {rows[0][0]}: expected two columns (source, target), got {width}")
+        hint = _hint(rows[0][1][0]) if rows[0][1] else ""
+        raise input_error(f"{path.name}, line {rows[0][0]}: expected two columns (source, target), got {width}{hint}")
     _check_widths(rows, width, path, "columns")
     numbers = [number for number, _ in rows]
     src = np.asarray([fields[0] for _, fields in rows], dtype=str)
@@ -277,6 +379,15 @@ def read_edge_list(
     empty = (np.char.str_len(src) == 0) | (np.char.str_len(dst) == 0)
     if empty.any():
         raise input_error(f"{path.name}, line {numbers[int(empty.nonzero()[0][0])]}: empty node id")
+    marked = [number for number, fields in rows if fields[0].startswith(("#", "%"))]
+    if marked:
+        notes.append(
+            Note(
+                f"{plural(len(marked), 'row')} starting with # or % read as edges (first: line {marked[0]}); "
+                + COMMENT_HINT,
+                "rows starting with # or % read as edges (no comment prefix declared)",
+            )
+        )
     mask = None
     used = {0, 1}
     if private_column is not None:
@@ -307,21 +418,6 @@ def read_edge_list(
     return np.stack([src, dst]), mask, np.asarray(numbers, dtype=np.int64)
 
 
-def index_ids(tokens: np.ndarray) -> np.ndarray | None:
-    """The ids as node indices (int64) when every one is a non-negative integer written as such, else None."""
-    if tokens.size == 0 or not all(np.char.isdigit(tokens).reshape(-1)):
-        return None
-    return tokens.astype(np.int64)
-
-
-def id_order(ids: set[str]) -> list[str]:
-    """The nodes' order (node i is the i-th id): by integer value when every id is an integer, else by text
-    (Unicode code points).  It depends on the set of ids alone, not on the files' row order."""
-    if all(_is_number(i, int) for i in ids):
-        return sorted(ids, key=lambda i: (int(i), i))
-    return sorted(ids)
-
-
 ID_COLUMN = "id"  # a text features/labels file with a header column of this name is keyed by node id
 
 
@@ -336,16 +432,29 @@ class NodeTable:
         return {node: i for i, node in enumerate(self.ids)}
 
 
-def read_node_table(path: str | Path, role: str) -> NodeTable | None:
-    """``path`` (a features or labels file) as a :class:`NodeTable` when it is a text table whose header
-    has an ``id`` column; None otherwise (rows in node order).  A duplicate or empty id is refused."""
+def read_node_table(
+    path: str | Path, role: str, *, comment: str | None = None, notes: list | None = None
+) -> NodeTable | None:
+    """``path`` (a features or labels file) as a :class:`NodeTable` when it is a text table whose first row
+    has an ``id`` column (the header, a declared name: said in ``notes``); None otherwise (rows in node order).
+    A duplicate or empty id is refused."""
     path = existing_file(path, role, FEATURE_SUFFIXES if role == "features" else LABEL_SUFFIXES)
     if path.suffix.lower() == ".npy":
         return None
-    rows = _rows(path, role)
+    rows = _rows(path, role, comment)
     if not rows or ID_COLUMN not in [f.strip().strip('"').strip("'").lower() for f in rows[0][1]]:
         return None
-    header = [f.strip().strip('"').strip("'") for f in rows.pop(0)[1]]
+    number, fields = rows.pop(0)
+    header_line = number
+    header = [f.strip().strip('"').strip("'") for f in fields]
+    if notes is not None:
+        shown = ", ".join(header)
+        notes.append(
+            Note(
+                f"{path.name}: line {number} ({shown}) read as the header row (it names the id column)",
+                f"{path.name}: the first row read as the header row (it names the id column)",
+            )
+        )
     column = [h.lower() for h in header].index(ID_COLUMN)
     _check_widths(rows, len(header), path, "columns")
     if not rows:
@@ -363,45 +472,95 @@ def read_node_table(path: str | Path, role: str) -> NodeTable | None:
         values.append([f for j, f in enumerate(fields) if j != column])
     names = [h for j, h in enumerate(header) if j != column]
     if not names:
-        raise input_error(f"{role} file {path.name} has an id column and no other")
+        raise input_error(
+            f"{path.name}, line {header_line}: the header of this {role} file names an id column and no other"
+        )
     if role == "labels" and len(names) != 1:
-        raise input_error(f"labels file {path.name} must have two columns, id and the label, got {', '.join(header)}")
+        raise input_error(
+            f"{path.name}, line {header_line}: a labels node table has two columns, id and the label, got "
+            f"{', '.join(header)}"
+        )
     return NodeTable(path, role, ids, lines, names, values)
 
 
-def table_values(table: NodeTable, order: list[int]) -> Tensor:
+def split_label_column(table: NodeTable, column: str) -> tuple[NodeTable | None, NodeTable]:
+    """A features node table that also carries the label (``column``, by its header name) as (the features
+    table without it, or None when it was the only other column; the labels table)."""
+    if column not in table.names:
+        raise input_error(
+            f"the features file {table.path.name} has no column {column!r} for the labels (columns: "
+            f"{', '.join(table.names)})"
+        )
+    j = table.names.index(column)
+    labels = NodeTable(table.path, "labels", table.ids, table.lines, [column], [[row[j]] for row in table.values])
+    names = [n for i, n in enumerate(table.names) if i != j]
+    if not names:
+        return None, labels
+    values = [[f for i, f in enumerate(row) if i != j] for row in table.values]
+    return NodeTable(table.path, "features", table.ids, table.lines, names, values), labels
+
+
+def table_values(table: NodeTable, order: list[int], missing: str | None = None) -> Tensor:
     """The table's values in node order (``order``: the table's row of each node): features float32
-    [n, d], labels long [n] (integers >= 0)."""
-    flat = [f for i in order for f in table.values[i]]
-    numbers = [table.lines[i] for i in order for _ in table.values[i]]
+    [n, d], labels long [n] (integers >= 0; an empty cell or ``missing``: :data:`UNLABELLED`).  Parsed in the
+    file's row order, so a bad value is named by the first bad line."""
+    flat = [f for row in table.values for f in row]
+    numbers = [line for line, row in zip(table.lines, table.values) for _ in row]
+    rows = np.asarray(order, dtype=np.int64)
     if table.role == "features":
-        array = _parse(flat, numbers, float, table.path, "feature value").reshape(len(order), len(table.names))
-        x = torch.from_numpy(np.ascontiguousarray(array)).float()
+        array = _parse(flat, numbers, float, table.path, "feature value").reshape(len(table.ids), len(table.names))
+        x = torch.from_numpy(np.ascontiguousarray(array[rows])).float()
         check_finite(x, f"features in {table.path.name}")
         return x
-    y = _parse(flat, numbers, int, table.path, "label")
-    negative = (y < 0).nonzero()[0]
-    if negative.size:
-        raise input_error(
-            f"{table.path.name}, line {numbers[int(negative[0])]}: labels must be >= 0, got {y[negative[0]]}"
-        )
-    return torch.from_numpy(y)
+    return torch.from_numpy(_labels(flat, numbers, table.path, missing)[rows])
+
+
+def _npz_header(path: Path) -> tuple[int, int, int]:
+    """(rows, columns, stored entries) that a SciPy ``.npz`` declares, read from its small members and the
+    ``.npy`` header of its data, before any array of that size is loaded."""
+    with zipfile.ZipFile(path) as archive:
+        with archive.open("shape.npy") as handle:
+            shape = np.load(handle, allow_pickle=False)
+        with archive.open("data.npy") as handle:
+            version = np.lib.format.read_magic(handle)
+            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            entries = read(handle)[0]
+    rows, cols = (int(v) for v in shape.reshape(-1)[:2])
+    return rows, cols, int(np.prod(entries))
 
 
 def read_npz(path: Path) -> tuple[Tensor, int]:
+    """A SciPy sparse adjacency matrix (square, 0/1) as (edge_index [2, E] in row-major order, its order).  A
+    declared shape that is not a plausible node count (:func:`~privgraph.data.ids.plausible_nodes` of twice the
+    stored entries) is refused from the archive's header, before anything of that size is allocated."""
     import scipy.sparse as sp
+
+    from privgraph.data.ids import MIN_NODES_ALLOWED, plausible_nodes
 
     if not zipfile.is_zipfile(path):
         raise input_error(f"cannot read {path}: not a SciPy sparse .npz archive (write it with scipy.sparse.save_npz)")
+    try:
+        rows, cols, entries = _npz_header(path)
+    except Exception as exc:  # noqa: BLE001 - zip / format errors alike
+        raise input_error(
+            f"cannot read {path} as a SciPy sparse matrix (scipy.sparse.save_npz): {first_line(exc)}"
+        ) from exc
+    if rows != cols:
+        raise input_error(f"the adjacency matrix in {path.name} must be square, got {rows}×{cols}")
+    if rows < 0 or not plausible_nodes(rows, 2 * entries):
+        raise input_error(
+            f"the adjacency matrix in {path.name} declares {rows}×{cols} for {entries} stored entries: refused "
+            f"before reading (at most {MIN_NODES_ALLOWED} nodes, or 4 per stored entry); for large sparse ids "
+            "write an edge list, whose ids are mapped"
+        )
     try:
         matrix = sp.load_npz(path)
     except Exception as exc:  # noqa: BLE001 - zip / pickle / format errors alike
         raise input_error(
             f"cannot read {path} as a SciPy sparse matrix (scipy.sparse.save_npz): {first_line(exc)}"
         ) from exc
-    rows, cols = matrix.shape
-    if rows != cols:
-        raise input_error(f"the adjacency matrix in {path.name} must be square, got {rows}×{cols}")
+    if matrix.shape != (rows, cols):
+        raise input_error(f"the adjacency matrix in {path.name} is inconsistent: its arrays do not match its shape")
     coo = matrix.tocoo()
     keep = coo.data != 0  # explicitly stored zeros are not edges
     row, col, weight = coo.row[keep], coo.col[keep], coo.data[keep]
