@@ -15,8 +15,11 @@ grid (``src/privgraph/grids/quickstart.toml``) uses the same graph."""
 
 from __future__ import annotations
 
+import math
+
 from rich.table import Table
 
+from privgraph.display import format_metric, is_auc
 from privgraph.experiments.pipeline import ExperimentResult
 
 DEMO_GRAPH = dict(
@@ -36,7 +39,7 @@ ATTACK_NOTE = (
 def demo_table(results: list[ExperimentResult], metric: str = "accuracy") -> Table:
     """One row per method, one column per ε (non-private methods span all): the test accuracy (%), or the
     attack's AUC (``metric="attack_auc"``), mean ± 95% CI over the trials."""
-    auc = metric == "attack_auc"
+    auc = is_auc(metric)
     rows_of = [[r for r in res.summary() if r.get("metric", "accuracy") == metric] for res in results]
     eps_cols = sorted({r["epsilon"] for rows in rows_of for r in rows if r["epsilon"] is not None})
     title = f"{DEMO_ATTACK} attack AUC (0.5 = chance)" if auc else "test accuracy (%)"
@@ -48,9 +51,7 @@ def demo_table(results: list[ExperimentResult], metric: str = "accuracy") -> Tab
     def cell(r: dict | None) -> str:
         if r is None:
             return ""
-        scale, digits = (1, 2) if auc else (100, 1)
-        mean = f"{scale * r['mean']:.{digits}f}"
-        return f"{mean} ± {scale * r['ci95']:.{digits}f}" if r["trials"] > 1 else mean
+        return format_metric(metric, r["mean"], r["ci95"] if r["trials"] > 1 else math.nan)
 
     for res, rows in zip(results, rows_of):
         if not rows:
