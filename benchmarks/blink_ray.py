@@ -169,8 +169,9 @@ def one(
     if local:
         keep(serve(LOCAL, "local", None))
     from privgraph.methods.blink.distributed import RayRunner
+    from privgraph.methods.blink.shards import SHARD_BYTES
 
-    store = 2 * (40 * n + 16 * out["edges"]) + 2**28  # two scans' shared arrays and row blocks, and slack
+    store = 2 * (40 * n + 16 * out["edges"]) + 4 * max(workers) * SHARD_BYTES + 2**28  # shared arrays, shards in flight
     for count in workers:
         start = time.perf_counter()
         with RayRunner(count, address, object_store_bytes=store) as runner:
@@ -335,13 +336,29 @@ def scale_page() -> str:
         "* **β-MLE** (Algorithm 2): each iteration maps the sums E_i(β) = Σ_{j≠i} σ(β_i + β_j) over blocks of",
         "  nodes (exact up to 20,000 nodes, else interpolated from a binned table built once per iteration on",
         "  the driver); the Anderson step runs on the driver.",
-        "* **Hard, Hybrid, truncated Soft, ‖P‖**: the nodes sorted by β are cut into blocks of about equal work",
-        "  (candidate pairs in the band β_i + β_j > −2ε_a, plus edges); each block holds its own rows of the",
-        "  reports' edges (as sorted-β positions) and reads three arrays of n entries (order, sorted β, keys)",
-        "  shared once through the object store. Each block returns its passing pairs chunk by chunk; the",
-        "  driver fetches each block as its task ends, copies its pairs to their places in one output (the order",
-        "  of one pass) and releases it, chooses Hybrid's threshold and top-k, and adds the per-row sums of ‖P‖",
-        "  in row order.",
+        "* **Hard, Hybrid, truncated Soft, ‖P‖**: for each pass the nodes sorted by β are cut into blocks of",
+        "  about equal pairs in the pass's window of β-sums; the driver draws each block's reported bits and",
+        "  submits its task, at most 2 per worker in flight. Each block returns its passing pairs chunk by",
+        "  chunk; the driver fetches each block as its task ends, copies its pairs to their places in one",
+        "  output (the order of one pass) and releases it, chooses Hybrid's threshold and top-k, and adds the",
+        "  per-row sums of ‖P‖ in row order. The exact ‖P‖ (n ≤ 20,000) maps over blocks of rows.",
+        "",
+        "What each task receives (Blink's trust model is an untrusted server: ε-link-LDP per node). The driver",
+        "plays the clients: the true edges and the nodes' secret PRF keys never leave it. A task gets only",
+        "the clients' reports and public parameters:",
+        "",
+        "* the β-MLE's tasks: β (a function of the noisy degrees), its rows' range, the binned table;",
+        "* a pass over pairs: its block's report shard (`privgraph.methods.blink.shards.ReportShard`: for",
+        "  each sorted row, its partner range and the two reported bits Ã_ij, Ã_ji of each pair in the",
+        "  pass's window, 2 bits per pair, at most 64 MiB a shard), the sorted-β order and sorted β (shared",
+        "  once), the pass's thresholds and ε_a;",
+        "* the exact ‖P‖: every node's whole report Ã_i· (n²/8 bytes, ≤ 50 MB at 20,000 nodes), β and ε_a.",
+        "",
+        "`tests/methods/blink/test_blink_ray_server.py` captures every object put in the store and every task",
+        "argument and finds no key and no true-edge CSR in them. The cost: the pairs' PRF draws (in a",
+        "deployment, each node's own work) run on the driver, and the tasks only threshold the bits. A task",
+        "whose worker is lost is run again (up to 3 times; the same result, the tasks are deterministic); one",
+        "that still fails stops the release with one line naming the node and what to do.",
         "",
         "The output equals the single-process server's bit for bit — β, Hard's edges, Hybrid's edges and",
         "weights, Soft's graph and its stated dropped mass — for any cut",
@@ -394,6 +411,16 @@ def scale_page() -> str:
     ]
     lines += ["## Measured on Ray", ""]
     ray_rows = ray["rows"]
+    if ray_rows:
+        lines += [
+            "Measured before the tasks were restricted to the reports (CHANGELOG, issue 50): then every task read the",
+            "nodes' keys and the true edges and drew its pairs' bits itself, spread over the workers. Now the",
+            "driver draws them (Hybrid's PRF draws, most of its CPU, no longer divide by the workers) and each",
+            "shard holds 2 bits per visited pair (≈ 22 GB over Hybrid's rounds at n = 10⁷, at most 64 MiB a",
+            "shard and 2 per worker at once). The tables and the extrapolation below are those of the earlier",
+            "design until `python benchmarks/blink_ray.py run` measures them again.",
+            "",
+        ]
     if not ray_rows:
         lines += ["Not measured yet: `python benchmarks/blink_ray.py run` fills this section.", ""]
     for r in ray_rows:

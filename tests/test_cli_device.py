@@ -155,7 +155,7 @@ def test_a_trial_asks_ray_for_its_gpus_and_runs_on_cuda(tmp_path, grid_file, mon
     monkeypatch.setitem(sys.modules, "ray", fake)
     keys = [s.key for s in Grid.load(grid_file).settings]
     summary = sweeps.sweep(grid_file, tmp_path / "s.jsonl", workers=2, gpus_per_trial=0.5)  # auto: Ray
-    assert fake.options == {"num_cpus": 1, "num_gpus": 0.5, "max_retries": 0}
+    assert fake.options == {"num_cpus": 1, "num_gpus": 0.5, "max_retries": 2}  # a lost worker's trial reruns
     assert sweeps.ray_task_options(0.0)["num_gpus"] == 0
     assert summary.executor == "a local Ray cluster" and fake.shut and summary.failed == 4
     assert sorted(fake.submitted) == sorted((k, t, "cuda") for k in keys for t in range(2))  # hashes unchanged

@@ -13,9 +13,10 @@ rank  units                                  why there
 ====  =====================================  ==================================================
 0     ``version``, ``progress``, ``device``,  no heavy imports; import only each other
       ``network``, ``threads``,              (``ray_cluster``: ``device``, ``network``)
-      ``input_rules``, ``ray_cluster``
-1     ``accounting``, ``param_checks``       guarantees, the RDP accountant, ε/δ validation; the
-                                             declared parameter ranges and rules (torch-free)
+      ``ray_cluster``, ``grids``             (``grids``: the shipped grid files)
+1     ``accounting``, ``param_checks``,      guarantees, the RDP accountant, ε/δ validation; the
+      ``input_rules``                        declared parameter ranges and rules, a method's input
+                                             rules (a declared domain: ε/δ validation's check_domain)
 2     ``mechanisms``                         randomizers (report their guarantees)
 3     ``data``                               loading, validation, splits (annotations draw noise)
 4     ``nn``                                 layers and models
@@ -42,8 +43,8 @@ import privgraph
 PACKAGE = Path(privgraph.__file__).parent
 ROOT = "privgraph"  # the package's own __init__: the facade, at the top
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("version", "progress", "device", "network", "threads", "input_rules", "ray_cluster"),
-    ("accounting", "param_checks"),
+    ("version", "progress", "device", "network", "threads", "ray_cluster", "grids"),
+    ("accounting", "param_checks", "input_rules"),
     ("mechanisms",),
     ("data",),
     ("nn",),

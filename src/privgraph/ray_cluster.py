@@ -1,6 +1,6 @@
 """Starting or joining a Ray cluster (the sweep's Ray executor, Blink's distributed server): one start, one
 environment for the workers (the data folders, the device variable, one BLAS thread), one line with the fix
-when Ray does not start."""
+when Ray does not start or gives up on a task."""
 
 from __future__ import annotations
 
@@ -87,8 +87,35 @@ def ray_start_failure(err: BaseException, address: str | None) -> str:
     )
 
 
+def ray_task_failure(err: BaseException, ray: Any, *, retries: int, what: str, local: str) -> str:
+    """The one line for a task of ``what`` that Ray gave up on after ``retries`` retries (its worker or
+    node lost): Ray's reason, the node (one that left the cluster, else the live ones), and what to do
+    (``local``: how to run without Ray)."""
+    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+    reason = f"{type(err).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+    try:
+        nodes = ray.nodes()
+    except Exception:  # noqa: BLE001 - the cluster may be gone with the worker
+        nodes = []
+    dead = sorted({str(n.get("NodeManagerAddress")) for n in nodes if not n.get("Alive")})
+    alive = sorted({str(n.get("NodeManagerAddress")) for n in nodes if n.get("Alive")})
+    where = f"node {', '.join(dead)} left the cluster" if dead else f"its worker died on node {', '.join(alive) or '?'}"
+    return (
+        f"a Ray task of {what} failed {retries + 1} time(s) ({where}; {reason}): most often the worker ran out of "
+        f"memory — give each worker more memory (fewer workers per machine, a larger object store) or {local}; "
+        "the worker's log: /tmp/ray/session_latest/logs/python-core-worker-*.log on that node"
+    )
+
+
 def _quiet(line: str) -> None:
     """A ``notify`` that says nothing."""
 
 
-__all__ = ["OBJECT_STORE_BYTES", "RAY_CONNECT_SECONDS", "WORKER_ENV", "ray_start_failure", "start_ray"]
+__all__ = [
+    "OBJECT_STORE_BYTES",
+    "RAY_CONNECT_SECONDS",
+    "WORKER_ENV",
+    "ray_start_failure",
+    "ray_task_failure",
+    "start_ray",
+]

@@ -312,8 +312,14 @@ class _AutoExecutor:
 
 
 def ray_task_options(gpus_per_trial: float = 0.0) -> dict[str, Any]:
-    """What one trial asks Ray for: one CPU, ``gpus_per_trial`` GPUs (a fraction shares a GPU), no retry."""
-    return {"num_cpus": 1, "num_gpus": gpus_per_trial, "max_retries": 0}
+    """What one trial asks Ray for: one CPU, ``gpus_per_trial`` GPUs (a fraction shares a GPU), and up to
+    :data:`RAY_TRIAL_RETRIES` retries when its worker is lost (a killed process, a machine that left): a trial is
+    a function of its setting and seed, so a retry stores the record the lost one would have; an exception
+    inside the trial is not retried (it is stored as the trial's error)."""
+    return {"num_cpus": 1, "num_gpus": gpus_per_trial, "max_retries": RAY_TRIAL_RETRIES}
+
+
+RAY_TRIAL_RETRIES = 2
 
 
 class _RayExecutor:

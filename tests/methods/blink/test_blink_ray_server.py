@@ -4,13 +4,15 @@ server's output bit for bit (β, Hard, Hybrid, truncated Soft, the posterior mas
 from __future__ import annotations
 
 import importlib.util
+import os
+import pickle
 
 import numpy as np
 import pytest
 import torch
 
 from privgraph.mechanisms import make_generator
-from privgraph.methods.blink import beta_mle, clip_degrees, hard_graph, hybrid_graph, link_ldp
+from privgraph.methods.blink import beta_mle, clip_degrees, hard_graph, hybrid_graph, kernels, link_ldp, shards
 from privgraph.methods.blink.server import LOCAL, posterior_norm
 from privgraph.methods.blink.soft import soft_graph
 
@@ -20,17 +22,19 @@ GRAPH = {"num_nodes": 2500, "num_classes": 3, "num_features": 4, "avg_degree": 6
 
 
 class CutRunner:
-    """The single-process runner with its rows cut into ``parts`` blocks (run here, in block order)."""
+    """The single-process runner with its rows cut into ``parts`` blocks (run here, in block order);
+    ``reports_only``: its tasks get the reports' bits, as Ray's do."""
 
-    def __init__(self, parts: int):
-        self.parts, self.calls = parts, 0
+    def __init__(self, parts: int, reports_only: bool = False):
+        self.parts, self.calls, self.reports_only = parts, 0, reports_only
 
     def share(self, value):
         return value
 
     def map(self, fn, blocks, *shared):
-        self.calls += len(blocks)
-        return [fn(*block, *shared) for block in blocks]
+        out = [fn(*block, *shared) for block in blocks]
+        self.calls += len(out)
+        return out
 
 
 @pytest.fixture(scope="module")
@@ -90,38 +94,125 @@ def _check_all(rep, runner, reference):
     assert got["soft"].details == reference["soft"].details
 
 
-@pytest.mark.parametrize("parts", [7])
-def test_server_cut_into_blocks_in_this_process_equals_one_block(reports, reference, parts):
-    runner = CutRunner(parts)
+@pytest.mark.parametrize("parts, reports_only", [(7, False), (7, True)])
+def test_server_cut_into_blocks_in_this_process_equals_one_block(reports, reference, parts, reports_only):
+    runner = CutRunner(parts, reports_only)
     _check_all(reports, runner, reference)
     assert runner.calls > 0
 
 
-@ray_missing
-def test_server_on_ray_with_two_workers_equals_the_single_process_server(reports, reference, sbm):
-    import ray
+@pytest.fixture(scope="module")
+def ray_session():
+    """One local Ray cluster of 2 CPUs for this module's tests (its start is the slow part)."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    yield ray
+    ray.shutdown()
 
+
+def _arrays(value, seen=None):
+    """Every numpy array inside ``value`` (tuples, lists, dicts, dataclasses)."""
+    if isinstance(value, np.ndarray):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _arrays(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _arrays(v)
+    elif hasattr(value, "__dataclass_fields__"):
+        for name in value.__dataclass_fields__:
+            yield from _arrays(getattr(value, name))
+
+
+def _secrets_in(payload, rep) -> list[str]:
+    """What of the clients' secrets ``payload`` holds: a key's bytes in its pickle, an array holding a key,
+    an array equal to the true edges' CSR (by node or in sorted-β order)."""
+    keys, indptr, indices, *_ = rep.kernel_args()
+    band = kernels.SortedBand.build(np.zeros(rep.num_nodes), *rep.kernel_args(), rep.is_symmetric())
+    raw = pickle.dumps(payload, protocol=5)
+    found = [f"key {k}" for k in keys[:: max(1, keys.size // 64)] if raw.find(k.tobytes()) >= 0]
+    for arr in _arrays(payload):
+        if arr.dtype.itemsize == 8 and arr.size and np.isin(arr.view(np.uint64).ravel(), keys).any():
+            found.append(f"a key in an array of shape {arr.shape}")
+        for name, true in (("indptr", indptr), ("indices", indices), ("ptr", band.ptr), ("nbr", band.nbr)):
+            if arr.shape == true.shape and np.array_equal(arr, true):
+                found.append(f"the true edges' {name}")
+    return found
+
+
+@ray_missing
+def test_server_on_ray_with_two_workers_equals_the_single_process_server(reports, reference, sbm, ray_session):
     from privgraph.methods import get_method
     from privgraph.methods.blink.distributed import RayRunner
 
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
-    try:
-        runner = RayRunner(workers=2)
-        assert not runner.started  # Ray ran already: the runner joins it and leaves it running
-        _check_all(reports, runner, reference)
-        assert {s["pid"] for s in runner.stats} and all(s["cpu_s"] >= 0 for s in runner.stats)
-        # the method: the released graph with server=ray equals the local one, for the same seed
-        data = sbm(GRAPH, num_nodes=400)
-        for variant in ("hard", "hybrid"):
-            local = get_method("blink", variant=variant).release(data, 2.0, make_generator(5))
-            remote = get_method("blink", variant=variant, server="ray", workers=2).release(data, 2.0, make_generator(5))
-            assert torch.equal(local.edge_index, remote.edge_index)
-            assert (local.edge_weight is None) == (remote.edge_weight is None)
-            if local.edge_weight is not None:
-                assert torch.equal(local.edge_weight, remote.edge_weight)
-            assert local.guarantee == remote.guarantee
-    finally:
-        ray.shutdown()
+    runner = RayRunner(workers=2)
+    assert not runner.started  # Ray ran already: the runner joins it and leaves it running
+    # every task payload: what is put in the object store and every argument of a task
+    payloads: list = []
+    put, remote = runner.ray.put, runner._remote
+
+    class Capture:
+        def remote(self, *args):
+            payloads.append([a for a in args if not isinstance(a, ray_session.ObjectRef)])
+            return remote.remote(*args)
+
+    runner.share = lambda value: (payloads.append(value), put(value))[1]
+    runner._remote = Capture()
+    _check_all(reports, runner, reference)
+    assert {s["pid"] for s in runner.stats} and all(s["cpu_s"] >= 0 for s in runner.stats)
+    assert len(payloads) > 10 and any(isinstance(a, shards.ReportShard) for p in payloads for a in p)
+    assert _secrets_in(reports.kernel_args(), reports)  # the check sees what the old tasks received
+    for payload in payloads:
+        assert _secrets_in(payload, reports) == []
+    # the method: the released graph with server=ray equals the local one, for the same seed
+    data = sbm(GRAPH, num_nodes=400)
+    for variant in ("hard", "hybrid"):
+        local = get_method("blink", variant=variant).release(data, 2.0, make_generator(5))
+        remote_release = get_method("blink", variant=variant, server="ray", workers=2).release(
+            data, 2.0, make_generator(5)
+        )
+        assert torch.equal(local.edge_index, remote_release.edge_index)
+        assert (local.edge_weight is None) == (remote_release.edge_weight is None)
+        if local.edge_weight is not None:
+            assert torch.equal(local.edge_weight, remote_release.edge_weight)
+        assert local.guarantee == remote_release.guarantee
+
+
+@ray_missing
+def test_a_lost_worker_is_retried_and_the_graph_is_the_same(reports, reference, ray_session, tmp_path):
+    from privgraph.methods.blink.distributed import RayRunner, _timed_block
+
+    marker = str(tmp_path / "crashed")
+
+    def dies_once(fn, *args):  # the first task tried kills its worker (os._exit: a lost worker)
+        import os
+
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            os._exit(1)
+        return _timed_block(fn, *args)
+
+    runner = RayRunner(workers=2, task=dies_once)
+    _same_graph(hard_graph(reports, reference["mle20000"].beta, runner), reference["hard"])
+    assert os.path.exists(marker)
+
+
+@ray_missing
+def test_a_task_that_keeps_losing_its_worker_fails_in_one_line(ray_session):
+    from privgraph.methods.blink.distributed import RayRunner
+
+    def dies(fn, *args):
+        import os
+
+        os._exit(1)
+
+    runner = RayRunner(workers=2, task=dies, max_retries=1)
+    with pytest.raises(RuntimeError) as failure:
+        runner.map(abs, [(-1,)])
+    line = str(failure.value)
+    assert "\n" not in line and "failed 2 time(s)" in line and "WorkerCrashedError" in line
+    assert "node " in line and "server=local" in line
 
 
 def test_workers_without_ray_are_refused():
@@ -187,9 +278,53 @@ def test_hybrid_over_several_rounds_keeps_the_same_graph(reports, reference, mon
     call = server._ExpectedPassing.__call__
     monkeypatch.setattr(server._ExpectedPassing, "__call__", lambda self, tau: 50.0 * call(self, tau))
     beta = reference["mle20000"].beta
-    for runner in (LOCAL, CutRunner(7)):
+    for runner in (LOCAL, CutRunner(7), CutRunner(7, reports_only=True)):
         got = hybrid_graph(reports, beta, 0, runner=runner)
         want = reference["hybrid0"]
         assert torch.equal(got.edge_index, want.edge_index) and torch.equal(got.edge_weight, want.edge_weight)
         assert got.threshold == want.threshold
     assert min(rounds) > 1
+
+
+def test_a_task_failure_names_the_node_that_left():
+    from privgraph.ray_cluster import ray_task_failure
+
+    class Cluster:  # what ray.nodes() says after a machine was lost
+        @staticmethod
+        def nodes():
+            return [
+                {"NodeManagerAddress": "10.0.0.7", "Alive": False},
+                {"NodeManagerAddress": "10.0.0.1", "Alive": True},
+            ]
+
+    err = RuntimeError("The node died.\n" + "traceback line\n" * 150)
+    line = ray_task_failure(err, Cluster, retries=3, what="Blink's server", local="run with --param server=local")
+    assert "\n" not in line and "failed 4 time(s)" in line and "node 10.0.0.7 left the cluster" in line
+    assert "10.0.0.1" not in line and "RuntimeError: The node died." in line and "server=local" in line
+
+
+@ray_missing
+def test_the_command_line_prints_a_lost_worker_as_one_line(ray_session, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from privgraph.cli import app
+    from privgraph.methods.blink.distributed import RayRunner
+
+    def dies(fn, *args):
+        import os
+
+        os._exit(1)
+
+    start = RayRunner.__post_init__
+
+    def dying(self):  # every task of the release's runner kills its worker; no retry
+        self.task, self.max_retries = dies, 0
+        start(self)
+
+    monkeypatch.setattr(RayRunner, "__post_init__", dying)
+    args = ["release", "blink", "--dataset", "sbm", "--epsilon", "2", "--param", "server=ray"]
+    res = CliRunner().invoke(app, [*args, "--param", "workers=1", "-o", str(tmp_path / "g.pt")])
+    assert res.exit_code == 1, res.output
+    errors = [line for line in res.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "a Ray task of Blink's server failed 1 time(s)" in errors[0], res.output
+    assert "Traceback" not in res.output and not (tmp_path / "g.pt").exists()

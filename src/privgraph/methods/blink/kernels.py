@@ -25,6 +25,23 @@ from privgraph.mechanisms.prf import philox_uniform as _prf  # compiled Philox, 
 from privgraph.mechanisms.prf import uniform_below_bits
 
 
+def split_rows(n: int, parts: int, align: int = 1, work: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """[0, n) cut into at most ``parts`` ranges [lo, hi) at multiples of ``align``, of about equal ``work``
+    (per row; equal rows when None)."""
+    if parts <= 1 or n <= align:
+        return [(0, n)]
+    total = np.cumsum(np.ones(n) if work is None else np.asarray(work, np.float64))
+    cuts = np.searchsorted(total, total[-1] * np.arange(1, parts) / parts, side="right")
+    cuts = np.unique(np.clip((cuts + align // 2) // align * align, 0, n))
+    bounds = [0, *(int(c) for c in cuts if 0 < c < n), n]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    """σ(z) = ½(1 + tanh(z/2)) in numpy (the server's; the compiled loops use :func:`_sigmoid`)."""
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
 @nb.njit(inline="always", cache=True)
 def _is_edge(indptr: np.ndarray, indices: np.ndarray, i: np.int64, j: np.int64) -> bool:
     lo = indptr[i]

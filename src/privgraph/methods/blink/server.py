@@ -18,15 +18,17 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import torch
 
-from privgraph.methods.blink import kernels
+from privgraph.methods.blink import kernels, shards
 from privgraph.methods.blink.client import LinkLDPReports
+from privgraph.methods.blink.kernels import sigmoid as _sigmoid
+from privgraph.methods.blink.kernels import split_rows
 
 # ------------------------------------------------------------ blocks of rows
 T = TypeVar("T")
@@ -39,37 +41,27 @@ class BlockRunner(Protocol):
     *shared)`` for each block, results in block order (the reduce is the caller's, in that order)."""
 
     parts: int
+    reports_only: bool  # the tasks run elsewhere: they get the reports (:mod:`~privgraph.methods.blink.shards`)
 
     def share(self, value: Any) -> Any: ...
 
-    def map(self, fn: Callable[..., T], blocks: Sequence[tuple], *shared: Any) -> list[T]: ...
+    def map(self, fn: Callable[..., T], blocks: Iterable[tuple], *shared: Any) -> list[T]: ...
 
 
 class LocalRunner:
     """The single-process server: one block, in this process."""
 
     parts = 1
+    reports_only = False  # the clients' keys and edges stay in this process: their reports are read lazily
 
     def share(self, value: Any) -> Any:
         return value
 
-    def map(self, fn: Callable[..., T], blocks: Sequence[tuple], *shared: Any) -> list[T]:
+    def map(self, fn: Callable[..., T], blocks: Iterable[tuple], *shared: Any) -> list[T]:
         return [fn(*block, *shared) for block in blocks]
 
 
 LOCAL = LocalRunner()
-
-
-def split_rows(n: int, parts: int, align: int = 1, work: np.ndarray | None = None) -> list[tuple[int, int]]:
-    """[0, n) cut into at most ``parts`` ranges [lo, hi) at multiples of ``align``, of about equal ``work``
-    (per row; equal rows when None)."""
-    if parts <= 1 or n <= align:
-        return [(0, n)]
-    total = np.cumsum(np.ones(n) if work is None else np.asarray(work, np.float64))
-    cuts = np.searchsorted(total, total[-1] * np.arange(1, parts) / parts, side="right")
-    cuts = np.unique(np.clip((cuts + align // 2) // align * align, 0, n))
-    bounds = [0, *(int(c) for c in cuts if 0 < c < n), n]
-    return list(zip(bounds[:-1], bounds[1:]))
 
 
 # ----------------------------------------------------------------- β-model MLE
@@ -124,10 +116,6 @@ def _expected_degrees_binned(beta: np.ndarray, bins: int = 4096, grid: int = 409
     on a grid of β_i values, interpolate log E linearly."""
     table = _binned_table(beta, bins, grid)
     return (beta.size - 1) * _sigmoid(2 * beta) if table is None else _binned_rows(beta, table)
-
-
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
 def expected_degrees(beta: np.ndarray, exact_limit: int = 20_000, runner: BlockRunner = LOCAL) -> np.ndarray:
@@ -292,18 +280,24 @@ class BandScan:
     """The reports in sorted-β order for one β (:class:`~privgraph.methods.blink.kernels.SortedBand`), cut
     into the ``runner``'s blocks of sorted rows of about equal work (pairs in the band β_i + β_j > −2ε_a,
     plus edges) and shared once; every pass (Hard, Hybrid's rounds, the posterior mass, truncated Soft)
-    maps over these blocks and puts their outputs back in the order of one pass over all rows."""
+    maps over these blocks and puts their outputs back in the order of one pass over all rows.  For a
+    ``reports_only`` runner the band (keys, edges) stays here and each pass maps over the reports' bits of
+    its window instead (:func:`~privgraph.methods.blink.shards.report_shards`, cut per pass)."""
 
     def __init__(self, reports: LinkLDPReports, beta: np.ndarray, runner: BlockRunner = LOCAL):
         keys, indptr, indices, p_flip, stream = reports.kernel_args()
         band = kernels.SortedBand.build(beta, keys, indptr, indices, p_flip, stream, reports.is_symmetric())
         n = beta.size
+        self.runner, self.b = runner, band.b
+        self.band: kernels.SortedBand | None = None
+        if runner.reports_only:  # the band (keys, edges) stays here; each pass ships its reports' bits
+            self.band, self.public = band, runner.share((band.order, band.b))
+            return
         work = None
         if runner.parts > 1:
             start, _ = band.starts(-2.0 * reports.epsilon_adjacency)
             work = np.maximum(n - np.maximum(start, np.arange(1, n + 1)), 0) + np.diff(band.ptr) + 1
         ranges = split_rows(n, runner.parts, 1, work)
-        self.runner, self.b = runner, band.b
         self.blocks = [(runner.share(band.rows(lo, hi)),) for lo, hi in ranges]
         self.shared = runner.share(band.shared())
 
@@ -313,13 +307,20 @@ class BandScan:
         start = np.searchsorted(self.b, lower - self.b, side="right")
         total = int(np.maximum(self.b.size - np.maximum(start, np.arange(1, self.b.size + 1)), 0).sum())
         per_visit = expected / max(total, 1)
+        if self.band is not None:
+            blocks = shards.report_shards(self.band, lower=lower, upper=float(np.max(high)), blocks=self.runner.parts)
+            return kernels.interleave(self.runner.map(shards.shard_collect, blocks, self.public, low, high, per_visit))
         parts = self.runner.map(kernels.block_collect, self.blocks, self.shared, low, high, per_visit)
         return kernels.interleave(parts)
 
     def excess(self, epsilon_a: float, lower: float) -> tuple[float, int]:
         """Σ (P_ij − p_ij) over pairs with β-sum > ``lower`` (rows' sums added in sorted-β order), and the
         pairs visited."""
-        parts = self.runner.map(kernels.block_excess, self.blocks, self.shared, 2.0 * epsilon_a, lower)
+        if self.band is not None:
+            blocks = shards.report_shards(self.band, lower=lower, upper=math.inf, blocks=self.runner.parts)
+            parts = self.runner.map(shards.shard_excess, blocks, self.public, 2.0 * epsilon_a)
+        else:
+            parts = self.runner.map(kernels.block_excess, self.blocks, self.shared, 2.0 * epsilon_a, lower)
         rows = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]
         return float(rows.sum()), sum(p[1] for p in parts)
 
@@ -415,10 +416,14 @@ def posterior_norm(
     """
     n, eps_a = reports.num_nodes, reports.epsilon_adjacency
     if n <= exact_limit:
-        keys, indptr, indices, p_flip, stream = reports.kernel_args()
-        shared = runner.share((np.asarray(beta, np.float64), keys, indptr, indices, p_flip, stream, eps_a))
+        beta, args = np.asarray(beta, np.float64), reports.kernel_args()
+        fn: Callable[..., list[float]] = _exact_norm_rows
+        if runner.reports_only:  # the tasks get every node's report, not its key and edges
+            fn, shared = shards.exact_norm_rows, runner.share((beta, shards.reported_matrix(args), eps_a))
+        else:
+            shared = runner.share((beta, *args, eps_a))
         total = 0.0
-        for sums in runner.map(_exact_norm_rows, split_rows(n, runner.parts, block), shared, block):
+        for sums in runner.map(fn, split_rows(n, runner.parts, block), shared, block):
             for x in sums:
                 total += x
         return total, True
