@@ -9,9 +9,10 @@ command line" block and its "30 seconds: Python" block, each timed in a fresh pr
 ``run`` extracts the commands from README.md (each line of the ```bash block after the heading, its
 comment dropped; the ```python block as one script), runs each in one temporary folder, in README
 order (``report`` reads the store ``sweep`` wrote), with ``privgraph`` as this checkout's ``python -m
-privgraph`` and the repository's relative paths (``src/privgraph/grids/...``) made absolute.  The files a
-command names as the user's own (``edges.csv``, ``x.npy``) are written first: a 200-node
-two-community graph with features in [0, 1].  Each run is killed after ``--timeout`` seconds.  The
+privgraph``, ``python`` as this interpreter) and the repository's relative paths (``src/privgraph/grids/...``)
+made absolute.  The files a command names as the user's own (``edges.csv``, ``x.npy``) are written by the
+README's own line before it, as a reader would run it; the folder holds nothing else but the Python block,
+as quickstart.py.  Each run is killed after ``--timeout`` seconds.  The
 results (wall time, exit status, the last error line, the load) go to
 ``benchmarks/results/readme_commands.json`` (``--only``: those commands replaced, the others kept)
 and ``docs/benchmarks/readme_commands.md``.  A command over ``--timeout`` is recorded as such: rerun
@@ -61,6 +62,8 @@ def commands(readme: Path = README) -> list[dict[str, str]]:
         words = shlex.split(command)
         if words[0] == "privgraph":
             words = [sys.executable, "-m", "privgraph", *words[1:]]
+        elif words[0] == "python":
+            words = [sys.executable, *words[1:]]
         words = [str(ROOT / w) if w.startswith("benchmarks/") else w for w in words]
         out.append({"name": command, "run": shlex.join(words)})
     out.append({"name": PYTHON_NAME, "run": f"{shlex.quote(sys.executable)} quickstart.py"})
@@ -68,19 +71,7 @@ def commands(readme: Path = README) -> list[dict[str, str]]:
 
 
 def write_inputs(folder: Path, readme: Path = README) -> None:
-    """The files the commands read: the user's graph the README names (edges.csv, x.npy), and the Python
-    block as quickstart.py."""
-    import numpy as np
-
-    rng = np.random.default_rng(0)
-    n = 200
-    y = np.repeat([0, 1], n // 2)
-    p = np.where(y[:, None] == y[None, :], 0.08, 0.01)
-    upper = np.triu(rng.random((n, n)) < p, k=1)
-    src, dst = np.nonzero(upper)
-    (folder / "edges.csv").write_text("source,target\n" + "".join(f"{a},{b}\n" for a, b in zip(src, dst)))
-    x = (rng.random((n, 32)) < 0.1 + 0.3 * (np.arange(32) % 2 == y[:, None])).astype(np.float32)
-    np.save(folder / "x.npy", x)
+    """The README's Python block as quickstart.py (the command line block writes its own input files)."""
     text = readme.read_text(encoding="utf-8")
     (folder / "quickstart.py").write_text(_block(text, PYTHON_HEADING, "python"))
 

@@ -9,8 +9,11 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
 import warnings  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
+from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
@@ -41,6 +44,53 @@ def _locked(load_spec):
             return load_spec(*args, **kwargs)
 
     return load
+
+
+REPO = Path(__file__).resolve().parents[1]
+CACHES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".cache", ".hypothesis", ".venv"})
+
+
+def untracked_files(repo: Path) -> set[str] | None:
+    """The files of ``repo`` git does not track, the ignored ones included (``results/`` is ignored), the
+    caches (:data:`CACHES`, ``*.egg-info``) left out; None without git or outside a checkout."""
+    git = shutil.which("git")
+    if git is None:
+        return None
+    command = [git, "-C", str(repo), "status", "--porcelain", "-z", "--untracked-files=all", "--ignored"]
+    try:
+        res = subprocess.run([*command, "--", ".", ":(exclude).venv"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if res.returncode != 0:
+        return None
+    paths = {entry[3:] for entry in res.stdout.split("\0") if entry[:2] in ("??", "!!")}
+    return {p for p in paths if not any(part in CACHES or part.endswith(".egg-info") for part in Path(p).parts)}
+
+
+def pytest_sessionstart(session):
+    """The repository's untracked files before the suite (in the controller of pytest-xdist's workers)."""
+    if not hasattr(session.config, "workerinput"):
+        session.config._untracked_before = untracked_files(REPO)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The suite writes nothing into the repository (issue 52: ``results/privgraph.jsonl``, a command run
+    with its default store in the working directory): a file that was not there before fails the session."""
+    before = getattr(session.config, "_untracked_before", None)
+    after = None if before is None else untracked_files(REPO)
+    if after is None or not after - before:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    message = (
+        "the suite created files in the repository (use tmp_path; a command's default output lands in the "
+        "working directory): " + ", ".join(sorted(after - before))
+    )
+    if reporter is not None:
+        reporter.ensure_newline()
+        reporter.write_line(message, red=True)
+    else:
+        print(message)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_configure(config):

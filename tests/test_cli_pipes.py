@@ -12,11 +12,13 @@ from types import SimpleNamespace
 
 import pytest
 import typer.rich_utils
+from rich.cells import cell_len
 from typer.main import get_command
 from typer.testing import CliRunner
 
 from privgraph.catalogue import load_catalogue
 from privgraph.cli import PipeConsole, app
+from privgraph.cli.console import PROSE_WIDTH
 from privgraph.experiments.demo import demo_table
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -39,13 +41,27 @@ def piped(*args: str) -> str:
     return res.stdout
 
 
-def test_piped_methods_keep_each_description_on_one_line():
+def _longest_breakable(line: str) -> int:
+    """The width of ``line`` (terminal cells), or 0 where it is only long for a token that cannot break."""
+    width = cell_len(line.rstrip())
+    return 0 if any(cell_len(token) > PROSE_WIDTH // 2 for token in line.split()) else width
+
+
+def test_piped_methods_wrap_at_a_sane_width_and_keep_each_description_whole():
+    """``privgraph methods | cat`` (issue 52: lines of 300+ characters): wrapped within 120 columns, each
+    description whole in its own column, word by word."""
     out = piped("methods")
     lines = out.splitlines()
+    assert max(_longest_breakable(ln) for ln in lines) <= PROSE_WIDTH, out
+    unit, column = lines[2].index("unit"), lines[2].index("description")  # the header, under the title
     for name, entry in load_catalogue()["methods"].items():
-        description = entry["info"]["description"]
-        row = [ln for ln in lines if f" {name} " in ln and description in ln]
-        assert row, f"{name}'s description is split across lines:\n{out}"
+        start = next(i for i, ln in enumerate(lines) if ln.startswith(f" {name} "))
+        end = next((i for i in range(start + 1, len(lines)) if lines[i][:unit].strip()), len(lines))  # next name
+        text = " ".join(" ".join(ln[column:] for ln in lines[start:end]).split())
+        assert text == entry["info"]["description"], (name, out)
+    for method in ("lpgnn", "blink", "heterorr"):  # one method: its sentences and its tables
+        out = piped("methods", method)
+        assert max(_longest_breakable(ln) for ln in out.splitlines()) <= PROSE_WIDTH, out
 
 
 def test_tsv_parses_with_csv():

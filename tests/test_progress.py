@@ -71,6 +71,20 @@ def test_completion_always_printed_once():
     ]
 
 
+def test_a_run_stopped_early_shows_its_count_of_the_planned_total():
+    progress, clock, stream = piped(interval=60.0)
+    progress("training gcn", 1, 300)
+    clock.advance(2.0)
+    progress("training gcn", 139, 139, status="best epoch 120")  # stopped early: (n, n)
+    assert lines(stream)[-1] == (
+        "[privgraph] training gcn: 139/300 (stopped early), 2.0s elapsed, done, best epoch 120"
+    )
+    progress("training gcn", 1, 300)  # the next run starts over, planned to its total again
+    clock.advance(1.0)
+    progress("training gcn", 300, 300)
+    assert lines(stream)[-1] == "[privgraph] training gcn: 300/300 (100%), 1.0s elapsed, done"
+
+
 def test_tasks_rate_limited_independently():
     progress, clock, stream = piped(interval=10.0)
     progress("outer", 0, 3)

@@ -29,13 +29,14 @@ class Recorder:
 
 
 def rises_to_total(calls: list[tuple[int, int, str | None]]) -> bool:
-    """One total, counts never falling, the last one the total."""
+    """One total (the last call's may shrink to its count: a run stopped early), counts never falling, the last
+    one the last total."""
     counts = [done for done, _, _ in calls]
-    totals = {total for _, total, _ in calls}
+    totals = {total for _, total, _ in calls[:-1]} | ({calls[-1][1]} if len(calls) == 1 else set())
     return (
         len(totals) == 1
         and all(a <= b for a, b in zip(counts, counts[1:], strict=False))
-        and counts[-1] == totals.pop()
+        and counts[-1] == calls[-1][1] <= totals.pop()
     )
 
 
@@ -89,9 +90,10 @@ def test_node_classifier_reports_every_epoch_with_the_loss_and_an_early_stop_as_
     calls = rec.of("fit")
     assert res.epochs_run < 400, "the test needs an early stop"
     assert [done for done, _, _ in calls[:-1]] == list(range(1, res.epochs_run))
-    assert rises_to_total(calls) and calls[-1][0] == 400
+    assert rises_to_total(calls) and calls[-1][:2] == (res.epochs_run, res.epochs_run)  # ended early: (n, n)
+    assert all(total == 400 for _, total, _ in calls[:-1])
     assert all(status.startswith("loss ") and ", val acc " in status for _, _, status in calls)
-    assert f"stopped early at epoch {res.epochs_run} (best {res.best_epoch})" in calls[-1][2]
+    assert calls[-1][2].endswith(f", best epoch {res.best_epoch}")
     first_loss = float(calls[0][2].split()[1].rstrip(","))
     last_loss = float(calls[-2][2].split()[1].rstrip(","))
     assert last_loss < first_loss  # the loss shown is the training loss, which training lowers
@@ -120,6 +122,26 @@ def test_fit_is_silent_by_default_and_verbose_prints_epochs_on_stderr(blink_rele
     assert rises_to_total(rec.of("training gcn on the blink release"))
     with pytest.raises(ValueError, match="not both"):
         pg.fit(blink_release, epochs=5, progress=rec, verbose=True)
+
+
+def test_privatize_is_silent_by_default_and_verbose_prints_its_stages_on_stderr(capsys):
+    from privgraph.data import sbm_graph
+    from privgraph.methods.blink.method import BLINK_STAGES
+
+    data = sbm_graph(**SMALL)
+    quiet = pg.privatize(data, "blink", epsilon=4.0, seed=0, variant="hybrid")
+    assert capsys.readouterr() == ("", "")
+    loud = pg.privatize(data, "blink", epsilon=4.0, seed=0, variant="hybrid", verbose=True)
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.splitlines()
+    assert lines[0] == f"[privgraph] blink-hybrid release: 0/3 (0%), 0.0s elapsed, {BLINK_STAGES[0]}"
+    assert lines[-1].startswith("[privgraph] blink-hybrid release: 3/3 (100%)") and lines[-1].endswith(", done")
+    assert torch.equal(loud.data.edge_index, quiet.data.edge_index)  # progress changes nothing
+    with pytest.raises(ValueError, match="not both"):
+        pg.privatize(data, "blink", epsilon=4.0, seed=0, progress=Recorder(), verbose=True)
+    with pytest.raises(TypeError, match="give it alone"):
+        pg.privatize(data, pg.ReleaseRequest.build("blink", epsilon=4.0, seed=0), verbose=True)
 
 
 def test_fit_of_a_method_whose_fit_takes_no_progress_still_trains(blink_release, monkeypatch):
@@ -264,6 +286,8 @@ def test_console_on_a_terminal_shows_the_status_in_the_bar():
 
 def test_rises_to_total_rejects_what_it_should():
     assert rises_to_total([(1, 3, None), (3, 3, None)])
+    assert rises_to_total([(1, 3, None), (2, 2, None)])  # stopped early
+    assert not rises_to_total([(1, 3, None), (2, 3, None), (3, 2, None)])
     assert not rises_to_total([(2, 3, None), (1, 3, None), (3, 3, None)])
     assert not rises_to_total([(1, 3, None), (2, 3, None)])
     assert not rises_to_total([(1, 3, None), (4, 4, None)])

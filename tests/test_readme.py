@@ -120,3 +120,32 @@ def test_usage_command_lines_parse(line):
                 cli._method(p["method"])
         except (typer.Exit, ValueError) as err:
             pytest.fail(f"{' '.join(args)}: refused ({err!r}; the error line is on stderr)")
+
+
+# ---- README.md's command line block: a command that reads the user's own files has them made by a line before ----
+
+
+def _readme_cli_lines() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("## 30 seconds: the command line")
+    block = re.compile(r"```bash\n(.*?)```", re.DOTALL).search(text, start)
+    assert block is not None
+    return [ln.split("  #")[0].strip() for ln in block.group(1).splitlines() if ln.strip()]
+
+
+def test_readme_own_graph_command_runs_as_written_in_an_empty_folder(tmp_path, monkeypatch, invoke):
+    """Issue 52: ``--input edges.csv --features x.npy`` named files nobody had; the README's line before it
+    writes them (run here as written), and the release then reads them."""
+    import shlex
+
+    lines = _readme_cli_lines()
+    index = next(i for i, ln in enumerate(lines) if "--input edges.csv" in ln)
+    maker = next(ln for ln in lines[:index] if "edges.csv" in ln and "x.npy" in ln)
+    words = shlex.split(maker)
+    assert words[:2] == ["python", "-c"], maker
+    monkeypatch.chdir(tmp_path)
+    exec(compile(words[2], "README.md (the line that writes edges.csv, x.npy)", "exec"), {})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["edges.csv", "x.npy"]
+    code, text, _ = invoke(*shlex.split(lines[index])[1:])
+    assert code == 0, text
+    assert (tmp_path / "g.pt").exists() and "1-LDP per node feature vector" in text

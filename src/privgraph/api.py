@@ -58,6 +58,7 @@ def privatize(
     seed: int | None = None,
     rng: RandomSource | None = None,
     progress: ProgressHook | None = None,
+    verbose: bool = False,
     device: DeviceLike = None,
     ledger: Ledger | None = None,
     **params: Any,
@@ -82,7 +83,10 @@ def privatize(
             who knows the seed can remove the noise (the report says so): for research only.
         rng: a ``torch.Generator`` or :class:`~privgraph.SecureRandom`.  Without ``seed`` and
             ``rng`` the noise comes from the OS cryptographic source.
-        progress: called as ``progress(task, done, total)`` on long work.
+        progress: called as ``progress(task, done, total)`` on long work (with ``status=``, the stage or the
+            training loss, where it takes that keyword), as the command line's progress.
+        verbose: show that progress on stderr (as :func:`fit`'s ``verbose``: a bar on a terminal, a line every
+            10 s when piped); quiet by default.
         device: where the release's training and post-processing run (``"cpu"``, ``"cuda"``,
             ``"cuda:1"``, ``"mps"``, a ``torch.device``; default ``$PRIVGRAPH_DEVICE``, else the CPU).
             The noise is drawn on the CPU from the release's source whatever the device, and the
@@ -101,22 +105,23 @@ def privatize(
     """
     if isinstance(method, ReleaseRequest):
         given = (epsilon, delta, label_epsilon, seed, rng, progress, device, ledger)
-        if params or any(v is not None for v in given):
+        if params or verbose or any(v is not None for v in given):
             raise TypeError("a ReleaseRequest holds the whole request: give it alone")
         return release(data, method)
-    request = ReleaseRequest.build(
-        method,
-        epsilon=epsilon,
-        delta=delta,
-        label_epsilon=label_epsilon,
-        seed=seed,
-        rng=rng,
-        progress=progress,
-        device=device,
-        ledger=ledger,
-        **params,
-    )
-    return release(data, request)
+    with _console(progress, verbose) as hook:
+        request = ReleaseRequest.build(
+            method,
+            epsilon=epsilon,
+            delta=delta,
+            label_epsilon=label_epsilon,
+            seed=seed,
+            rng=rng,
+            progress=hook,
+            device=device,
+            ledger=ledger,
+            **params,
+        )
+        return release(data, request)
 
 
 def release(data: Data | HeteroData, request: ReleaseRequest) -> PrivateRelease:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 # (task name, steps done, total steps); a hook may also take a keyword ``status`` (a short text shown beside the
-# counts, e.g. "loss 0.532"): :func:`report` passes it to the hooks that declare it, and only to them
+# counts, e.g. "loss 0.532"): :func:`report` passes it to the hooks that declare it, and only to them.  A task is
+# complete when done == total; one that ends before its total (training stopped early) reports (task, done, done)
 ProgressHook = Callable[[str, int, int], None]
 
 PREFIX = "[privgraph]"
@@ -90,6 +91,7 @@ class _TaskState:
     total: int = 0
     completed: bool = False  # the completion line of the current run was printed
     status: str | None = None
+    planned: int = 0  # the total announced before a run ended early (done == total < planned), else 0
 
 
 class ConsoleProgress:
@@ -244,7 +246,9 @@ class ConsoleProgress:
             state = self._tasks[task] = _TaskState(start=now, last_print=now)
         elif done < state.done or (state.completed and done < total):
             state.start = now  # started over: time this run afresh
-            state.completed = False
+            state.completed, state.planned = False, 0
+        if not first and not state.completed and 0 < total < state.total and done >= total:
+            state.planned = state.total  # ended before its total: shown as "done/planned (stopped early)"
         state.done, state.total, state.status = done, total, status
         complete = total > 0 and done >= total
         if complete:
@@ -257,13 +261,19 @@ class ConsoleProgress:
 
     def _write(self, task: str, state: _TaskState, now: float) -> None:
         state.last_print = now
-        self.stream.write(self.line(task, state.done, state.total, now - state.start, state.status) + "\n")
+        line = self.line(task, state.done, state.total, now - state.start, state.status, planned=state.planned)
+        self.stream.write(line + "\n")
         self.stream.flush()
 
-    def line(self, task: str, done: int, total: int, elapsed: float, status: str | None = None) -> str:
-        """One update: ``[privgraph] TASK: M/N (P%), Xs elapsed, ETA Ys[, STATUS]``."""
-        text = f"{self.prefix} {task}: {done}/{total}"
-        if total > 0:
+    def line(
+        self, task: str, done: int, total: int, elapsed: float, status: str | None = None, *, planned: int = 0
+    ) -> str:
+        """One update: ``[privgraph] TASK: M/N (P%), Xs elapsed, ETA Ys[, STATUS]``; a run that ended before the
+        ``planned`` total: ``M/PLANNED (stopped early), Xs elapsed, done[, STATUS]``."""
+        text = f"{self.prefix} {task}: {done}/{max(total, planned)}"
+        if planned > total and done >= total:
+            text += " (stopped early)"
+        elif total > 0:
             text += f" ({100 * done / total:.0f}%)"
         text += f", {format_duration(elapsed)} elapsed"
         if total > 0 and done >= total:

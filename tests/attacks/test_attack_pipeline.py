@@ -113,8 +113,8 @@ def test_cli_attack_json_and_store(tmp_path):
         (["attack", "attribute", "--method", "gcn-raw", "--dataset", "sbm"], "sensitive"),
     ],
 )
-def test_cli_attack_bad_input_exits_2(args, message):
-    res = runner.invoke(app, args)
+def test_cli_attack_bad_input_exits_2(args, message, tmp_path):
+    res = runner.invoke(app, [*args, "--db", str(tmp_path / "r.jsonl")])  # not the default: results/ in the cwd
     assert res.exit_code == 2 and message in res.output, res.output
 
 

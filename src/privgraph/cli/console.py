@@ -31,6 +31,15 @@ class PipeConsole(Console):
 
 
 PIPE_WIDTH = 10_000  # columns of a console that writes to no terminal: no line of privgraph's is longer
+PROSE_WIDTH = 120  # a listing of prose (privgraph methods) piped: its text wrapped here, not left on one line
+
+
+def prose_width(console: Console) -> int | None:
+    """The width to print a table of prose at (``console.print(table, width=…)``): :data:`PROSE_WIDTH` where
+    ``console`` writes to no terminal and no width was set ($COLUMNS, ``width=``), else None (its own)."""
+    return PROSE_WIDTH if console.size.width == PIPE_WIDTH else None
+
+
 err_console = PipeConsole(stderr=True)
 out_console = PipeConsole()
 

@@ -7,10 +7,11 @@ from enum import Enum
 from typing import Any
 
 import typer
+from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from privgraph.cli.console import OutputFormat, _fail, err_console, out_console
+from privgraph.cli.console import OutputFormat, _fail, err_console, out_console, prose_width
 from privgraph.cli.render import print_tsv
 
 
@@ -40,14 +41,20 @@ def list_methods_command(
         print(json.dumps({**registry[method], "where": where} if method else registry, indent=2, default=str))
         return
     if method is None:
-        table = Table(title="methods (privgraph methods NAME: its parameters and where it lives)")
-        for col in ("name", "unit", "trust model", "task", "ε", "description"):
-            table.add_column(col)
+        table = Table(
+            title="methods (privgraph methods NAME: its parameters and where it lives)",
+            box=box.SIMPLE_HEAD,
+            collapse_padding=True,
+            pad_edge=False,
+        )  # compact: the descriptions get the width, wrapped there (120 columns piped: prose_width)
+        for col in ("name", "unit", "trust model", "task", "ε"):
+            table.add_column(col, no_wrap=col != "unit", max_width=20 if col == "unit" else None)
+        table.add_column("description")
         for name, e in registry.items():
             eps = "optional" if e["epsilon_optional"] else ("yes" if e["private"] else "—")
             trust = " + ".join(t.split(" (")[0] for t in e.get("trust", [])) or "—"  # local, central, or none
             table.add_row(name, _unit(e), trust, e["task"], eps, escape(e["description"]))
-        print_tsv(table) if format == OutputFormat.tsv else out_console.print(table)
+        print_tsv(table) if format == OutputFormat.tsv else out_console.print(table, width=prose_width(out_console))
         return
     e = registry[method]
     table = Table(title=f"{method} parameters (run|release {method} --param NAME=VALUE)")
@@ -58,17 +65,20 @@ def list_methods_command(
     if format == OutputFormat.tsv:
         print_tsv(table)
         return
-    out_console.print(f"[bold]{method}[/bold]: {escape(e['description'])}")
+    width = prose_width(out_console)
+    out_console.print(f"[bold]{method}[/bold]: {escape(e['description'])}", width=width)
     out_console.print(
         f"unit: {_unit(e, long=True)}; trust model: {' + '.join(e.get('trust', [])) or 'none'}; "
-        f"guarantee: {escape(guarantee_form(e, catalogue[method].get('delta_param')))}"
+        f"guarantee: {escape(guarantee_form(e, catalogue[method].get('delta_param')))}",
+        width=width,
     )
     out_console.print(
         f"task: {e['task']}; takes a {e['graph']}; protects {', '.join(e['private_fields']) or 'nothing'}; "
-        f"public: {', '.join(e['public_fields']) or 'none'}"
+        f"public: {', '.join(e['public_fields']) or 'none'}",
+        width=width,
     )
-    out_console.print(table)
-    out_console.print(where_table(method, where))
+    out_console.print(table, width=width)
+    out_console.print(where_table(method, where), width=width)
 
 
 def guarantee_form(info: dict[str, Any], delta_param: str | None) -> str:

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from privgraph.cli.console import out_console
+from privgraph.display import format_metric, is_auc
 
 
 def print_tsv(table: Table) -> None:
@@ -31,11 +32,6 @@ def print_tsv(table: Table) -> None:
 
 def _fmt_eps(eps: float | None) -> str:
     return "—" if eps is None else f"{eps:g}"
-
-
-def _pct(mean: float, half: float) -> str:
-    ci = "" if math.isnan(half) else f" ± {100 * half:.1f}"
-    return f"{100 * mean:.1f}{ci}"
 
 
 def print_report(report, console: Console = out_console) -> None:
@@ -103,10 +99,10 @@ def print_measured_note(console: Console = out_console) -> None:
 
 
 def print_result(result, console: Console = out_console) -> None:
-    """A run's summary: one row per ε, one column per metric of its task (%, mean ± 95% CI), within 80
-    columns (an attack's run: the target's utility and the attack's headline metrics, all of them in
-    the JSON); ε_y only under label privacy; the chosen hyperparameters and release options and the
-    attack's threat model below."""
+    """A run's summary: one row per ε, one column per metric of its task (%, an AUC 0–1:
+    :mod:`privgraph.display`; mean ± 95% CI), within 80 columns (an attack's run: the target's utility and
+    the attack's headline metrics, all of them in the JSON); ε_y only under label privacy; the chosen
+    hyperparameters and release options and the attack's threat model below."""
     table, choices = result_table(result)
     console.print(table)
     print_measured_note(console)
@@ -137,7 +133,7 @@ def print_result(result, console: Console = out_console) -> None:
 
 
 def result_table(result) -> tuple[Table, list[str]]:
-    """:func:`print_result`'s table (one row per ε, one column per metric: %, mean ± 95% CI) and the
+    """:func:`print_result`'s table (one row per ε, one column per metric: %, an AUC 0–1; mean ± 95% CI) and the
     values chosen on validation, one line per ε."""
     rows = result.summary()
     by_eps: dict = {}
@@ -145,9 +141,11 @@ def result_table(result) -> tuple[Table, list[str]]:
         by_eps.setdefault((r["epsilon"], r["label_epsilon"]), {})[r["metric"]] = r
     dataset = rows[0]["dataset"] if rows else result.spec.dataset
     attack = f"{result.attack['name']} against " if result.attack else ""
-    title = f"{attack}{result.spec.method} on {dataset} ({result.model}): %, mean ± 95% CI"
-    table = Table(title=title, min_width=len(title))  # the title on one line where the width allows
     shown = result.columns
+    aucs = sum(is_auc(m) for m in shown)
+    units = "%" if not aucs else "AUC 0–1" if aucs == len(shown) else "%, AUC 0–1"
+    title = f"{attack}{result.spec.method} on {dataset} ({result.model}): {units}, mean ± 95% CI"
+    table = Table(title=title, min_width=len(title))  # the title on one line where the width allows
     label_private = any(eps_y is not None for _, eps_y in by_eps)
     table.add_column("ε", no_wrap=True)
     if label_private:
@@ -161,7 +159,7 @@ def result_table(result) -> tuple[Table, list[str]]:
         table.add_row(
             _budgets(first),
             *([_fmt_eps(eps_y)] if label_private else []),
-            *(_pct(metrics[m]["mean"], metrics[m]["ci95"]) for m in shown),
+            *(format_metric(m, metrics[m]["mean"], metrics[m]["ci95"]) for m in shown),
             str(first["trials"]),
         )
         chosen = dict(first.get("release_options") or {})

@@ -228,7 +228,14 @@ def demo(
     # OpenMP oversubscription that slows torch ~10× when the cores are busy.
     torch.set_num_threads(1)
     from privgraph.experiments import ExperimentSpec, ResultsStore, run_experiment, summarize
-    from privgraph.experiments.demo import ATTACK_NOTE, DEMO_ATTACK, DEMO_EPSILONS, DEMO_GRAPH, demo_table
+    from privgraph.experiments.demo import (
+        ATTACK_NOTE,
+        DEMO_ATTACK,
+        DEMO_EPSILONS,
+        DEMO_GRAPH,
+        demo_table,
+        graph_note,
+    )
     from privgraph.experiments.plot import plot_rows
 
     out.mkdir(parents=True, exist_ok=True)
@@ -252,6 +259,7 @@ def demo(
             )
             results.append(run_experiment(spec, store, progress))
     out_console.print(demo_table(results))
+    out_console.print(f"[dim]{escape(graph_note())}[/dim]")
     out_console.print(demo_table(results, "attack_auc"))
     out_console.print(f"[dim]{escape(ATTACK_NOTE)}[/dim]")
     out_console.print("[bold]LPGNN[/bold]")

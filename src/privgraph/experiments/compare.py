@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from privgraph.accounting.guarantee import TrustModel
+from privgraph.display import format_metric
 from privgraph.experiments.grid import Grid, GridSetting
 from privgraph.experiments.pipeline import ExperimentSpec
 from privgraph.experiments.store import ResultsStore, TrialRecord
@@ -153,7 +154,7 @@ class Comparison:
         """The table's text, one list per row (:meth:`header`'s columns); the unit only on a group's first row."""
         out, last = [], None
         for r in self.rows:
-            acc = [_pct(r.accuracy.get(e)) for e in self.epsilons]
+            acc = [_utility(r.accuracy.get(e), r.metric) for e in self.epsilons]
             if r.attack_auc is None:
                 auc = "—"
             else:
@@ -197,16 +198,12 @@ def _eps(eps: float | None) -> str:
     return "none" if eps is None else f"{eps:g}"
 
 
-def _pct(cell: tuple[float, float, int] | None) -> str:
-    if cell is None:
-        return "—"
-    mean, half, _ = cell
-    return f"{100 * mean:.1f}" + ("" if math.isnan(half) else f" ± {100 * half:.1f}")
+def _utility(cell: tuple[float, float, int] | None, metric: str = "accuracy") -> str:
+    return "—" if cell is None else format_metric(metric, cell[0], cell[1])
 
 
 def _auc(cell: tuple[float, float, int]) -> str:
-    mean, half, _ = cell
-    return f"{mean:.2f}" + ("" if math.isnan(half) else f" ± {half:.2f}")
+    return format_metric("attack_auc", cell[0], cell[1])
 
 
 def build_grid(

@@ -173,8 +173,8 @@ def train_node_classifier(
         if progress is not None:
             status = f"loss {float(loss.detach()):.4f}, val acc {val_acc:.3f}"
             if stop:
-                status += f", stopped early at epoch {epoch} (best {best_epoch})"
-            report(progress, task, epochs if stop else epoch, epochs, status)
+                status += f", best epoch {best_epoch}"
+            report(progress, task, epoch, epoch if stop else epochs, status)  # stopped early: (epoch, epoch)
         if stop:
             break
     if best_state is not None:
