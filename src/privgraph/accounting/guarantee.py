@@ -17,6 +17,8 @@ from typing import Any
 
 from privgraph.accounting.budget import Budget
 
+RESTRICTED_NODE_PREFIX = "node (degree ≤ "  # restricted node-DP's unit: "node (degree ≤ D)" (Unit.restricted_node)
+
 
 class Unit:
     """Names of privacy units (the neighbouring relation of the design notes)."""
@@ -39,7 +41,22 @@ class Unit:
 
     @classmethod
     def is_known(cls, unit: str) -> bool:
-        return unit in cls.known() or unit.startswith(f"{cls.EDGE} of (")
+        return unit in cls.known() or unit.startswith(f"{cls.EDGE} of (") or cls.restricted_degree(unit) is not None
+
+    @staticmethod
+    def restricted_node(max_degree: int) -> str:
+        """Restricted node-DP's unit: a node added or removed between graphs whose degrees are all ≤ D (GAP-NDP's
+        ``degree_cap=enforced``) — not node-DP on arbitrary graphs, so its own unit, never composed as a node's."""
+        return f"{RESTRICTED_NODE_PREFIX}{int(max_degree)})"
+
+    @staticmethod
+    def restricted_degree(unit: str) -> int | None:
+        """D of a restricted node unit ``"node (degree ≤ D)"``; None for any other unit."""
+        if unit.startswith(RESTRICTED_NODE_PREFIX) and unit.endswith(")"):
+            d = unit[len(RESTRICTED_NODE_PREFIX) : -1]
+            if d.isdigit():
+                return int(d)
+        return None
 
 
 # The units' hierarchy, in one table: a release protecting the unit on the left spends, on each unit on the
