@@ -131,6 +131,13 @@ def over_bound_enforced(degree_cap: str, over_bound: str) -> None:
 
 
 @rule
+def no_hops(hops: int) -> None:
+    """mlp-ndp: features only (K = 0)."""
+    if hops != 0:
+        raise ValueError(f"mlp-ndp reads no edge: hops must be 0, got {hops} (gap-ndp aggregates)")
+
+
+@rule
 def test_delta_below(delta: float | None, test_delta: float | None) -> None:
     """GAP-NDP: the PTR test's δ_t below the whole δ (0 < δ_t < min(½, δ))."""
     if delta is not None and test_delta is not None and not test_delta < delta:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import math
 import time
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import torch
@@ -37,9 +38,39 @@ from privgraph.methods.node_domain import NO_GUARANTEE_NOTE, claims_guarantee, i
 from privgraph.methods.request_view import RequestView
 from privgraph.nn.gap import GAPEncoder, GAPNodeModel
 from privgraph.progress import ProgressHook
-from privgraph.release import PrivateRelease
+from privgraph.release import WITHHELD, PrivateRelease
 from privgraph.train.dpsgd import epoch_steps, train_rows_dpsgd
 from privgraph.train.node_classification import TrainResult, accuracy
+
+
+def privatize_over(
+    privatize: Any, data: Data, edge_index: Tensor, request: RequestView, rng: RandomSource
+) -> PrivateRelease:
+    """``privatize`` of a shallow copy of ``data`` over ``edge_index``, its other per-edge attributes dropped (GAP-NDP
+    and mlp-ndp read none; they would not line up with the cleaned edges) and stated withheld."""
+    out = copy.copy(data)
+    dropped = [key for key in data.edge_attrs() if key != "edge_index"]
+    for key in dropped:
+        del out[key]
+    out.edge_index = edge_index
+    rel = privatize(out, request, rng)
+    for key in dropped:
+        rel.fields.setdefault(key, WITHHELD)
+    return rel
+
+
+@lru_cache(maxsize=256)
+def split_noise_multiplier(
+    epsilon: float, delta: float, parts: tuple[tuple[float, int], ...], hop_ratio: float
+) -> float:
+    """The smallest DP-SGD σ such that the encoder's and classifier's DP-SGD at σ and the K hops at σ_h =
+    ``hop_ratio``·σ compose (RDP) to ε ≤ ``epsilon`` at ``delta``; ``parts``: (q, T) of encoder, hops, classifier."""
+    enc, hops, cls = parts
+
+    def epsilon_of(sigma: float) -> float:
+        return composed_epsilon(((sigma, *enc), (hop_ratio * sigma, *hops), (sigma, *cls)), delta)
+
+    return smallest_noise(epsilon_of, epsilon)
 
 
 def evaluate(
@@ -163,12 +194,7 @@ class GAPNode(_GAP):
         delta = self.delta(data)
         eps_t, delta_t = self.test_budget(eps, delta)
         eps_a, delta_a = eps - eps_t, (delta - delta_t) * math.exp(-eps_t)
-        ratio, (enc, hops, cls) = self.params.hop_noise_ratio, self.parts(data)
-
-        def epsilon_of(sigma: float) -> float:
-            return composed_epsilon(((sigma, *enc), (ratio * sigma, *hops), (sigma, *cls)), delta_a)
-
-        return smallest_noise(epsilon_of, eps_a), delta
+        return split_noise_multiplier(eps_a, delta_a, self.parts(data), self.hop_ratio()), delta
 
     def check_domain(self, data: Data) -> bool:
         """Enforced cap: whether every out-degree of ``data`` is ≤ D (above it refused, or False with
@@ -177,6 +203,10 @@ class GAPNode(_GAP):
             return True
         return in_domain(self.name, data, self.params.max_degree, self.params.over_bound)
 
+    def hop_ratio(self) -> float:
+        """σ_h/σ: the public rule (``hop_noise_ratio``)."""
+        return float(self.params.hop_noise_ratio)
+
     def sensitivity(self) -> float:
         """One hop's ℓ₂ sensitivity: Λ√D (soft cap, covered pairs) or √D (enforced cap, within it)."""
         d = math.sqrt(self.params.max_degree)
@@ -184,16 +214,17 @@ class GAPNode(_GAP):
 
     def aggregation(self, sigma: float) -> AggregationPerturbation:
         """K hops of noise std σ_h·Δ, σ_h = ``hop_noise_ratio``·σ (Δ: :meth:`sensitivity`)."""
-        return AggregationPerturbation(self.params.hops, self.params.hop_noise_ratio * sigma, self.sensitivity())
+        return AggregationPerturbation(self.params.hops, self.hop_ratio() * sigma, self.sensitivity())
 
     def privatize(self, data: Any, request: RequestView, rng: RandomSource) -> PrivateRelease:
         """The soft cap cleans every input the same way before the boundary's checks: self-loops dropped,
         symmetrised, duplicates merged (each commutes with deleting a node), so no input is refused or noted
         for its defects; the report's note is the same on every graph."""
-        if not self.enforced and isinstance(data, Data) and getattr(data, "edge_index", None) is not None:
-            data = copy.copy(data)
-            data.edge_index = clean_simple_graph(data.edge_index, int(data.num_nodes))
-        return super().privatize(data, request, rng)
+        if self.enforced or not isinstance(data, Data) or getattr(data, "edge_index", None) is None:
+            return super().privatize(data, request, rng)
+        return privatize_over(
+            super().privatize, data, clean_simple_graph(data.edge_index, int(data.num_nodes)), request, rng
+        )
 
     def aggregate_hops(
         self,
@@ -249,7 +280,7 @@ class GAPNode(_GAP):
         tables, _, _, passed = self.aggregate_hops(emb, data, epsilon, sigma, rng, progress)
         x = torch.cat(tables, dim=-1).cpu()
         noise = self.aggregation(sigma).noise_std
-        details.update(noise_multiplier=sigma, hop_noise_multiplier=self.params.hop_noise_ratio * sigma)
+        details.update(noise_multiplier=sigma, hop_noise_multiplier=self.hop_ratio() * sigma)
         details.update(noise_std=noise, delta=delta, seed=seed, ptr_passed=passed)
         state = self.train_released_classifier(x, data, sigma, rng, seed, details, progress) or {}
         state = {f"classifier.{k}": v for k, v in state.items()}
@@ -258,7 +289,7 @@ class GAPNode(_GAP):
         state["noise_std"] = torch.tensor(noise)  # the inference's noise (σ is public)
         if passed is not None:
             state["ptr_passed"] = torch.tensor(passed)
-        details.update(num_train=self.params.num_train, degree_cap=self.params.degree_cap)
+        details.update(num_train=self.params.num_train, degree_cap=getattr(self.params, "degree_cap", None))
         if self.enforced:  # the restricted mode's curator detail (the soft cap reads nothing it does not cover)
             details.update(within_bound=inside, over_bound=self.params.over_bound)
         return Release(None, self.guarantee(epsilon, sigma, delta, inside, passed), details, model_state=state)
@@ -312,7 +343,14 @@ class GAPNode(_GAP):
         classifier.load_state_dict(classifier_state)
         passed = bool(state["ptr_passed"]) if "ptr_passed" in state else True
         return GAPNodeModel(
-            encoder, classifier, p.hops, p.max_degree, float(state["noise_std"]), seed, not self.enforced, passed
+            encoder,
+            classifier,
+            p.hops,
+            getattr(p, "max_degree", 1),
+            float(state["noise_std"]),
+            seed,
+            not self.enforced,
+            passed,
         )
 
     def graph_for_aggregation(self, data: Data, rng: RandomSource) -> Tensor:
