@@ -99,7 +99,11 @@ def covered_units(unit: str) -> dict[str, int]:
 
 
 def parent_units(unit: str) -> set[str]:
-    """The units whose releases spend ``unit`` (:func:`covered_units` read the other way)."""
+    """The units whose releases spend ``unit`` (:func:`covered_units` read the other way); a restricted node unit
+    ``node (degree ≤ D)`` has the node as its parent: restricted node-DP says nothing of node-DP on arbitrary
+    graphs, so a budget that names the node counts it as ε = ∞ there (never composed as a node's)."""
+    if Unit.restricted_degree(unit) is not None:
+        return {Unit.NODE_WITH_EDGES}
     return {parent for parent in UNIT_HIERARCHY if unit in covered_units(parent)}
 
 
