@@ -117,7 +117,9 @@ class GAPNode(_GAP):
     private = True
     epsilon_optional = True
     node_level = True
-    simple_graph = True
+    # no input is refused or noted for a self-loop, a one-way edge or a duplicate: the soft cap cleans every input
+    # the same way (privatize); the unit is the node, not an undirected link
+    simple_graph = False
     Params: ClassVar[type[MethodParams]] = GAPNodeParams
     sparse_encoder_input = False  # DP-SGD's per-example clipping reads dense rows
     private_fields: ClassVar[tuple[str, ...]] = ("x", "y", "edge_index")
