@@ -199,3 +199,43 @@ def test_cleaning_is_unconditional_and_commutes_with_node_deletion():
     assert torch.equal(sc.degrees(clean, 4), torch.tensor([2, 2, 2, 2]))
     for v in range(4):
         assert torch.equal(_without(clean, v), sc.clean_simple_graph(_without(raw, v), 4))
+
+
+def _pairs_of_section_4():
+    """(name, edges, n, v, D) for the design's adversarial pairs (issue 50, §4), G with v; G − v isolates v."""
+    k3 = [(a, b) for a in range(3) for b in range(3, 153)]
+    hubs = [(0, 1)] + [(h, u) for h in (0, 1) for u in range(2, 52)]
+    gen = torch.Generator().manual_seed(5)
+    base = [(i, j) for i, j in itertools.combinations(range(1, 40), 2) if float(torch.rand(1, generator=gen)) < 0.2]
+    deg = torch.bincount(torch.tensor(base).flatten(), minlength=40)
+    universal = base + [(0, u) for u in range(1, 40) if 7 <= int(deg[u]) <= 9]
+    at_bound = [(0, 1), (0, 2)] + [(1, u) for u in range(3, 12)] + [(2, u) for u in range(12, 22)]
+    return [
+        ("K_{3,150}, v on the small side", k3, 153, 0, 2),
+        ("two adjacent hubs sharing 50 neighbours", hubs, 52, 0, 10),
+        ("universal addition (v to every node of degree D−1..D+1)", universal, 40, 0, 8),
+        ("neighbours exactly at D and D + 1", at_bound, 22, 0, 10),
+        ("path a–b–c–d–e–f", [(i, i + 1) for i in range(5)], 6, 0, 1),
+        ("isolated v", [(1, 2), (2, 3)], 4, 0, 1),
+        ("clique K_41, x_v = −e", [(a, b) for a, b in itertools.combinations(range(41), 2)], 41, 0, 40),
+    ]
+
+
+@pytest.mark.parametrize("name, pairs, n, v, d", _pairs_of_section_4(), ids=lambda p: str(p)[:20])
+def test_section_4_pairs_lemma_1_and_an_uncovered_pair_falls_back_on_both_sides(name, pairs, n, v, d):
+    """Lemma 1 on each pair with worst-case rows; where the pair is uncovered (ΔF > Λ√D), k* = 0 on both sides
+    (the test passes with probability δ_t exactly whichever side is the data)."""
+    lam = 1.5
+    ei = _graph(pairs, n)
+    worst = -torch.ones(n, 1, dtype=torch.float64)
+    worst[v] = 1.0
+    delta = _delta_f(ei, n, v, d, worst)
+    smaller = _without(ei, v)
+    assert delta <= min(_ls(ei, n, d), _ls(smaller, n, d)) + 1e-9
+    if name.startswith("K_{3,150}"):  # the design's must-fall-back pair is uncovered
+        assert delta > lam * math.sqrt(d)
+    if delta > lam * math.sqrt(d):
+        for side in (ei, smaller):
+            assert sc.distance_to_uncovered(sc.degrees(side, n), d, lam) == 0, name
+    k, k_small = (sc.distance_to_uncovered(sc.degrees(g, n), d, lam) for g in (ei, smaller))
+    assert abs(k - k_small) <= 1
