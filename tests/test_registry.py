@@ -28,6 +28,7 @@ SMALL = {  # keep the slow ones short
     "gap-inf": {"encoder_epochs": 5, "epochs": 5},
     # node level: D, K ≥ every degree of user_graph (90 nodes; refused above the bound), N its 45 training nodes
     "gap-ndp": {"encoder_epochs": 2, "epochs": 2, "batch_size": 16, "max_degree": 90, "num_train": 45},
+    "mlp-ndp": {"encoder_epochs": 2, "epochs": 2, "batch_size": 16, "num_train": 45},
     "node-dpsgd": {"epochs": 2, "max_degree": 90, "num_train": 45},
     "hetedp": {"edge_type": ("paper", "written_by", "author"), "epochs": 2, "batch_size": 64, "edge_count": 200},
 }
@@ -151,7 +152,7 @@ def test_every_method_declares_its_dp_delta_parameter():
     """The δ of a method's claim is named by one declaration (Method.delta_param): never Blink's or DPRR's share."""
     declared = {name for name, cls in METHODS.items() if cls.delta_param is not None and cls.private}
     assert declared == {
-        "featureldp", "gap-edp", "gap-ndp", "hetedp", "hetedp-features", "lpgnn", "node-dpsgd", "ppcvgae"
+        "featureldp", "gap-edp", "gap-ndp", "hetedp", "hetedp-features", "lpgnn", "mlp-ndp", "node-dpsgd", "ppcvgae"
     }  # fmt: skip
     for name in ("blink", "dprr"):
         assert METHODS[name].delta_param is None and METHODS[name]().dp_delta() == 0.0
@@ -176,8 +177,9 @@ def test_every_method_releases_the_users_own_graph(name, tmp_path):
     rel = privatize(name, data)
     # 1. the report names the unit and ε
     by_unit = rel.report.by_unit()
-    units = [u for u in by_unit if u == cls.unit or u.startswith(cls.unit + " of ")]  # "edge of (src, rel, dst)"
-    assert units, f"{name}: no guarantee for its unit {cls.unit!r}: {list(by_unit)}"
+    unit = getattr(cls(**SMALL.get(name, {})), "claim_unit", lambda: cls.unit)()  # node-dpsgd: "node (degree ≤ K)"
+    units = [u for u in by_unit if u == unit or u.startswith(unit + " of ")]  # "edge of (src, rel, dst)"
+    assert units, f"{name}: no guarantee for its unit {unit!r}: {list(by_unit)}"
     g = by_unit[units[0]]
     if cls.private:
         if name == "hetedp":  # ε = ε_f + ε_s, ε_f/ε = feature_share = 0.5; the accountant's ε_s is at most its target

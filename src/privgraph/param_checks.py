@@ -123,6 +123,27 @@ def whole_num_train(num_train: int | None) -> None:
         )
 
 
+@rule
+def over_bound_enforced(degree_cap: str, over_bound: str) -> None:
+    """GAP-NDP: ``over_bound`` applies to the enforced cap only (the soft cap refuses nothing)."""
+    if degree_cap != "enforced" and over_bound != "refuse":
+        raise ValueError("over_bound applies with degree_cap=enforced only (degree_cap=soft refuses no graph)")
+
+
+@rule
+def no_hops(hops: int) -> None:
+    """mlp-ndp: features only (K = 0)."""
+    if hops != 0:
+        raise ValueError(f"mlp-ndp reads no edge: hops must be 0, got {hops} (gap-ndp aggregates)")
+
+
+@rule
+def test_delta_below(delta: float | None, test_delta: float | None) -> None:
+    """GAP-NDP: the PTR test's δ_t below the whole δ (0 < δ_t < min(½, δ))."""
+    if delta is not None and test_delta is not None and not test_delta < delta:
+        raise ValueError(f"test_delta must be below delta (δ_t < δ), got {test_delta} >= {delta}")
+
+
 HETEDP_FEATURE_SHARE = 0.5  # HeteDP's default ε_f/ε (its Params field's default, read by feature_share_unused)
 
 

@@ -27,13 +27,16 @@ def test_gap_edp_aggregation_is_consistent_and_a_quarter_of_the_noise_is_caught(
 
 
 def test_gap_ndp_within_the_bound_is_consistent_and_the_adversarial_hub_is_refused():
-    """Within the bound (the audit graph, degrees ≤ 10; a hub of degree D whose D neighbours are at D): the
-    aggregation is consistent with its claim.  The adversarial hub (spokes above D) is refused by the default,
-    which the row says."""
+    """The enforced cap (degree_cap=enforced, restricted node-DP, its own unit).  Within the bound (the audit
+    graph, degrees ≤ 10; a hub of degree D whose D neighbours are at D): the aggregation is consistent with its
+    claim.  The adversarial hub (spokes above D) is refused by the enforced cap, which the row says."""
     rows = audit_method(
-        None, GAPNode(encoder_epochs=3, epochs=3, batch_size=8, max_degree=10), epsilon=1.0, samples=SAMPLES
+        None,
+        GAPNode(encoder_epochs=3, epochs=3, batch_size=8, max_degree=10, degree_cap="enforced"),
+        epsilon=1.0,
+        samples=SAMPLES,
     ).rows
-    assert [r.unit for r in rows] == ["node (features, label and edges)"] * 2
+    assert [r.unit for r in rows] == ["node (degree ≤ 10)"] * 2
     assert "10 out-edges" in rows[0].label and "hub within the bound" in rows[1].label
     for row in rows:
         assert row.epsilon == 1.0 and row.epsilon_lb <= 1.0 and row.verdict == CONSISTENT, row
@@ -45,6 +48,7 @@ def test_the_authors_sampling_fails_the_adversarial_hub():
     redrawn per release, judged against the claim the graph without the hub states (the old code's claim for
     both): ε_LB well above 1 from 500 releases a side."""
     params = {"encoder_epochs": 2, "epochs": 2, "batch_size": 8, "hops": 1, "max_degree": 1, "over_bound": "sample"}
+    params["degree_cap"] = "enforced"
     rows = audit_method(None, GAPNode(**params), epsilon=1.0, samples=500).rows
     (cascade,) = [r for r in rows if "spokes above" in r.label]
     assert cascade.epsilon == 1.0 and cascade.epsilon_lb > 2.0 and cascade.verdict == VIOLATION, cascade

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
+import torch
 from typer.testing import CliRunner
 
 import privgraph as pg
@@ -112,11 +114,17 @@ def test_an_unknown_method_is_refused_with_one_line_before_any_work(tmp_path):
 
 
 def test_a_method_outside_its_domain_is_refused_before_any_trial(tmp_path):
-    """GAP-NDP's degree bound below the graph's largest degree: one line, nothing stored."""
+    """GAP-NDP's enforced cap (restricted node-DP) below the graph's largest degree: one line, nothing stored.
+    The default soft cap refuses no graph (checked through the same path)."""
     db = tmp_path / "c.jsonl"
+    enforced = {"max_degree": 1, "degree_cap": "enforced"}
     with pytest.raises(ValueError, match="gap-ndp cannot run on sbm: .*max_degree=1") as err:
-        api.compare(["lpgnn", "gap-ndp"], params={"gap-ndp": {"max_degree": 1}}, db=db, synthetic=TINY)
+        api.compare(["lpgnn", "gap-ndp"], params={"gap-ndp": enforced}, db=db, synthetic=TINY)
     assert "\n" not in str(err.value) and not db.exists()
+    from privgraph.methods import get_method
+
+    star = SimpleNamespace(edge_index=torch.tensor([[0, 0, 0], [1, 2, 3]]), num_nodes=4)  # degree 3 > D = 1
+    assert get_method("gap-ndp", max_degree=1).check_domain(star) is True
 
 
 def test_the_commands_defaults_are_the_apis():

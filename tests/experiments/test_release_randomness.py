@@ -35,11 +35,11 @@ def _graph_spec(method: str, secure: bool, **kw) -> ExperimentSpec:
         graph = {**SMALL, "num_nodes": 40}  # (on 240 nodes it is refused even after 10⁶ moves)
     if method == "heterorr":  # the edge part's claim waived (ε = ∞): these tests read the feature part's notes
         kw["params"] = {"mcmc_steps": 500, "structure": "private-mcmc", "convergence": "waive", **kw.get("params", {})}
-    if method in ("gap-ndp", "node-dpsgd") and "params" not in kw:  # node level: within the degree bound, with
+    if method in ("gap-ndp", "node-dpsgd", "mlp-ndp") and "params" not in kw:  # node level: within the bound, with
         spec = _graph_spec(method, secure, params={}, **kw)  # the public training count (a release never reads it)
         task = spec.build()[1]
         count = int(task.trial_data(task.load(), spec.seed).train_mask.sum())
-        kw["params"] = {"max_degree": graph["num_nodes"], "num_train": count}
+        kw["params"] = {"num_train": count, **({} if method == "mlp-ndp" else {"max_degree": graph["num_nodes"]})}
     return ExperimentSpec(
         method=method,
         dataset="sbm",

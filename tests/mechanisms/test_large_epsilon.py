@@ -164,6 +164,8 @@ def test_every_private_method_releases_at_the_maximum_and_refuses_above(name, sb
     options = {}  # EdgeRR's default moves (500 do not pass its convergence check, and it would refuse)
     if name in ("gap-ndp", "node-dpsgd"):  # node level: within the degree bound, the public training count
         options = {"max_degree": data.num_nodes, "num_train": int(data.train_mask.sum())}
+    if name == "mlp-ndp":  # features only: the public training count
+        options = {"num_train": int(data.train_mask.sum())}
     release = get_method(name, **options).release(data, MAX_EPSILON, make_generator(0))
     released = [release.x] if release.x is not None else list(release.model_state.values())  # node-dpsgd: a model
     assert all(torch.isfinite(t).all() for t in released) and release.guarantee.epsilon == MAX_EPSILON

@@ -40,9 +40,15 @@ def max_degree(data) -> int:
 
 
 def ndp_params(data, **params):
-    """GAP-NDP's parameters within the bounded-degree domain of ``data``: D its largest degree (the tests'
-    stand-in for a public cap), N its training-node count (public here)."""
-    return {"max_degree": max_degree(data), "num_train": int(data.train_mask.sum()), "batch_size": 32, **params}
+    """GAP-NDP's default (soft cap, D = 400: the PTR test passes on these small graphs), N the data's
+    training-node count (public here)."""
+    return {"num_train": int(data.train_mask.sum()), "batch_size": 32, **params}
+
+
+def enforced_params(data, **params):
+    """The restricted mode (degree_cap=enforced) with D the graph's largest degree (the tests' stand-in for a
+    cap the owner enforces)."""
+    return ndp_params(data, degree_cap="enforced", max_degree=max_degree(data), **params)
 
 
 @pytest.mark.parametrize("parts", PARTS)
@@ -143,26 +149,30 @@ def test_guarantees_and_calibration(graph):
     assert edp.details["noise_multiplier"] == pytest.approx(sigma)
     assert edp.details["noise_std"] == pytest.approx(sigma * math.sqrt(2))  # Δ = √2 per hop
     assert edp.fields["edge_index"].startswith("withheld") and "y" in edp.data
-    D = max_degree(graph)
     ndp = pg.privatize(graph, "gap-ndp", epsilon=4.0, seed=0, **ndp_params(graph), **FAST)
     g = ndp.report.guarantees[0]
     assert g.unit == Unit.NODE_WITH_EDGES and g.epsilon == 4.0
     n_train = int(graph.train_mask.sum())
-    assert g.delta == 10.0 ** -len(str(n_train))
+    assert g.delta == 10.0 ** -len(str(n_train))  # the whole δ: δ_t + e^{ε_t}·δ_A
+    # the test takes ε_t = 0.1ε, δ_t = δ/2; the composition (ε_A, δ_A) = (ε − ε_t, (δ − δ_t)e^{−ε_t}), σ_h = 2σ
+    eps_a, delta_a = 4.0 - 0.4, (g.delta / 2) * math.exp(-0.4)
     sigma, q = ndp.details["noise_multiplier"], 32 / n_train
-    parts = ((sigma, q, 30 * n_train // 32), (sigma, 1.0, 2), (sigma, q, 40 * n_train // 32))
+    parts = ((sigma, q, 30 * n_train // 32), (2 * sigma, 1.0, 2), (sigma, q, 40 * n_train // 32))
     assert ndp.details["steps"] == [t for _, _, t in parts]
     assert (
-        composed_epsilon(parts, g.delta)
-        <= 4.0
-        < composed_epsilon(tuple((s * 0.99, q, t) for s, q, t in parts), g.delta)
+        composed_epsilon(parts, delta_a)
+        <= eps_a
+        < composed_epsilon(tuple((s * 0.99, q, t) for s, q, t in parts), delta_a)
     )
-    assert ndp.details["noise_std"] == pytest.approx(sigma * math.sqrt(D))
-    # the release is the modules' weights; the hop tables (a row per node, x⁰ a function of the node's own
-    # features) are not: node-level DP covers the trained weights, not per-node outputs
-    assert {k.split(".")[0] for k in ndp.model_state} == {"encoder", "classifier", "noise_std"}
-    assert float(ndp.model_state["noise_std"]) == pytest.approx(ndp.details["noise_multiplier"] * math.sqrt(D))
-    assert "bounded-degree node-DP" in " ".join(g.notes) and ndp.details["within_bound"]
+    assert ndp.details["noise_std"] == pytest.approx(2 * sigma * 1.5 * math.sqrt(400))  # σ_h·Λ·√D
+    # the release is the modules' weights and the PTR bit; the hop tables (a row per node, x⁰ a function of the
+    # node's own features) are not: node-level DP covers the trained weights, not per-node outputs
+    assert {k.split(".")[0] for k in ndp.model_state} == {"encoder", "classifier", "noise_std", "ptr_passed"}
+    assert bool(ndp.model_state["ptr_passed"]) and ndp.details["ptr_passed"] is True
+    assert float(ndp.model_state["noise_std"]) == pytest.approx(ndp.details["noise_std"])
+    notes = " ".join(g.notes)
+    assert "node-DP on every input graph" in notes and "PTR test passed" in notes
+    assert "within_bound" not in ndp.details  # nothing about the degrees beyond the test's bit
     assert "x" not in ndp.data and ndp.fields["x"].startswith("withheld")
 
 
@@ -262,11 +272,17 @@ def test_parameters_are_validated():
         get_method("gap-ndp", batch_norm=True)
     with pytest.raises(ValueError, match="max_degree"):
         get_method("gap-ndp", max_degree=0)
+    with pytest.raises(ValueError, match="degree_cap=enforced only"):
+        get_method("gap-ndp", over_bound="sample")
+    with pytest.raises(ValueError, match="test_delta must be below delta"):
+        get_method("gap-ndp", delta=1e-5, test_delta=1e-5)
+    with pytest.raises(ValueError, match="ptr_lambda"):
+        get_method("gap-ndp", ptr_lambda=1.0)
     with pytest.raises(ValueError, match="delta"):
         get_method("gap-edp", delta=2.0)
 
 
-# ---------------------------------------------------------------- the bounded-degree domain (issue 42)
+# ------------------------------------------ the enforced cap: restricted node-DP, opt-in (issues 42, 50)
 
 
 def test_a_graph_above_the_bound_is_refused_before_anything_is_drawn(graph, monkeypatch):
@@ -284,7 +300,8 @@ def test_a_graph_above_the_bound_is_refused_before_anything_is_drawn(graph, monk
     D = max_degree(graph)
     for eps in (4.0, None):
         with pytest.raises(DegreeAboveBound, match="over_bound=sample") as refused:
-            pg.privatize(graph, "gap-ndp", epsilon=eps, seed=0, **ndp_params(graph, max_degree=D - 1), **FAST)
+            params = {**enforced_params(graph), "max_degree": D - 1}
+            pg.privatize(graph, "gap-ndp", epsilon=eps, seed=0, **params, **FAST)
         assert str(D) not in str(refused.value).replace(f"max_degree={D - 1}", "")
 
 
@@ -293,16 +310,16 @@ def test_sampling_above_the_bound_claims_nothing_and_is_the_default_within_it(gr
     it runs); within the bound the same weights as the default, bit for bit (nothing sampled), and still ε = ∞
     stated: a claim made only within the bound would tell from the report whether the graph is."""
     few = {"encoder_epochs": 3, "epochs": 3}
-    above = pg.privatize(
-        graph, "gap-ndp", epsilon=4.0, seed=0, **ndp_params(graph, max_degree=5, over_bound="sample"), **few
-    )
+    params = {**enforced_params(graph, over_bound="sample"), "max_degree": 5}
+    above = pg.privatize(graph, "gap-ndp", epsilon=4.0, seed=0, **params, **few)
     g = above.report.guarantees[0]
     assert math.isinf(g.epsilon) and "NO node-level guarantee" in " ".join(g.notes)
     assert above.details["within_bound"] is False
-    assert math.isinf(get_method("gap-ndp", over_bound="sample").planned_spend(4.0)[0].epsilon)
-    assert get_method("gap-ndp").planned_spend(4.0)[0].epsilon == 4.0
-    default = pg.privatize(graph, "gap-ndp", epsilon=4.0, seed=0, **ndp_params(graph), **few)
-    sampled = pg.privatize(graph, "gap-ndp", epsilon=4.0, seed=0, **ndp_params(graph, over_bound="sample"), **few)
+    enforced = {"degree_cap": "enforced"}
+    assert math.isinf(get_method("gap-ndp", over_bound="sample", **enforced).planned_spend(4.0)[0].epsilon)
+    assert get_method("gap-ndp", **enforced).planned_spend(4.0)[0].epsilon == 4.0
+    default = pg.privatize(graph, "gap-ndp", epsilon=4.0, seed=0, **enforced_params(graph), **few)
+    sampled = pg.privatize(graph, "gap-ndp", epsilon=4.0, seed=0, **enforced_params(graph, over_bound="sample"), **few)
     assert default.model_state.keys() == sampled.model_state.keys()
     assert all(torch.equal(default.model_state[k], sampled.model_state[k]) for k in default.model_state)
     assert default.report.guarantees[0].epsilon == 4.0 and math.isinf(sampled.report.guarantees[0].epsilon)
@@ -326,8 +343,9 @@ def test_the_freed_slot_cascade_moves_a_sum_by_more_than_root_d():
         diff = neighbour_sum(x, bound_out_degree(data.edge_index, data.num_nodes, D, make_generator(seed))) - reference
         diff[0] = 0  # the hub's own row is not compared
         assert float(diff.norm()) > 4 * math.sqrt(D)
-    with pytest.raises(ValueError, match="over_bound=sample"):  # the default refuses the graph with the hub
-        get_method("gap-ndp", max_degree=D, num_train=data.num_nodes).release(data, 1.0, make_generator(0))
+    with pytest.raises(ValueError, match="over_bound=sample"):  # the enforced cap refuses the graph with the hub
+        method = get_method("gap-ndp", degree_cap="enforced", max_degree=D, num_train=data.num_nodes)
+        method.release(data, 1.0, make_generator(0))
 
 
 def test_num_train_is_public_and_sets_sigma_and_delta(graph):

@@ -180,7 +180,8 @@ def test_release_reproducible_and_guarantee(sbm):
     assert all(torch.equal(a.model_state[k], b.model_state[k]) for k in a.model_state)
     assert not all(torch.equal(a.model_state[k], c.model_state[k]) for k in a.model_state)
     g = a.report.guarantees[0]
-    assert g.unit == Unit.NODE_WITH_EDGES and g.epsilon == 4.0 and g.delta == 1e-5
+    assert g.unit == Unit.restricted_node(k) == f"node (degree ≤ {k})" and g.epsilon == 4.0 and g.delta == 1e-5
+    assert "restricted node-DP" in g.mechanism and "not node-DP on arbitrary graphs" in " ".join(g.notes)
     n_train = int(data.train_mask.sum())
     accountant = node_level_epsilon(a.details["noise_multiplier"], n_train, 32, k, 2 * n_train // 32, 1e-5)
     assert a.details["accountant_epsilon"] == pytest.approx(accountant)
@@ -194,7 +195,7 @@ def test_release_reproducible_and_guarantee(sbm):
     fitted = [pg.fit(a, seed=s, truth=data).test_accuracy for s in (0, 3)]
     assert fitted[0] == fitted[1]  # the released weights evaluated, nothing trained
     spend = method.planned_spend(4.0)
-    assert spend[0].unit == Unit.NODE_WITH_EDGES and spend[0].epsilon == 4.0 and spend[0].delta == 1e-5
+    assert spend[0].unit == Unit.restricted_node(k) and spend[0].epsilon == 4.0 and spend[0].delta == 1e-5
     for gap_or_not in (method, get_method("gap-ndp")):  # the labels are in the unit: no label LDP on top
         with pytest.raises(ValueError, match="label LDP does not apply"):
             pg.privatize(data, gap_or_not, epsilon=4.0, rng=make_generator(5), label_epsilon=1.0)
@@ -240,7 +241,8 @@ def test_black_box_audit_runs_through_the_registered_definition():
     assert definition("node-dpsgd") is _node_dpsgd
     report = audit_method(None, "node-dpsgd", epsilon=2.0, samples=16, epochs=1)
     (row,) = report.rows
-    assert row.unit == Unit.NODE_WITH_EDGES and row.epsilon == 2.0 and row.verdict == "consistent"
+    assert row.unit == Unit.restricted_node(get_method("node-dpsgd").params.max_degree)
+    assert row.epsilon == 2.0 and row.verdict == "consistent"
     assert any("refused by this release" in note for note in row.notes)  # the adversarial hub pair
 
 

@@ -30,7 +30,13 @@ def bound_of(data) -> int:
 
 def params_of(data, **extra):
     """D the graph's largest out-degree (the tests' public cap), N its training count (public here)."""
-    return {"max_degree": bound_of(data), "num_train": int(data.train_mask.sum()), **FEW, **extra}
+    return {
+        "degree_cap": "enforced",
+        "max_degree": bound_of(data),
+        "num_train": int(data.train_mask.sum()),
+        **FEW,
+        **extra,
+    }
 
 
 def classifier_state(release) -> dict[str, torch.Tensor]:
@@ -51,7 +57,8 @@ def test_replays_the_registered_release(sbm, tmp_path, seed):
     assert run.guarantee == release.guarantee and run.guarantee.epsilon == 3.0
     for key in ("noise_multiplier", "noise_std", "delta", "steps", "seed"):
         assert run.details[key] == release.details[key], key
-    assert run.details["noise_std"] == pytest.approx(run.details["noise_multiplier"] * math.sqrt(bound_of(sbm)))
+    sigma_h = 2 * run.details["noise_multiplier"]  # hop_noise_ratio = 2
+    assert run.details["noise_std"] == pytest.approx(sigma_h * math.sqrt(bound_of(sbm)))
     state = classifier_state(release)
     ours = run.model.state_dict()
     assert set(ours) == set(state)
@@ -104,7 +111,7 @@ def test_accuracy_well_above_chance(tmp_path):
     """4 planted classes (chance 0.25): noiseless and at a large ε the classifier on [x⁰ … x^K] is far above it."""
     g = synthetic_graph(3000, 30000, 32, feature_signal=0.3, train_ratio=0.3, seed=0, directory=tmp_path)
     D = int(g.graph.out_degrees().max())
-    common = {"max_degree": D, "encoder_epochs": 5, "epochs": 5, "batch_size": 64}
+    common = {"degree_cap": "enforced", "max_degree": D, "encoder_epochs": 5, "epochs": 5, "batch_size": 64}
     noiseless = gap_ndp(g, None, make_generator(0), **common)
     assert noiseless.test_accuracy > 0.8, noiseless.test_accuracy
     private = gap_ndp(g, 16.0, make_generator(0), num_train=int(g.train_mask.sum()), **common)

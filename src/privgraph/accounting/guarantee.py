@@ -19,6 +19,8 @@ from typing import Any
 
 from privgraph.accounting.budget import Budget
 
+RESTRICTED_NODE_PREFIX = "node (degree ≤ "  # restricted node-DP's unit: "node (degree ≤ D)" (Unit.restricted_node)
+
 
 class Unit:
     """Names of privacy units (the neighbouring relation of the design notes)."""
@@ -42,7 +44,22 @@ class Unit:
     @classmethod
     def is_known(cls, unit: str) -> bool:
         """Exactly a unit of :meth:`known`, or a well-formed ``"edge of (src, rel, dst)"`` (:func:`relation_of`)."""
-        return unit in cls.known() or relation_of(unit) is not None
+        return unit in cls.known() or relation_of(unit) is not None or cls.restricted_degree(unit) is not None
+
+    @staticmethod
+    def restricted_node(max_degree: int) -> str:
+        """Restricted node-DP's unit: a node added or removed between graphs whose degrees are all ≤ D (GAP-NDP's
+        ``degree_cap=enforced``) — not node-DP on arbitrary graphs, so its own unit, never composed as a node's."""
+        return f"{RESTRICTED_NODE_PREFIX}{int(max_degree)})"
+
+    @staticmethod
+    def restricted_degree(unit: str) -> int | None:
+        """D of a restricted node unit ``"node (degree ≤ D)"``; None for any other unit."""
+        if unit.startswith(RESTRICTED_NODE_PREFIX) and unit.endswith(")"):
+            d = unit[len(RESTRICTED_NODE_PREFIX) : -1]
+            if d.isdigit():
+                return int(d)
+        return None
 
 
 _RELATION = re.compile(r"^edge of \(\s*(.+?)\s*,\s*(.+?)\s*,\s*(.+?)\s*\)$")
@@ -121,7 +138,11 @@ def _covered(unit: str) -> tuple[tuple[str, int], ...]:
 
 
 def parent_units(unit: str) -> set[str]:
-    """The units whose releases spend ``unit`` (:func:`covered_units` read the other way)."""
+    """The units whose releases spend ``unit`` (:func:`covered_units` read the other way); a restricted node unit
+    ``node (degree ≤ D)`` has the node as its parent: restricted node-DP says nothing of node-DP on arbitrary
+    graphs, so a budget that names the node counts it as ε = ∞ there (never composed as a node's)."""
+    if Unit.restricted_degree(unit) is not None:
+        return {Unit.NODE_WITH_EDGES}
     return {parent for parent in UNIT_HIERARCHY if unit in covered_units(parent)}
 
 

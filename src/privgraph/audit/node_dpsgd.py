@@ -91,7 +91,7 @@ def audit_node_dpsgd_step(
     result, reasons = judge(epsilon, outcome.epsilon_lb, epsilon)
     return StepAuditRow(
         "node-dpsgd step",
-        Unit.NODE_WITH_EDGES,
+        Unit.restricted_node(max_degree),
         f"one node reaching {terms} loss terms (K = {max_degree}; Dirac canary)",
         TrustModel.CENTRAL,
         epsilon,
@@ -143,8 +143,8 @@ def _node_dpsgd(method: Method, inp: AuditInput) -> list[Neighbours]:
 
     return [
         Neighbours(
-            Unit.NODE_WITH_EDGES,
-            "node (features, label and edges)",
+            method.claim_unit(),
+            f"node (features, label and edges), restricted node-DP (degree ≤ {p.max_degree})",
             "node zeroed out vs present; the released model's logits on its input (learned test)",
             lambda side, rng: release(method, inp, worlds[side], rng),
             observe,

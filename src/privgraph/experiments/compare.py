@@ -18,7 +18,8 @@ resumes: nothing stored runs again); the table and the figure are built from the
   the trials; "?" for trials stored before privgraph recorded it.
 
 Every method is checked before any trial: its name, its parameters and the dataset (the spec's checks), and
-a node-level method's degree bound against the graph (GAP-NDP, node-dpsgd refuse a graph above it): a method
+a restricted node-level method's degree cap against the graph (GAP-NDP's degree_cap=enforced, node-dpsgd refuse a
+graph above it; GAP-NDP's default refuses none): a method
 that cannot run is a ``ValueError`` of one line.  ``num_train`` (node-level DP-SGD's public training count) is
 filled by the pipeline from the benchmark's public split, as ``privgraph run`` does.
 """
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from privgraph.accounting.guarantee import TrustModel
+from privgraph.accounting.guarantee import TrustModel, Unit
 from privgraph.display import format_metric
 from privgraph.experiments.grid import Grid, GridSetting
 from privgraph.experiments.pipeline import ExperimentSpec
@@ -60,7 +61,9 @@ UNIT_NAMES = {
     "node (features, label and edges)": "node",
     "sensitive attribute": "attribute",
 }
-UNIT_ORDER = ("feature LDP", "label LDP", "link LDP", "edge LDP", "edge DP", "node DP", "attribute DP")
+UNIT_ORDER = (
+    "feature LDP", "label LDP", "link LDP", "edge LDP", "edge DP", "node DP", "restricted node DP", "attribute DP"
+)  # fmt: skip
 
 
 # one line, printed under the table and written under compare.md: what no guarantee covers
@@ -79,7 +82,8 @@ def unit_group(record: TrialRecord) -> str:
     if record.epsilon is None:
         return NON_PRIVATE
     unit, trust = guarantee_unit(record.guarantee)
-    short = UNIT_NAMES.get(unit, "edge" if unit.startswith("edge") else unit)
+    restricted = Unit.restricted_degree(unit) is not None  # "node (degree ≤ D)": its own group, never node DP's
+    short = UNIT_NAMES.get(unit, "edge" if unit.startswith("edge") else "restricted node" if restricted else unit)
     return f"{short} {'LDP' if trust == TrustModel.LOCAL else 'DP'}"
 
 

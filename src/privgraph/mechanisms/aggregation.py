@@ -49,15 +49,21 @@ def bound_out_degree(edge_index: Tensor, num_nodes: int, max_degree: int, rng: R
     return edge_index[:, order[rank < max_degree]]
 
 
-def neighbour_sum(x: Tensor, edge_index: Tensor) -> Tensor:
-    """Aᵀx: row v is Σ of x_u over the edges u → v (sparse: a scatter over the edges)."""
-    return scatter(x[edge_index[0]], edge_index[1], dim=0, dim_size=x.shape[0], reduce="sum")
+def neighbour_sum(x: Tensor, edge_index: Tensor, weights: Tensor | None = None) -> Tensor:
+    """Aᵀx: row v is Σ of x_u over the edges u → v (sparse: a scatter over the edges); ``weights``: one per
+    node, on the sender (Σ a_u x_u, GAP-NDP's soft cap)."""
+    msg = x[edge_index[0]]
+    if weights is not None:
+        msg = msg * weights.to(x.device, x.dtype)[edge_index[0]][:, None]
+    return scatter(msg, edge_index[1], dim=0, dim_size=x.shape[0], reduce="sum")
 
 
-def noisy_neighbour_sum(x: Tensor, edge_index: Tensor, noise_std: float, rng: RandomSource | None) -> Tensor:
-    """One hop of Algorithm 1 before normalisation: Aᵀx + N(0, noise_std²) per entry, the noise drawn on
-    the CPU from ``rng`` (none when ``noise_std`` = 0)."""
-    s = neighbour_sum(x, edge_index)
+def noisy_neighbour_sum(
+    x: Tensor, edge_index: Tensor, noise_std: float, rng: RandomSource | None, weights: Tensor | None = None
+) -> Tensor:
+    """One hop of Algorithm 1 before normalisation: Aᵀx (sender ``weights``) + N(0, noise_std²) per entry, the
+    noise drawn on the CPU from ``rng`` (none when ``noise_std`` = 0)."""
+    s = neighbour_sum(x, edge_index, weights)
     if noise_std > 0:
         if rng is None:
             raise ValueError("the aggregation noise needs an explicit random source")
@@ -73,13 +79,14 @@ def perturbed_aggregation(
     rng: RandomSource | None,
     progress: ProgressHook | None = None,
     task: str = "aggregation hops",
+    weights: Tensor | None = None,
 ) -> tuple[list[Tensor], list[Tensor]]:
     """Algorithm 1 (PMA): x⁰ = normalize(x); x^k = normalize(Aᵀx^{k−1} + N(0, noise_std²)) for
-    k = 1 … K (:func:`noisy_neighbour_sum`).  Returns the tables [x⁰ … x^K] and the K noisy sums;
-    ``progress(task, k, K)`` after each hop."""
+    k = 1 … K (:func:`noisy_neighbour_sum`; ``weights``: sender weights).  Returns the tables [x⁰ … x^K] and
+    the K noisy sums; ``progress(task, k, K)`` after each hop."""
     tables, sums = [F.normalize(x, dim=-1)], []
     for k in range(hops):
-        sums.append(noisy_neighbour_sum(tables[-1], edge_index, noise_std, rng))
+        sums.append(noisy_neighbour_sum(tables[-1], edge_index, noise_std, rng, weights))
         tables.append(F.normalize(sums[-1], dim=-1))
         if progress is not None:
             progress(task, k + 1, hops)
@@ -171,6 +178,7 @@ class AggregationRelease:
     sums: list[Tensor]
     edge_index: Tensor
     guarantee: PrivacyGuarantee
+    passed: bool | None = None  # GAP-NDP's PTR bit (released); None: no test
 
 
 __all__ = [

@@ -1,49 +1,38 @@
-"""The bounded-degree domain of node-level DP (GAP-NDP, node-dpsgd): what the degree bound D promises, why a
-graph above it is refused by default, and the public number of training nodes.
+"""The enforced degree cap of node-level DP (GAP-NDP's ``degree_cap="enforced"``, node-dpsgd): restricted
+node-DP, its refusal, and the public number of training nodes.
 
-**The domain.**  Node-level DP here is *bounded-degree node-DP* (Kasiviswanathan, Nissim, Raskhodnikova &
-Smith, TCC 2013; Blocki, Blum, Datta & Sheffet, ITCS 2013, "restricted sensitivity"): the guarantee holds for
-every pair of neighbouring graphs (one node and its edges added or removed) that *both* have every out-degree
-≤ D.  D is a **public promise of the data owner** — a cap the platform enforces (a friend limit, a follow
-cap), or a bound known before the data are read — never a statistic of the graph.  On such graphs no edge is
-dropped: the graph the mechanism aggregates over is the input, and the part two neighbouring graphs differ in
-is exactly the node v and its ≤ D out-edges (and its in-edges, which only reach v's own row or loss term).
+**Restricted node-DP.**  The guarantee holds only between neighbouring graphs (one node and its edges added or
+removed) that *both* have every out-degree ≤ D, D a cap the data owner enforces (never a statistic of the
+graph).  It is **not node-DP on arbitrary graphs**: the refusal of a graph above D is itself data-dependent (G
+within D releases, G plus a node joined to a node at D is refused: δ ≥ 1), and re-running with other D's reveals
+the largest degree by bisection.  Its claims are stated on their own unit, ``node (degree ≤ D)``
+(:meth:`~privgraph.accounting.Unit.restricted_node`), which a ledger never composes as a node's.  GAP-NDP's
+default, the soft cap with a Propose-Test-Release test (:mod:`privgraph.mechanisms.soft_cap`), is node-DP on
+every graph and refuses nothing; ``mlp-ndp`` reads no edge.
 
-**Within the domain** (proofs beside the code: :mod:`privgraph.methods.gap`, :mod:`privgraph.methods.node_dpsgd`):
+**Within the cap** (proofs beside the code: :mod:`privgraph.methods.gap`, :mod:`privgraph.methods.node_dpsgd`):
 
 * GAP-NDP, hop k: row w of Aᵀx^{k−1} changes only for w ∈ out(v), by the unit vector x^{k−1}_v: ℓ₂
-  sensitivity √D, exactly (a node with D out-edges attains it).  v's own row is present on one side only; it
-  is read only as v's own example by the classifier's DP-SGD (whose add/remove analysis holds for any
-  content of the example) and, normalised, as the unit vector x^k_v in the next hop (counted above).
+  sensitivity √D, exactly (a node with D out-edges attains it).
 * node-dpsgd: the loss terms that read v are v's own and its ≤ K out-neighbours': K+1 terms, each clipped to
   C, so the clipped sum moves by at most 2(K+1)C (Daigavane et al.'s Δ), exactly the accountant's input.
 
-**Above the bound no projection can do this.**  Let Π map any graph to one with degrees ≤ D, and be the
-identity on graphs already within D (every sound-looking projection is; otherwise it throws away data that
-needs no bounding).  Take a hub v joined to N spokes u₁ … u_N, each with D further neighbours of its own.
-In G − v every degree is ≤ D, so Π keeps every edge; in G each spoke has D + 1 edges and must lose one, and
-v can keep at most D of its own, so at least N − D spokes drop an edge u_i – w: the sums (or loss terms) at
-≥ N − D nodes other than v change, and the sensitivity grows with N — it is not bounded by any function of
-D.  Projections that are not the identity within D fare no better in practice: Day, Li & Lyu's
-edge-addition (SIGMOD 2016; edges in a fixed order, an edge kept iff both endpoints are below D) bounds the
-node sensitivity of the *degree histogram*, not of the kept edge set: on the path a–b–c–d–e–f (order ab <
-bc < … < ef, D = 1) G keeps {ab, cd, ef} and G − a keeps {bc, de} — every edge changes, and a longer path
-changes every row.  Sampling D edges per node at random (the authors' ``BoundOutDegree``, Daigavane et al.'s
-Ĝ) has the same freed-slot cascade: removing v frees a slot at each in-neighbour u of v, which then keeps
-another edge u → w, moving w's sum; measured on a 2,000-spoke hub (K = 1, D = 1, σ for (1, 10⁻⁵)), ε_LB ≈ 3
-(``privgraph audit gap-ndp --param over_bound=sample …``, docs/methods/gap.md).  Degree-dependent weights
-(1/deg, GCN's normalisation, min(1, D/deg)) fail the same way: removing a hub changes every neighbour's
-degree, and the changes add up coherently at shared targets.
+**Above the cap.**  The random per-node sampling (the authors' ``BoundOutDegree``, Daigavane et al.'s Ĝ) has a
+freed-slot cascade: removing v frees a slot at each in-neighbour u of v, which then keeps another edge u → w,
+moving w's sum; measured on a 2,000-spoke hub (K = 1, D = 1, σ for (1, 10⁻⁵)), ε_LB ≈ 3
+(``privgraph audit gap-ndp --param degree_cap=enforced --param over_bound=sample …``).  Day, Li & Lyu's
+edge-addition (SIGMOD 2016) bounds the node sensitivity of the degree histogram only: on the path a–b–c–d–e–f
+(D = 1) G keeps {ab, cd, ef} and G − a keeps {bc, de}.  Degree-dependent weights without a test have unbounded
+global sensitivity.  (An earlier version argued that *no* projection can be node-DP above D, from a hub whose
+spokes sit at the bound; that counterexample fails — a spoke can meet the bound by dropping its edge to the hub
+— and bounded global sensitivity is sufficient, not necessary: Kasiviswanathan, Nissim, Raskhodnikova & Smith,
+TCC 2013, and Blocki, Blum, Datta & Sheffet, ITCS 2013, reach node-DP on all graphs through local or smooth
+sensitivity and a private test, as the soft cap does.)
 
-**So by default a graph with an out-degree above D is refused** (:class:`DegreeAboveBound`), before any noise
-is drawn or any model trained.  The refusal reveals one bit — that some out-degree exceeds D — about a graph
-outside the promised domain, where no claim is made; it is for the curator only (do not publish it).  What to
-do: give as D a cap the data owner enforces (the graph then never exceeds it), or bound the degrees by a
-*public, data-independent* rule before the data reach the curator (the owner's own cap), or opt into
-``over_bound="sample"``: the authors' random per-node sampling, whose release claims **no** node-level
-guarantee (ε = ∞, the reason in the notes) on any graph — a claim stated only within the bound would tell from
-the report whether the graph is.  On a graph within the bound ``"sample"`` trains the default's model, bit for
-bit (no edge is sampled and no randomness drawn); only the stated guarantee differs.
+**So the enforced cap refuses a graph above D** (:class:`DegreeAboveBound`), before any noise is drawn or any
+model trained; it is for the curator only.  ``over_bound="sample"`` instead releases the authors' sampling
+with **no** node-level guarantee (ε = ∞) stated on every graph (a claim stated only within the cap would tell
+from the report whether the graph is); on a graph within the cap it trains the default's model, bit for bit.
 
 **The training-node count** (``num_train``) is a public parameter, as HeteDP's ``edge_count``: it sets the
 sampling rate, the number of steps, σ and the default δ.  It is required with ε (refused before any noise
@@ -96,7 +85,7 @@ def refusal(method: str, bound: int, name: str = "max_degree") -> DegreeAboveBou
     return DegreeAboveBound(
         f"{method}: the graph has a node with more than {name}={bound} out-edges, outside the bounded-degree "
         f"domain its node-level guarantee is proven on (no projection onto degree ≤ {bound} has a node "
-        "sensitivity bounded for every input: docs/methods/gap.md, 'Degree bound'); nothing was released, no "
+        "sensitivity bounded for every input: docs/methods/gap.md, 'Enforced cap'); nothing was released, no "
         "noise drawn. This refusal depends on the graph (it says that some degree exceeds the bound): for the "
         f"curator only, do not publish it. Give as {name} a public cap that the data owner enforces, or bound "
         "the degrees by a public rule before the data reach the curator, or release with no node-level "

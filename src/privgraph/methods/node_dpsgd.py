@@ -80,10 +80,12 @@ COVERAGE = (
     "predictions computed through the graph at inference time are not covered: a node's prediction reads its "
     "neighbours' features and edges directly (Daigavane et al. define and prove privacy of the learned GNN "
     "parameters only; Sajadmanesh et al.'s GAP contrasts its own inference-time guarantee with this)",
-    "bounded-degree node-DP: the guarantee holds for neighbouring graphs whose out-degrees are all ≤ K, a public "
-    "promise of the data owner (a cap it enforces); on them Ĝ is the input (nothing sampled) and a node's data "
-    "reach at most K+1 loss terms: Δ = 2(K+1)C exactly; a graph above the bound is refused by default "
-    "(over_bound=refuse), the refusal telling only that some out-degree exceeds K (docs/methods/node_dpsgd.md)",
+    "restricted node-DP (holds only between graphs whose out-degrees are all ≤ K); not node-DP on arbitrary "
+    "graphs: K is a cap the data owner enforces, never read from the data; on such graphs Ĝ is the input (nothing "
+    "sampled) and a node's data reach at most K+1 loss terms: Δ = 2(K+1)C exactly; a graph above the cap is "
+    "refused (over_bound=refuse), a refusal that is itself not node-DP on arbitrary graphs (G within K, G plus a "
+    "node joined to a node at K: δ ≥ 1); for node-DP on every graph use gap-ndp (soft cap + PTR; hops=1, "
+    "encoder_layers=0 is the sound 1-hop route) or mlp-ndp (docs/methods/node_dpsgd.md)",
 )
 
 
@@ -280,7 +282,10 @@ class NodeDPSGD(Method):
     spend_reads_data = True  # the count bound, known once the data are read (planned_spend)
 
     name = "node-dpsgd"
-    description = "node-level DP-SGD on a degree-bounded 1-layer GNN (Daigavane et al. 2021)"
+    description = (
+        "node-level DP-SGD on a degree-bounded 1-layer GNN (Daigavane et al. 2021): restricted node-DP (degree ≤ K), "
+        "not node-DP on arbitrary graphs"
+    )
     unit = Unit.NODE_WITH_EDGES
     Params = NodeDPSGDParams
     delta_param = "delta"
@@ -294,7 +299,13 @@ class NodeDPSGD(Method):
         """ε on the unit; ∞ with ``over_bound="sample"``, whose release drops its claim on a graph above the
         bound (known only once the data are read; as EdgeRR's ``convergence="waive"``)."""
         eps = epsilon if claims_guarantee(self.params.over_bound) else None
-        return super().planned_spend(eps, label_epsilon, data=data)
+        if label_epsilon is not None:
+            raise ValueError(f"{self.name} does not collect label reports")
+        return [self._spend(self.claim_unit(), eps, data=data)]
+
+    def claim_unit(self) -> str:
+        """Restricted node-DP's own unit, ``node (degree ≤ K)``: a ledger never takes it for a node's."""
+        return Unit.restricted_node(self.params.max_degree)
 
     def check_domain(self, data: Data) -> bool:
         """Whether every out-degree is ≤ K; above it refused (``over_bound="refuse"``) or False (``"sample"``)."""
@@ -358,23 +369,25 @@ class NodeDPSGD(Method):
     def guarantee(self, training: Training, epsilon: float | None) -> PrivacyGuarantee:
         """(ε, δ) as asked (the accountant's ε for the calibrated σ is at most ε: ``training.epsilon``)."""
         p = self.params
+        unit = self.claim_unit()
         mechanism = (
-            f"node-level DP-SGD (Daigavane et al. 2021): K={p.max_degree}, C={p.clip:g}, "
+            f"node-level DP-SGD (Daigavane et al. 2021), restricted node-DP (not node-DP on arbitrary graphs): "
+            f"K={p.max_degree}, C={p.clip:g}, "
             f"σ={training.noise_multiplier:.4g} (noise std σ·2(K+1)C), T={training.steps} steps of "
             f"m={training.batch_size} of N={training.num_train} nodes without replacement"
         )
         if epsilon is None:
-            return unprotected(Unit.NODE_WITH_EDGES, mechanism + " without noise", trust_model=TrustModel.CENTRAL)
+            return unprotected(unit, mechanism + " without noise", trust_model=TrustModel.CENTRAL)
         if not training.claims:
             return PrivacyGuarantee(
-                Unit.NODE_WITH_EDGES,
+                unit,
                 TrustModel.CENTRAL,
                 math.inf,
                 0.0,
                 mechanism + ", over_bound=sample: NOT node-level DP",
                 (NO_GUARANTEE_NOTE, *COVERAGE[:2]),
             )
-        return PrivacyGuarantee(Unit.NODE_WITH_EDGES, TrustModel.CENTRAL, epsilon, p.delta, mechanism, COVERAGE)
+        return PrivacyGuarantee(unit, TrustModel.CENTRAL, epsilon, p.delta, mechanism, COVERAGE)
 
     def release(
         self, data: Data, epsilon: float | None, rng: RandomSource, progress: ProgressHook | None = None

@@ -207,6 +207,11 @@ def gap_ndp(
     ``seed`` is not read: every draw comes from ``rng``, as in the registered release."""
     method = GAPNode(params, **values)
     p: GAPNodeParams = method.params  # type: ignore[assignment]
+    if not method.enforced:  # a refusal by a parameter, never by the data
+        raise ValueError(
+            "out-of-core gap-ndp runs degree_cap=enforced only (restricted node-DP, a cap the owner enforces); "
+            "the default soft cap with its PTR test (node-DP on every graph) runs in memory"
+        )
     if epsilon is not None:
         method.check_epsilon_given(epsilon)
     stages: dict[str, float] = {}

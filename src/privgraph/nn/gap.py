@@ -195,9 +195,12 @@ class GAPClassifier(nn.Module):
 
 class GAPNodeModel(nn.Module):
     """GAP-NDP's released modules answering for a graph (the authors' ``predict``): the encoder's x⁰ of the
-    features given (the raw features without an encoder), K hops over the graph given with its out-degrees
-    bounded to D and the release's noise, then the classifier.  The bounding and the noise are drawn from
-    ``seed``, so the same query gets the same answer."""
+    features given (the raw features without an encoder), K hops over the graph given with the release's
+    noise, then the classifier.  ``soft_cap``: the hops are the soft-capped sums of the cleaned graph
+    (:mod:`privgraph.mechanisms.soft_cap`), or zero tables when the release's PTR test failed (``passed``
+    False: the classifier was trained on zero hop tables); otherwise the out-degrees bounded to D by the
+    authors' sampling.  The bounding and the noise are drawn from ``seed``, so the same query gets the same
+    answer."""
 
     def __init__(
         self,
@@ -207,14 +210,29 @@ class GAPNodeModel(nn.Module):
         max_degree: int,
         noise_std: float,
         seed: int,
+        soft_cap: bool = False,
+        passed: bool = True,
     ):
         super().__init__()
         self.encoder, self.classifier = encoder, classifier
         self.hops, self.max_degree, self.noise_std, self.seed = hops, max_degree, noise_std, seed
+        self.soft_cap, self.passed = soft_cap, passed
 
     def tables(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        from privgraph.mechanisms import soft_cap as sc
+
         x0 = x.to(torch.float32) if self.encoder is None else self.encoder.embed(x.to(torch.float32))
         rng = make_generator(self.seed)
+        if self.soft_cap and not self.passed:
+            first = torch.nn.functional.normalize(x0, dim=-1)
+            return torch.cat([first] + [torch.zeros_like(first)] * self.hops, dim=-1)
+        if self.soft_cap:
+            graph = sc.clean_simple_graph(edge_index.cpu(), x.shape[0])
+            weights = sc.sender_weights(sc.degrees(graph, x.shape[0]), self.max_degree)
+            tables, _ = sc.soft_capped_aggregation(
+                x0, graph.to(x0.device), weights, hops=self.hops, noise_std=self.noise_std, rng=rng
+            )
+            return torch.cat(tables, dim=-1)
         graph = bound_out_degree(edge_index.cpu(), x.shape[0], self.max_degree, rng).to(x0.device)
         tables, _ = perturbed_aggregation(x0, graph, self.hops, self.noise_std, rng)
         return torch.cat(tables, dim=-1)

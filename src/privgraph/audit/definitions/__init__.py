@@ -22,7 +22,14 @@ can show anywhere in the release gets a second row on the same releases that
 observes all of it (:func:`whole_release_row`).
 """
 
-from privgraph.audit.definitions import edges, features, gap, hetero, sensitive  # register their definitions
+from privgraph.audit.definitions import (  # register their definitions
+    edges,
+    features,
+    gap,
+    gap_node,
+    hetero,
+    sensitive,
+)
 from privgraph.audit.definitions.edges import private_edge_unit
 from privgraph.audit.definitions.features import audited_node, feature_request, feature_unit, feature_units, label_unit
 from privgraph.audit.definitions.hetero import with_hetero_edge
@@ -54,6 +61,7 @@ __all__ = [
     "feature_units",
     "features",
     "gap",
+    "gap_node",
     "hetero",
     "label_unit",
     "private_edge_unit",

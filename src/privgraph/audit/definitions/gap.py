@@ -96,7 +96,7 @@ def _node_removal(
     out = data.edge_index[1, data.edge_index[0] == v]
     observe = _hop_residual_statistic(worlds[0].edge_index, out, torch.full_like(out, v))
     return Neighbours(
-        Unit.NODE_WITH_EDGES,
+        method.claim_unit(),  # type: ignore[attr-defined]
         label,
         "node v removed vs present; Σ_k Σ_{r ∈ out(v)} ⟨s^k_r − (A′ᵀx^{k−1})_r, x^{k−1}_v⟩, A′ the graph without "
         "v (the Gaussian likelihood ratio within the bound)",
@@ -126,7 +126,7 @@ def _cascade(
         return replace(rel.guarantee, epsilon=float(inp.epsilon), delta=delta)
 
     return Neighbours(
-        Unit.NODE_WITH_EDGES,
+        method.claim_unit(),  # type: ignore[attr-defined]
         f"node (GAP-NDP, hub of {spokes} spokes above D = {d}: over_bound=sample, its sampling redrawn per release)",
         "hub removed vs present; −Σ_k Σ_{leaves w} ⟨s^k_w − (A′ᵀx^{k−1})_w, x^{k−1}_{spoke(w)}⟩, A′ the graph without "
         "the hub (a leaf's row loses its spoke's x when the spoke keeps the hub's edge instead)",
@@ -140,7 +140,8 @@ def _cascade(
 
 @audits("gap-ndp")
 def _gap_node(method: Method, inp: AuditInput) -> list[Neighbours]:
-    """GAP-NDP's aggregation module, white-box (:data:`GAP_AUDIT_NOTE`), on node-removal pairs:
+    """GAP-NDP's aggregation module, white-box (:data:`GAP_AUDIT_NOTE`).  The soft cap (the default): the pairs of
+    :func:`~privgraph.audit.definitions.gap_node.soft_rows`.  The enforced cap, on node-removal pairs:
 
     * the audit graph's node of largest degree removed (when the graph is within the bound D);
     * a hub within the bound (:func:`~privgraph.audit.graphs.hub_within_bound`: hub, spokes and their shared
@@ -154,6 +155,7 @@ def _gap_node(method: Method, inp: AuditInput) -> list[Neighbours]:
     The encoder is held fixed (random unit embeddings on the hub graphs: the bound holds for any), so the
     rows test the aggregation's share of the composed guarantee against the whole claim (a valid, looser
     lower bound).  ``num_train`` is the audit graph's (:mod:`privgraph.audit.runner` sets it)."""
+    from privgraph.audit.definitions.gap_node import soft_rows
     from privgraph.audit.graphs import hub_above_bound, hub_within_bound
     from privgraph.data.validation import validate_graph
     from privgraph.methods.node_domain import DegreeAboveBound, within_bound
@@ -161,6 +163,8 @@ def _gap_node(method: Method, inp: AuditInput) -> list[Neighbours]:
     p = method.params
     d = p.max_degree
     data, _ = validate_graph(homogeneous(method, inp.data), undirected=True, self_loops=False)
+    if not method.enforced:  # type: ignore[attr-defined]
+        return soft_rows(method, inp, data)
     notes = [
         GAP_AUDIT_NOTE,
         "the encoder and the classifier (DP-SGD) are not audited here (audit/dpsgd.py audits DP-SGD)",

@@ -20,30 +20,24 @@ multiplier σ/√K, calibrated exactly
 ``ComposeGaussian`` of ``ExactGaussianMechanism``).  The encoder reads no edge and the classifier
 reads only the noisy tables: both are post-processing, so the classifier is trained by :meth:`fit`.
 
-Node level (``gap-ndp``): bounded-degree node-DP (:mod:`privgraph.methods.node_domain`).  D
-(``max_degree``) is a public promise that every out-degree is ≤ D; a graph above it is refused before any
-noise (``over_bound="refuse"``, the default) — or, opted into with ``over_bound="sample"``, bounded by the
-authors' random per-node sampling (``BoundOutDegree``) with NO node-level guarantee (ε = ∞) on that graph.
-On a graph within D nothing is sampled: the aggregation reads the input.  The encoder and the classifier are
-trained with DP-SGD (Poisson rate q = B/N, clip C, noise σC, ``epochs·N // B`` steps each, as the authors'
-``NoisySGD``), N the public ``num_train``; one noise multiplier σ for the three mechanisms is found by
-bisection on their RDP composition (:func:`~privgraph.accounting.rdp.composed_noise_multiplier`, the
-authors' ``ComposedNoisyMechanism``).  The release then holds the encoder's and the classifier's weights
-(``model_state``); :meth:`fit` evaluates them.
+Node level (``gap-ndp``): by default (``degree_cap="soft"``) (ε, δ)-node-DP on every graph — soft-capped hops
+(a sender of degree d > D weighted √(D/d), sensitivity Λ√D on covered pairs) behind a Propose-Test-Release test
+whose pass bit is released (:mod:`privgraph.mechanisms.soft_cap`, :class:`~privgraph.methods.gap.node.GAPNode`,
+docs/methods/gap.md "Node level"); ``degree_cap="enforced"`` is restricted node-DP for an owner who enforces a
+cap D (:mod:`privgraph.methods.node_domain`).  The encoder and the classifier are trained with DP-SGD (Poisson
+rate q = B/N, clip C, noise σC, ``epochs·N // B`` steps each, as the authors' ``NoisySGD``), N the public
+``num_train``; the hops take σ_h = ``hop_noise_ratio``·σ, σ found by bisection on the RDP composition
+(:func:`~privgraph.accounting.rdp.composed_epsilon`).  The release then holds the encoder's and the classifier's
+weights (``model_state``); :meth:`fit` evaluates them.
 
-*Sensitivity of a hop within the domain (Δ = √D, exact).*  Fix a neighbouring pair G, G − v, both with
-out-degrees ≤ D, and condition on everything released before hop k (the encoder's weights, the previous hops'
-noisy sums of the rows w ≠ v; adaptive composition).  Then x^{k−1}_u is the same unit vector on both sides for
-every u ≠ v, and the graph aggregated over is the input on both sides, so (Aᵀx^{k−1})_w − (A'ᵀx^{k−1})_w
-= x^{k−1}_v·[v → w] for w ≠ v: at most D rows move, each by a unit vector, ‖·‖₂ ≤ √D (attained by a node with
-D out-edges).  Row v exists on one side only; its noisy sum is a latent of G's run that later stages read
-only as v's own example in the classifier's DP-SGD (whose Poisson add/remove bound holds for any content of
-the example) and, normalised, as the unit vector x^k_v in hop k + 1 (counted above), so by quasi-convexity of
-the Rényi divergence over that latent the composed bound (DP-SGD, K hops of Δ = √D, DP-SGD) holds for the
-released weights.  In-degrees are not bounded by the argument (v's in-edges reach only row v).  Above the
-bound every degree-bounding projection fails (:mod:`privgraph.methods.node_domain`: a hub whose N spokes are
-at the bound moves ≥ N − D rows), and so does the random sampling: :func:`bound_out_degree`'s freed-slot
-cascade.
+*Sensitivity of a hop* (soft cap, Lemma 1: ‖F_G(X) − F_{G−v}(X)‖ ≤ min(LS(G), LS(G − v)); enforced cap: √D
+exactly).  Condition on everything released before hop k (adaptive composition): x^{k−1}_u is the same unit
+vector on both sides for every u ≠ v.  Row v exists on G only and its law depends on G, so quasi-convexity over
+that latent does not apply directly; instead condition on v's own noise draws η_v (the same law on both sides,
+unused on G − v), apply adaptive composition for each fixed η_v (DP-SGD, K hops, DP-SGD: v's row enters the
+classifier only as v's own example, whose Poisson add/remove bound holds for any content, and the next hop only
+as the unit vector x^k_v, counted by the lemma), then use the joint quasi-convexity of the Rényi divergence
+over η_v (van Erven & Harremoës 2014); equivalently, give the G − v run a phantom row that nothing reads.
 
 *The training-node count.*  N = ``num_train`` is public (required with ε; the benchmark tasks give the public
 split's count, with a note): q = B/N, T = epochs·N // B, σ and the default δ are functions of it alone.  Each
@@ -70,6 +64,7 @@ from privgraph.mechanisms.aggregation import (
     perturbed_aggregation,
 )
 from privgraph.methods.gap.delta import AUTO_DELTA_MAX, auto_delta, auto_delta_count
+from privgraph.methods.gap.features_only import MLPNode, MLPNodeParams
 from privgraph.methods.gap.method import GAPEdge, GAPInf
 from privgraph.methods.gap.node import GAPNode
 from privgraph.methods.gap.params import GAPNodeParams, GAPParams
@@ -87,6 +82,8 @@ __all__ = [
     "GAPNodeModel",
     "GAPNodeParams",
     "GAPParams",
+    "MLPNode",
+    "MLPNodeParams",
     "SparseInputLinear",
     "auto_delta",
     "auto_delta_count",

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from privgraph.methods.base import MethodParams, param
 from privgraph.methods.node_domain import NUM_TRAIN_HELP, OVER_BOUND_HELP, OVER_BOUND_MODES
 from privgraph.nn.gap import GAPClassifier, GAPEncoder
-from privgraph.param_checks import no_batch_norm, whole_num_train
+from privgraph.param_checks import no_batch_norm, over_bound_enforced, test_delta_below, whole_num_train
+
+DEGREE_CAPS = ("soft", "enforced")
 
 
 @dataclass(frozen=True)
@@ -60,15 +62,34 @@ class GAPNodeParams(GAPParams):
     (docs/methods/gap.md)."""
 
     batch_norm: bool = param(False, "batch normalisation: not under DP-SGD (per-example gradients), always false")
+    degree_cap: str = param(
+        "soft",
+        "soft (default): node-DP on EVERY graph: a sender of degree d > D is weighted √(D/d) and a Propose-Test-"
+        "Release test (budget ε_t, δ_t, its pass bit released) guards the hops' sensitivity Λ√D; nothing is "
+        "refused. enforced: restricted node-DP (holds only between graphs whose degrees are all ≤ D; not "
+        "node-DP on arbitrary graphs), for an owner who enforces the cap D, its own ledger unit 'node (degree ≤ D)'",
+        choices=DEGREE_CAPS,
+    )
     max_degree: int = param(
-        100,
-        "D: the PUBLIC bound on every node's out-degree (a cap the data owner enforces); the aggregation's "
-        "sensitivity is √D on graphs within it",
+        400,
+        "D: soft: the public degree past which a sender's weight decays as √(D/d) (hop sensitivity Λ√D); "
+        "enforced: the cap the data owner enforces (hop sensitivity √D); never read from the data",
         bound=">= 1",
     )
-    over_bound: str = param("refuse", OVER_BOUND_HELP, choices=OVER_BOUND_MODES)
+    ptr_lambda: float = param(1.5, "Λ: the hops are calibrated to sensitivity Λ√D (soft)", bound="> 1")
+    test_share: float = param(0.1, "ε_t/ε: the PTR test's share of ε (soft)", bound="in (0, 1)")
+    test_delta: float | None = param(
+        None, "δ_t: the PTR test's δ, P[pass] on an uncovered graph (soft); None: δ/2", bound="in (0, 0.5)"
+    )
+    hop_noise_ratio: float = param(
+        2.0,
+        "σ_h/σ: the public rule splitting the noise: each hop's multiplier σ_h is this times DP-SGD's σ "
+        "(one σ found for ε; at 2 a hop costs a quarter of the RDP it costs at a shared σ)",
+        bound="> 0",
+    )
+    over_bound: str = param("refuse", OVER_BOUND_HELP + " (degree_cap=enforced only)", choices=OVER_BOUND_MODES)
     num_train: int | None = param(None, NUM_TRAIN_HELP)
     clip: float = param(1.0, "C: DP-SGD's per-example gradient norm bound", bound="> 0")
     batch_size: int = param(256, "B: expected Poisson batch of DP-SGD (rate q = B / num_train)", bound=">= 1")
 
-    rules = (no_batch_norm, whole_num_train)
+    rules = (no_batch_norm, whole_num_train, over_bound_enforced, test_delta_below)
