@@ -9,8 +9,6 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import shutil  # noqa: E402
-import subprocess  # noqa: E402
 import warnings  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -47,24 +45,8 @@ def _locked(load_spec):
 
 
 REPO = Path(__file__).resolve().parents[1]
-CACHES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".cache", ".hypothesis", ".venv"})
 
-
-def untracked_files(repo: Path) -> set[str] | None:
-    """The files of ``repo`` git does not track, the ignored ones included (``results/`` is ignored), the
-    caches (:data:`CACHES`, ``*.egg-info``) left out; None without git or outside a checkout."""
-    git = shutil.which("git")
-    if git is None:
-        return None
-    command = [git, "-C", str(repo), "status", "--porcelain", "-z", "--untracked-files=all", "--ignored"]
-    try:
-        res = subprocess.run([*command, "--", ".", ":(exclude).venv"], capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if res.returncode != 0:
-        return None
-    paths = {entry[3:] for entry in res.stdout.split("\0") if entry[:2] in ("??", "!!")}
-    return {p for p in paths if not any(part in CACHES or part.endswith(".egg-info") for part in Path(p).parts)}
+from repo_files import untracked_files  # noqa: E402 (tests/: the suite leaves the checkout as it found it)
 
 
 def pytest_sessionstart(session):

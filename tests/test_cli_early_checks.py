@@ -195,6 +195,9 @@ RULE_BREAKERS = {
     "feature_share_unused": {"features": "none", "feature_share": 0.3},
     "feature_options": {"calibration": "paper", "feature_dim": 4},
     "authors_inputs_mode": {"nc_model": "link-vgae", "nc_inputs": "authors-han", "topology": "edge"},
+    "over_bound_enforced": {"over_bound": "sample"},
+    "no_hops": {"hops": 2},
+    "test_delta_below": {"delta": 1e-6, "test_delta": 1e-5},
 }
 
 

@@ -5,7 +5,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import untracked_files
+from repo_files import untracked_files
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is absent")

@@ -113,7 +113,7 @@ def test_a_large_ledger_is_read_and_printed_in_linear_time(tmp_path):
     assert state["totals"][0]["epsilon"] == pytest.approx(0.2)
 
 
-def test_repr_and_no_delta_budget(tmp_path):
+def test_repr_and_no_delta_budget(tmp_path, monkeypatch):
     path = tmp_path / "book.json"
     book = Ledger(path, {Unit.NODE_FEATURES: 4.0, Unit.EDGE: (2.0, 1e-5)}, dataset="mine")
     book.reserve([Spend(Unit.NODE_FEATURES, 1.0), Spend(Unit.EDGE, 1.0, 1e-6)], "m")
@@ -137,6 +137,9 @@ def test_repr_and_no_delta_budget(tmp_path):
     by_unit = {t["unit"]: t for t in state["totals"]}
     assert by_unit[Unit.NODE_FEATURES]["remaining"] == {"epsilon": 3.0, "delta": None}
     assert by_unit[Unit.NODE_FEATURES]["budget"] == {"epsilon": 4.0, "delta": None}
+    from privgraph.cli import console
+
+    monkeypatch.setattr(console.out_console, "_width", 250)  # wide, whatever an earlier test left set
     table = CliRunner().invoke(app, ["ledger", str(path)], env={"COLUMNS": "250"}).output
     row = next(line for line in table.splitlines() if "node feature vector" in line and "basic" in line)
     assert "no δ budget" in row and "n/a" in row and "1.0" not in row

@@ -124,11 +124,14 @@ def test_releases_without_a_curve_are_held_by_basic_composition(tmp_path):
         deltas.reserve([Spend(Unit.NODE_WITH_EDGES, 0.1, 4e-6)], "gap-ndp")
 
 
-def test_the_command_line_prints_each_units_filter_rule(tmp_path):
+def test_the_command_line_prints_each_units_filter_rule(tmp_path, monkeypatch):
     path = tmp_path / "book.json"
     book = Ledger(path, {Unit.EDGE: (8.0, 1e-5), Unit.NODE_LABEL: 2.0}, dataset="mine")
     # each Gaussian's own (2.49, 1e-7) declared: basic 7.5, the Rényi filter about 4.5
     book.reserve([Spend(Unit.EDGE, 2.5, 1e-7, gaussian_event(3.0, count=2))] * 3 + [Spend(Unit.NODE_LABEL, 0.5)], "m")
+    from privgraph.cli import console
+
+    monkeypatch.setattr(console.out_console, "_width", 300)  # wide, whatever an earlier test left set
     out = CliRunner().invoke(app, ["ledger", str(path)], env={"COLUMNS": "300"}).output
     rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 5}
     assert RENYI_FILTER in rows["edge"] and "at δ = 5e-06" in rows["edge"]

@@ -103,7 +103,7 @@ def test_num_classes_option(tmp_path, invoke):
     code, output, _ = invoke(*common, "--num-classes", "4")
     assert code == 0, output
     assert pg.load_release(out).data.num_classes == 4
-    code, output, _ = invoke("release", "lpgnn", "-o", out, "--epsilon", "2", "--num-classes", "4")
+    code, output, _ = invoke("release", "lpgnn", "-o", tmp_path / "other.pt", "--epsilon", "2", "--num-classes", "4")
     assert code == 2 and "give --input" in output, output
 
 

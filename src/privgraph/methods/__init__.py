@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # the names as the docs and type checkers see them; _LAZY imp
     from privgraph.methods.blink.ldpgen import LDPGen
     from privgraph.methods.blink.method import Blink
     from privgraph.methods.blink.solitude import Solitude
-    from privgraph.methods.gap import GAPEdge, GAPInf, GAPNode
+    from privgraph.methods.gap import GAPEdge, GAPInf, GAPNode, MLPNode
     from privgraph.methods.hetedp.baselines import HGT, RGCN, MetaPath2Vec
     from privgraph.methods.hetedp.method import HeteDP, HeteDPFeatures
     from privgraph.methods.heterorr.method import (
@@ -183,6 +183,7 @@ __all__ = [
     "GAPEdge",
     "GAPInf",
     "GAPNode",
+    "MLPNode",
     "HGT",
     "RGCN",
     "MetaPath2Vec",
