@@ -165,7 +165,7 @@ def _own_graph_files(folder):
 
 
 def test_compare_runs_on_your_own_graph_and_stores_nothing_derived_from_it(tmp_path):
-    """``compare --input`` (issue 52): the user's graph read with ``release``'s rules, every method compared on
+    """``compare --input``: the user's graph read with ``release``'s rules, every method compared on
     it; the store identifies its trials by a random id (never a function of the graph), so a second call runs
     them again and the two calls' rows never mix."""
     files = _own_graph_files(tmp_path)
@@ -203,7 +203,7 @@ def test_pg_compare_takes_your_own_data(tmp_path):
 
 
 def test_a_shipped_grid_sweeps_your_own_graph(tmp_path):
-    """``privgraph sweep GRID --input FILE`` (issue 52): every setting of the grid on the user's graph, named by
+    """``privgraph sweep GRID --input FILE``: every setting of the grid on the user's graph, named by
     the file, under a random identity (so the store holds no function of the graph)."""
     files = _own_graph_files(tmp_path)
     db = tmp_path / "s.jsonl"

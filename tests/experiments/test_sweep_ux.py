@@ -1,4 +1,4 @@
-"""Sweeps that say what they do (issue 34, item 4): the grid's data checked before anything starts (one line,
+"""Sweeps that say what they do: the grid's data checked before anything starts (one line,
 exit 2), Ray's start-up failure in one line with the fix, a line per trial with its real elapsed time and a
 progress line every interval when piped, each trial stored when it ends, and Ctrl-C then the same command
 resuming with nothing lost or duplicated."""
