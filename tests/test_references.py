@@ -1,6 +1,6 @@
 """Every name the prose points at exists: each ``privgraph.<module>[.<name>]`` and each repository path
 (``src/…``, ``tests/…``, ``benchmarks/…``, ``docs/…``) in a docstring or comment of the package, the tests and the
-benchmarks, or on a docs page, and each Sphinx role (``:func:`name```) of the package's docstrings.  A renamed or
+benchmarks, or on a docs page or the README, and each Sphinx role (``:func:`name```) of the package's docstrings.  A renamed or
 deleted module otherwise leaves its readers a dead pointer.  Modules are found as files and names in their
 module's syntax tree (followed through ``from privgraph… import``); only a name that tree cannot tell (a lazy
 ``__getattr__``, an inherited attribute) is imported and read with ``getattr``."""
@@ -62,7 +62,7 @@ def sources() -> dict[str, str]:
     for root in ("src", "tests", "benchmarks"):
         for path in sorted((REPO / root).rglob("*.py")):
             out[path.relative_to(REPO).as_posix()] = prose_of_python(path)
-    for path in sorted((REPO / "docs").rglob("*.md")):
+    for path in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:  # not CHANGELOG.md: history
         out[path.relative_to(REPO).as_posix()] = path.read_text(encoding="utf-8")
     return out
 
