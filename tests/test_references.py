@@ -1,7 +1,7 @@
 """Every name the prose points at exists: each ``privgraph.<module>[.<name>]`` and each repository path
 (``src/…``, ``tests/…``, ``benchmarks/…``, ``docs/…``) in a docstring or comment of the package, the tests and the
-benchmarks, or on a docs page or the README, and each Sphinx role (``:func:`name```) of the package's docstrings.  A renamed or
-deleted module otherwise leaves its readers a dead pointer.  Modules are found as files and names in their
+benchmarks, or on a docs page or the README, and each Sphinx role (``:func:`name```) of the package's docstrings.
+A renamed or deleted module otherwise leaves its readers a dead pointer.  Modules are found as files and names in their
 module's syntax tree (followed through ``from privgraph… import``); only a name that tree cannot tell (a lazy
 ``__getattr__``, an inherited attribute) is imported and read with ``getattr``."""
 
