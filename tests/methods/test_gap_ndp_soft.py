@@ -1,6 +1,6 @@
-"""GAP-NDP's soft cap through the release (the design of issue 50, §3): the fail branch reads no edge (trap 9),
-the hop noise std is σ_h·Λ·√D on every row and self-loops are never aggregated (trap 4), unconditional cleaning
-with a constant report (trap 2), nothing of the graph's size or degrees in the report or details (traps 1, 11)."""
+"""GAP-NDP's soft cap through the release: the fail branch reads no edge,
+the hop noise std is σ_h·Λ·√D on every row and self-loops are never aggregated, unconditional cleaning
+with a constant report, nothing of the graph's size or degrees in the report or details."""
 
 import math
 

@@ -27,7 +27,7 @@ def _data_dataset(name: str) -> Any:
 @register_task
 class NodeClassification(EvaluationTask):
     """Node classification on a ``Data``: the method's release, then its classifier
-    (:meth:`Method.fit`); LPGNN's label LDP with ``label_epsilon``; hyperparameters tuned on the
+    (:meth:`~privgraph.methods.base.Method.fit`); LPGNN's label LDP with ``label_epsilon``; hyperparameters tuned on the
     validation accuracy of trial 0's release (label privacy: on the denoised noisy labels)."""
 
     name = "nc"
