@@ -158,11 +158,11 @@ def derivation_text(page: str, code: str, in_checkout: bool) -> str:
 
 def method_sources(name: str) -> dict[str, Any]:
     """Where method ``name`` lives: ``code``, ``class``, ``mechanisms`` (``src/privgraph/…`` in a checkout, else
-    ``privgraph/…`` in the installed package), ``derivation``
-    (``docs/PAGE.md#section``), ``tests`` (checkout paths) and ``benchmarks`` (``grids``, ``results``,
-    ``scripts``); tests and benchmarks are None outside a source checkout, empty for a plugin's method (its code
-outside the package: docs/extending.md).  ``ValueError`` for an
-    unknown name, with the closest names."""
+        ``privgraph/…`` in the installed package), ``derivation``
+        (``docs/PAGE.md#section``), ``tests`` (checkout paths) and ``benchmarks`` (``grids``, ``results``,
+        ``scripts``); tests and benchmarks are None outside a source checkout, empty for a plugin's method (its code
+    outside the package: docs/extending.md).  ``ValueError`` for an
+        unknown name, with the closest names."""
     try:
         entry = method_entry(name)
     except ValueError:
