@@ -30,7 +30,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib
-import importlib.metadata
 import inspect
 import json
 import math
@@ -39,6 +38,8 @@ import typing
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from privgraph.plugins import plugin_entry_points
 
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")
 REGENERATE = "python -m privgraph.catalogue"
@@ -63,19 +64,11 @@ def load_catalogue(path: Path = CATALOGUE_PATH) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def plugins_installed() -> bool:
-    """Whether another installed package declares a method (an entry point of the group
-    ``privgraph.methods``: docs/extending.md); read from the installed metadata, without importing it."""
-    from privgraph.methods.registry import PLUGIN_GROUP
-
-    return bool(importlib.metadata.entry_points(group=PLUGIN_GROUP))
-
-
 def _live_registry() -> Any:
     """:mod:`privgraph.methods` where it may hold more than the file (imported already, or a plugin installed:
     then imported here, with torch), else None."""
     live = sys.modules.get("privgraph.methods")
-    if live is None and plugins_installed():
+    if live is None and plugin_entry_points():
         live = importlib.import_module("privgraph.methods")
     return live
 
@@ -84,7 +77,7 @@ def method_entries() -> dict[str, dict[str, Any]]:
     """Every method's entry: the built-in ones from the file, then the installed plugins' (described from their
     classes, :func:`_method_entry`: torch is imported only where a plugin is installed)."""
     methods = dict(load_catalogue()["methods"])
-    if plugins_installed():
+    if plugin_entry_points():
         registry = importlib.import_module("privgraph.methods").METHODS
         for name in registry.discover():
             methods.setdefault(name, _method_entry(registry[name]))

@@ -102,8 +102,8 @@ def _one_epsilon(values: list[str]) -> float | None:
 @contextmanager
 def plugin_warnings() -> Iterator[None]:
     """Each installed plugin method that could not be registered (a
-    :class:`~privgraph.methods.registry.PluginWarning` raised in the block) as one ``warning:`` line on stderr."""
-    from privgraph.methods.registry import PluginWarning
+    :class:`~privgraph.plugins.PluginWarning` raised in the block) as one ``warning:`` line on stderr."""
+    from privgraph.plugins import PluginWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PluginWarning)

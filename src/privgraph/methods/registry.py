@@ -1,16 +1,17 @@
 """The method registry's mapping: name → class, names announced with their module and imported on first use
 (:class:`MethodRegistry`; the registry itself, ``METHODS``, and ``@register_method`` are in
 :mod:`privgraph.methods.base`), the methods of other installed packages found through their entry points
-(group :data:`PLUGIN_GROUP`, :meth:`MethodRegistry.discover`), and the names no method parameter may take
+(:mod:`privgraph.plugins`, :meth:`MethodRegistry.discover`), and the names no method parameter may take
 (:data:`RESERVED`)."""
 
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import warnings
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any, Generic, TypeVar
+
+from privgraph.plugins import PluginWarning, distribution, plugin_entry_points
 
 C = TypeVar("C")  # the registered class type (C)
 
@@ -20,20 +21,6 @@ RESERVED = frozenset(
     {"data", "method", "request", "params", "epsilon", "label_epsilon", "seed", "rng", "stream", "progress"}
     | {"device", "ledger", "compose", "shared", "randomness"}
 )
-
-# the entry-point group of the methods other packages register (docs/extending.md): each entry point names a
-# Method subclass, registered under the class's ``name``
-PLUGIN_GROUP = "privgraph.methods"
-
-
-class PluginWarning(UserWarning):
-    """An installed plugin method that could not be registered (one line naming its distribution)."""
-
-
-def _distribution(entry: importlib.metadata.EntryPoint) -> str:
-    """``NAME VERSION`` of the distribution that declares ``entry`` (``an unknown distribution``: none known)."""
-    dist = getattr(entry, "dist", None)
-    return "an unknown distribution" if dist is None else f"{dist.metadata['Name']} {dist.version}"
 
 
 class MethodRegistry(MutableMapping[str, C], Generic[C]):
@@ -49,24 +36,26 @@ class MethodRegistry(MutableMapping[str, C], Generic[C]):
         self.broken: dict[str, str] = {}  # entry-point name → the line saying why it was not registered
 
     def use_plugins(self, accept: Callable[[Any], C]) -> None:
-        """Register the classes that the entry points of :data:`PLUGIN_GROUP` name, each through ``accept``
-        (which checks it and registers it, or raises), on the first lookup of an unknown name or listing."""
+        """Register the classes that the installed entry points of :data:`~privgraph.plugins.PLUGIN_GROUP` name,
+        each through ``accept`` (which checks and registers it, or raises), on the first lookup of an unknown name
+        or on listing."""
         self._accept = accept
 
     def discover(self, again: bool = False) -> dict[str, str]:
         """Load the installed plugins once (``again``: re-read the entry points, e.g. after installing one):
         name → ``distribution version`` of each registered.  One that fails to import, names no method class,
-        or takes a built-in name is left out with one :class:`PluginWarning` line naming its distribution
-        (kept in :attr:`broken`); it never stops the others or the built-ins."""
+        or takes a built-in name is left out with one :class:`~privgraph.plugins.PluginWarning` line naming its
+        distribution (kept in :attr:`broken`); it never stops the others or the built-ins."""
         if self._accept is None or (self._plugins is not None and not again):
             return self._plugins or {}
         self._plugins, self.broken = {}, {}  # set first: a plugin's module may look names up while imported
-        for entry in importlib.metadata.entry_points(group=PLUGIN_GROUP):
-            dist = _distribution(entry)
+        for entry in plugin_entry_points():
+            dist = distribution(entry)
             try:
                 cls = self._accept(entry.load())
             except Exception as err:  # noqa: BLE001 - any failure of another package's code is its own line
-                line = f"plugin method {entry.name!r} ({entry.value}) from {dist} is not registered: {err}"
+                why = " ".join(f"{type(err).__name__}: {err}".split())  # one line, whatever the error's text
+                line = f"plugin method {entry.name!r} ({entry.value}) from {dist} is not registered: {why}"
                 self.broken[entry.name] = line
                 warnings.warn(line, PluginWarning, stacklevel=2)
                 continue
@@ -124,4 +113,4 @@ class MethodRegistry(MutableMapping[str, C], Generic[C]):
         return len(dict.fromkeys([*self._modules, *self._classes]))
 
 
-__all__ = ["PLUGIN_GROUP", "RESERVED", "MethodRegistry", "PluginWarning"]
+__all__ = ["RESERVED", "MethodRegistry"]

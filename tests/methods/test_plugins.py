@@ -1,0 +1,145 @@
+"""A method of another installed package (an entry point of the group ``privgraph.methods``) works wherever a
+built-in one does, and a plugin that is broken or takes a built-in name is refused with one line naming its
+distribution.  Nothing is installed: each test writes a package and its ``*.dist-info`` (METADATA and
+entry_points.txt, what pip writes) into a folder put on ``sys.path``, as an installed plugin is found."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+from torch_geometric.data import Data
+from torch_geometric.utils import erdos_renyi_graph, to_undirected
+from typer.testing import CliRunner
+
+import privgraph as pg
+from privgraph.accounting import Unit
+from privgraph.cli import app
+from privgraph.methods import METHODS, RandomizedResponseGraph
+from privgraph.plugins import PluginWarning
+from privgraph.transforms import Privatize
+
+DIST = "privgraph-test-plugin"
+# a real method: the built-in RR's release under a new name (so its release can be compared with rr's)
+MODULE = """
+from privgraph.methods import RandomizedResponseGraph
+
+class PluggedRR(RandomizedResponseGraph):
+    name = "plugged-rr"
+    description = "RR, registered by a plugin's entry point"
+
+class TakesRR(RandomizedResponseGraph):
+    name = "rr"
+
+class NotAMethod:
+    name = "not-a-method"
+"""
+
+
+@pytest.fixture
+def install(tmp_path, monkeypatch):
+    """``install(entry_points)``: the module above as ``pg_test_plugin`` in :data:`DIST`, with the given
+    ``[privgraph.methods]`` lines; removed again (its methods, its module, its path) after the test."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "pg_test_plugin.py").write_text(MODULE)
+
+    def install(lines: str) -> None:
+        info = site / f"{DIST.replace('-', '_')}-0.1.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {DIST}\nVersion: 0.1\n")
+        (info / "entry_points.txt").write_text("[privgraph.methods]\n" + textwrap.dedent(lines))
+        monkeypatch.syspath_prepend(str(site))
+        METHODS.discover(again=True)
+
+    yield install
+    for name in [n for n, cls in METHODS._classes.items() if cls.__module__ == "pg_test_plugin"]:
+        del METHODS[name]
+    sys.modules.pop("pg_test_plugin", None)
+    if str(site) in sys.path:
+        sys.path.remove(str(site))
+    METHODS.discover(again=True)
+    assert "plugged-rr" not in METHODS and METHODS["rr"] is RandomizedResponseGraph
+
+
+def small_graph(n: int = 30) -> Data:
+    torch.manual_seed(0)
+    return Data(x=torch.rand(n, 4), edge_index=to_undirected(erdos_renyi_graph(n, 0.15)), y=torch.randint(0, 2, (n,)))
+
+
+def test_a_plugin_is_listed_and_released_as_a_built_in_is(install):
+    install("plugged-rr = pg_test_plugin:PluggedRR\n")
+    assert METHODS.discover() == {"plugged-rr": f"{DIST} 0.1"}
+    assert pg.list_methods()["plugged-rr"]["unit"] == Unit.ADJACENCY_LIST
+    data = small_graph()
+    release = pg.privatize(data, "plugged-rr", epsilon=1, seed=0)
+    (g,) = release.report.guarantees
+    assert g.unit == Unit.ADJACENCY_LIST and g.epsilon == 1.0
+    builtin = pg.privatize(data, "rr", epsilon=1, seed=0)  # the same mechanism and seed: the same release
+    assert torch.equal(release.data.edge_index, builtin.data.edge_index)
+    transformed = Privatize("plugged-rr", epsilon=1, seed=0)(data)
+    assert torch.equal(transformed.edge_index, builtin.data.edge_index)
+    assert transformed.privacy_report.guarantees[0].unit == Unit.ADJACENCY_LIST
+
+
+def test_the_cli_lists_describes_and_releases_a_plugin(install, tmp_path):
+    install("plugged-rr = pg_test_plugin:PluggedRR\n")
+    runner = CliRunner()
+    listed = runner.invoke(app, ["methods", "--format", "json"])
+    assert listed.exit_code == 0, listed.output
+    assert json.loads(listed.stdout)["plugged-rr"]["description"] == "RR, registered by a plugin's entry point"
+    one = runner.invoke(app, ["methods", "plugged-rr"])
+    assert one.exit_code == 0, one.output
+    assert "ε-LDP per adjacency list" in one.stdout and "PluggedRR" in one.stdout
+    graph, out = tmp_path / "graph.pt", tmp_path / "release.pt"
+    torch.save(small_graph(), graph)
+    args = ["release", "plugged-rr", "--input", str(graph), "--epsilon", "1", "--reproducible", "-o", str(out)]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    meta = json.loads(out.with_name("release.pt.json").read_text())
+    assert meta["method"] == "plugged-rr" and meta["privacy"]["by_unit"][Unit.ADJACENCY_LIST]["epsilon"] == 1.0
+    bad = runner.invoke(app, [*args[:-2], "--param", "max_nodes=3", "-o", str(tmp_path / "x.pt")])
+    assert bad.exit_code == 2 and "max_nodes" in bad.output  # its --param names, checked before any work
+
+
+def test_a_plugin_cannot_take_a_built_in_name(install):
+    with pytest.warns(PluginWarning) as caught:
+        install("rr = pg_test_plugin:TakesRR\nplugged-rr = pg_test_plugin:PluggedRR\n")
+    (line,) = [str(w.message) for w in caught]
+    assert f"from {DIST} 0.1" in line and "'rr' is a built-in method's" in line and "\n" not in line
+    assert METHODS["rr"] is RandomizedResponseGraph  # the built-in is kept, and the other plugin registered
+    assert METHODS.discover() == {"plugged-rr": f"{DIST} 0.1"}
+
+
+@pytest.mark.parametrize(
+    ("entry", "reason"),
+    [
+        ("gone = pg_test_plugin_missing:Gone", "No module named 'pg_test_plugin_missing'"),
+        ("gone = pg_test_plugin:Gone", "Gone"),
+        ("gone = pg_test_plugin:NotAMethod", "not a privgraph.methods.Method subclass"),
+    ],
+)
+def test_a_broken_plugin_is_one_warning_line_never_a_crash(install, entry, reason):
+    with pytest.warns(PluginWarning, match=reason):
+        install(entry + "\nplugged-rr = pg_test_plugin:PluggedRR\n")
+    assert "plugged-rr" in METHODS and "gone" not in METHODS
+    with pytest.raises(ValueError, match=f"unknown method 'gone'.*from {DIST} 0.1 is not registered"):
+        pg.privatize(small_graph(), "gone", epsilon=1, seed=0)
+    METHODS._plugins = None  # not discovered yet, as in a new process: `privgraph methods` lists the rest, warns once
+    res = CliRunner().invoke(app, ["methods", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert "plugged-rr" in json.loads(res.stdout) and "gone" not in json.loads(res.stdout)
+    warned = [line for line in res.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warned) == 1 and DIST in warned[0] and "'gone'" in warned[0], res.stderr
+
+
+def test_the_catalogue_file_holds_built_in_methods_only(install):
+    from privgraph.catalogue import build_catalogue, load_catalogue, method_entry
+
+    install("plugged-rr = pg_test_plugin:PluggedRR\n")
+    assert list(build_catalogue()["methods"]) == list(load_catalogue()["methods"]) == METHODS.builtins()
+    assert Path(method_entry("plugged-rr")["where"]["code"]).name == "pg_test_plugin.py"
