@@ -6,6 +6,8 @@ entry_points.txt, what pip writes) into a folder put on ``sys.path``, as an inst
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -16,6 +18,7 @@ from torch_geometric.data import Data
 from torch_geometric.utils import erdos_renyi_graph, to_undirected
 from typer.testing import CliRunner
 
+import privgraph
 import privgraph as pg
 from privgraph.accounting import Unit
 from privgraph.cli import app
@@ -48,13 +51,14 @@ def install(tmp_path, monkeypatch):
     site.mkdir()
     (site / "pg_test_plugin.py").write_text(MODULE)
 
-    def install(lines: str) -> None:
+    def install(lines: str) -> Path:
         info = site / f"{DIST.replace('-', '_')}-0.1.dist-info"
         info.mkdir()
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {DIST}\nVersion: 0.1\n")
         (info / "entry_points.txt").write_text("[privgraph.methods]\n" + textwrap.dedent(lines))
         monkeypatch.syspath_prepend(str(site))
         METHODS.discover(again=True)
+        return site
 
     yield install
     for name in [n for n, cls in METHODS._classes.items() if cls.__module__ == "pg_test_plugin"]:
@@ -73,7 +77,7 @@ def small_graph(n: int = 30) -> Data:
 
 def test_a_plugin_is_listed_and_released_as_a_built_in_is(install):
     install("plugged-rr = pg_test_plugin:PluggedRR\n")
-    assert METHODS.discover() == {"plugged-rr": f"{DIST} 0.1"}
+    assert METHODS.discover()["plugged-rr"] == f"{DIST} 0.1"  # name → its distribution
     assert pg.list_methods()["plugged-rr"]["unit"] == Unit.ADJACENCY_LIST
     data = small_graph()
     release = pg.privatize(data, "plugged-rr", epsilon=1, seed=0)
@@ -84,6 +88,8 @@ def test_a_plugin_is_listed_and_released_as_a_built_in_is(install):
     transformed = Privatize("plugged-rr", epsilon=1, seed=0)(data)
     assert torch.equal(transformed.edge_index, builtin.data.edge_index)
     assert transformed.privacy_report.guarantees[0].unit == Unit.ADJACENCY_LIST
+    rows = pg.audit_method(None, "plugged-rr", epsilon=1.0, samples=20).rows  # by its unit: no audit code of its own
+    assert rows[0].unit == Unit.ADJACENCY_LIST and rows[0].requested == 1.0
 
 
 def test_the_cli_lists_describes_and_releases_a_plugin(install, tmp_path):
@@ -106,13 +112,24 @@ def test_the_cli_lists_describes_and_releases_a_plugin(install, tmp_path):
     assert bad.exit_code == 2 and "max_nodes" in bad.output  # its --param names, checked before any work
 
 
+def test_a_new_process_finds_the_plugin_for_the_light_commands(install, tmp_path):
+    """``release``'s checks before any work, in a fresh interpreter: the installed entry point makes the catalogue
+    import the methods and describe the plugin from its class (the file knows built-ins only), so a wrong
+    ``--param`` is refused by the plugin's parameters, not as an unknown method."""
+    site = install("plugged-rr = pg_test_plugin:PluggedRR\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(privgraph.__file__).parents[1]), str(site)])}
+    argv = [sys.executable, "-m", "privgraph", "release", "plugged-rr", "--param", "nope=1", "-o", "x.pt"]
+    res = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert res.returncode == 2 and "nope" in res.stderr and "unknown method" not in res.stderr, res.stderr
+
+
 def test_a_plugin_cannot_take_a_built_in_name(install):
     with pytest.warns(PluginWarning) as caught:
         install("rr = pg_test_plugin:TakesRR\nplugged-rr = pg_test_plugin:PluggedRR\n")
     (line,) = [str(w.message) for w in caught]
     assert f"from {DIST} 0.1" in line and "'rr' is a built-in method's" in line and "\n" not in line
     assert METHODS["rr"] is RandomizedResponseGraph  # the built-in is kept, and the other plugin registered
-    assert METHODS.discover() == {"plugged-rr": f"{DIST} 0.1"}
+    assert "rr" not in METHODS.discover() and METHODS.discover()["plugged-rr"] == f"{DIST} 0.1"
 
 
 @pytest.mark.parametrize(
@@ -123,7 +140,7 @@ def test_a_plugin_cannot_take_a_built_in_name(install):
         ("gone = pg_test_plugin:NotAMethod", "not a privgraph.methods.Method subclass"),
     ],
 )
-def test_a_broken_plugin_is_one_warning_line_never_a_crash(install, entry, reason):
+def test_a_broken_plugin_is_one_warning_line_never_a_crash(install, entry, reason, tmp_path):
     with pytest.warns(PluginWarning, match=reason):
         install(entry + "\nplugged-rr = pg_test_plugin:PluggedRR\n")
     assert "plugged-rr" in METHODS and "gone" not in METHODS
@@ -135,6 +152,11 @@ def test_a_broken_plugin_is_one_warning_line_never_a_crash(install, entry, reaso
     assert "plugged-rr" in json.loads(res.stdout) and "gone" not in json.loads(res.stdout)
     warned = [line for line in res.stderr.splitlines() if line.startswith("warning:")]
     assert len(warned) == 1 and DIST in warned[0] and "'gone'" in warned[0], res.stderr
+    METHODS._plugins = None
+    release = CliRunner().invoke(app, ["release", "gone", "--epsilon", "1", "-o", str(tmp_path / "never.pt")])
+    assert release.exit_code == 2 and not (tmp_path / "never.pt").exists()
+    lines = release.stderr.splitlines()
+    assert lines[0].startswith("warning:") and lines[1].startswith("error: unknown method 'gone'"), lines
 
 
 def test_the_catalogue_file_holds_built_in_methods_only(install):

@@ -122,7 +122,7 @@ def _method(method: str) -> dict[str, Any]:
     an unknown name exits 2."""
     from privgraph.catalogue import method_entry
 
-    with plugin_warnings(), user_errors():
+    with user_errors(), plugin_warnings():  # a plugin's warning line, then the error's
         return method_entry(method)
 
 
