@@ -35,11 +35,12 @@ import json
 import math
 import sys
 import typing
+import warnings
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from privgraph.plugins import plugin_entry_points
+from privgraph.plugins import PluginWarning, plugin_entry_points
 
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")
 REGENERATE = "python -m privgraph.catalogue"
@@ -79,8 +80,12 @@ def method_entries() -> dict[str, dict[str, Any]]:
     methods = dict(load_catalogue()["methods"])
     if plugin_entry_points():
         registry = importlib.import_module("privgraph.methods").METHODS
-        for name in registry.discover():
-            methods.setdefault(name, _method_entry(registry[name]))
+        for name, dist in registry.discover().items():
+            try:
+                methods.setdefault(name, _method_entry(registry[name]))
+            except Exception as err:  # noqa: BLE001 - another package's class: its line, never a crash of the listing
+                why = " ".join(f"{type(err).__name__}: {err}".split())
+                warnings.warn(f"plugin method {name!r} from {dist} cannot be described: {why}", PluginWarning, 2)
     return methods
 
 

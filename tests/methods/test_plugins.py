@@ -40,6 +40,13 @@ class TakesRR(RandomizedResponseGraph):
 
 class NotAMethod:
     name = "not-a-method"
+
+class NoInfo(RandomizedResponseGraph):
+    name = "no-info"
+
+    @classmethod
+    def info(cls):
+        raise RuntimeError("no description today")
 """
 
 
@@ -157,6 +164,15 @@ def test_a_broken_plugin_is_one_warning_line_never_a_crash(install, entry, reaso
     assert release.exit_code == 2 and not (tmp_path / "never.pt").exists()
     lines = release.stderr.splitlines()
     assert lines[0].startswith("warning:") and lines[1].startswith("error: unknown method 'gone'"), lines
+
+
+def test_a_plugin_whose_description_fails_is_one_warning_line_in_the_listing(install):
+    install("no-info = pg_test_plugin:NoInfo\nplugged-rr = pg_test_plugin:PluggedRR\n")
+    res = CliRunner().invoke(app, ["methods", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert "plugged-rr" in json.loads(res.stdout) and "no-info" not in json.loads(res.stdout)
+    (warned,) = [line for line in res.stderr.splitlines() if line.startswith("warning:")]
+    assert f"'no-info' from {DIST} 0.1 cannot be described: RuntimeError: no description today" in warned
 
 
 def test_the_catalogue_file_holds_built_in_methods_only(install):
