@@ -7,6 +7,7 @@ examples/plugin_method/tests``."""
 
 import importlib.metadata
 
+import numpy as np
 import torch
 from privgraph_rr_and import RandomizedResponseAnd
 from torch_geometric.data import Data
@@ -44,7 +45,10 @@ def test_privatize_states_its_unit_and_epsilon_and_keeps_only_links_both_endpoin
     assert torch.equal(a, a.T) and not a.diagonal().any()  # undirected, no self-loops: the AND of both reports
     reports = release.reports
     i, j = release.data.edge_index.numpy()
-    assert reports.bits(i, j).all() and reports.bits(j, i).all()
+    assert reports.bits(i, j).all() and reports.bits(j, i).all()  # every released link: both endpoints report it
+    i, j = np.triu_indices(40, k=1)
+    both = reports.bits(i, j) & reports.bits(j, i)
+    assert 2 * int(both.sum()) == release.data.edge_index.shape[1]  # and every such pair is released
     again = pg.privatize(data, "rr-and", epsilon=1, seed=0)
     assert torch.equal(again.data.edge_index, release.data.edge_index)  # the same seed, the same release
 

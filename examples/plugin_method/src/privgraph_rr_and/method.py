@@ -3,7 +3,8 @@
 Each node i sends its n − 1 adjacency bits through randomized response with ε (Blink, Algorithm 1 with degree
 share s = 0: privgraph's :class:`~privgraph.mechanisms.graph.RandomizedResponseReports`); the server releases
 {i, j} as an undirected link iff Ã_ij = Ã_ji = 1.  Guarantee: ε-link-LDP per adjacency list, local model (the
-AND is post-processing of the reports).  All-pairs scan: O(n²) time, so graphs above ``max_nodes`` are refused.
+AND is post-processing of the reports).  All pairs scanned by blocks of rows: O(n²) time, so graphs above
+``max_nodes`` are refused.
 """
 
 from __future__ import annotations
@@ -21,6 +22,18 @@ from privgraph.mechanisms.graph import RandomizedResponseReports
 from privgraph.methods import Method, MethodParams, Release, param
 from privgraph.methods.base import SPLIT_FIELDS, public_features
 from privgraph.progress import ProgressHook
+
+
+def both_reported(reports: RandomizedResponseReports, n: int, block: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs i < j with Ã_ij = Ã_ji = 1, scanned by blocks of rows (memory O(block · n))."""
+    rows, cols = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    for start in range(0, n, block):
+        i, j = np.nonzero(np.arange(start, min(start + block, n))[:, None] < np.arange(n)[None, :])
+        i += start
+        keep = reports.bits(i, j) & reports.bits(j, i)
+        rows.append(i[keep])
+        cols.append(j[keep])
+    return np.concatenate(rows), np.concatenate(cols)
 
 
 @dataclass(frozen=True)
@@ -52,9 +65,7 @@ class RandomizedResponseAnd(Method):
             raise ValueError(f"{self.name} reads all n² pairs; refusing n = {n} > max_nodes = {self.params.max_nodes}")
         src, dst = check_graph(data.edge_index, n, undirected=True).edge_index.numpy()
         reports = RandomizedResponseReports.from_edges(src, dst, n, eps, 0.0, rng, symmetric=True)
-        i, j = np.triu_indices(n, k=1)
-        keep = reports.bits(i, j) & reports.bits(j, i)
-        i, j = i[keep], j[keep]
+        i, j = both_reported(reports, n)
         edge_index = torch.from_numpy(np.stack([np.concatenate([i, j]), np.concatenate([j, i])])).long()
         return Release(
             public_features(data),
