@@ -13,8 +13,8 @@ rank  units                                  why there
 ====  =====================================  ==================================================
 0     ``version``, ``progress``, ``device``,  no heavy imports; import only each other
       ``network``, ``threads``,              (``ray_cluster``: ``device``, ``network``)
-      ``ray_cluster``, ``grids``,            (``grids``: the shipped grid files)
-      ``display``
+      ``ray_cluster``, ``grids``,            (``grids``: the shipped grid files; ``plugins``: the
+      ``display``, ``plugins``               plugin methods' entry points, none imported)
 1     ``accounting``, ``param_checks``,      guarantees, the RDP accountant, ε/δ validation; the
       ``input_rules``                        declared parameter ranges and rules, a method's input
                                              rules (a declared domain: ε/δ validation's check_domain)
@@ -44,7 +44,7 @@ import privgraph
 PACKAGE = Path(privgraph.__file__).parent
 ROOT = "privgraph"  # the package's own __init__: the facade, at the top
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("version", "progress", "display", "device", "network", "threads", "ray_cluster", "grids"),
+    ("version", "progress", "display", "device", "network", "threads", "ray_cluster", "grids", "plugins"),
     ("accounting", "param_checks", "input_rules"),
     ("mechanisms",),
     ("data",),

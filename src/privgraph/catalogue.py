@@ -35,9 +35,12 @@ import json
 import math
 import sys
 import typing
+import warnings
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from privgraph.plugins import PluginWarning, plugin_entry_points
 
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")
 REGENERATE = "python -m privgraph.catalogue"
@@ -62,17 +65,43 @@ def load_catalogue(path: Path = CATALOGUE_PATH) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def _live_registry() -> Any:
+    """:mod:`privgraph.methods` where it may hold more than the file (imported already, or a plugin installed:
+    then imported here, with torch), else None."""
+    live = sys.modules.get("privgraph.methods")
+    if live is None and plugin_entry_points():
+        live = importlib.import_module("privgraph.methods")
+    return live
+
+
+def method_entries() -> dict[str, dict[str, Any]]:
+    """Every method's entry: the built-in ones from the file, then the installed plugins' (described from their
+    classes, :func:`_method_entry`: torch is imported only where a plugin is installed)."""
+    methods = dict(load_catalogue()["methods"])
+    if plugin_entry_points():
+        registry = importlib.import_module("privgraph.methods").METHODS
+        for name, dist in registry.discover().items():
+            try:
+                methods.setdefault(name, _method_entry(registry[name]))
+            except Exception as err:  # noqa: BLE001 - another package's class: its line, never a crash of the listing
+                why = " ".join(f"{type(err).__name__}: {err}".split())
+                warnings.warn(f"plugin method {name!r} from {dist} cannot be described: {why}", PluginWarning, 2)
+    return methods
+
+
 def method_entry(name: str) -> dict[str, Any]:
     """The method ``name``'s entry; ``ValueError`` with the names otherwise (the registry's own message).
     A method registered at run time (``@register_method`` in a process that has imported the methods,
-    e.g. a plugin calling :func:`privgraph.cli.main`) is described from the live registry."""
+    e.g. a plugin calling :func:`privgraph.cli.main`) or by an installed plugin's entry point is described
+    from the live registry."""
     methods = load_catalogue()["methods"]
     if name in methods:
         return methods[name]
-    live = sys.modules.get("privgraph.methods")
+    live = _live_registry()
     if live is not None and name in live.METHODS:
         return _method_entry(live.METHODS[name])
-    raise ValueError(f"unknown method {name!r}; choose from {', '.join(methods)}")
+    why = f" ({live.METHODS.broken[name]})" if live is not None and name in live.METHODS.broken else ""
+    raise ValueError(f"unknown method {name!r}; choose from {', '.join(methods)}{why}")
 
 
 def attack_entry(name: str) -> dict[str, Any]:
@@ -243,7 +272,7 @@ def build_catalogue() -> dict[str, Any]:
 
     return {
         "generated_by": REGENERATE,
-        "methods": {name: _method_entry(cls) for name, cls in METHODS.items()},
+        "methods": {name: _method_entry(METHODS[name]) for name in METHODS.builtins()},  # no plugin's
         "attacks": {name: _attack_entry(cls) for name, cls in ATTACKS.items()},
     }
 

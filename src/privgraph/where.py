@@ -158,10 +158,11 @@ def derivation_text(page: str, code: str, in_checkout: bool) -> str:
 
 def method_sources(name: str) -> dict[str, Any]:
     """Where method ``name`` lives: ``code``, ``class``, ``mechanisms`` (``src/privgraph/…`` in a checkout, else
-    ``privgraph/…`` in the installed package), ``derivation``
-    (``docs/PAGE.md#section``), ``tests`` (checkout paths) and ``benchmarks`` (``grids``, ``results``,
-    ``scripts``); tests and benchmarks are None outside a source checkout.  ``ValueError`` for an
-    unknown name, with the closest names."""
+        ``privgraph/…`` in the installed package), ``derivation``
+        (``docs/PAGE.md#section``), ``tests`` (checkout paths) and ``benchmarks`` (``grids``, ``results``,
+        ``scripts``); tests and benchmarks are None outside a source checkout, empty for a plugin's method (its code
+    outside the package: docs/extending.md).  ``ValueError`` for an
+        unknown name, with the closest names."""
     try:
         entry = method_entry(name)
     except ValueError:
@@ -170,6 +171,15 @@ def method_sources(name: str) -> dict[str, Any]:
     code = where.get("code", "")
     root = checkout_root()
     page = DERIVATION.get(name)
+    if Path(code).is_absolute():  # a plugin's class, outside the package: privgraph's checkout has none of its own
+        return {
+            "code": code,
+            "class": where.get("class"),
+            "mechanisms": list(where.get("mechanisms", [])),
+            "derivation": None,
+            "tests": [],
+            "benchmarks": {"grids": [], "results": [], "scripts": []},
+        }
     in_checkout = (lambda path: f"src/{path}") if root is not None and (root / "src" / code).exists() else str
     return {
         "code": in_checkout(code) if code else "",

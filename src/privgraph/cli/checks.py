@@ -3,10 +3,15 @@ spec it builds from them: bad input exits 2 with one line."""
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import UnionType
 from typing import Any, Union, get_args, get_origin
 
-from privgraph.cli.console import _fail, user_errors
+from rich.markup import escape
+
+from privgraph.cli.console import _fail, err_console, user_errors
 
 
 def _parse(text: str, hint: Any) -> Any:
@@ -94,11 +99,30 @@ def _one_epsilon(values: list[str]) -> float | None:
     return eps[0] if eps else None
 
 
+@contextmanager
+def plugin_warnings() -> Iterator[None]:
+    """Each installed plugin method that could not be registered (a
+    :class:`~privgraph.plugins.PluginWarning` raised in the block) as one ``warning:`` line on stderr."""
+    from privgraph.plugins import PluginWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PluginWarning)
+        try:
+            yield
+        finally:
+            for w in caught:
+                if issubclass(w.category, PluginWarning):
+                    err_console.print(f"[yellow]warning:[/yellow] {escape(str(w.message))}", soft_wrap=True)
+                else:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
 def _method(method: str) -> dict[str, Any]:
-    """The catalogue's entry of ``method`` (:mod:`privgraph.catalogue`: no torch); an unknown name exits 2."""
+    """The catalogue's entry of ``method`` (:mod:`privgraph.catalogue`: no torch; a plugin's, from its class);
+    an unknown name exits 2."""
     from privgraph.catalogue import method_entry
 
-    with user_errors():
+    with user_errors(), plugin_warnings():  # a plugin's warning line, then the error's
         return method_entry(method)
 
 

@@ -25,9 +25,11 @@ def list_methods_command(
 ) -> None:
     """List the registered methods (unit, task), or one method: its guarantee, parameters and defaults, and
     where its code, derivation, tests and benchmark live."""
-    from privgraph.catalogue import load_catalogue
+    from privgraph.catalogue import method_entries
+    from privgraph.cli.checks import plugin_warnings
 
-    catalogue = load_catalogue()["methods"]
+    with plugin_warnings():
+        catalogue = method_entries()  # the built-in ones, then the installed plugins' (docs/extending.md)
     registry = {name: entry["info"] for name, entry in catalogue.items()}
     if method is not None and method not in registry:
         from privgraph.where import unknown_method

@@ -3,7 +3,8 @@
 
 Each method's module is imported on first use (its name in :data:`METHODS`, or its class here, PEP 562):
 running one method loads that method's dependencies alone (``privgraph run gap-edp`` imports no
-scikit-learn)."""
+scikit-learn).  Another installed package adds a method through an entry point of the group
+``privgraph.methods`` (docs/extending.md), loaded on the first lookup of a name not built in, or on listing."""
 
 from __future__ import annotations
 
@@ -143,12 +144,27 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
 
+def _accept_plugin(obj: object) -> type[Method]:
+    """An entry point's object (:meth:`~privgraph.methods.registry.MethodRegistry.discover`): a :class:`Method`
+    subclass whose ``name`` is no built-in method's, registered with ``@register_method`` (its checks)."""
+    if not (isinstance(obj, type) and issubclass(obj, Method)):
+        raise TypeError(f"it names {obj!r}, not a privgraph.methods.Method subclass")
+    if obj.name in METHODS.builtins():
+        raise TypeError(f"its name {obj.name!r} is a built-in method's, which a plugin cannot take: rename it")
+    return register_method(obj)
+
+
+METHODS.use_plugins(_accept_plugin)
+
+
 def method_class(name: str) -> type[Method]:
-    """The registered class of ``name`` (a clear error listing the methods otherwise)."""
+    """The registered class of ``name`` (a clear error listing the methods otherwise, and why a plugin of that
+    name was not registered)."""
     try:
         return METHODS[name]
     except KeyError:
-        raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHODS)}") from None
+        why = f" ({METHODS.broken[name]})" if name in METHODS.broken else ""
+        raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHODS)}{why}") from None
 
 
 def get_method(name: str, **params) -> Method:
