@@ -254,6 +254,15 @@ def page(stored: dict) -> str:
             lines.append(
                 f"| {name} | {v0:.2f} | {v1:.2f} | {b:.2f} | {big:,.0f} | {'yes' if big < TARGET_S else 'no'} |"
             )
+        (p0, p1) = (_median([r for r in runs if r["n"] == k], "new", "peak_mib") for k in (n0, n1))
+        affine = p1 + (p1 - p0) / (n1 - n0) * (BIG - n1)
+        lines += [
+            "",
+            "The new builder's peak, affine in n through the two sizes (a constant plus a per-node cost), at 10⁷:",
+            f"{affine:,.0f} MiB, against the 16 GiB budget.  It overstates: the per-node part is the placement",
+            "(4 B per edge) and three n-long int64 offsets, but the chunks of edges (two of 2²³ edges alive while",
+            "the next is drawn) are a constant that the two sizes' slope also counts.",
+        ]
     else:
         lines.append("One size measured: no growth rate.")
     if gens:
