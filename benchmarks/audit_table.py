@@ -4,7 +4,7 @@
     python benchmarks/audit_table.py run --methods rr blink --epsilons 1 2
     python benchmarks/audit_table.py table
 
-``run`` audits each method with :func:`privgraph.audit.audit` (the method's own release code on
+``run`` audits each method with :func:`privgraph.audit.audit_method` (the method's own release code on
 the default synthetic graph, seed 0; the samples per method below) and merges the rows into
 ``--results`` (``benchmarks/results/audit.json``, committed; a rerun of some methods replaces
 only theirs).  It also audits the DP-SGD step (:func:`privgraph.audit.dpsgd.audit_dpsgd`).

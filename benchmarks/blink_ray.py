@@ -413,7 +413,7 @@ def scale_page() -> str:
     ray_rows = ray["rows"]
     if ray_rows:
         lines += [
-            "Measured before the tasks were restricted to the reports (CHANGELOG, issue 50): then every task read the",
+            "Measured before the tasks were restricted to the reports (CHANGELOG): then every task read the",
             "nodes' keys and the true edges and drew its pairs' bits itself, spread over the workers. Now the",
             "driver draws them (Hybrid's PRF draws, most of its CPU, no longer divide by the workers) and each",
             "shard holds 2 bits per visited pair (≈ 22 GB over Hybrid's rounds at n = 10⁷, at most 64 MiB a",

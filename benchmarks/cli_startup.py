@@ -13,7 +13,7 @@ and stores the median, the fastest and the exit status of each with the machine 
 interpreter's own start (``python -c pass``) is measured beside them as the floor.  ``page`` writes
 ``docs/benchmarks/startup.md`` from that file.
 
-The data commands (issue 44) name a generated edge list (``--edges`` rows, in the temporary folder) and a
+The data commands name a generated edge list (``--edges`` rows, in the temporary folder) and a
 ledger of it: each must exit 2 with its error (asserted on its stderr) before the file is read.
 """
 
@@ -53,7 +53,7 @@ COMMANDS: list[tuple[str, int]] = [
     ("release lpgnn -o out.pt --epsilon 0", 2),
     ("attack nope --method lpgnn", 2),
 ]
-# issue 44: mistakes known before a row is read, on a large generated edge list ({edges}; {ledger}: a ledger of
+# Mistakes known before a row is read, on a large generated edge list ({edges}; {ledger}: a ledger of
 # it whose budget the release exceeds): each command, its exit status and the error it must answer with
 DATA_COMMANDS: list[tuple[str, int, str]] = [
     (
@@ -199,7 +199,7 @@ def page(args: argparse.Namespace) -> None:
         "do not edit -->",
         "",
         f"The commands that do no work — the listings, `--help`, `--version` and every argument error — "
-        f"should answer within {target:g} s on an idle 2-core machine (issue 32). They read the "
+        f"should answer within {target:g} s on an idle 2-core machine. They read the "
         "method and attack metadata from a generated catalogue (`privgraph/catalogue.json`, "
         "`python -m privgraph.catalogue`; a test keeps it equal to the registries) and never import torch "
         "or PyG, which alone take several seconds to import ([design notes](../design.md)).",
@@ -237,7 +237,7 @@ def page(args: argparse.Namespace) -> None:
             "",
             "## Mistakes found before the data is read",
             "",
-            f"Issue 44: every check that does not need the graph answers before a row of it is read — the "
+            f"Every check that does not need the graph answers before a row of it is read — the "
             f"method's parameters (names and types, and the choices, bounds and cross-parameter rules its "
             f"`Params` declares once, recorded in the catalogue and checked by `privgraph.param_checks` in the "
             f"`Params`' own words), the method's input rules "
@@ -245,8 +245,8 @@ def page(args: argparse.Namespace) -> None:
             f"ledger (damaged, another dataset, an unknown unit, its budget) and the output paths. Each command "
             f"below names a generated edge list of {data.get('edges', 0):,} edges "
             f"({data.get('bytes', 0) / 1e6:.0f} MB, `{{edges}}`); the script asserts that the command exits "
-            "with the error shown, and its time is that of the refusal with the file unread (the report of issue "
-            "44: 137–257 s before these errors on a 50,000-node graph, after reading it; `{ledger}`: a ledger of "
+            "with the error shown, and its time is that of the refusal with the file unread (before this, "
+            "137–257 s before these errors on a 50,000-node graph, after reading it; `{ledger}`: a ledger of "
             "that file whose budget, ε = 0.5, the release at ε = 1 exceeds). "
             "Measured in the same run as the table above, under the same load.",
             "",
@@ -281,7 +281,7 @@ def main() -> None:
     r.add_argument("--repeats", type=int, default=5, help="runs of each command (the median is stored)")
     r.add_argument("--only", help="only the commands matching this regular expression")
     r.add_argument("--timeout", type=float, default=600, help="seconds before a run is killed")
-    r.add_argument("--edges", type=int, default=5_000_000, help="rows of the generated edge list (issue 44's cases)")
+    r.add_argument("--edges", type=int, default=5_000_000, help="rows of the generated edge list (early refusals)")
     r.set_defaults(func=run)
     sub.add_parser("page", help="write the page from the stored results").set_defaults(func=page)
     args = ap.parse_args()

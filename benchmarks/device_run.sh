@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# What ran on the GPU machine for docs/benchmarks/device.md (issue 33), from the repository root there:
+# What ran on the GPU machine for docs/benchmarks/device.md, from the repository root there:
 # the CUDA tests, then LPGNN / Blink / Blink-Soft / HeteDP on the CPU and the GPU (benchmarks/device_speed.py),
 # then HeteDP's ACM trial on 2 pinned cores, before (.gpu/old/src: `git archive 8f86e42^1 src`) and after
-# issue 32's table path.  It reads .gpu/ (not committed): .gpu/datasets (FacebookPagePage/raw, HGB/acm/raw
+# the table path of its per-example clipping.
+# It reads .gpu/ (not committed): .gpu/datasets (FacebookPagePage/raw, HGB/acm/raw
 # copied from $PRIVGRAPH_DATA) and .gpu/*.whl (dp-accounting, dm-tree, opacus wheels for that machine's Python).
 # Its $OUT files: device_speed.jsonl is appended to benchmarks/results/device_speed.jsonl, the two
 # hetedp_*.jsonl trials give benchmarks/results/hetedp_trial_2cores.json; then `python benchmarks/device_speed.py table`.

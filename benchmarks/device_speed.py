@@ -225,7 +225,7 @@ def table(results: Path) -> str:
         stored = json.loads(two_cores.read_text())
         lines += [
             "",
-            "HeteDP's DP-SGD link-prediction trial on ACM on two cores (issue 32's target: under a minute), before",
+            "HeteDP's DP-SGD link-prediction trial on ACM on two cores (target: under a minute), before",
             f"and after the table path of its per-example clipping. Machine: {stored['machine']}; measured",
             f"{stored['measured']} by `{stored['command']}`.",
             "The same seed, the same σ and ε; the AUC moves by rounding.",

@@ -209,7 +209,7 @@ def page(args: argparse.Namespace) -> None:
         f"{st['dataset'].upper()}'s protected relation `{'__'.join(st['edge_type'])}` (edge topology, messages over "
         f"{', '.join(f'`{r}`' for r in st['relations']) or 'none'}; input dimensions "
         f"{', '.join(f'{t} {d}' for t, d in st['input_dims'].items())}; {st['parameters']:,} parameters): "
-        "*vmap* forms every example's gradient (`torch.func.vmap(grad(...))`, the code before issue 32), "
+        "*vmap* forms every example's gradient (`torch.func.vmap(grad(...))`, the code before ghost clipping), "
         "*ghost* takes the same clipped sum without forming any (`ghost_clipped_noisy_gradient`: each "
         "example's norm from the Gram matrices of its rows' layer inputs and output gradients, the sum as one "
         "product), *tables* is ghost clipping with each node type's input layer applied once to its whole "

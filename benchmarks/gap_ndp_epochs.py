@@ -1,4 +1,4 @@
-"""GAP-NDP's accuracy against its cost by training epochs (issue 45): Cora (``$PRIVGRAPH_DATA``), ε = 1 (and
+"""GAP-NDP's accuracy against its cost by training epochs: Cora (``$PRIVGRAPH_DATA``), ε = 1 (and
 the other ε given), the encoder and the classifier each trained for E epochs of DP-SGD
 (``encoder_epochs = epochs = E``), every other parameter at its default; test accuracy over seeds (the random
 50/25/25 split of seed s and the release's noise from seed s, as trial s of ``privgraph run``) and the CPU

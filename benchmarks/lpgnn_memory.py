@@ -165,7 +165,7 @@ def measure(
         for rep in range(repeats):
             for config in configs:  # interleaved: the same load for every configuration
                 env = dict(os.environ)
-                if config == "lpgnn_before":  # the same script on the code before issue 32's changes
+                if config == "lpgnn_before":  # the same script on the code before the memory work
                     env["PYTHONPATH"] = before
                 cmd = [sys.executable, __file__, "--one", config, "--datasets", dataset]
                 cmd += ["--hidden", str(hidden), "--epochs", str(epochs), "--epsilon", str(epsilon)]
@@ -222,7 +222,7 @@ def write_page(result: dict, path: Path) -> None:
         f"ε = {s['epsilon']:g}, then KProp K = 4 and a two-layer GCN) against a plain PyG two-layer `GCNConv` model",
         f"on the raw features, {s['epochs']} epochs, hidden {s['hidden']}, one torch thread; "
         f"medians of {s['repeats']} runs, the configurations interleaved.",
-        "Target (issue 32): LPGNN ≤ 1.2× the GCN's peak memory and time.",
+        "Target: LPGNN ≤ 1.2× the GCN's peak memory and time.",
         "",
         "| dataset | configuration | peak MiB | × GCN | release s | train s | total s | × GCN | test acc. |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -279,7 +279,7 @@ def main() -> None:
             "epsilon": args.epsilon,
             "repeats": args.repeats,
             "threads": 1,
-            "before": "ad1a45c (before issue 32)" if args.before else None,
+            "before": "ad1a45c (before the memory work)" if args.before else None,
         },
         "cpus": os.cpu_count(),
         "platform": platform.platform(),

@@ -56,7 +56,7 @@ def pytest_sessionstart(session):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """The suite writes nothing into the repository (issue 52: ``results/privgraph.jsonl``, a command run
+    """The suite writes nothing into the repository (``results/privgraph.jsonl``, a command run
     with its default store in the working directory): a file that was not there before fails the session."""
     before = getattr(session.config, "_untracked_before", None)
     after = None if before is None else untracked_files(REPO)

@@ -1,5 +1,5 @@
 """The command line's catalogue (privgraph/catalogue.json) equals the live registries, and the light
-commands and the argument errors run without importing torch or PyG (issue 32)."""
+commands and the argument errors run without importing torch or PyG."""
 
 from __future__ import annotations
 

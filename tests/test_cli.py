@@ -71,7 +71,7 @@ def test_run_table_baseline_and_plot(tmp_path):
     res = runner.invoke(app, ["run", "mlp", "--dataset", "sbm", "--trials", "2", "--db", str(db), *FAST])
     assert res.exit_code == 0, res.output
     assert "Privacy report" in res.stdout and "no protection" in res.stdout
-    from privgraph.experiments.compare import MEASURED_NOTE  # under run's table as under compare's (issue 50)
+    from privgraph.experiments.compare import MEASURED_NOTE  # under run's table as under compare's
 
     assert " ".join(MEASURED_NOTE.split()) in " ".join(res.stdout.split())
     res = runner.invoke(
@@ -449,7 +449,7 @@ def test_methods_prints_a_methods_parameters():
 
 
 def test_reports_of_several_epsilons_label_their_notes_and_the_plain_sentence():
-    """Issue 30: with several ε the plain sentence names the setting it describes (the weakest) and a
+    """With several ε the plain sentence names the setting it describes (the weakest) and a
     note that only one setting has is labelled with its ε; the notes every setting shares print once."""
     from rich.console import Console
 

@@ -1,4 +1,4 @@
-"""``--device`` and ``sweep --gpus-per-trial`` (issue 33): a misspelt device is refused before torch is
+"""``--device`` and ``sweep --gpus-per-trial``: a misspelt device is refused before torch is
 imported (tests/test_catalogue.py's ERRORS), a device missing here is one line with exit 2 before any work,
 the device reaches the spec, the API, the audit and every trial of a sweep without changing a setting's
 configuration hash, and a trial asks Ray for its GPUs."""

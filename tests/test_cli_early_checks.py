@@ -1,4 +1,4 @@
-"""Issue 44, item 1: every check that does not need the data answers before the data is read.  The reader is
+"""Every check that does not need the data answers before the data is read.  The reader is
 replaced by one that fails the test if called, so each refusal below is shown to come with the input unread:
 one line, exit 2, nothing written."""
 

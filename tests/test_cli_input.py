@@ -183,7 +183,7 @@ def _bad_inputs(graph, tmp_path):
     np.savetxt(tmp_path / "short.csv", graph.y.numpy()[:-3], fmt="%d")
     (tmp_path / "garbage.pt").write_bytes(b"not a torch file")
     feats = ["--features", tmp_path / "x.npy"]
-    declared = ["--domain", "0,1"]  # LPGNN needs a declared domain, checked before the file is read (issue 44)
+    declared = ["--domain", "0,1"]  # LPGNN needs a declared domain, checked before the file is read
     return [
         (["release", "blink", "--input", tmp_path / "asym.csv", "--directed", *feats], "drop --directed"),
         (["release", "blink", "--input", tmp_path / "loops.csv", *feats], "self-loop"),
@@ -433,7 +433,7 @@ def test_version_and_module_entry_point():
 
 
 def test_hetedp_on_the_users_graph_needs_a_public_edge_count_before_any_work(tmp_path, invoke):
-    """Issue 30: DP-SGD's sampling is planned from a public number of edges, never from the input's;
+    """DP-SGD's sampling is planned from a public number of edges, never from the input's;
     ``run`` evaluates heterogeneous methods on the datasets whose tasks it knows (one line, exit 2)."""
     from privgraph.data import hetero_sbm_graph
 

@@ -48,7 +48,7 @@ def _longest_breakable(line: str) -> int:
 
 
 def test_piped_methods_wrap_at_a_sane_width_and_keep_each_description_whole():
-    """``privgraph methods | cat`` (issue 52: lines of 300+ characters): wrapped within 120 columns, each
+    """``privgraph methods | cat`` (lines of 300+ characters): wrapped within 120 columns, each
     description whole in its own column, word by word."""
     out = piped("methods")
     lines = out.splitlines()

@@ -1,4 +1,4 @@
-"""Every runtime import of the package is a declared dependency (issue 52: `click` was imported by the command
+"""Every runtime import of the package is a declared dependency (`click` was imported by the command
 line but not declared, so every command of an installed wheel failed).  The imports are read from the source
 (every ``import``/``from`` of a top-level module), mapped to their distributions by the installed metadata, and
 compared with ``pyproject.toml``'s ``dependencies`` (``ray``: the ``sweep`` extra, imported only by the

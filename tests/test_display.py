@@ -1,4 +1,4 @@
-"""One scale for each metric in every table (issue 52): an AUC as a fraction (0.5 = chance) in ``attack``/``run``,
+"""One scale for each metric in every table: an AUC as a fraction (0.5 = chance) in ``attack``/``run``,
 ``compare`` and ``demo`` alike, the accuracy as a percentage."""
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def test_the_front_pages_list_every_method_page(page):
     assert not missing, f"{page} has no row for {missing}"
 
 
-# ---- the API reference shows the public API only; no page loads anything from a CDN (issue 52) ---------------
+# ---- the API reference shows the public API only; no page loads anything from a CDN ---------------
 
 DIRECTIVE = re.compile(r"^::: (\S+)\n((?:    .*\n)*)", re.MULTILINE)
 INTERNAL = {"RESERVED", "GENERATOR_NOTE", "but"}  # what the pages listed: a request's keywords, a note, a helper

@@ -1,4 +1,4 @@
-"""What importing privgraph loads (issue 45: a run's start-up outweighed its work).  ``import privgraph``
+"""What importing privgraph loads (a run's start-up outweighed its work).  ``import privgraph``
 loads no scientific library; running one method loads that method's module alone, and no scikit-learn or
 ``scipy.stats`` (imported where they are used).  Each check runs in a fresh interpreter and reads its
 ``sys.modules``: not timed (the timings are ``benchmarks/import_cost.py``)."""

@@ -1,4 +1,4 @@
-"""One idea per module (issue 43): no module of the package is over 600 lines (physical lines)."""
+"""One idea per module: no module of the package is over 600 lines (physical lines)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import privgraph
 
 PACKAGE = Path(privgraph.__file__).parent
 MAX_LINES = 600
-# TEMPORARY: modules being split on other branches; the lead empties this set at the merge.
-_BEING_SPLIT: set[str] = set()
 
 
 def module_lines(root: Path = PACKAGE) -> dict[str, int]:
@@ -20,17 +18,10 @@ def module_lines(root: Path = PACKAGE) -> dict[str, int]:
 
 
 def test_no_module_over_600_lines():
-    over = {name: n for name, n in module_lines().items() if n > MAX_LINES and name not in _BEING_SPLIT}
+    over = {name: n for name, n in module_lines().items() if n > MAX_LINES}
     assert not over, f"modules over {MAX_LINES} lines (split them by idea): " + ", ".join(
         f"{name} ({n})" for name, n in sorted(over.items())
     )
-
-
-def test_the_allowlist_holds_only_modules_still_over_the_limit():
-    """An allowlisted module that is gone or fits is dropped from ``_BEING_SPLIT``, so the list only shrinks."""
-    lines = module_lines()
-    stale = sorted(name for name in _BEING_SPLIT if lines.get(name, 0) <= MAX_LINES)
-    assert not stale, f"remove from _BEING_SPLIT (split or within {MAX_LINES} lines now): {stale}"
 
 
 def test_the_count_reads_physical_lines(tmp_path):

@@ -1,4 +1,4 @@
-"""An edge list that names its nodes by its own ids (issue 44): the ids mapped to 0..n-1 in sorted order, the
+"""An edge list that names its nodes by its own ids: the ids mapped to 0..n-1 in sorted order, the
 map released beside every format (``PATH.ids.csv``) and read back by ``load_release``, the csv tables in the
 original ids, Python and the CLI reading the same graph; and a ledger bound to its dataset's name and
 fingerprint, not to the input file's name."""

@@ -1,4 +1,4 @@
-"""Issue 50, item 2: a node-level release publishes nothing of the node set.
+"""A node-level release publishes nothing of the node set.
 
 For every registered method whose unit is a whole node (node-level DP: :func:`privgraph.release.hides_node_set`),
 the graph G with one more isolated node v (not training) and G − v are released with the same seed and saved:

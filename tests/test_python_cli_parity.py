@@ -1,4 +1,4 @@
-"""One behaviour in Python and on the command line (issue 44, item 5), run both on one input file: the split
+"""One behaviour in Python and on the command line, run both on one input file: the split
 added to a labelled graph read without one, the refusal of a feature method without a declared domain, and the
 released data."""
 

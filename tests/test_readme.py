@@ -134,7 +134,7 @@ def _readme_cli_lines() -> list[str]:
 
 
 def test_readme_own_graph_command_runs_as_written_in_an_empty_folder(tmp_path, monkeypatch, invoke):
-    """Issue 52: ``--input edges.csv --features x.npy`` named files nobody had; the README's line before it
+    """``--input edges.csv --features x.npy`` named files nobody had; the README's line before it
     writes them (run here as written), and the release then reads them."""
     import shlex
 

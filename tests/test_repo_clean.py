@@ -15,7 +15,7 @@ def test_untracked_files_sees_new_and_ignored_files_but_not_caches(tmp_path):
     before = untracked_files(tmp_path)
     assert before == {".gitignore"}
     (tmp_path / "results").mkdir()
-    (tmp_path / "results" / "privgraph.jsonl").touch()  # what `privgraph attack` left behind (issue 52)
+    (tmp_path / "results" / "privgraph.jsonl").touch()  # what `privgraph attack` left behind
     (tmp_path / "__pycache__").mkdir()
     (tmp_path / "__pycache__" / "x.pyc").touch()
     assert untracked_files(tmp_path) - before == {"results/privgraph.jsonl"}

@@ -1,4 +1,4 @@
-"""Issue 30, item 2: no report carries a number computed from private data that no noise covers.
+"""No report carries a number computed from private data that no noise covers.
 
 For every registered method and each of its units, the neighbouring inputs of the method's audit
 definition (:mod:`privgraph.audit.definitions`: the unit's two worlds, released through the
@@ -71,7 +71,7 @@ def test_neighbours_get_identical_reports(name):
         assert views[0] == views[1], f"{name}, unit {nb.label}: the report differs between neighbours"
 
 
-# ---------------------------------------------------------------- issue 50, item 3: whole releases, saved
+# ---------------------------------------------------------------------------- whole releases, saved
 # For every registered method, a graph D and a neighbour under the method's own relation (edge unit: one edge
 # added, a duplicate of an edge and a self-loop; node unit: one isolated node; label unit: one label changed to
 # another class; private-edge unit: one private edge added; feature unit: one node's features; sensitive attribute:

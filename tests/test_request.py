@@ -1,4 +1,4 @@
-"""One release request (issue 43, item 1): every entry point builds the same typed ReleaseRequest, one function
+"""One release request: every entry point builds the same typed ReleaseRequest, one function
 releases it, and a method is given by name, Params or built, with its parameters apart from the request's."""
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ def test_the_command_line_sets_the_environment_before_torch_loads(tmp_path):
 
 
 def test_import_privgraph_chooses_the_threads_from_the_usable_cpus(tmp_path):
-    """The Python API as robust as the command line (issue 52): ``import privgraph`` before torch sets the
+    """The Python API as robust as the command line: ``import privgraph`` before torch sets the
     thread count from the CPUs the process may use (here ``$PRIVGRAPH_THREADS``, the override) and lets
     OpenMP's waiting threads sleep; torch, loaded after, takes them.  A variable the caller set is kept."""
     code = (

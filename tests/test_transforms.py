@@ -1,4 +1,4 @@
-"""privgraph.transforms: the methods and mechanisms as PyG transforms (issue 34, item 2)."""
+"""privgraph.transforms: the methods and mechanisms as PyG transforms."""
 
 import copy
 import math
@@ -47,7 +47,7 @@ def test_second_application_refused_unless_composed(graph):
 
 
 def test_same_graph_twice_gives_the_same_release_and_composes_with_fresh_noise(graph, tmp_path):
-    """PyG's habit (issue 52): ``dataset[0]`` read twice gives the same data.  An equal copy of the input (a
+    """PyG's habit: ``dataset[0]`` read twice gives the same data.  An equal copy of the input (a
     dataset's ``__getitem__``) through the same transform, or a fresh one of the same settings, returns the same
     release: no new noise, no new charge on the ledger; ``compose=True`` asks for fresh noise, charged."""
     normalized = T.NormalizeFeatures()(copy.copy(graph))
@@ -255,7 +255,7 @@ def test_transforms_with_a_ledger_are_refused_once_the_budget_is_spent(graph, tm
 
 
 def test_pygs_canonical_script_runs_with_one_transform_added(graph, tmp_path):
-    """PyG's GCN example as written (issue 52), with ``pg.Privatize`` added to its ``T.Compose``: the feature
+    """PyG's GCN example as written, with ``pg.Privatize`` added to its ``T.Compose``: the feature
     domain declared on the transform (``domain=``), ``dataset.num_features`` (which reads ``dataset[0]``),
     ``dataset[0]`` read again and a ``DataLoader``: one release, the same each time."""
     from torch_geometric.loader import DataLoader
@@ -276,7 +276,7 @@ def test_pygs_canonical_script_runs_with_one_transform_added(graph, tmp_path):
 
 
 def test_every_method_listed_for_node_classification_is_a_transform():
-    """Every method ``pg.list_methods("node classification")`` lists builds as a ``Privatize`` (issue 52:
+    """Every method ``pg.list_methods("node classification")`` lists builds as a ``Privatize`` (
     ``hetedp-features``, a heterogeneous one, was refused as "not node classification"), and a HeteroData
     release read twice through it is the same release."""
     from privgraph.data.synthetic import hetero_sbm_graph

@@ -102,7 +102,7 @@ def set_threads(threads: int | None = None) -> int:
 
 
 def set_default_threads() -> int:
-    """What ``import privgraph`` does (issue 52: the Python API as robust as the command line under load):
+    """What ``import privgraph`` does (the Python API as robust as the command line under load):
     :func:`thread_count` threads for every pool already loaded, and the same count and a sleeping OpenMP
     wait policy in the environment for what loads later, where the caller has not set them (a variable
     already set is kept).  ``$PRIVGRAPH_THREADS`` overrides the count; :func:`set_threads` changes it later."""

@@ -150,7 +150,8 @@ class PrivacyTransform(BaseTransform):
         self._released: dict[bytes, list[PrivacyGuarantee]] = {}  # input fingerprint -> guarantees spent on it
 
     def release(self, data: Data, seed: int | None, rng: RandomSource | None, stream: tuple[int, ...]) -> Data:
-        """Release ``data`` once from the given source (``api._source``'s arguments); the output must carry
+        """Release ``data`` once from the given source (the seed, generator and stream of
+        :func:`~privgraph.mechanisms.release_source`); the output must carry
         its own report as ``privacy_report`` (the earlier guarantees are added by :meth:`forward`)."""
         raise NotImplementedError
 

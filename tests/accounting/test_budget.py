@@ -1,4 +1,4 @@
-"""The one budget object (issue 31): shares split ε exactly and are checked in one place, k releases
+"""The one budget object: shares split ε exactly and are checked in one place, k releases
 compose, and a run names each ε's setting once."""
 
 import pytest

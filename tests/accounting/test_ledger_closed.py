@@ -1,4 +1,4 @@
-"""The ledger fails closed and composes as tightly as the mechanisms allow (issue 42, item 4): known units only,
+"""The ledger fails closed and composes as tightly as the mechanisms allow: known units only,
 the unit hierarchy, a ledger bound to one dataset and its public fingerprint, damaged files as one line (exit 2
 from the command line), and totals by RDP / advanced / basic composition checked against dp-accounting."""
 

@@ -1,4 +1,4 @@
-"""The ledger's faults (issue 51): temporary files a killed writer left, a full disk, a file nested too deeply,
+"""The ledger's faults: temporary files a killed writer left, a full disk, a file nested too deeply,
 a 200,000-release ledger printed in seconds, a repr, and no δ left shown for an ε-only budget."""
 
 from __future__ import annotations

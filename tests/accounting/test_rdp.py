@@ -1,5 +1,5 @@
 """The package's RDP accountant (vectorised) against dp-accounting's ``RdpAccountant`` on the same
-orders: agreement to 1e-6 in ε (issue 32), over rates, noise levels, step counts and δ, including a
+orders: agreement to 1e-6 in ε, over rates, noise levels, step counts and δ, including a
 setting where a fractional order's series does not converge (both leave it out)."""
 
 import math

@@ -1,4 +1,4 @@
-"""Restricted node-DP's unit "node (degree ≤ D)" (GAP-NDP degree_cap=enforced, node-dpsgd; issue 50): a unit
+"""Restricted node-DP's unit "node (degree ≤ D)" (GAP-NDP degree_cap=enforced, node-dpsgd): a unit
 privgraph knows, never taken for a node's — a budget naming the node counts it as ε = ∞ there."""
 
 from __future__ import annotations

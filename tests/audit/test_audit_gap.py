@@ -44,7 +44,7 @@ def test_gap_ndp_within_the_bound_is_consistent_and_the_adversarial_hub_is_refus
 
 
 def test_the_authors_sampling_fails_the_adversarial_hub():
-    """The reviewer's pair (a hub of 2,000 spokes, K = 1, D = 1, σ for (1, δ)), over_bound=sample: the sampling
+    """The adversarial hub pair (a hub of 2,000 spokes, K = 1, D = 1, σ for (1, δ)), over_bound=sample: the sampling
     redrawn per release, judged against the claim the graph without the hub states (the old code's claim for
     both): ε_LB well above 1 from 500 releases a side."""
     params = {"encoder_epochs": 2, "epochs": 2, "batch_size": 8, "hops": 1, "max_degree": 1, "over_bound": "sample"}

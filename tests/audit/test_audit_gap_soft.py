@@ -1,4 +1,4 @@
-"""GAP-NDP's soft cap audited on the adversarial pairs of the design of issue 50, §4, through the audit runner
+"""GAP-NDP's soft cap audited on the adversarial pairs of the soft cap's design, through the audit runner
 (privgraph.audit.definitions.gap_node): every pair releases on both sides and stays within its claim; a copy whose
 hops have a quarter of the noise is caught on the clique; the hub + shared leaves falls back; the old refusal pair
 releases on both sides with pass-bit probabilities within e^{ε_t}; mlp-ndp reads no edge."""

@@ -1,4 +1,4 @@
-"""The CSR builder (privgraph.data.outofcore.csr_from_edge_chunks, issue 55 item 2: each row sorted on its own)
+"""The CSR builder (privgraph.data.outofcore.csr_from_edge_chunks: each row sorted on its own)
 against the builder it replaced, kept verbatim as ``benchmarks/csr_build.py``'s ``csr_unique_reference``: the
 same ``indptr`` and ``indices`` (dtype and values) and the same ``.npy`` bytes, on random graphs with repeats,
 self-loops, isolated nodes, hubs longer than the insertion-sort cut-off, chunks cut in the middle of a row,

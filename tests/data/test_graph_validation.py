@@ -234,7 +234,7 @@ def test_runner_boundary_merges_duplicates_with_a_note_and_refuses_directed_grap
 
 
 def test_a_release_report_states_the_merge_without_the_inputs_counts():
-    """Issue 30: the number of duplicate columns (and of edges) is a statistic of the private graph; the
+    """The number of duplicate columns (and of edges) is a statistic of the private graph; the
     report says what was done, the counts stay in the curator's diagnostics."""
     import re
 
@@ -246,7 +246,7 @@ def test_a_release_report_states_the_merge_without_the_inputs_counts():
     doubled.edge_index = torch.cat([graph.edge_index, graph.edge_index[:, :3]], dim=1)
     rel = pg.privatize(doubled, "blink", epsilon=1.0, seed=0)
     notes = [n for n in rel.report.lines() if "merged" in n]
-    # issue 50: the same words whether or not the input had a duplicate (the note's presence was the bit)
+    # The same words whether or not the input had a duplicate (the note's presence was the bit)
     assert (
         notes
         == ["note: " + SIMPLE_CLEANED_NOTE]

@@ -1,4 +1,4 @@
-"""Node ids parsed without guessing (issue 51): integer ids are ASCII digits only, everything else is text;
+"""Node ids parsed without guessing: integer ids are ASCII digits only, everything else is text;
 huge or sparse integer ids are mapped, never an array size; every refusal names the file, the first line and
 the id as written."""
 

@@ -108,7 +108,7 @@ def test_csv_with_header_and_private_column(tmp_path):
     )
     assert [str(n) for n in header] == [f"line 1 (src, dst, private) read as the header row ({HEADER_RULE})"]
     assert public_note(header[0]) == f"the first row read as the header row ({HEADER_RULE})"  # no cells released
-    # issue 50: the report says the same whether or not an edge was added (the console tells the curator)
+    # The report says the same whether or not an edge was added (the console tells the curator)
     (note,) = undirected
     assert note.startswith("undirected: every edge is listed in both directions, none added")
     assert public_note(note).startswith("undirected: added the reverse direction of the edges listed one way only")
@@ -480,7 +480,7 @@ def test_hetero_rejects_side_files(tmp_path):
 
 
 def test_read_graph_output_saved_with_torch_save_reads_back_with_weights_only(tmp_path):
-    """privgraph's own output read back (issue 52): PyG caches its attributes' kinds (``AttrType``) on a storage
+    """privgraph's own output read back: PyG caches its attributes' kinds (``AttrType``) on a storage
     once it has looked at them, and ``torch.save`` writes that cache; the enum is allow-listed, so the file reads
     with ``weights_only=True`` and no ``--trust-pickle``."""
     data, _ = read_graph(_tsv(tmp_path))
@@ -493,7 +493,7 @@ def test_read_graph_output_saved_with_torch_save_reads_back_with_weights_only(tm
 
 
 def test_the_report_notes_of_reading_are_the_same_on_neighbouring_files(tmp_path):
-    """Issue 50, item 3: an edge list and the same list with one more edge written one way only (the reverse is
+    """An edge list and the same list with one more edge written one way only (the reverse is
     added: the undirected graph with one more edge) give the same public notes; only the console's differ."""
     d, notes_d = read_graph(_tsv(tmp_path, name="d.tsv"))
     n, notes_n = read_graph(_tsv(tmp_path, rows=[*EDGES, (0, 3)], name="n.tsv"))

@@ -1,4 +1,4 @@
-"""Property-based tests of the edge-list and node-table readers (issue 51) against a reference parse written
+"""Property-based tests of the edge-list and node-table readers against a reference parse written
 here from the csv module and the documented rules (docs/usage.md, "Node ids" and "Reading rules"): every file
 gives the reference's graph, or one :class:`GraphInputError` naming the file and the first bad line — never a
 traceback, never a silent merge of two ids.  ``HYPOTHESIS_PROFILE=long`` runs many more examples."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import json
+import os
 from types import SimpleNamespace
 
 import pytest
@@ -127,9 +129,32 @@ def test_a_method_outside_its_domain_is_refused_before_any_trial(tmp_path):
     assert get_method("gap-ndp", max_degree=1).check_domain(star) is True
 
 
-def test_the_commands_defaults_are_the_apis():
-    assert cli_compare.DEFAULT_METHODS == api.DEFAULT_METHODS and cli_compare.DEFAULT_ATTACK == api.DEFAULT_ATTACK
-    assert tuple(float(e) for e in cli_compare.DEFAULT_EPSILONS) == api.DEFAULT_EPSILONS
+def test_the_commands_defaults_are_the_apis(monkeypatch, tmp_path):
+    """``privgraph compare`` with no option calls ``api.compare`` with the values of its signature's defaults
+    (the command keeps its own copies so that its help loads without torch)."""
+    signature = inspect.signature(api.compare)
+    called = {}
+
+    def capture(*args, **kwargs):
+        called.update(signature.bind(*args, **kwargs).arguments)
+        raise KeyboardInterrupt  # stop before any trial
+
+    monkeypatch.setattr(api, "compare", capture)
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["compare"]).exit_code == 130
+
+    def plain(value):  # a list is the tuple it holds, a path the string it names
+        return (
+            tuple(value)
+            if isinstance(value, list | tuple)
+            else os.fspath(value)
+            if hasattr(value, "__fspath__")
+            else value
+        )
+
+    shared = ["methods", "dataset", "epsilons", "trials", "db", "out", "attack", "model", "seed", "workers", "executor"]
+    assert {n: plain(called[n]) for n in shared} == {n: plain(signature.parameters[n].default) for n in shared}
+    assert cli_compare.DEFAULT_METHODS == signature.parameters["methods"].default  # the help names the same
 
 
 def test_a_method_the_attack_does_not_apply_to_runs_without_it_and_shows_a_dash(tmp_path):
@@ -165,7 +190,7 @@ def _own_graph_files(folder):
 
 
 def test_compare_runs_on_your_own_graph_and_stores_nothing_derived_from_it(tmp_path):
-    """``compare --input`` (issue 52): the user's graph read with ``release``'s rules, every method compared on
+    """``compare --input``: the user's graph read with ``release``'s rules, every method compared on
     it; the store identifies its trials by a random id (never a function of the graph), so a second call runs
     them again and the two calls' rows never mix."""
     files = _own_graph_files(tmp_path)
@@ -203,7 +228,7 @@ def test_pg_compare_takes_your_own_data(tmp_path):
 
 
 def test_a_shipped_grid_sweeps_your_own_graph(tmp_path):
-    """``privgraph sweep GRID --input FILE`` (issue 52): every setting of the grid on the user's graph, named by
+    """``privgraph sweep GRID --input FILE``: every setting of the grid on the user's graph, named by
     the file, under a random identity (so the store holds no function of the graph)."""
     files = _own_graph_files(tmp_path)
     db = tmp_path / "s.jsonl"

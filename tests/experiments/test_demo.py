@@ -1,4 +1,4 @@
-"""``privgraph demo`` shows an attack's success beside the accuracy, from the same trials (issue 44)."""
+"""``privgraph demo`` shows an attack's success beside the accuracy, from the same trials."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_the_demo_prints_the_attack_auc_of_its_own_trials(tmp_path, invoke):
     assert code == 0, text
     flat = " ".join(text.split())
     assert f"{DEMO_ATTACK} attack AUC (0.5 = chance)" in flat and "LPGNN's ε protects each node's features" in flat
-    assert " ".join(graph_note().split()) in flat  # why its accuracy is far below `run`'s (issue 52)
+    assert " ".join(graph_note().split()) in flat  # why its accuracy is far below `run`'s
     records = list(ResultsStore(tmp_path / "demo.jsonl").records())
     assert all("attack_auc" in r.metrics for r in records) and {r.method for r in records} == {
         "gcn-raw",
@@ -57,7 +57,7 @@ def test_the_demo_prints_the_attack_auc_of_its_own_trials(tmp_path, invoke):
 
 
 def test_the_graph_note_names_each_parameter_the_demo_changes_with_both_values():
-    """The demo's SBM against ``run``'s default one (issue 52: 52.9 % against 96.9 % at ε = 1, unexplained)."""
+    """The demo's SBM against ``run``'s default one (52.9 % against 96.9 % at ε = 1, unexplained)."""
     import inspect
 
     from privgraph.data.synthetic import sbm_graph

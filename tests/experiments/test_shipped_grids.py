@@ -1,4 +1,4 @@
-"""The grids ship with the package and run by name from any folder (issue 52): ``privgraph sweep quickstart``
+"""The grids ship with the package and run by name from any folder: ``privgraph sweep quickstart``
 outside the repository, ``privgraph grids`` lists them, and a path that exists wins over a name."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Grids, sweeps on Ray and the report (issue 18)."""
+"""Grids, sweeps on Ray and the report."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Numbers that cannot become non-finite (issue 51): ε, δ and domains refused where a mechanism would
+"""Numbers that cannot become non-finite: ε, δ and domains refused where a mechanism would
 underflow or overflow, ``bool`` is not a number, non-finite features refused before any noise, and a
 released tensor checked finite before it is returned."""
 

@@ -1,5 +1,7 @@
-"""The soft cap and its PTR test (mechanisms/soft_cap.py; design of issue 50): Lemma 1 by direct ΔF with
-worst-case rows, Lemmas 2–3 by exhaustive search on 5-node graphs, and the design's traps 3, 5, 6, 7, 8."""
+"""The soft cap and its PTR test (mechanisms/soft_cap.py; docs/methods/gap.md, "Node level"): Lemma 1 by
+direct ΔF with worst-case rows, Lemmas 2–3 by exhaustive search on 5-node graphs, and the pitfalls of a PTR
+release (the ``test_trap_*`` tests: sender weights, h(d) = Γ(d+1), the fixed point Γ, the threshold, the test's
+randomness source)."""
 
 from __future__ import annotations
 
@@ -202,7 +204,7 @@ def test_cleaning_is_unconditional_and_commutes_with_node_deletion():
 
 
 def _pairs_of_section_4():
-    """(name, edges, n, v, D) for the design's adversarial pairs (issue 50, §4), G with v; G − v isolates v."""
+    """(name, edges, n, v, D) for the design's adversarial pairs, G with v; G − v isolates v."""
     k3 = [(a, b) for a in range(3) for b in range(3, 153)]
     hubs = [(0, 1)] + [(h, u) for h in (0, 1) for u in range(2, 52)]
     gen = torch.Generator().manual_seed(5)

@@ -282,7 +282,7 @@ def test_parameters_are_validated():
         get_method("gap-edp", delta=2.0)
 
 
-# ------------------------------------------ the enforced cap: restricted node-DP, opt-in (issues 42, 50)
+# ------------------------------------------ the enforced cap: restricted node-DP, opt-in
 
 
 def test_a_graph_above_the_bound_is_refused_before_anything_is_drawn(graph, monkeypatch):
@@ -376,7 +376,7 @@ def test_num_train_is_public_and_sets_sigma_and_delta(graph):
         get_method("gap-ndp", num_train=0)
 
 
-# ---------------------------------------------------------------- progress (issue 44)
+# ---------------------------------------------------------------- progress
 
 
 def stages_of(calls: list[tuple[str, int, int]]) -> dict[str, list[tuple[int, int]]]:

@@ -1,6 +1,6 @@
-"""GAP-NDP's soft cap through the release (the design of issue 50, §3): the fail branch reads no edge (trap 9),
-the hop noise std is σ_h·Λ·√D on every row and self-loops are never aggregated (trap 4), unconditional cleaning
-with a constant report (trap 2), nothing of the graph's size or degrees in the report or details (traps 1, 11)."""
+"""GAP-NDP's soft cap through the release: the fail branch reads no edge,
+the hop noise std is σ_h·Λ·√D on every row and self-loops are never aggregated, unconditional cleaning
+with a constant report, nothing of the graph's size or degrees in the report or details."""
 
 import math
 
@@ -88,3 +88,19 @@ def test_traps_1_and_11_nothing_of_the_graph_in_the_report_or_details(graph):
     b = pg.privatize(bigger, "gap-ndp", epsilon=4.0, seed=0, num_train=n, **FEW)
     assert a.report.to_dict() == b.report.to_dict() and a.details == b.details
     assert set(a.details) <= DETAILS
+
+
+def test_a_trial_records_the_released_pass_bit_as_a_metric():
+    """The PTR test's bit is part of the release (paid by its own ε_t): a trial's ``ptr_passed`` metric (its mean
+    over trials is the pass rate a grid table shows) is the bit the release carries, 0 or 1."""
+    from privgraph.experiments import ExperimentSpec
+    from privgraph.experiments.pipeline import run_experiment
+
+    spec = ExperimentSpec(
+        "gap-ndp", "sbm", [4.0], {"epochs": 2, "encoder_epochs": 2, "max_degree": 4}, trials=1,
+        synthetic={"num_nodes": 120, "num_features": 8},
+    )  # fmt: skip
+    (record,) = run_experiment(spec).records
+    assert record.metrics["ptr_passed"] in (0.0, 1.0)
+    baseline = ExperimentSpec("gap-edp", "sbm", [4.0], {}, trials=1, synthetic={"num_nodes": 120, "num_features": 8})
+    assert "ptr_passed" not in run_experiment(baseline).records[0].metrics  # no test, no bit

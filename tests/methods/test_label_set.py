@@ -1,4 +1,4 @@
-"""Issue 50, item 4: label LDP's k is the declared public label set, never read from the private labels."""
+"""Label LDP's k is the declared public label set, never read from the private labels."""
 
 from __future__ import annotations
 

@@ -1,3 +1,4 @@
+import dataclasses
 import math
 
 import pytest
@@ -81,7 +82,22 @@ def test_label_privacy_in_runner_composes_per_node_budget():
     assert result.records[0].label_epsilon == 2.0
 
 
-def test_tuning_selects_on_validation_and_records_choice():
+def test_tuning_selects_on_validation_and_records_choice(monkeypatch):
+    """The recorded hyperparameters are the candidate of the highest validation score: each tuning candidate's
+    validation score is replaced by its rank (the last one highest) while its test metrics stay as trained, so a
+    selection on anything but the validation score, or none, records another candidate."""
+    from privgraph.experiments.tasks.node_classification import NodeClassification
+
+    evaluate, scored = NodeClassification.evaluate, []
+
+    def scored_evaluate(self, tdata, released, hp, trial_seed, eps_index):
+        result = evaluate(self, tdata, released, hp, trial_seed, eps_index)
+        if len(scored) < 3:  # the tuning budget's candidates come first, then the trial's own evaluation
+            scored.append((hp.to_dict(), float(len(scored))))
+            return dataclasses.replace(result, validation=scored[-1][1])
+        return result
+
+    monkeypatch.setattr(NodeClassification, "evaluate", scored_evaluate)
     spec = ExperimentSpec(
         method="lpgnn",
         dataset="sbm",
@@ -96,6 +112,9 @@ def test_tuning_selects_on_validation_and_records_choice():
     cfg = result.records[0].config
     assert cfg["tuned"] is True
     assert set(cfg["hyperparameters"]) >= {"lr", "weight_decay", "dropout", "kprop_steps"}
+    candidates = [hp for hp, _ in scored]
+    assert len(scored) == 3 and len({tuple(sorted(hp.items())) for hp in candidates}) == 3  # three distinct
+    assert cfg["hyperparameters"] == max(scored, key=lambda c: c[1])[0] != candidates[0]  # not the defaults
 
 
 def test_spec_validation_errors():

@@ -263,7 +263,7 @@ def test_membership_inference_runs_and_reports(sbm):
     assert auc[0.5] < 0.6  # little to learn about members at small ε
 
 
-# ---------------------------------------------------------------- the bounded-degree domain (issue 42)
+# ---------------------------------------------------------------- the bounded-degree domain
 
 
 def test_a_graph_above_the_bound_is_refused_and_sampling_claims_nothing(sbm):

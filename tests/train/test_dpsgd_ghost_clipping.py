@@ -1,4 +1,4 @@
-"""Ghost clipping (issue 32): eq. 22's clipped sum from per-example gradients never formed equals the
+"""Ghost clipping: eq. 22's clipped sum from per-example gradients never formed equals the
 one-example-at-a-time reference in every HeteDP topology, and the step's noise is N(0, σ²C²)."""
 
 import math

@@ -6,8 +6,8 @@ commands stay light):
 
 * :mod:`~privgraph.cli.console`: the consoles, the output formats, :func:`_fail` and :func:`user_errors`
   (a ``ValueError`` as one error line and exit 2);
-* :mod:`~privgraph.cli.options`: the shared options, and :class:`InputOptions` (``--input`` and its
-  companions, declared once);
+* :mod:`~privgraph.cli.options`: the shared options, and :class:`~privgraph.cli.options.InputOptions` (``--input``
+  and its companions, declared once);
 * :mod:`~privgraph.cli.checks`: the catalogue's checks before torch and the spec built on them;
 * :mod:`~privgraph.cli.inputs`: ``--input`` read and checked against the method's input rules;
 * :mod:`~privgraph.cli.render`: the tables, reports and tab-separated output;

@@ -226,8 +226,8 @@ def _input_spec(
     before_read: Callable[[Any], None] | None = None,
     **fields: Any,
 ) -> tuple[Any, list[str]]:
-    """The spec of run, attack and release, once :func:`_prepare` has checked the options: the method's input
-    rules the request decides (:func:`_check_request`), the method built with its parameters
+    """The spec of run, attack and release, once :func:`~privgraph.cli.checks._prepare` has checked the options: the
+    method's input rules the request decides (:func:`_check_request`), the method built with its parameters
     (:func:`_build_method`) and ``before_read`` on it (the command's own checks: release's ledger), all before
     ``--input`` is read (:func:`_read_input`); then :func:`_spec` on it (the dataset's name, the graph,
     ``--data-root`` and the device; ``fields``: the command's own).  Returns the spec and the notes on what

@@ -73,7 +73,7 @@ TRUST_PICKLE_NOTE = (
 
 def load_torch_file(path: str | Path, trust_pickle: bool = False, hint: str = "") -> Any:
     """``torch.load`` of ``path`` with ``weights_only=True`` and PyG's data classes allow-listed.  A file
-    that needs any other object (code that would run on unpickling) raises :class:`GraphInputError`,
+    that needs any other object (code that would run on unpickling) raises :class:`~privgraph.data.io.GraphInputError`,
     one line ending with ``hint``; ``trust_pickle`` loads it with ``weights_only=False`` (runs its code)."""
     path = Path(path)
     try:

@@ -14,7 +14,7 @@ Which source a *release* uses (see ``docs/privacy.md``, "Randomness"):
   its noise;
 * a seeded release (``--reproducible``) is for research only: anyone who
   knows the seed regenerates the noise and subtracts it
-  (:data:`REPRODUCIBLE_NOTE` is added to its guarantees);
+  (:func:`reproducible_note`'s warning is added to its guarantees);
 * several releases of the same data (candidates of a selection on
   validation, trials, one per ε) each draw from their own
   :func:`release_source` stream: two releases that shared a draw at two

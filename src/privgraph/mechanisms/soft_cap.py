@@ -1,5 +1,5 @@
 """Soft-capped aggregation and its Propose-Test-Release test: node-level DP on every input graph
-(docs/methods/gap.md, "Node level"; the refereed design of issue 50, after Kasiviswanathan, Nissim,
+(docs/methods/gap.md, "Node level"; after Kasiviswanathan, Nissim,
 Raskhodnikova & Smith, TCC 2013, and Blocki, Blum, Datta & Sheffet, ITCS 2013: local sensitivity plus a
 private test).
 

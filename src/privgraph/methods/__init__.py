@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # the names as the docs and type checkers see them; _LAZY imp
     from privgraph.methods.ppcvgae.method import DPGCN, PPCVGAE, VGAE
 
 # every registered method: its name → the module whose import registers it, in the order `privgraph methods`
-# lists them (tests/methods/test_lazy_registry.py checks it against the classes the package registers)
+# lists them (tests/test_lazy_imports.py checks it against the classes the package registers)
 METHODS.announce(
     {
         "lpgnn": "privgraph.methods.lpgnn",

@@ -420,7 +420,7 @@ def test_tune_chooses_the_degree_share_from_the_grid_and_states_the_selection_co
     assert res.to_json()["results"][0]["release_options"] == {
         "degree_share": res.records[0].config["params"]["degree_share"]
     }
-    # the ε a user reads is the ε spent: 5 candidates at ε = 2 each (issue 30)
+    # the ε a user reads is the ε spent: 5 candidates at ε = 2 each
     assert res.records[0].guarantee["by_unit"]["adjacency list"]["epsilon"] == 10.0
     row = res.to_json()["results"][0]
     assert (row["epsilon_spent"], row["releases"], row["epsilon"]) == (10.0, 5, 2.0)

@@ -1,4 +1,4 @@
-"""HeteDP's honest ways up (issue 19): the topology-only release (ε_f = 0, the private features
+"""HeteDP's honest ways up: the topology-only release (ε_f = 0, the private features
 are not read) and a public random projection of the features before clipping."""
 
 import math

@@ -1,4 +1,4 @@
-"""HeteDP NC's nc_inputs (issue 19, the ACM gap): the authors' featDP.py inputs to the link model —
+"""HeteDP NC's nc_inputs (the ACM gap): the authors' featDP.py inputs to the link model —
 a HAN per type trained on the training labels (degree bins for the other types), noise redrawn every
 epoch, the embedding of the CLEAN features handed on. Opt-in, refused where it does not apply, and
 stated as NOT DP for the features."""

@@ -1,4 +1,4 @@
-"""HeteDP node classification on the link model's embeddings (issue 19): the authors'
+"""HeteDP node classification on the link model's embeddings: the authors'
 topologyDP_nc.py rebuilt as opt-in settings — nc_model="link-vgae", the paper's optimistic epoch
 selection nc_selection="best-test" (never the default, labelled), the authors' posterior sample."""
 

@@ -1,4 +1,4 @@
-"""HeteDP's gradient_step='paper' (issue 19): the authors' DP-SGD step, reproduced to measure what the
+"""HeteDP's gradient_step='paper': the authors' DP-SGD step, reproduced to measure what the
 paper's link-prediction numbers rest on — opt-in, never the default, and stated as not DP."""
 
 import math

@@ -1,4 +1,4 @@
-"""Issue 30, item 1: HeteDP's report is the same for a graph and its neighbour.  DP-SGD's sampling
+"""HeteDP's report is the same for a graph and its neighbour.  DP-SGD's sampling
 rate, steps and σ come from a public ``edge_count``, never from the private number of protected
 edges (q = 4/56 against 4/57 once told the two graphs apart)."""
 

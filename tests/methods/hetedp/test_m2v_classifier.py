@@ -140,7 +140,7 @@ def test_svm_and_train_share_reach_the_task(monkeypatch):
 
 
 def test_the_stored_rows_keep_their_configuration_hashes():
-    """The rows of benchmarks/results/hetedp_m2v.db (and hetedp.db) were stored before these
+    """The rows of benchmarks/results/hetedp_m2v.jsonl (and hetedp.jsonl) were stored before these
     parameters existed: left at their defaults they do not enter the hash."""
     assert (
         config_hash(ExperimentSpec(method="metapath2vec", task="nc", dataset="acm", split="hetedp"), None)

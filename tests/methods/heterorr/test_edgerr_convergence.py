@@ -1,4 +1,4 @@
-"""Issue 32: EdgeRR's private MCMC (``structure="private-mcmc"``, the paper's) claims ε only for a chain
+"""EdgeRR's private MCMC (``structure="private-mcmc"``, the paper's) claims ε only for a chain
 that passes the convergence criterion of docs/methods/heterorr.md, refuses otherwise (nothing released), and
 ``convergence=waive`` releases with ε = ∞ whatever the verdict; no report carries the verdict (identical on
 neighbouring graphs)."""

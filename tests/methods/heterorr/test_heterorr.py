@@ -491,7 +491,7 @@ CONTROLLED = [
 
 @pytest.mark.parametrize("name,options", CONTROLLED)
 def test_constant_input_control_ignores_x_and_keeps_the_mechanisms_noise(name, options):
-    """control='constant-input' (issue 19): the release is the same for two inputs that differ outside the
+    """control='constant-input': the release is the same for two inputs that differ outside the
     public nodes (it ignores x), equals the real release (same seed) on the nodes whose features are already
     all 0, and states 0-LDP as an experimental control; the default is the real release."""
     data = sbm_graph(seed=0)
@@ -537,7 +537,7 @@ def test_constant_input_control_release_shapes_dense_and_sampled():
 
 @pytest.mark.parametrize("name,options", CONTROLLED[:3])
 def test_standardize_control_is_the_column_zscore_of_the_same_release(name, options):
-    """standardize=True (issue 19): the same release (same seed), each column centred and scaled to unit
+    """standardize=True: the same release (same seed), each column centred and scaled to unit
     variance by the server — post-processing, so the guarantee keeps its ε and says so."""
     data = sbm_graph(seed=0)
     plain = get_method(name, **options).release(data, 1.0, torch.Generator().manual_seed(5))

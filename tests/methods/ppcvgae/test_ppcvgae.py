@@ -323,7 +323,7 @@ def test_bad_embedding_specs_fail_clearly(spec, match):
 
 def test_case_alone_sets_the_methods_case():
     """``--case b`` without ``--param case`` is the user's one choice: the method is built with it
-    (issue 30: it was refused because the method's default case=a "differed")."""
+    (it was refused because the method's default case=a "differed")."""
     spec = ExperimentSpec(method="ppcvgae", case="b")
     method, task = spec.build()
     assert method.params.case == "b" and task.case == "b"

@@ -123,7 +123,8 @@ class Ledger:
         return [] if state is None else [Entry.from_dict(e) for e in state["entries"]]
 
     def totals(self) -> dict[str, Total]:
-        """Every unit's total (each unit spent or budgeted; ``"*"`` budgets every unit), by :func:`compose`."""
+        """Every unit's total (each unit spent or budgeted; ``"*"`` budgets every unit), by
+        :func:`~privgraph.accounting.ledger.composition.compose`."""
         state = self._state()
         return totals_of(
             [Entry.from_dict(e) for e in state["entries"]],
@@ -133,7 +134,8 @@ class Ledger:
         )
 
     def check(self, planned: Iterable[Spend]) -> None:
-        """Raise :class:`BudgetExceeded` if ``planned`` on top of the ledger's spend exceeds a budget."""
+        """Raise :class:`~privgraph.accounting.ledger.errors.BudgetExceeded` if ``planned`` on top of the ledger's spend
+        exceeds a budget."""
         state = self._state()
         planned = list(planned)
         check_units(state, planned, None, self.path)
@@ -200,7 +202,8 @@ class Ledger:
     ) -> str:
         """Check ``planned`` against the budget and record it as ``pending``, in one locked step (before any
         noise is drawn); with ``data``, the graph is checked against the ledger's dataset fingerprint
-        (recorded by the first release).  Returns the entry's id; :class:`BudgetExceeded` if it does not fit,
+        (recorded by the first release).  Returns the entry's id;
+        :class:`~privgraph.accounting.ledger.errors.BudgetExceeded` if it does not fit,
         :class:`LedgerError` for another graph or a ledger without a dataset name."""
         planned = list(planned)
         entry = Entry(uuid.uuid4().hex, method, PENDING, planned, time.time(), dict(params or {}), file=self.file)

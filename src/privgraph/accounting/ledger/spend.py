@@ -23,7 +23,8 @@ GAUSSIAN = "gaussian"
 
 def gaussian_event(noise_multiplier: float, count: int = 1, sampling_rate: float = 1.0) -> dict[str, Any]:
     """The event of ``count`` Gaussian mechanisms of noise multiplier z = σ/Δ (L2 sensitivity Δ), each on a
-    Poisson sample of rate q (1: the whole data): what :func:`compose` composes by RDP.  Every number must
+    Poisson sample of rate q (1: the whole data): what :func:`~privgraph.accounting.ledger.composition.compose` composes
+    by RDP.  Every number must
     follow from public parameters (ε, δ, the node count, batch sizes), never from the data."""
     z, k, q = float(noise_multiplier), int(count), float(sampling_rate)
     if not (z > 0 and math.isfinite(z)) or k < 1 or not 0 < q <= 1:

@@ -34,7 +34,8 @@ class Remaining:
 
 @dataclass(frozen=True)
 class Total:
-    """A unit's spend over the ledger's releases (by :attr:`composition`, the rule :func:`compose` used),
+    """A unit's spend over the ledger's releases (by :attr:`composition`, the rule
+    :func:`~privgraph.accounting.ledger.composition.compose` used),
     its budget and what remains."""
 
     unit: str
@@ -91,7 +92,8 @@ def totals_of(
     advanced_delta: float | None = None,
     relations: Iterable[str] = (),
 ) -> dict[str, Total]:
-    """Per unit (its own releases and those the hierarchy adds), the total by :func:`compose`."""
+    """Per unit (its own releases and those the hierarchy adds), the total by
+    :func:`~privgraph.accounting.ledger.composition.compose`."""
     out = {}
     for unit, pairs in _spent_by_unit(entries, budget, relations).items():
         limit = budget.get(unit, budget.get(ANY_UNIT))

@@ -12,7 +12,8 @@ without a definition.  Each ``run`` calls the
 method's own release code — :func:`privgraph.api.release`, the path of
 :func:`privgraph.privatize` — except PPCVGAE's family, whose guarantee covers
 the release *given the trained weights*: there the weights are trained once
-and ``run`` is the method's own release step (:meth:`release_trained`).
+and ``run`` is the method's own release step
+(:meth:`~privgraph.methods.ppcvgae.method._EmbeddingMethod.release_trained`).
 
 Each unit states the ε the user's request implies for it (``requested``): the
 ε asked, or its share by the method's declared split (HeteroRR's ε_f and ε_e,

@@ -68,7 +68,7 @@ def _gap_edge(method: Method, inp: AuditInput) -> list[Neighbours]:
     ]
 
 
-HUB_SPOKES = 2000  # the adversarial hub's spokes (the reviewer's pair: 2,000 spokes, D = 1)
+HUB_SPOKES = 2000  # the adversarial hub's spokes (a hub of 2,000 spokes at D = 1: the sampling bound's worst case)
 HUB_NODES = 40_000  # … fewer when D is large, so that a release stays small: spokes·(D + 1) ≤ this
 
 

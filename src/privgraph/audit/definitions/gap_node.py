@@ -1,5 +1,5 @@
 """GAP-NDP's soft cap audited white-box (the aggregation module with its PTR test, on fixed unit rows) on the
-adversarial neighbour pairs of the design of issue 50, §4; and ``mlp-ndp``, black-box (a training node
+adversarial neighbour pairs of the soft cap's design; and ``mlp-ndp``, black-box (a training node
 removed, the released classifier's logits on its features)."""
 
 from __future__ import annotations

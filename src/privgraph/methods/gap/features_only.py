@@ -1,7 +1,7 @@
 """``mlp-ndp``: features-only node-level DP-SGD — GAP-NDP's encoder and classifier with K = 0 (no hop), an MLP
 trained by DP-SGD on the training nodes' own features and labels.  It reads no edge (the graph is dropped
 before the boundary's checks), so one node's removal changes one example and nothing else: node-DP on every
-graph with no test and no lemma (the design of issue 50, §5: the honest node-level baseline, and GAP-NDP's
+graph with no test and no lemma (the soft cap's design: the honest node-level baseline, and GAP-NDP's
 fail branch).  The whole (ε, δ) goes to the two DP-SGD runs (Poisson rate q = B/N, clip C, noise σC, RDP
 composition, N the public ``num_train``)."""
 
