@@ -185,6 +185,9 @@ run.test_accuracy, run.guarantee
   the projection below, from this page's two sizes where training dominates, understates it.
 
 Accuracy against the full-batch path on Cora and FacebookPagePage: [Out of core: accuracy](outofcore_accuracy.md).
+
+The *gen s* column was measured with the CSR builder before commit 061f896 (one `np.unique` per block of edges);
+its per-row sort and the generation's extrapolation to 10⁷ nodes: [Building the out-of-core CSR](csr_build.md).
 """
 
 

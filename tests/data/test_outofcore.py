@@ -47,7 +47,7 @@ def test_csr_drops_repeats_and_self_loops_and_matches_chunking(tmp_path):
     src = np.array([0, 1, 1, 2, 2, 3, 0, 3])
     dst = np.array([1, 0, 0, 2, 3, 2, 1, 0])  # 1→0 and 0→1 twice, a self-loop 2→2
     one = csr_from_edge_chunks(lambda: iter([(src, dst)]), 4, tmp_path / "a")
-    two = csr_from_edge_chunks(lambda: iter([(src[:3], dst[:3]), (src[3:], dst[3:])]), 4, tmp_path / "b", block_edges=2)
+    two = csr_from_edge_chunks(lambda: iter([(src[:3], dst[:3]), (src[3:], dst[3:])]), 4, tmp_path / "b")
     ref, _ = remove_self_loops(coalesce(torch.from_numpy(np.stack([src, dst])), num_nodes=4))
     for g in (one, two):
         ei = g.edge_index()

@@ -5,8 +5,8 @@
   ``pread``/``pwrite`` (no mapping: the process holds only the block it reads, the rest stays in the file /
   the kernel's page cache) and gathered by row index through a read-only ``numpy.memmap``;
 * :class:`CSRGraph` — the in-adjacency as CSR (row v lists the sources u of the edges u → v), ``indptr`` and
-  ``indices`` in ``.npy`` files opened memory-mapped, built from edge chunks by a two-pass counting sort
-  (:func:`csr_from_edge_chunks`), duplicates and self-loops dropped;
+  ``indices`` in ``.npy`` files opened memory-mapped, built from edge chunks by a two-pass counting sort and a
+  sort of each row on its own (:func:`csr_from_edge_chunks`), duplicates and self-loops dropped;
 * :func:`propagate` — one aggregation step ``out = D_out Aᵀ D_in · x`` (+ Gaussian noise per entry) over row
   blocks of the CSR, into another table, never holding the n × d product;
 * :func:`synthetic_graph` — a planted-partition (SBM-like) graph of n nodes, m directed edges and d binary
@@ -246,59 +246,50 @@ class CSRGraph:
 EdgeChunks = Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]]
 
 
-def csr_from_edge_chunks(
-    chunks: EdgeChunks, num_nodes: int, directory: str | os.PathLike, block_edges: int = 2**24
-) -> CSRGraph:
+def csr_from_edge_chunks(chunks: EdgeChunks, num_nodes: int, directory: str | os.PathLike) -> CSRGraph:
     """The in-adjacency CSR of the directed edges (src → dst) that ``chunks()`` yields (called twice: it
     must yield the same chunks each time), by a two-pass counting sort: pass 1 counts the in-degrees, pass 2
-    places each source in its target's row; then each block of rows is sorted and its repeats and
-    self-loops dropped (so a repeated edge is counted once, as on a simple graph).  Memory: the m indices
-    of the unsorted placement (int32 below 2³¹ nodes) plus one chunk; the result is written to
-    ``directory`` and returned memory-mapped."""
+    places each source in its target's row (:func:`~privgraph.data.csr_kernels.place_sources`); then each row
+    is sorted on its own, its repeats and self-loop dropped and the rows compacted in place
+    (:func:`~privgraph.data.csr_kernels.sort_dedup_rows`: a repeated edge is counted once, as on a simple
+    graph).  No global sort: O(m log d) for rows of d entries.  Memory: the m indices of the placement (int32
+    below 2³¹ nodes), three n-long int64 arrays and one chunk; the result is written to ``directory`` and
+    returned memory-mapped.  A target or source outside [0, n), or chunks that differ between the passes,
+    raise :class:`ValueError`."""
+    from privgraph.data.csr_kernels import place_sources, sort_dedup_rows
+
     dtype = np.int32 if num_nodes < 2**31 else np.int64
     counts = np.zeros(num_nodes, dtype=np.int64)
     for _, dst in chunks():
+        dst = np.asarray(dst)
+        if dst.size and (dst.min() < 0 or dst.max() >= num_nodes):
+            raise ValueError(f"an edge's target lies outside [0, {num_nodes})")
         counts += np.bincount(dst, minlength=num_nodes)
     indptr = np.zeros(num_nodes + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
+    del counts
     placed = np.empty(int(indptr[-1]), dtype=dtype)
     fill = indptr[:-1].copy()
     for src, dst in chunks():
-        order = np.argsort(dst, kind="stable")
-        d_sorted = dst[order]
-        first = np.searchsorted(d_sorted, d_sorted, side="left")  # rank of each edge within its target
-        pos = fill[d_sorted] + (np.arange(d_sorted.shape[0]) - first)
-        placed[pos] = src[order]
-        fill += np.bincount(dst, minlength=num_nodes)
+        src, dst = np.ascontiguousarray(src, dtype=np.int64), np.ascontiguousarray(dst, dtype=np.int64)
+        if src.shape != dst.shape:
+            raise ValueError("each chunk needs as many sources as targets")
+        code = place_sources(src, dst, fill, indptr, placed)
+        if code == -1:
+            raise ValueError(f"an edge's source or target lies outside [0, {num_nodes})")
+        if code == -2:
+            raise ValueError("chunks() yielded more edges to a target in its second pass than in its first")
+    if not np.array_equal(fill, indptr[1:]):
+        raise ValueError("chunks() yielded fewer edges to a target in its second pass than in its first")
     del fill
+    new_ptr = np.empty(num_nodes + 1, dtype=np.int64)
+    written = sort_dedup_rows(indptr, placed, new_ptr)
+    del indptr
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    new_ptr = np.zeros(num_nodes + 1, dtype=np.int64)
-    out_path = d / "indices.raw"
-    written = 0
-    with open(out_path, "wb") as f:
-        start = 0
-        while start < num_nodes:  # row blocks of about block_edges entries
-            stop = int(np.searchsorted(indptr, indptr[start] + block_edges, side="right")) - 1
-            stop = min(num_nodes, max(stop, start + 1))
-            ptr = indptr[start : stop + 1]
-            cols = placed[ptr[0] : ptr[-1]].astype(np.int64)
-            rows = np.repeat(np.arange(start, stop, dtype=np.int64), np.diff(ptr))
-            keep = cols != rows
-            key = np.unique(rows[keep] * num_nodes + cols[keep])
-            r, c = key // num_nodes, key % num_nodes
-            new_ptr[start + 1 : stop + 1] = written + np.cumsum(np.bincount(r - start, minlength=stop - start))
-            f.write(c.astype(dtype).tobytes())
-            written += c.shape[0]
-            start = stop
-    del placed
     np.save(d / "indptr.npy", new_ptr)
-    with open(d / "indices.npy", "wb") as npy, open(out_path, "rb") as raw:  # a header, then the bytes streamed
-        np.lib.format.write_array_header_1_0(
-            npy, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": (written,)}
-        )
-        shutil.copyfileobj(raw, npy, 64 * 2**20)
-    out_path.unlink()
+    np.save(d / "indices.npy", placed[:written])  # a view: the kept prefix, no copy
+    del placed
     return CSRGraph.load(d)
 
 
@@ -419,6 +410,29 @@ class OutOfCoreGraph:
         return cls(d, graph, x, y, train, val, test, feature_domain=lo_hi)
 
 
+def synthetic_edges(
+    *, num_nodes: int, num_edges: int, num_classes: int, homophily: float, seed: int, chunk: int = 2**22
+) -> EdgeChunks:
+    """:func:`synthetic_graph`'s edge chunks: ``num_edges``/2 links u–v, u uniform, v uniform in u's class
+    (c, c + k, c + 2k, … for k = ``num_classes``) with probability ``homophily``, else uniform; each chunk of
+    ``chunk`` links both ways, drawn from its own seed (the same chunks at every call)."""
+    pairs = num_edges // 2
+    per_class = num_nodes // num_classes
+
+    def chunks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for i, start in enumerate(range(0, pairs, chunk)):
+            size = min(chunk, pairs - start)
+            g = np.random.default_rng([seed, 1, i])
+            u = g.integers(0, per_class * num_classes, size)
+            same = g.random(size) < homophily
+            v = np.where(
+                same, g.integers(0, per_class, size) * num_classes + u % num_classes, g.integers(0, num_nodes, size)
+            )
+            yield np.concatenate([u, v]), np.concatenate([v, u])
+
+    return chunks
+
+
 def synthetic_graph(
     num_nodes: int,
     num_edges: int,
@@ -448,20 +462,9 @@ def synthetic_graph(
         raise ValueError("homophily must lie in [0, 1]")
     d = Path(directory) if directory is not None else table_dir()
     d.mkdir(parents=True, exist_ok=True)
-    pairs = num_edges // 2
-    per_class = num_nodes // num_classes  # class c holds c, c + k, c + 2k, … (k = num_classes)
-
-    def chunks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        for i, start in enumerate(range(0, pairs, chunk)):
-            size = min(chunk, pairs - start)
-            g = np.random.default_rng([seed, 1, i])
-            u = g.integers(0, per_class * num_classes, size)
-            same = g.random(size) < homophily
-            v = np.where(
-                same, g.integers(0, per_class, size) * num_classes + u % num_classes, g.integers(0, num_nodes, size)
-            )
-            yield np.concatenate([u, v]), np.concatenate([v, u])
-
+    chunks = synthetic_edges(
+        num_nodes=num_nodes, num_edges=num_edges, num_classes=num_classes, homophily=homophily, seed=seed, chunk=chunk
+    )
     graph = csr_from_edge_chunks(chunks, num_nodes, d)
     y = (np.arange(num_nodes) % num_classes).astype(np.int64)
     g = np.random.default_rng([seed, 2])
@@ -492,6 +495,7 @@ __all__ = [
     "csr_from_edge_index",
     "normalize_rows",
     "propagate",
+    "synthetic_edges",
     "synthetic_graph",
     "table_dir",
 ]
