@@ -4,7 +4,7 @@ weights (GAP-NDP's sender weights a(d_u), KProp's normalisation), and ``torch.sp
 
 The sum equals the gather-then-scatter it replaces (``x[src] · w`` then ``index_add_``) to float32 rounding:
 the terms are the same, only the order of the additions (and a fused multiply-add for the weight) differs.
-Duplicate edges stay separate entries and are summed; the noise of a noisy hop is drawn apart from the sum,
+Repeated edges become one entry of summed weight (a valid CSR); the noise of a noisy hop is drawn apart from the sum,
 so seeded releases draw the same noise.  Torch applies every weight this code needs, so no fused loop of
 our own is used."""
 
@@ -46,25 +46,29 @@ def csr_adjacency(
     edge_weights: Tensor | None = None,
     dtype: torch.dtype = torch.float32,
 ) -> Tensor:
-    """Aᵀ as an n × n CSR matrix: row v holds one entry per edge u → v (duplicates kept, in their edge order:
-    a stable sort by target), value ``sender_weights[u]`` (one per node), ``edge_weights[e]`` (one per edge),
-    their product, or 1; on ``edge_index``'s device."""
-    src, dst = edge_index[0], edge_index[1]
-    device = edge_index.device
-    order = torch.argsort(dst, stable=True)
-    col = src[order]
-    crow = torch.zeros(num_nodes + 1, dtype=torch.long, device=device)
-    if dst.numel():
-        crow[1:] = torch.cumsum(torch.bincount(dst, minlength=num_nodes), 0)
-    if sender_weights is None and edge_weights is None:
-        values = torch.ones(col.numel(), dtype=dtype, device=device)
-    else:
-        values = torch.ones((), dtype=dtype, device=device)
-        if sender_weights is not None:
-            values = sender_weights.to(device, dtype)[col]
-        if edge_weights is not None:
-            values = values * edge_weights.to(device, dtype)[order]
-    return csr_matrix(crow, col, values, (num_nodes, num_nodes))
+    """Aᵀ as an n × n CSR matrix, on ``edge_index``'s device: entry (v, u) = Σ over the edges u → v of
+    ``sender_weights[u]`` (one per node) × ``edge_weights[e]`` (one per edge), either or both 1 when None.  A
+    well-formed CSR (torch's invariants: columns sorted and distinct in each row): repeated edges are one entry,
+    their weights summed."""
+    n, device = num_nodes, edge_index.device
+    key, order = torch.sort(edge_index[1] * n + edge_index[0], stable=True)  # by target, then source
+    col = key % n if n else key
+    values = torch.ones(col.numel(), dtype=dtype, device=device)
+    if sender_weights is not None:
+        values = sender_weights.to(device, dtype)[col]
+    if edge_weights is not None:
+        values = values * edge_weights.to(device, dtype)[order]
+    if key.numel() > 1:
+        first = torch.ones(key.numel(), dtype=torch.bool, device=device)
+        first[1:] = key[1:] != key[:-1]
+        if not bool(first.all()):  # repeated edges: one entry, the weights summed
+            segment = torch.cumsum(first, 0) - 1
+            values = torch.zeros(int(segment[-1]) + 1, dtype=dtype, device=device).index_add_(0, segment, values)
+            key, col = key[first], col[first]
+    crow = torch.zeros(n + 1, dtype=torch.long, device=device)
+    if key.numel():
+        crow[1:] = torch.cumsum(torch.bincount(key // n, minlength=n), 0)
+    return csr_matrix(crow, col, values, (n, n))
 
 
 def csr_sum(adj: Tensor, x: Tensor) -> Tensor:

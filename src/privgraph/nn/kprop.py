@@ -31,7 +31,7 @@ def normalized_adjacency(edge_index: Tensor, num_nodes: int, aggregator: str = "
         if aggregator == "mean":
             deg = scatter(weight, dst, 0, dim_size=num_nodes, reduce="sum")
             weight = weight / deg.clamp(min=1)[dst]
-    # the shared CSR kernel's matrix (duplicate edges kept as entries: the same sum as coalescing them)
+    # the shared CSR kernel's matrix (repeated edges one entry, their weights summed, as the coalesced COO was)
     return csr_adjacency(torch.stack([src, dst]), num_nodes, edge_weights=weight, dtype=weight.dtype)
 
 
