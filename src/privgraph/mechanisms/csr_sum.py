@@ -5,13 +5,14 @@ weights (GAP-NDP's sender weights a(d_u), KProp's normalisation), and ``torch.sp
 The sum equals the gather-then-scatter it replaces (``x[src] · w`` then ``index_add_``) to float32 rounding:
 the terms are the same, only the order of the additions (and a fused multiply-add for the weight) differs.
 Repeated edges become one entry of summed weight (a valid CSR); the noise of a noisy hop is drawn apart from the sum,
-so seeded releases draw the same noise.  Torch applies every weight this code needs, so no fused loop of
-our own is used."""
+so seeded releases draw the same noise.  Torch applies every weight this code needs, so the product needs no
+fused loop of our own; the matrix is built by a compiled counting sort (numba), not a sort of the edges."""
 
 from __future__ import annotations
 
 import warnings
 
+import numba as nb
 import numpy as np
 import torch
 from torch import Tensor
@@ -38,6 +39,73 @@ def csr_matrix(crow: Tensor, col: Tensor, values: Tensor, shape: tuple[int, int]
         )
 
 
+@nb.njit(cache=True)
+def _by_target(src: np.ndarray, dst: np.ndarray, values: np.ndarray, n: int):  # pragma: no cover (compiled)
+    """Counting sort of the edges by target (O(m + n)), then each row's sources sorted and repeats merged;
+    ``values`` empty: every edge weighs 1.  The columns in ``src``'s integer type, the values in float64."""
+    m, weighted = src.shape[0], values.shape[0] > 0
+    start = np.zeros(n + 1, np.int64)
+    for e in range(m):
+        start[dst[e] + 1] += 1
+    for v in range(n):
+        start[v + 1] += start[v]
+    fill = start[:-1].copy()
+    col, val = np.empty(m, src.dtype), np.empty(m if weighted else 0, np.float64)
+    for e in range(m):
+        p = fill[dst[e]]
+        col[p] = src[e]
+        if weighted:
+            val[p] = values[e]
+        fill[dst[e]] = p + 1
+    crow = np.zeros(n + 1, np.int64)
+    merged = np.empty(m, np.float64)  # the entries' summed weights
+    out = 0
+    for v in range(n):
+        a, b = start[v], start[v + 1]
+        if b - a > 32:  # a long row: a sort; a short one: insertion
+            order = np.argsort(col[a:b], kind="mergesort")
+            col[a:b] = col[a:b][order]
+            if weighted:
+                val[a:b] = val[a:b][order]
+        else:
+            for i in range(a + 1, b):
+                c, j = col[i], i - 1
+                x = val[i] if weighted else 1.0
+                while j >= a and col[j] > c:
+                    col[j + 1] = col[j]
+                    if weighted:
+                        val[j + 1] = val[j]
+                    j -= 1
+                col[j + 1] = c
+                if weighted:
+                    val[j + 1] = x
+        for i in range(a, b):
+            w = val[i] if weighted else 1.0
+            if out > crow[v] and col[out - 1] == col[i]:
+                merged[out - 1] += w
+            else:
+                col[out], merged[out] = col[i], w
+                out += 1
+        crow[v + 1] = out
+    return crow, col[:out], merged[:out]
+
+
+def _by_target_torch(src: Tensor, dst: Tensor, values: Tensor, n: int) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`_by_target` with torch's sort (off the CPU)."""
+    key, order = torch.sort(dst * n + src)
+    values = values[order]
+    if key.numel() > 1:
+        first = torch.ones(key.numel(), dtype=torch.bool, device=key.device)
+        first[1:] = key[1:] != key[:-1]
+        segment = torch.cumsum(first, 0) - 1
+        values = torch.zeros(int(first.sum()), dtype=values.dtype, device=key.device).index_add_(0, segment, values)
+        key = key[first]
+    crow = torch.zeros(n + 1, dtype=torch.long, device=key.device)
+    if key.numel():
+        crow[1:] = torch.cumsum(torch.bincount(key // n, minlength=n), 0)
+    return crow, key % n if n else key, values
+
+
 def csr_adjacency(
     edge_index: Tensor,
     num_nodes: int,
@@ -47,28 +115,24 @@ def csr_adjacency(
     dtype: torch.dtype = torch.float32,
 ) -> Tensor:
     """Aᵀ as an n × n CSR matrix, on ``edge_index``'s device: entry (v, u) = Σ over the edges u → v of
-    ``sender_weights[u]`` (one per node) × ``edge_weights[e]`` (one per edge), either or both 1 when None.  A
-    well-formed CSR (torch's invariants: columns sorted and distinct in each row): repeated edges are one entry,
-    their weights summed."""
+    ``sender_weights[u]`` (one per node) × ``edge_weights[e]`` (one per edge), either or both 1 when None
+    (the products and their sums in float64, then cast to ``dtype``).  A well-formed CSR (torch's invariants:
+    columns sorted and distinct in each row; repeated edges are one entry, their weights summed), built on the
+    CPU by a counting sort (O(m + n)), elsewhere by torch's sort."""
     n, device = num_nodes, edge_index.device
-    key, order = torch.sort(edge_index[1] * n + edge_index[0], stable=True)  # by target, then source
-    col = key % n if n else key
-    values = torch.ones(col.numel(), dtype=dtype, device=device)
+    index = _index_dtype(n, n, edge_index.shape[1]) if device.type == "cpu" else torch.long
+    src, dst = edge_index[0].to(index), edge_index[1].to(index)
+    values = torch.ones(src.numel() if device.type != "cpu" else 0, dtype=torch.float64, device=device)
     if sender_weights is not None:
-        values = sender_weights.to(device, dtype)[col]
+        values = sender_weights.to(device, torch.float64)[src.long()]
     if edge_weights is not None:
-        values = values * edge_weights.to(device, dtype)[order]
-    if key.numel() > 1:
-        first = torch.ones(key.numel(), dtype=torch.bool, device=device)
-        first[1:] = key[1:] != key[:-1]
-        if not bool(first.all()):  # repeated edges: one entry, the weights summed
-            segment = torch.cumsum(first, 0) - 1
-            values = torch.zeros(int(segment[-1]) + 1, dtype=dtype, device=device).index_add_(0, segment, values)
-            key, col = key[first], col[first]
-    crow = torch.zeros(n + 1, dtype=torch.long, device=device)
-    if key.numel():
-        crow[1:] = torch.cumsum(torch.bincount(key // n, minlength=n), 0)
-    return csr_matrix(crow, col, values, (n, n))
+        values = (values if values.numel() else 1.0) * edge_weights.to(device, torch.float64)
+    if device.type == "cpu":
+        s, d, w = (t.contiguous().numpy() for t in (src, dst, values))
+        crow, col, vals = (torch.from_numpy(a) for a in _by_target(s, d, w, n))
+    else:
+        crow, col, vals = _by_target_torch(src, dst, values, n)
+    return csr_matrix(crow, col, vals.to(dtype), (n, n))
 
 
 def csr_sum(adj: Tensor, x: Tensor) -> Tensor:
