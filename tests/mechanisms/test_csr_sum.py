@@ -166,3 +166,16 @@ def test_node_dpsgd_aggregate_equals_the_old_scatter(conv, aggregation):
     agg = torch.zeros_like(x).index_add_(0, dst, x[src] * w[:, None])
     ref = torch.cat([x, agg], 1) if conv == "sage" else agg
     torch.testing.assert_close(aggregate(x, ei, conv, aggregation), ref, **F32)
+
+
+def test_the_off_cpu_build_equals_the_counting_sort():
+    """Off the CPU the matrix is built by torch's sort (``_by_target_torch``): run here on CPU tensors, it
+    gives the counting sort's CSR (the same columns, the merged weights to float64 rounding)."""
+    from privgraph.mechanisms.csr_sum import _by_target, _by_target_torch
+
+    ei, _, g = random_graph(23, 50, 300, isolated=4)
+    w = torch.rand(ei.shape[1], generator=g, dtype=torch.float64)
+    crow, col, val = _by_target_torch(ei[0], ei[1], w, 50)
+    ref = _by_target(ei[0].numpy(), ei[1].numpy(), w.numpy(), 50)
+    assert np.array_equal(crow.numpy(), ref[0]) and np.array_equal(col.numpy(), ref[1])
+    np.testing.assert_allclose(val.numpy(), ref[2], rtol=1e-12)
