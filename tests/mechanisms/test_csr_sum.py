@@ -179,3 +179,31 @@ def test_the_off_cpu_build_equals_the_counting_sort():
     ref = _by_target(ei[0].numpy(), ei[1].numpy(), w.numpy(), 50)
     assert np.array_equal(crow.numpy(), ref[0]) and np.array_equal(col.numpy(), ref[1])
     np.testing.assert_allclose(val.numpy(), ref[2], rtol=1e-12)
+
+
+def test_out_of_core_batch_gcn_layer_equals_the_old_gather(tmp_path):
+    """BatchGCN.conv (LPGNN out of core, a GCN layer on a batch of targets) against the gather of lin(h) and
+    ``index_add_`` it replaced, and its gradient."""
+    from torch_geometric.nn import GCNConv
+
+    from privgraph.methods.outofcore import BatchGCN
+
+    ei, x, _ = random_graph(29, 60, 400)
+    ei, _ = remove_self_loops(ei)
+    graph = csr_from_edge_index(torch.unique(ei, dim=1), 60, tmp_path / "g")
+    batch = BatchGCN(graph, NodeTable.from_tensor(tmp_path / "x.f32", x))
+    targets = np.array([3, 17, 18, 40, 59])
+    uniq, adj = batch.hop(targets)
+    torch.manual_seed(0)
+    layer = GCNConv(6, 4)
+    h = torch.from_numpy(x.numpy()[uniq]).requires_grad_()
+    pos, src = graph.neighbours(targets)  # the old path
+    pos, src = np.concatenate([pos, np.arange(5)]), np.concatenate([src, targets])
+    inv = np.searchsorted(uniq, src)
+    w = torch.from_numpy(batch.dhat[src] * batch.dhat[targets[pos]])
+    old = torch.zeros(5, 4).index_add_(0, torch.from_numpy(pos), layer.lin(h)[torch.from_numpy(inv)] * w[:, None])
+    new = BatchGCN.conv(layer, h, (uniq, adj))
+    torch.testing.assert_close(new, old + layer.bias, **F32)
+    (g_new,) = torch.autograd.grad(new.sum(), h)
+    (g_old,) = torch.autograd.grad((old + layer.bias).sum(), h)
+    torch.testing.assert_close(g_new, g_old, **F32)

@@ -90,9 +90,12 @@ def _by_target(src: np.ndarray, dst: np.ndarray, values: np.ndarray, n: int):  #
     return crow, col[:out], merged[:out]
 
 
-def _by_target_torch(src: Tensor, dst: Tensor, values: Tensor, n: int) -> tuple[Tensor, Tensor, Tensor]:
-    """:func:`_by_target` with torch's sort (off the CPU)."""
-    key, order = torch.sort(dst * n + src)
+def _by_target_torch(
+    src: Tensor, dst: Tensor, values: Tensor, n: int, num_sources: int | None = None
+) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`_by_target` with torch's sort (off the CPU); ``num_sources``: the columns (default n)."""
+    ns = n if num_sources is None else num_sources
+    key, order = torch.sort(dst * ns + src)
     values = values[order]
     if key.numel() > 1:
         first = torch.ones(key.numel(), dtype=torch.bool, device=key.device)
@@ -102,8 +105,8 @@ def _by_target_torch(src: Tensor, dst: Tensor, values: Tensor, n: int) -> tuple[
         key = key[first]
     crow = torch.zeros(n + 1, dtype=torch.long, device=key.device)
     if key.numel():
-        crow[1:] = torch.cumsum(torch.bincount(key // n, minlength=n), 0)
-    return crow, key % n if n else key, values
+        crow[1:] = torch.cumsum(torch.bincount(key // ns, minlength=n), 0)
+    return crow, key % ns if ns else key, values
 
 
 def csr_adjacency(
@@ -113,14 +116,16 @@ def csr_adjacency(
     sender_weights: Tensor | None = None,
     edge_weights: Tensor | None = None,
     dtype: torch.dtype = torch.float32,
+    num_sources: int | None = None,
 ) -> Tensor:
-    """Aᵀ as an n × n CSR matrix, on ``edge_index``'s device: entry (v, u) = Σ over the edges u → v of
-    ``sender_weights[u]`` (one per node) × ``edge_weights[e]`` (one per edge), either or both 1 when None
-    (the products and their sums in float64, then cast to ``dtype``).  A well-formed CSR (torch's invariants:
-    columns sorted and distinct in each row; repeated edges are one entry, their weights summed), built on the
-    CPU by a counting sort (O(m + n)), elsewhere by torch's sort."""
+    """Aᵀ as an n × ``num_sources`` (default n) CSR matrix, on ``edge_index``'s device: entry (v, u) = Σ
+    over the edges u → v of ``sender_weights[u]`` (one per node) × ``edge_weights[e]`` (one per edge), either
+    or both 1 when None (the products and their sums in float64, then cast to ``dtype``).  A well-formed CSR
+    (torch's invariants: columns sorted and distinct in each row; repeated edges are one entry, their weights
+    summed), built on the CPU by a counting sort (O(m + n)), elsewhere by torch's sort."""
     n, device = num_nodes, edge_index.device
-    index = _index_dtype(n, n, edge_index.shape[1]) if device.type == "cpu" else torch.long
+    ns = n if num_sources is None else num_sources
+    index = _index_dtype(n, ns, edge_index.shape[1]) if device.type == "cpu" else torch.long
     src, dst = edge_index[0].to(index), edge_index[1].to(index)
     values = torch.ones(src.numel() if device.type != "cpu" else 0, dtype=torch.float64, device=device)
     if sender_weights is not None:
@@ -131,8 +136,8 @@ def csr_adjacency(
         s, d, w = (t.contiguous().numpy() for t in (src, dst, values))
         crow, col, vals = (torch.from_numpy(a) for a in _by_target(s, d, w, n))
     else:
-        crow, col, vals = _by_target_torch(src, dst, values, n)
-    return csr_matrix(crow, col, vals.to(dtype), (n, n))
+        crow, col, vals = _by_target_torch(src, dst, values, n, ns)
+    return csr_matrix(crow, col, vals.to(dtype), (n, ns))
 
 
 def csr_sum(adj: Tensor, x: Tensor) -> Tensor:
