@@ -341,7 +341,8 @@ def propagate(
 
     A column block of ``x`` is read whole ([n, w]: the table's ``col_block`` bounds it) and the targets
     are processed a row block at a time (about ``block_edges`` edges): memory is one column block, one row
-    block's gathered messages (default: about 256 MiB) and ``out``'s row block, never the n × d product.
+    block's CSR (its indices and weights: 16 bytes an edge at most, no gathered messages) and ``out``'s row
+    block, never the n × d product.
     A row block is one CSR product (:func:`~privgraph.mechanisms.csr_sum.csr_block_sum`, the per-source scale
     folded into its values, the per-target scale on its rows after): equal to the former gather and
     ``index_add_`` and to :func:`~privgraph.methods.gap.neighbour_sum` to float32 rounding (the summation order
