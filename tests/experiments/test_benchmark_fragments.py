@@ -31,3 +31,14 @@ def test_the_authors_split_is_sklearns_and_not_stratified():
     assert not (train & val).any() and not (train & test).any() and not (val & test).any()
     again = script.authors_split(101)
     assert all((a == b).all() for a, b in zip((train, val, test), again))
+
+
+def test_the_aggregation_bound_page_is_made_from_the_stored_results(monkeypatch):
+    import json
+
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))  # its command_timing helpers
+    script = _script("aggregation_bound")
+    stored = json.loads((REPO / "benchmarks" / "results" / "aggregation_bound.json").read_text())
+    assert (REPO / "docs" / "benchmarks" / "aggregation_bound.md").read_text() == script.page(stored), (
+        "docs/benchmarks/aggregation_bound.md is stale: rerun python benchmarks/aggregation_bound.py page"
+    )

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from privgraph.mechanisms.csr_sum import csr_block_sum
 from privgraph.mechanisms.randomness import RandomSource, randn
 
 DEFAULT_BLOCK_BYTES = 256 * 2**20  # a row block read at once: 256 MiB
@@ -331,9 +332,12 @@ def propagate(
 
     A column block of ``x`` is read whole ([n, w]: the table's ``col_block`` bounds it) and the targets
     are processed a row block at a time (about ``block_edges`` edges): memory is one column block, one row
-    block's gathered messages (default: about 256 MiB) and ``out``'s row block, never the n × d product.
-    Within a row the messages are summed by ``index_add_`` in CSR order: equal to
-    :func:`~privgraph.methods.gap.neighbour_sum` to float32 rounding (the tests check 1e-5 relative)."""
+    block's CSR (its indices and weights: 16 bytes an edge at most, no gathered messages) and ``out``'s row
+    block, never the n × d product.
+    A row block is one CSR product (:func:`~privgraph.mechanisms.csr_sum.csr_block_sum`, the per-source scale
+    folded into its values, the per-target scale on its rows after): equal to the former gather and
+    ``index_add_`` and to :func:`~privgraph.methods.gap.neighbour_sum` to float32 rounding (the summation order
+    differs; the tests check 1e-5 relative); the noise is drawn as before, so seeded runs draw the same."""
     if x.shape != out.shape or x.col_block != out.col_block:
         raise ValueError("propagate needs an output table of the input's shape and column blocks")
     if noise_std > 0 and rng is None:
@@ -347,11 +351,10 @@ def propagate(
         bounds.append(min(n, max(nxt, bounds[-1] + 1)))
     for c0, c1 in x.blocks():
         xb = torch.from_numpy(x.read_cols(c0, c1))
-        if src_scale is not None:
-            xb.mul_(torch.from_numpy(src_scale)[:, None])
         for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-            local, src = graph.rows(a, b)
-            agg = torch.zeros(b - a, c1 - c0).index_add_(0, torch.from_numpy(local), xb[torch.from_numpy(src)])
+            ptr = np.asarray(graph.indptr[a : b + 1], dtype=np.int64)
+            src = graph.indices[ptr[0] : ptr[-1]]
+            agg = csr_block_sum(ptr, src, xb, None if src_scale is None else src_scale[src])
             if dst_scale is not None:
                 agg.mul_(torch.from_numpy(dst_scale[a:b])[:, None])
             if noise_std > 0:

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from torch_geometric.utils import scatter
 
 from privgraph.accounting import PrivacyGuarantee, TrustModel, Unit
 from privgraph.accounting.search import least_satisfying
 from privgraph.mechanisms.base import check_delta
+from privgraph.mechanisms.csr_sum import csr_adjacency, csr_sum
 from privgraph.mechanisms.gaussian import analytic_gaussian_sigma, gaussian_delta
 from privgraph.mechanisms.randomness import RandomSource, rand, randn
 from privgraph.progress import ProgressHook
@@ -50,20 +50,30 @@ def bound_out_degree(edge_index: Tensor, num_nodes: int, max_degree: int, rng: R
 
 
 def neighbour_sum(x: Tensor, edge_index: Tensor, weights: Tensor | None = None) -> Tensor:
-    """Aᵀx: row v is Σ of x_u over the edges u → v (sparse: a scatter over the edges); ``weights``: one per
-    node, on the sender (Σ a_u x_u, GAP-NDP's soft cap)."""
-    msg = x[edge_index[0]]
-    if weights is not None:
-        msg = msg * weights.to(x.device, x.dtype)[edge_index[0]][:, None]
-    return scatter(msg, edge_index[1], dim=0, dim_size=x.shape[0], reduce="sum")
+    """Aᵀx: row v is Σ of x_u over the edges u → v (one CSR product, :mod:`~privgraph.mechanisms.csr_sum`;
+    equal to the gather-and-scatter to float32 rounding); ``weights``: one per node, on the sender
+    (Σ a_u x_u, GAP-NDP's soft cap), folded into the CSR values."""
+    return csr_sum(_adjacency(x, edge_index, weights), x)
+
+
+def _adjacency(x: Tensor, edge_index: Tensor | None, weights: Tensor | None) -> Tensor:
+    """Aᵀ with the sender ``weights`` as values, in ``x``'s dtype and on its device."""
+    assert edge_index is not None
+    return csr_adjacency(edge_index.to(x.device), x.shape[0], sender_weights=weights, dtype=x.dtype)
 
 
 def noisy_neighbour_sum(
-    x: Tensor, edge_index: Tensor, noise_std: float, rng: RandomSource | None, weights: Tensor | None = None
+    x: Tensor,
+    edge_index: Tensor | None,
+    noise_std: float,
+    rng: RandomSource | None,
+    weights: Tensor | None = None,
+    adjacency: Tensor | None = None,
 ) -> Tensor:
     """One hop of Algorithm 1 before normalisation: Aᵀx (sender ``weights``) + N(0, noise_std²) per entry, the
-    noise drawn on the CPU from ``rng`` (none when ``noise_std`` = 0)."""
-    s = neighbour_sum(x, edge_index, weights)
+    noise drawn on the CPU from ``rng`` (none when ``noise_std`` = 0); ``adjacency``: Aᵀ already built (the
+    CSR of :func:`~privgraph.mechanisms.csr_sum.csr_adjacency`, weights folded in), instead of the edges."""
+    s = csr_sum(adjacency if adjacency is not None else _adjacency(x, edge_index, weights), x)
     if noise_std > 0:
         if rng is None:
             raise ValueError("the aggregation noise needs an explicit random source")
@@ -82,11 +92,12 @@ def perturbed_aggregation(
     weights: Tensor | None = None,
 ) -> tuple[list[Tensor], list[Tensor]]:
     """Algorithm 1 (PMA): x⁰ = normalize(x); x^k = normalize(Aᵀx^{k−1} + N(0, noise_std²)) for
-    k = 1 … K (:func:`noisy_neighbour_sum`; ``weights``: sender weights).  Returns the tables [x⁰ … x^K] and
-    the K noisy sums; ``progress(task, k, K)`` after each hop."""
+    k = 1 … K (:func:`noisy_neighbour_sum`; ``weights``: sender weights; Aᵀ built once, as CSR).  Returns the
+    tables [x⁰ … x^K] and the K noisy sums; ``progress(task, k, K)`` after each hop."""
     tables, sums = [F.normalize(x, dim=-1)], []
+    adj = _adjacency(x, edge_index, weights) if hops else None
     for k in range(hops):
-        sums.append(noisy_neighbour_sum(tables[-1], edge_index, noise_std, rng, weights))
+        sums.append(noisy_neighbour_sum(tables[-1], None, noise_std, rng, adjacency=adj))
         tables.append(F.normalize(sums[-1], dim=-1))
         if progress is not None:
             progress(task, k + 1, hops)

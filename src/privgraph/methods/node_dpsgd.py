@@ -55,6 +55,7 @@ from privgraph.accounting.node_level import node_level_epsilon, node_level_noise
 from privgraph.data.validation import validate_graph
 from privgraph.device import current_device, to_device
 from privgraph.mechanisms import RandomSource
+from privgraph.mechanisms.csr_sum import csr_adjacency, csr_sum
 from privgraph.mechanisms.randomness import integers, sample_subsets, uniform
 from privgraph.methods.base import Hyperparameters, Method, MethodParams, Release, param, register_method
 from privgraph.methods.node_domain import (
@@ -147,17 +148,18 @@ def bound_degree(edge_index: Tensor, max_degree: int, rng: RandomSource) -> Tens
 
 
 def aggregate(x: Tensor, edge_index: Tensor, conv: str, aggregation: str) -> Tensor:
-    """z of step 2 for every node: the GNN layer's parameter-free aggregation (a scatter-add over the edges)."""
+    """z of step 2 for every node: the GNN layer's parameter-free aggregation (one CSR product,
+    :mod:`~privgraph.mechanisms.csr_sum`: the former scatter-add to float32 rounding)."""
     n = x.shape[0]
     src, dst = edge_index.to(x.device)
     if conv == "gcn":
         loops = torch.arange(n, device=x.device)
         src, dst = torch.cat([src, loops]), torch.cat([dst, loops])
-    weight = torch.ones(src.shape[0], dtype=x.dtype, device=x.device)
+    weight = None
     if aggregation == "mean":
-        degree = torch.zeros(n, dtype=x.dtype, device=x.device).index_add_(0, dst, weight)
-        weight = weight / degree.clamp_min(1)[dst]
-    agg = torch.zeros_like(x).index_add_(0, dst, x[src] * weight[:, None])
+        degree = torch.bincount(dst, minlength=n).to(x.dtype)
+        weight = 1.0 / degree.clamp_min(1)[dst]
+    agg = csr_sum(csr_adjacency(torch.stack([src, dst]), n, edge_weights=weight, dtype=x.dtype), x)
     return torch.cat([x, agg], dim=1) if conv == "sage" else agg
 
 

@@ -53,6 +53,7 @@ from privgraph.data.outofcore import (
 from privgraph.input_rules import declared_domain
 from privgraph.mechanisms import RandomSource, get_feature_mechanism
 from privgraph.mechanisms.aggregation import bound_out_degree
+from privgraph.mechanisms.csr_sum import csr_adjacency, csr_sum
 from privgraph.mechanisms.randomness import integers
 from privgraph.methods.base import Hyperparameters
 from privgraph.methods.gap import GAPEdge, GAPNode, GAPNodeParams, GAPParams
@@ -280,20 +281,21 @@ class BatchGCN:
         self.graph, self.x = graph, x
         self.dhat = (graph.in_degrees() + 1).astype(np.float32) ** -0.5
 
-    def hop(self, targets: np.ndarray) -> tuple[np.ndarray, Tensor, Tensor, Tensor]:
-        """(sources, each edge's source position in them, each edge's target position, weight), self-loops in."""
+    def hop(self, targets: np.ndarray) -> tuple[np.ndarray, Tensor]:
+        """(sources, the targets × sources CSR of the weights, self-loops in)."""
         pos, src = self.graph.neighbours(targets)
         pos = np.concatenate([pos, np.arange(targets.shape[0])])
         src = np.concatenate([src, targets])
         uniq, inv = np.unique(src, return_inverse=True)
         w = torch.from_numpy(self.dhat[src] * self.dhat[targets[pos]])
-        return uniq, torch.from_numpy(inv), torch.from_numpy(pos), w
+        edges = torch.from_numpy(np.stack([inv, pos]))
+        return uniq, csr_adjacency(edges, targets.shape[0], edge_weights=w, num_sources=uniq.shape[0])
 
     @staticmethod
-    def conv(layer: nn.Module, h: Tensor, hop: tuple[np.ndarray, Tensor, Tensor, Tensor], targets: int) -> Tensor:
-        _, inv, pos, w = hop
-        msg = layer.lin(h)[inv] * w[:, None]  # type: ignore[operator]
-        out = torch.zeros(targets, msg.shape[1]).index_add_(0, pos, msg)
+    def conv(layer: nn.Module, h: Tensor, hop: tuple[np.ndarray, Tensor]) -> Tensor:
+        """The GCN layer on the batch: one CSR product of the weights with lin(h) (the gather and ``index_add_``
+        it replaced, to float32 rounding)."""
+        out = csr_sum(hop[1], layer.lin(h))  # type: ignore[operator]
         return out if layer.bias is None else out + layer.bias  # type: ignore[operator]
 
     def __call__(self, model: nn.Module, nodes: np.ndarray) -> Tensor:
@@ -303,9 +305,9 @@ class BatchGCN:
         need = hop2[0] if hop2 is not None else nodes
         hop1 = self.hop(need) if agg1 else None
         x = torch.from_numpy(self.x.gather(hop1[0] if hop1 is not None else need))
-        h = self.conv(model.layer1, x, hop1, need.shape[0]) if hop1 is not None else model.layer1(x)
+        h = self.conv(model.layer1, x, hop1) if hop1 is not None else model.layer1(x)
         h = F.dropout(F.relu(h), model.dropout, model.training)
-        return self.conv(model.layer2, h, hop2, nodes.shape[0]) if hop2 is not None else model.layer2(h)
+        return self.conv(model.layer2, h, hop2) if hop2 is not None else model.layer2(h)
 
 
 def lpgnn(

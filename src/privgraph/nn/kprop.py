@@ -3,12 +3,12 @@ Algorithm 2 of Sajadmanesh's talk "Privacy-Preserving Deep Learning over Graphs"
 
 from __future__ import annotations
 
-import warnings
-
 import torch
 from torch import Tensor, nn
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from torch_geometric.utils import remove_self_loops, scatter
+
+from privgraph.mechanisms.csr_sum import csr_adjacency
 
 AGGREGATORS = ("gcn", "mean", "add")
 
@@ -31,10 +31,8 @@ def normalized_adjacency(edge_index: Tensor, num_nodes: int, aggregator: str = "
         if aggregator == "mean":
             deg = scatter(weight, dst, 0, dim_size=num_nodes, reduce="sum")
             weight = weight / deg.clamp(min=1)[dst]
-    with warnings.catch_warnings():  # torch's "sparse CSR is beta" notice
-        warnings.simplefilter("ignore", UserWarning)
-        adj = torch.sparse_coo_tensor(torch.stack([dst, src]), weight, (num_nodes, num_nodes))
-        return adj.coalesce().to_sparse_csr()
+    # the shared CSR kernel's matrix (repeated edges one entry, their weights summed, as the coalesced COO was)
+    return csr_adjacency(torch.stack([src, dst]), num_nodes, edge_weights=weight, dtype=weight.dtype)
 
 
 # columns propagated together by :func:`propagate_columns` (a block of 22 470 nodes: 22 MiB per buffer)
