@@ -19,7 +19,16 @@ from privgraph.methods import METHODS
 
 SRC = Path(privgraph.methods.__file__).resolve().parents[2]
 # imported on use only: the run of a method that does not use them must not load them
-ON_USE = ("sklearn", "scipy.stats", "scipy.optimize", "privgraph.methods.blink.ldpgen", "privgraph.methods.hetedp")
+ON_USE = (
+    "sklearn",
+    "scipy.stats",
+    "scipy.optimize",
+    "matplotlib",
+    "shap",
+    "privgraph.experiments.plot",
+    "privgraph.methods.blink.ldpgen",
+    "privgraph.methods.hetedp",
+)
 
 
 def loaded_after(code: str) -> list[str]:
@@ -62,6 +71,31 @@ def test_running_one_method_imports_that_method_alone():
     assert under(modules, ON_USE) == []
     others = set(METHODS._modules.values()) - {METHODS._modules["gap-edp"]}  # gap's module also holds mlp-ndp
     assert others.isdisjoint(modules), sorted(others & set(modules))
+
+
+def test_an_api_release_of_lpgnn_imports_lpgnn_alone():
+    """``pg.privatize(data, "lpgnn", ...)``: LPGNN's module and no other method's, none of the libraries
+    imported on use, and none of the command line (typer, rich)."""
+    modules = loaded_after(
+        "import privgraph as pg\n"
+        "from privgraph.data.synthetic import sbm_graph\n"
+        "rel = pg.privatize(sbm_graph(num_nodes=60, num_features=8, seed=0), 'lpgnn', epsilon=1.0, seed=0)\n"
+        "assert rel.data.x.shape == (60, 8)"
+    )
+    assert "privgraph.methods.lpgnn" in modules
+    assert under(modules, (*ON_USE, "privgraph.cli", "typer", "rich")) == []
+    others = set(METHODS._modules.values()) - {METHODS._modules["lpgnn"]}
+    assert others.isdisjoint(modules), sorted(others & set(modules))
+
+
+def test_any_pyg_submodule_runs_the_whole_package():
+    """Why privgraph does not defer its ``torch_geometric.nn`` or ``datasets`` imports
+    (docs/benchmarks/import_cost.md): importing ``torch_geometric.data`` alone runs PyG's ``__init__``,
+    which imports them (and ``torch._dynamo``, pandas) anyway.  If PyG's import turns lazy this fails,
+    and deferring them becomes worth doing."""
+    modules = loaded_after("from torch_geometric.data import Data")
+    for name in ("torch_geometric.nn", "torch_geometric.datasets", "torch_geometric.loader", "torch._dynamo"):
+        assert name in modules, name
 
 
 def test_the_table_names_every_registered_method_and_where():
