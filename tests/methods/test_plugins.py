@@ -99,8 +99,11 @@ def test_a_plugin_is_listed_and_released_as_a_built_in_is(install):
     assert rows[0].unit == Unit.ADJACENCY_LIST and rows[0].requested == 1.0
 
 
-def test_the_cli_lists_describes_and_releases_a_plugin(install, tmp_path):
+def test_the_cli_lists_describes_and_releases_a_plugin(install, tmp_path, monkeypatch):
     install("plugged-rr = pg_test_plugin:PluggedRR\n")
+    from privgraph.cli import console
+
+    monkeypatch.setattr(console.out_console, "_width", 300)  # one line a field, whatever an earlier test left set
     runner = CliRunner()
     listed = runner.invoke(app, ["methods", "--format", "json"])
     assert listed.exit_code == 0, listed.output
