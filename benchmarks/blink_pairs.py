@@ -13,6 +13,7 @@ of each in turn, so a busy spell of the shared machine touches all alike):
 * ``floor`` — :func:`philox_floor`: the same rows and partners, one Philox evaluation per pair, counted.
 
     python benchmarks/blink_pairs.py run                 # 10⁴ and 10⁵ nodes
+    python benchmarks/blink_pairs.py run --nodes 10000 --nodes 100000 --nodes 1000000 --repeat 3
     python benchmarks/blink_pairs.py run --nodes 10000 --repeat 3
     python benchmarks/blink_pairs.py page                # docs/benchmarks/blink_pairs.md from the JSON
 
@@ -159,15 +160,17 @@ def graph(n: int, seed: int = 0, eps: float = 4.0, degree_share: float = 0.1):
     return rep, beta_mle(clip_degrees(rep.noisy_degrees, n), tol=1e-6).beta
 
 
-def hybrid_windows(rep, beta) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The (low, high) β-sum windows of Blink-Hybrid's rounds on these reports (recorded from a run)."""
+def hybrid_windows(rep, beta) -> list[tuple[np.ndarray, np.ndarray, int]]:
+    """The (low, high) β-sum windows of Blink-Hybrid's rounds on these reports and each round's pairs
+    (recorded from a run)."""
     from privgraph.methods.blink import server
 
     seen, collect = [], server.BandScan.collect
 
     def record(self, low, high, expected):
-        seen.append((np.asarray(low, np.float64).copy(), np.asarray(high, np.float64).copy()))
-        return collect(self, low, high, expected)
+        out = collect(self, low, high, expected)
+        seen.append((np.asarray(low, np.float64).copy(), np.asarray(high, np.float64).copy(), out[0].size))
+        return out
 
     server.BandScan.collect = record
     try:
@@ -177,9 +180,9 @@ def hybrid_windows(rep, beta) -> list[tuple[np.ndarray, np.ndarray]]:
     return seen
 
 
-def kernel_args(rep, beta, low, high):
-    """The band kernel's arguments for one window (as :func:`kernels.block_collect` builds them), its
-    visited pairs, and the floor's arguments."""
+def kernel_args(rep, beta, low, high, kept: int = 0):
+    """The band kernel's arguments for one window (as :func:`kernels.block_collect` builds them, buffers
+    for ``kept`` pairs with room to spare), its visited pairs, and the floor's arguments."""
     from privgraph.mechanisms.prf import uniform_below_bits
     from privgraph.methods.blink.kernels import SortedBand
 
@@ -187,7 +190,7 @@ def kernel_args(rep, beta, low, high):
     band = SortedBand.build(beta, keys, indptr, indices, p_flip, stream, rep.is_symmetric())
     order, b, sorted_keys, symmetric, g_ptr, g_nbr, p_flip, stream = band.shared()
     start, visited = band.starts(float(np.min(low)))
-    cap = 1 << 16
+    cap = 2 * kept // _CHUNKS + (1 << 14)
     below, strm = np.uint64(uniform_below_bits(p_flip)), np.uint64(stream)
     head = (0, b.size, order, b, sorted_keys, start, band.ptr, band.nbr, symmetric, g_ptr, g_nbr, cap)
     args = (*head, np.float64(p_flip), below, strm, low, high)
@@ -236,7 +239,7 @@ def measure(n: int, repeat: int, prof: bool) -> dict:
 
     rep, beta = graph(n)
     windows = hybrid_windows(rep, beta)  # also compiles and loads everything
-    rounds = [kernel_args(rep, beta, low, high) for low, high in windows]
+    rounds = [kernel_args(rep, beta, low, high, kept) for low, high, kept in windows]
     visited = sum(v for _, v, _ in rounds)
     kept = 0
     for args, _, fargs in rounds:
