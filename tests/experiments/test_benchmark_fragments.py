@@ -42,3 +42,17 @@ def test_the_aggregation_bound_page_is_made_from_the_stored_results(monkeypatch)
     assert (REPO / "docs" / "benchmarks" / "aggregation_bound.md").read_text() == script.page(stored), (
         "docs/benchmarks/aggregation_bound.md is stale: rerun python benchmarks/aggregation_bound.py page"
     )
+
+
+def test_the_blink_pairs_page_is_made_from_the_stored_results(monkeypatch):
+    import json
+
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))  # its command_timing helpers
+    script = _script("blink_pairs")
+    stored = json.loads((REPO / "benchmarks" / "results" / "blink_pairs.json").read_text())
+    assert (REPO / "docs" / "benchmarks" / "blink_pairs.md").read_text() == script.page(stored), (
+        "docs/benchmarks/blink_pairs.md is stale: rerun python benchmarks/blink_pairs.py page"
+    )
+    for row in stored["sizes"]:  # the ratios are the stored medians' (nothing typed in by hand)
+        ns = row["ns_per_pair"]
+        assert abs(row["ratio_new_to_floor"] - ns["new"] / ns["floor"]) < 2e-3

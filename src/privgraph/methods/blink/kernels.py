@@ -190,6 +190,54 @@ def _first_row(c, lo):
     return lo + (c - lo) % _CHUNKS
 
 
+@nb.njit(inline="always", cache=True)
+def _flush(
+    cand_x,
+    cand_e,
+    k,
+    draws,
+    i,
+    a,
+    b,
+    order,
+    sorted_keys,
+    symmetric,
+    g_ptr,
+    g_nbr,
+    fb,
+    stream,
+    low2,
+    high2,
+    out_i,
+    out_j,
+    out_t,
+    c,
+    m,
+    cap,
+):
+    """The ``k`` candidates x of row a (Ã_ij = 1, where only state 2 can pass; ``cand_e``: A_ij) decided in
+    the order of x: kept iff low2 < β-sum ≤ high2 and Ã_ji = 1, j's flips of i drawn in one branch-free
+    (vectorised) loop, written to chunk c's row of ``out_*`` from position m on; returns the new m."""
+    for q in range(k):  # branch-free: vectorised (a gather of j's keys, one counter i)
+        draws[q] = _bits(sorted_keys[cand_x[q]], i, stream)
+    for q in range(k):
+        x = cand_x[q]
+        s = b[a] + b[x]
+        if s > low2 and s <= high2:
+            edge_ji = cand_e[q] != 0 if symmetric else _in_row(g_nbr, g_ptr[x], g_ptr[x + 1], a)
+            if (draws[q] < fb) != edge_ji:
+                if m < cap:
+                    j = order[x]
+                    out_i[c, m] = min(i, j)
+                    out_j[c, m] = max(i, j)
+                    out_t[c, m] = 2
+                m += 1
+    return m
+
+
+_LOW_BITS = np.uint64(0x0101010101010101)  # bit 0 of each byte of a word: the flags' Ã_ij
+
+
 @nb.njit(parallel=True, cache=True)
 def _band_collect(
     lo, hi, order, b, sorted_keys, start, ptr, nbr, symmetric, g_ptr, g_nbr, cap, p_flip, flip_below, stream, low, high
@@ -200,17 +248,21 @@ def _band_collect(
     its partners start at ``start[a − lo]`` and its neighbours' sorted positions are
     ``nbr[ptr[a − lo]:ptr[a − lo + 1]]``; ``order``, ``b`` and ``sorted_keys`` cover all n nodes.
 
-    Row a's partners x (ascending, so β-sums ascend) split in two.  Where the β-sum is at most
-    min(low[0], low[1], high[2]) only evidence state 2 can pass, so Ã_ij must be 1: node i's flips of a
-    whole block of partners are drawn in a branch-free (vectorised) loop as integer Philox bits
-    (flip ⟺ bits < ``flip_below``, :func:`~privgraph.mechanisms.prf.uniform_below_bits`), and
-    Ã_ij = flip XOR edge, the edges read from i's neighbours' sorted positions in
-    step; only pairs with Ã_ij = 1 draw Ã_ji, from ``sorted_keys[x]`` (read in order) and, for
-    ``symmetric`` edges, the same edge bit.  Where nothing can pass (β-sum in (high[2],
-    min(low[0], low[1])]) is skipped; the rest goes to :func:`_pair_state` pair by pair.  Every
-    pair is decided as :func:`_pair_state` decides it, in the order of x: the output is that of
-    the plain loop, and chunk c's output over a partition of the rows into blocks, concatenated in block
-    order, is its output over all rows."""
+    Row a's partners x (ascending, so β-sums ascend) split in three.  Where the β-sum is at most
+    min(low[0], low[1], high[2]) only evidence state 2 can pass, so Ã_ij must be 1.  There each pair costs
+    one Philox evaluation and a byte: node i's flips of a block of partners are drawn in a branch-free
+    (vectorised) loop as integer Philox bits into byte flags (flip ⟺ bits < ``flip_below``,
+    :func:`~privgraph.mechanisms.prf.uniform_below_bits`); the block's true edges (i's neighbours' sorted
+    positions, in step) then toggle their flags (bit 0: Ã_ij = flip XOR A_ij, bit 1: A_ij), and the
+    flags are scanned eight to a word, so only words holding an Ã_ij = 1 are looked into.  The pairs with
+    Ã_ij = 1 (a fraction ≈ p_flip) are buffered and decided by :func:`_flush`, which draws Ã_ji for a
+    buffer at a time in one vectorised loop.  Where nothing can pass (β-sum in (high[2],
+    min(low[0], low[1])]) is skipped, and so is every partner with β-sum above max(high) (no state is
+    in its window: Hybrid's later rounds stop there); the rest goes to :func:`_pair_state` pair by pair.
+    Every pair is decided as :func:`_pair_state` decides it, in the order of x: the output is that of the
+    plain loop (and bit for bit that of the kernel before these changes: ``old_band_collect`` in
+    benchmarks/blink_pairs.py, compared in the tests), and chunk c's output over a partition of the rows
+    into blocks, concatenated in block order, is its output over all rows."""
     n = b.size
     out_i = np.empty((_CHUNKS, cap), np.int64)
     out_j = np.empty((_CHUNKS, cap), np.int64)
@@ -218,9 +270,15 @@ def _band_collect(
     counts = np.zeros(_CHUNKS, np.int64)
     only2 = min(low[0], low[1], high[2])  # below: states 0 and 1 are out of their windows
     none_below = min(low[0], low[1])  # in (high[2], none_below]: no state in its window
+    above_all = max(high[0], high[1], high[2])  # above: no state in its window
+    low2, high2 = low[2], high[2]
     for c in nb.prange(_CHUNKS):
         m = 0
-        draws = np.empty(_BLOCK, np.uint64)
+        flags = np.zeros(_BLOCK, np.uint8)
+        words = flags.view(np.uint64)
+        draws = np.empty(2 * _BLOCK, np.uint64)
+        cand_x = np.empty(2 * _BLOCK, np.int64)
+        cand_e = np.empty(2 * _BLOCK, np.uint8)
         for a in range(_first_row(c, lo), hi, _CHUNKS):
             r = a - lo
             i = order[a]
@@ -228,31 +286,39 @@ def _band_collect(
             x0 = max(start[r], a + 1)
             x_fast = _first_above(b, b[a], only2, x0, n)  # [x0, x_fast): state 2 only
             x_rest = _first_above(b, b[a], none_below, x_fast, n)  # [x_fast, x_rest): nothing passes
+            x_end = _first_above(b, b[a], above_all, x_rest, n)  # [x_end, n): nothing passes
             e, e_end = ptr[r], ptr[r + 1]
             while e < e_end and nbr[e] < x0:
                 e += 1
+            k = 0
             for s0 in range(x0, x_fast, _BLOCK):
                 size = min(_BLOCK, x_fast - s0)
                 for t in range(size):  # branch-free: vectorised
-                    draws[t] = _bits(ki, order[s0 + t], stream)
-                for t in range(size):
-                    x = s0 + t
-                    edge = False
-                    if e < e_end and nbr[e] == x:
-                        edge = True
-                        e += 1
-                    if (draws[t] < flip_below) != edge:  # Ã_ij = 1: state 2 iff Ã_ji = 1, if in its window
-                        s = b[a] + b[x]
-                        if s > low[2] and s <= high[2]:
-                            j = order[x]
-                            edge_ji = edge if symmetric else _in_row(g_nbr, g_ptr[x], g_ptr[x + 1], a)
-                            if (_bits(sorted_keys[x], i, stream) < flip_below) != edge_ji:
-                                if m < cap:
-                                    out_i[c, m] = min(i, j)
-                                    out_j[c, m] = max(i, j)
-                                    out_t[c, m] = 2
-                                m += 1
-            for x in range(x_rest, n):
+                    flags[t] = np.uint8(_bits(ki, order[s0 + t], stream) < flip_below)
+                for t in range(size, (size + 7) & ~7):
+                    flags[t] = 0
+                while e < e_end and nbr[e] < s0 + size:
+                    flags[nbr[e] - s0] ^= np.uint8(3)
+                    e += 1
+                for w in range((size + 7) >> 3):
+                    if words[w] & _LOW_BITS:
+                        for t in range(8 * w, 8 * w + 8):
+                            if flags[t] & 1:
+                                cand_x[k] = s0 + t
+                                cand_e[k] = flags[t] >> 1
+                                k += 1
+                if k >= _BLOCK:  # the buffers hold two blocks: room for the next one
+                    m = _flush(
+                        cand_x, cand_e, k, draws, i, a, b, order, sorted_keys, symmetric, g_ptr, g_nbr,
+                        flip_below, stream, low2, high2, out_i, out_j, out_t, c, m, cap,
+                    )  # fmt: skip
+                    k = 0
+            if k > 0:
+                m = _flush(
+                    cand_x, cand_e, k, draws, i, a, b, order, sorted_keys, symmetric, g_ptr, g_nbr,
+                    flip_below, stream, low2, high2, out_i, out_j, out_t, c, m, cap,
+                )  # fmt: skip
+            for x in range(x_rest, x_end):
                 j = order[x]
                 state = _pair_state(
                     ki,
