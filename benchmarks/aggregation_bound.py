@@ -22,7 +22,6 @@ import argparse
 import cProfile
 import json
 import math
-import pstats
 import statistics
 import sys
 import tempfile
@@ -31,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
-from command_timing import PAGES, RESULTS, ROOT, commit_of, load, load_note, machine
+from command_timing import PAGES, RESULTS, ROOT, commit_of, load, load_note, machine, top_functions
 
 sys.path.insert(0, str(ROOT / "src"))
 
@@ -75,13 +74,7 @@ def profile(n: int) -> list[dict]:
     prof.enable()
     perturbed_aggregation(x, edges, 2, 1.0, make_generator(0))
     prof.disable()
-    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
-    total = sum(v[2] for v in stats.values())
-    top = sorted(stats.items(), key=lambda kv: -kv[1][2])[:5]
-    return [
-        {"function": f"{Path(f).name}:{line}({name})", "own_s": round(v[2], 4), "share": round(v[2] / total, 3)}
-        for (f, line, name), v in top
-    ]
+    return top_functions(prof)
 
 
 def measure(n: int, repeat: int, scratch: Path) -> dict:

@@ -27,7 +27,6 @@ import argparse
 import cProfile
 import json
 import os
-import pstats
 import statistics
 import sys
 import time
@@ -35,7 +34,7 @@ from pathlib import Path
 
 import numba as nb
 import numpy as np
-from command_timing import PAGES, RESULTS, ROOT, commit_of, load, load_note, machine
+from command_timing import PAGES, RESULTS, ROOT, commit_of, load, load_note, machine, top_functions
 
 sys.path.insert(0, str(ROOT / "src"))
 
@@ -223,13 +222,7 @@ def profile(rep, beta) -> list[dict]:
     prof.enable()
     server.hybrid_graph(rep, beta)
     prof.disable()
-    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
-    total = sum(v[2] for v in stats.values())
-    top = sorted(stats.items(), key=lambda kv: -kv[1][2])[:5]
-    return [
-        {"function": f"{Path(f).name}:{line}({name})", "own_s": round(v[2], 4), "share": round(v[2] / total, 3)}
-        for (f, line, name), v in top
-    ]
+    return top_functions(prof)
 
 
 def measure(n: int, repeat: int, prof: bool) -> dict:

@@ -4,8 +4,10 @@ shared), and the environment that runs this checkout's privgraph."""
 
 from __future__ import annotations
 
+import cProfile
 import os
 import platform
+import pstats
 import resource
 import signal
 import subprocess
@@ -89,3 +91,15 @@ def load_note(before: list[float], after: list[float], cpus: int | None) -> str:
         f"load average (1/5/15 min) {'/'.join(f'{v:g}' for v in before)} before and "
         f"{'/'.join(f'{v:g}' for v in after)} after, on {cpus} CPUs" + (why if busy else "")
     )
+
+
+def top_functions(prof: cProfile.Profile, count: int = 5) -> list[dict[str, object]]:
+    """The ``count`` functions of most own time in a finished ``cProfile`` run: ``file:line(name)``, own seconds
+    and their share of the run's own time (what the benchmarks' profile sections record)."""
+    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    total = sum(v[2] for v in stats.values())
+    top = sorted(stats.items(), key=lambda kv: -kv[1][2])[:count]
+    return [
+        {"function": f"{Path(f).name}:{line}({name})", "own_s": round(v[2], 4), "share": round(v[2] / total, 3)}
+        for (f, line, name), v in top
+    ]
