@@ -102,6 +102,13 @@ _CACHE_KEY = os.urandom(16)
 _RELEASED_OUTPUTS: dict[tuple[str, bytes], Data] = {}
 
 
+def _keyed_fingerprint(data: Any, fields: list[str] | None, key: bytes, num_nodes: int) -> bytes:
+    """A keyed BLAKE2b of ``data``'s content in ``fields`` (every tensor for None:
+    :func:`~privgraph.accounting.ledger.content_digest`) and its node count: the transforms' two memories."""
+    digest = content_digest(data, fields, key=key)
+    return hashlib.blake2b(repr((digest, num_nodes)).encode(), key=key).digest()
+
+
 class RepeatedReleaseError(ValueError):
     """A transform was asked to release a graph that already carries a privgraph guarantee, or one it
     has released before (module docstring): pass ``compose=True`` to release again and compose."""
@@ -193,16 +200,14 @@ class PrivacyTransform(BaseTransform):
     @staticmethod
     def _whole_fingerprint(data: Data) -> bytes:
         """A keyed hash of every tensor of ``data`` and its node count: the key of the release cache."""
-        digest = content_digest(data, None, key=_CACHE_KEY)
-        return hashlib.blake2b(repr((digest, int(data.num_nodes or 0))).encode(), key=_CACHE_KEY).digest()
+        return _keyed_fingerprint(data, None, _CACHE_KEY, int(data.num_nodes or 0))
 
     def fingerprint(self, data: Data) -> bytes:
         """A keyed hash of the content ``data`` holds in :attr:`protects` and its node count (values, not
         dtypes or the object: :func:`~privgraph.accounting.ledger.content_digest`)."""
         # a HeteroData holds its fields in its node and edge stores, not at the top level: hash them there
         fields = list(self.protects) if hasattr(data, "node_types") else [n for n in self.protects if n in data]
-        digest = content_digest(data, fields, key=self._key)
-        return hashlib.blake2b(repr((digest, int(data.num_nodes))).encode(), key=self._key).digest()
+        return _keyed_fingerprint(data, fields, self._key, int(data.num_nodes))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self._settings().items())})"
